@@ -1,0 +1,60 @@
+/** projects, keys and credits: the admin API's operations, straight on the database. */
+import type { Command } from 'commander';
+import { usdToMicros } from '../../domain/shared/money.js';
+import { keyToWire, projectToWire } from '../../http/routes/admin/mappers.js';
+import { printJson, withContainer } from '../context.js';
+
+export function registerAdminCommands(program: Command): void {
+  const projects = program.command('projects').description('manage projects');
+  projects
+    .command('create')
+    .argument('<name>', 'project name')
+    .description('create a project (with the configured free credits)')
+    .action(async (name: string) =>
+      withContainer(async (c) => printJson(projectToWire(await c.projects.createProject(name)))),
+    );
+  projects
+    .command('show')
+    .argument('<project-id>')
+    .description('show a project and its balance')
+    .action(async (id: string) => withContainer(async (c) => printJson(projectToWire(await c.projects.getProject(id)))));
+
+  const keys = program.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .argument('<project-id>')
+    .option('--name <name>', 'a label for the key', 'default')
+    .description('create an API key; the key is printed once and cannot be shown again')
+    .action(async (projectId: string, options: { name: string }) =>
+      withContainer(async (c) => {
+        const { record, key } = await c.projects.createKey(projectId, options.name);
+        printJson({ ...keyToWire(record), key });
+      }),
+    );
+  keys
+    .command('list')
+    .argument('<project-id>')
+    .description("list a project's keys (prefixes only)")
+    .action(async (projectId: string) =>
+      withContainer(async (c) => printJson((await c.projects.listKeys(projectId)).map(keyToWire))),
+    );
+  keys
+    .command('revoke')
+    .argument('<key-id>')
+    .description('revoke a key; other replicas stop accepting it within the auth cache TTL')
+    .action(async (keyId: string) => withContainer(async (c) => printJson(keyToWire(await c.projects.revokeKey(keyId)))));
+
+  const credits = program.command('credits').description('manage credit balances');
+  credits
+    .command('grant')
+    .argument('<project-id>')
+    .argument('<amount-usd>', 'dollars to add (negative to remove)')
+    .description("add to (or take from) a project's balance")
+    .action(async (projectId: string, amount: string) =>
+      withContainer(async (c) => {
+        const usd = Number(amount);
+        if (!Number.isFinite(usd)) throw new Error(`amount-usd must be a number, got "${amount}"`);
+        printJson(projectToWire(await c.projects.grantCredits(projectId, usdToMicros(usd))));
+      }),
+    );
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+/**
+ * `sluice` command line: the admin API's operations against the database directly,
+ * plus serve and migrate. Command groups live in ./commands, one file each.
+ */
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config/load.js';
+import { AppError } from '../domain/shared/errors.js';
+import { registerAdminCommands } from './commands/admin.js';
+import { registerServerCommands } from './commands/server.js';
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('sluice')
+    .description('Sluice: self-hostable OpenAI-compatible inference, batch and decision API')
+    .showHelpAfterError()
+    .exitOverride();
+  registerServerCommands(program);
+  registerAdminCommands(program);
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 78;
+    }
+    if (err instanceof AppError) {
+      console.error(`error: ${err.message}`);
+      return 1;
+    }
+    console.error(err);
+    return 1;
+  }
+}
+
+const invokedDirectly = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
+if (invokedDirectly || process.argv[1]?.endsWith('/sluice')) {
+  runCli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,195 @@
+/**
+ * loadConfig(env): reads the optional YAML file and the environment, validates both,
+ * and returns a frozen Config. Every problem is collected and reported at once, each
+ * naming the key or variable and why it is wrong.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Value } from '@sinclair/typebox/value';
+import { parse as parseYaml } from 'yaml';
+import { CATALOG, catalogEntry } from '../inference/catalog.js';
+import { usdToMicros } from '../domain/shared/money.js';
+import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig } from './schema.js';
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[], source: string) {
+    super(`Invalid configuration (${source}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const DEFAULT_UPSTREAM_TIMEOUT_MS = 600_000;
+
+function readConfigFile(env: Env, cwd: string, problems: string[]): { file: ConfigFile; source: string | null } {
+  const explicit = env.SLUICE_CONFIG;
+  const candidate = explicit ? path.resolve(cwd, explicit) : path.resolve(cwd, 'sluice.yaml');
+  if (!existsSync(candidate)) {
+    if (explicit) problems.push(`SLUICE_CONFIG: file not found: ${candidate}`);
+    return { file: {}, source: null };
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(candidate, 'utf8')) ?? {};
+  } catch (err) {
+    problems.push(`${candidate}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    return { file: {}, source: candidate };
+  }
+  for (const error of Value.Errors(ConfigFileSchema, raw)) {
+    const key = error.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
+    const why = error.schema.description ? `${error.message} (${error.schema.description})` : error.message;
+    problems.push(`${key}: ${why}`);
+  }
+  if (problems.length > 0) return { file: {}, source: candidate };
+  return { file: raw as ConfigFile, source: candidate };
+}
+
+function envNumber(env: Env, name: string, problems: string[], min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    problems.push(`${name}: must be a number between ${min} and ${max}, got "${raw}"`);
+    return undefined;
+  }
+  return value;
+}
+
+function envSecret(env: Env, name: string, cwd: string, problems: string[]): string | null {
+  const fileName = env[`${name}_FILE`];
+  if (fileName) {
+    try {
+      return readFileSync(path.resolve(cwd, fileName), 'utf8').trim() || null;
+    } catch {
+      problems.push(`${name}_FILE: cannot read ${fileName}`);
+      return null;
+    }
+  }
+  return env[name] ? env[name]! : null;
+}
+
+function resolveDatabase(url: string | undefined, dataDir: string, cwd: string, problems: string[]): DatabaseConfig {
+  if (!url) return { kind: 'sqlite', path: path.join(dataDir, 'sluice.db') };
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url };
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\//, '');
+    return { kind: 'sqlite', path: file === ':memory:' ? file : path.resolve(cwd, file) };
+  }
+  problems.push('DATABASE_URL: must start with postgres://, postgresql:// or sqlite:');
+  return { kind: 'sqlite', path: path.join(dataDir, 'sluice.db') };
+}
+
+function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: string[]): Record<string, ModelConfig> {
+  const configured = file.models ?? {};
+  for (const id of Object.keys(configured)) {
+    if (!catalogEntry(id)) problems.push(`models.${id}: unknown model id (known: ${CATALOG.map((e) => e.id).join(', ')})`);
+  }
+  const models: Record<string, ModelConfig> = {};
+  for (const entry of CATALOG) {
+    const m = configured[entry.id] ?? {};
+    const backend = m.backend ?? (m.base_url ? 'openai' : entry.defaultBackend);
+    if (backend === 'openai' && m.backend === 'openai' && !m.base_url) {
+      problems.push(`models.${entry.id}.base_url: required when backend is openai`);
+    }
+    let apiKey: string | null = null;
+    if (m.api_key_env) {
+      apiKey = env[m.api_key_env] ?? null;
+      if (!apiKey) problems.push(`models.${entry.id}.api_key_env: environment variable ${m.api_key_env} is not set`);
+    }
+    models[entry.id] = Object.freeze({
+      id: entry.id,
+      entry,
+      contextLength: m.context_length ?? entry.contextLength,
+      price: {
+        inputPerMillionUsd: m.price?.input_per_million_usd ?? entry.inputPerMillionUsd,
+        outputPerMillionUsd: m.price?.output_per_million_usd ?? entry.outputPerMillionUsd,
+      },
+      binding: {
+        backend,
+        baseUrl: m.base_url ? m.base_url.replace(/\/+$/, '') : null,
+        upstreamModel: m.upstream_model ?? null,
+        apiKey,
+        timeoutMs: m.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
+        path: path.resolve(modelsDir, m.path ?? entry.id),
+      },
+    });
+  }
+  return models;
+}
+
+/** Pure apart from reading the config file named by the environment. */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Readonly<Config> {
+  const problems: string[] = [];
+  const { file, source } = readConfigFile(env, cwd, problems);
+
+  const dataDir = path.resolve(cwd, env.DATA_DIR ?? file.data_dir ?? './data');
+  const modelsDir = path.resolve(cwd, env.MODELS_DIR ?? file.models_dir ?? path.join(dataDir, 'models'));
+  const port = envNumber(env, 'PORT', problems, 0, 65535) ?? file.server?.port ?? 8080;
+  const freeCreditsUsd = envNumber(env, 'FREE_CREDITS_USD', problems, 0) ?? file.free_credits_usd ?? 1;
+  const rpm = envNumber(env, 'RATE_LIMIT_RPM', problems, 1) ?? file.rate_limits?.requests_per_minute ?? 600;
+  const redisUrl = env.REDIS_URL || file.redis_url || null;
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL: must start with redis:// or rediss://');
+  const workersEnv = env.SLUICE_WORKERS;
+  if (workersEnv && !['in-process', 'off'].includes(workersEnv)) problems.push('SLUICE_WORKERS: must be "in-process" or "off"');
+  const b = file.batches ?? {};
+
+  const config: Config = {
+    server: {
+      host: env.HOST ?? file.server?.host ?? '0.0.0.0',
+      port,
+      bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
+      trustProxy: file.server?.trust_proxy ?? false,
+    },
+    logLevel: env.LOG_LEVEL ?? file.log_level ?? 'info',
+    dataDir,
+    database: resolveDatabase(env.DATABASE_URL ?? file.database_url, dataDir, cwd, problems),
+    blobs: { kind: 'local', root: path.join(dataDir, 'blobs') },
+    redisUrl,
+    adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
+    auth: { cacheTtlMs: envNumber(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
+    billing: { freeCreditsMicros: usdToMicros(freeCreditsUsd) },
+    rateLimit: { requestsPerMinute: rpm },
+    modelsDir,
+    models: resolveModels(file, env, modelsDir, problems),
+    workers: { inProcess: workersEnv ? workersEnv === 'in-process' : (file.workers?.in_process ?? true) },
+    batches: {
+      completionWindowSeconds:
+        envNumber(env, 'BATCH_COMPLETION_WINDOW_SECONDS', problems, 1) ?? b.completion_window_seconds ?? 86_400,
+      globalConcurrency: b.global_concurrency ?? 64,
+      perBatchConcurrency: b.per_batch_concurrency ?? 32,
+      maxAttempts: b.max_attempts ?? 4,
+      leaseSeconds: b.lease_seconds ?? 30,
+      shardLines: b.shard_lines ?? 500,
+    },
+    configFile: source,
+  };
+  if (problems.length > 0) throw new ConfigError(problems, source ?? 'environment');
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** A one-screen summary for the start-up log, with secrets redacted. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  return {
+    configFile: config.configFile,
+    listen: `${config.server.host}:${config.server.port}`,
+    dataDir: config.dataDir,
+    database: config.database.kind === 'postgres' ? 'postgres (DATABASE_URL)' : config.database.path,
+    redis: config.redisUrl ? 'configured' : 'none (in-memory rate limits)',
+    adminApi: config.adminToken ? 'enabled' : 'disabled',
+    workers: config.workers.inProcess ? 'in-process' : 'off',
+    upstreamModels: Object.values(config.models)
+      .filter((m) => m.binding.baseUrl)
+      .map((m) => m.id),
+  };
+}

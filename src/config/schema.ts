@@ -1,0 +1,131 @@
+/**
+ * The one configuration schema: the optional YAML file (`SLUICE_CONFIG`, default
+ * `./sluice.yaml`) validated with TypeBox, plus the resolved, typed `Config` the rest
+ * of the code receives. Only `src/config/` reads the environment.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { BackendKind, CatalogEntry } from '../inference/catalog.js';
+import type { TokenPrice } from '../domain/shared/money.js';
+
+const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
+const NonNegative = (description: string) => Type.Number({ minimum: 0, description });
+
+export const ModelFileSchema = Type.Object(
+  {
+    backend: Type.Optional(Type.Union([Type.Literal('openai'), Type.Literal('onnx'), Type.Literal('gguf')])),
+    base_url: Type.Optional(Type.String({ pattern: '^https?://', description: 'OpenAI-compatible base URL, ending in /v1' })),
+    upstream_model: Type.Optional(Type.String({ minLength: 1 })),
+    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    timeout_ms: Type.Optional(PositiveInt('upstream request timeout')),
+    path: Type.Optional(Type.String({ minLength: 1, description: 'model directory, relative to models_dir' })),
+    context_length: Type.Optional(PositiveInt('maximum input tokens')),
+    price: Type.Optional(
+      Type.Object(
+        {
+          input_per_million_usd: Type.Optional(NonNegative('USD per million input tokens')),
+          output_per_million_usd: Type.Optional(NonNegative('USD per million output tokens')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigFileSchema = Type.Object(
+  {
+    server: Type.Optional(
+      Type.Object(
+        {
+          host: Type.Optional(Type.String({ minLength: 1 })),
+          port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+          body_limit_mb: Type.Optional(PositiveInt('JSON body limit in MB')),
+          trust_proxy: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    log_level: Type.Optional(
+      Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+    ),
+    data_dir: Type.Optional(Type.String({ minLength: 1 })),
+    database_url: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|sqlite:)' })),
+    redis_url: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+    models_dir: Type.Optional(Type.String({ minLength: 1 })),
+    free_credits_usd: Type.Optional(NonNegative('credits granted to every new project')),
+    rate_limits: Type.Optional(
+      Type.Object({ requests_per_minute: Type.Optional(PositiveInt('per API key')) }, { additionalProperties: false }),
+    ),
+    auth: Type.Optional(
+      Type.Object({ cache_ttl_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })) }, { additionalProperties: false }),
+    ),
+    workers: Type.Optional(Type.Object({ in_process: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+    batches: Type.Optional(
+      Type.Object(
+        {
+          completion_window_seconds: Type.Optional(PositiveInt('how long a batch may run before it expires')),
+          global_concurrency: Type.Optional(PositiveInt('lines in flight per worker process')),
+          per_batch_concurrency: Type.Optional(PositiveInt('lines in flight per batch')),
+          max_attempts: Type.Optional(PositiveInt('attempts per line on retryable failures')),
+          lease_seconds: Type.Optional(PositiveInt('how long a claimed shard stays owned without renewal')),
+          shard_lines: Type.Optional(PositiveInt('input lines per shard')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    models: Type.Optional(Type.Record(Type.String(), ModelFileSchema)),
+  },
+  { additionalProperties: false },
+);
+
+export type ConfigFile = Static<typeof ConfigFileSchema>;
+export type ModelFileConfig = Static<typeof ModelFileSchema>;
+
+export interface ModelBinding {
+  backend: BackendKind;
+  baseUrl: string | null;
+  upstreamModel: string | null;
+  /** The resolved secret from `api_key_env`; never logged. */
+  apiKey: string | null;
+  timeoutMs: number;
+  /** Directory of the model's files for in-process runtimes. */
+  path: string | null;
+}
+
+export interface ModelConfig {
+  id: string;
+  entry: CatalogEntry;
+  price: TokenPrice;
+  contextLength: number;
+  binding: ModelBinding;
+}
+
+export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+export interface BatchConfig {
+  completionWindowSeconds: number;
+  globalConcurrency: number;
+  perBatchConcurrency: number;
+  maxAttempts: number;
+  leaseSeconds: number;
+  shardLines: number;
+}
+
+export interface Config {
+  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean };
+  logLevel: string;
+  dataDir: string;
+  database: DatabaseConfig;
+  blobs: { kind: 'local'; root: string };
+  redisUrl: string | null;
+  adminToken: string | null;
+  auth: { cacheTtlMs: number };
+  billing: { freeCreditsMicros: number };
+  rateLimit: { requestsPerMinute: number };
+  modelsDir: string;
+  models: Readonly<Record<string, ModelConfig>>;
+  workers: { inProcess: boolean };
+  batches: BatchConfig;
+  /** Where the file was read from, for the start-up summary. */
+  configFile: string | null;
+}

@@ -1,0 +1,131 @@
+/**
+ * The composition root: builds every long-lived object once, from a Config, and closes
+ * them all in reverse order. The HTTP server, the worker process and the CLI share it.
+ */
+import pino, { type Logger } from 'pino';
+import { sql } from 'kysely';
+import type { Config } from './config/schema.js';
+import { openDatabase, type Database } from './storage/db/database.js';
+import { migrateToLatest, pendingMigrations } from './storage/db/migrate.js';
+import { ProjectsRepository } from './storage/db/repositories/projects.repository.js';
+import { ApiKeysRepository } from './storage/db/repositories/api-keys.repository.js';
+import { UsageRepository } from './storage/db/repositories/usage.repository.js';
+import { LocalDiskBlobStore } from './storage/blobs/local-disk.js';
+import type { BlobStore } from './storage/blobs/blob-store.js';
+import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
+import { ApiKeyAuthenticator } from './domain/auth/authenticator.js';
+import { ProjectsService } from './domain/projects/projects.service.js';
+import { BillingService } from './domain/billing/billing.service.js';
+import { systemClock, type Clock } from './domain/shared/clock.js';
+import { Metrics } from './observability/metrics.js';
+
+/** A background task the container starts and stops (e.g. the batch runner). */
+export interface BackgroundWorker {
+  readonly name: string;
+  start(): void;
+  /** Stops taking new work and waits for work in hand to finish or be released. */
+  stop(): Promise<void>;
+}
+
+export interface ContainerOverrides {
+  database?: Database;
+  blobs?: BlobStore;
+  clock?: Clock;
+  logger?: Logger;
+  metrics?: Metrics;
+}
+
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, 'ok' | string>;
+}
+
+export interface Container {
+  config: Readonly<Config>;
+  logger: Logger;
+  clock: Clock;
+  metrics: Metrics;
+  database: Database;
+  blobs: BlobStore;
+  rateLimiter: RateLimiter;
+  repositories: { projects: ProjectsRepository; keys: ApiKeysRepository; usage: UsageRepository };
+  authenticator: ApiKeyAuthenticator;
+  projects: ProjectsService;
+  billing: BillingService;
+  workers: BackgroundWorker[];
+  startWorkers(): void;
+  readiness(): Promise<Readiness>;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKey', '*.key'], censor: '[redacted]' },
+  });
+}
+
+/** Builds everything and applies pending migrations. */
+export async function createContainer(config: Readonly<Config>, overrides: ContainerOverrides = {}): Promise<Container> {
+  const logger = overrides.logger ?? createLogger(config);
+  const clock = overrides.clock ?? systemClock;
+  const metrics = overrides.metrics ?? new Metrics();
+  const database = overrides.database ?? openDatabase(config.database);
+  await migrateToLatest(database);
+
+  const repositories = {
+    projects: new ProjectsRepository(database),
+    keys: new ApiKeysRepository(database),
+    usage: new UsageRepository(database),
+  };
+  const blobs = overrides.blobs ?? new LocalDiskBlobStore(config.blobs.root);
+  const rateLimiter = createRateLimiter({ requestsPerMinute: config.rateLimit.requestsPerMinute, redisUrl: config.redisUrl });
+  const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
+  const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
+  const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
+  const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, (record) => {
+    metrics.usageTokens.inc({ model: record.model, direction: 'input' }, record.inputTokens);
+    metrics.usageTokens.inc({ model: record.model, direction: 'output' }, record.outputTokens);
+    metrics.usageCostMicros.inc({ model: record.model }, record.costMicros);
+  });
+
+  const workers: BackgroundWorker[] = [];
+  let workersStarted = false;
+
+  return {
+    config,
+    logger,
+    clock,
+    metrics,
+    database,
+    blobs,
+    rateLimiter,
+    repositories,
+    authenticator,
+    projects,
+    billing,
+    workers,
+    startWorkers() {
+      if (workersStarted) return;
+      workersStarted = true;
+      for (const worker of workers) worker.start();
+    },
+    async readiness() {
+      const checks: Record<string, string> = {};
+      try {
+        await sql`select 1`.execute(database.db);
+        checks.database = 'ok';
+        const pending = await pendingMigrations(database);
+        checks.migrations = pending.length === 0 ? 'ok' : `pending: ${pending.join(', ')}`;
+      } catch (err) {
+        checks.database = `unreachable: ${(err as Error).message}`;
+      }
+      return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
+    },
+    async close() {
+      await Promise.allSettled(workers.map((w) => w.stop()));
+      await rateLimiter.close();
+      await database.close();
+    },
+  };
+}

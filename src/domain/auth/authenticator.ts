@@ -1,0 +1,72 @@
+/**
+ * Resolves a presented API key to its project. Lookups are cached for a short TTL so
+ * the hot path is not a database round trip; revocation is visible within that TTL on
+ * every replica, and at once on the replica that revoked the key.
+ */
+import { AppError, invalidRequest } from '../shared/errors.js';
+import { isUuid } from '../shared/ids.js';
+import type { Clock } from '../shared/clock.js';
+import type { ApiKeysRepository, ApiKeyRecord } from '../../storage/db/repositories/api-keys.repository.js';
+import { hashApiKey, secretsEqual } from './api-keys.js';
+
+export interface Principal {
+  projectId: string;
+  keyId: string | null;
+}
+
+interface CacheEntry {
+  record: ApiKeyRecord | null;
+  expiresAtMs: number;
+}
+
+const MAX_CACHE_ENTRIES = 10_000;
+/** Unknown keys are remembered only briefly, so a key created on another replica works quickly. */
+const NEGATIVE_TTL_MS = 1_000;
+
+export const missingAuthentication = () =>
+  new AppError('authentication', 'Missing authentication headers', { code: 'missing_api_key' });
+export const invalidCredentials = () =>
+  new AppError('permission', 'Invalid credentials', { code: 'invalid_api_key' });
+
+export class ApiKeyAuthenticator {
+  readonly #cache = new Map<string, CacheEntry>();
+
+  constructor(
+    private readonly keys: ApiKeysRepository,
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+  ) {}
+
+  async authenticate(presentedKey: string | undefined, projectIdHeader: string | undefined): Promise<Principal> {
+    if (!presentedKey) throw missingAuthentication();
+    if (projectIdHeader !== undefined && !isUuid(projectIdHeader)) {
+      throw invalidRequest('x-project-id must be a UUID', 'x-project-id', 'invalid_project_id');
+    }
+    const hash = hashApiKey(presentedKey);
+    const record = await this.#lookup(hash);
+    if (!record || !secretsEqual(record.keyHash, hash) || record.revokedAtMs !== null) throw invalidCredentials();
+    if (projectIdHeader !== undefined && projectIdHeader.toLowerCase() !== record.projectId) throw invalidCredentials();
+    return { projectId: record.projectId, keyId: record.id };
+  }
+
+  /** Drops a key from this replica's cache at once (after revocation here). */
+  forget(keyHash: string): void {
+    this.#cache.delete(keyHash);
+  }
+
+  clear(): void {
+    this.#cache.clear();
+  }
+
+  async #lookup(hash: string): Promise<ApiKeyRecord | null> {
+    const now = this.clock.nowMs();
+    const cached = this.#cache.get(hash);
+    if (cached && cached.expiresAtMs > now) return cached.record;
+    const record = (await this.keys.findByHash(hash)) ?? null;
+    if (this.ttlMs > 0) {
+      if (this.#cache.size >= MAX_CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
+      this.#cache.set(hash, { record, expiresAtMs: now + (record ? this.ttlMs : Math.min(this.ttlMs, NEGATIVE_TTL_MS)) });
+    }
+    return record;
+  }
+}

@@ -1,0 +1,89 @@
+/** Projects, their API keys, credits and usage: what the admin API and the CLI manage. */
+import { newId, newUuid, isUuid } from '../shared/ids.js';
+import { AppError, invalidRequest } from '../shared/errors.js';
+import type { Clock } from '../shared/clock.js';
+import type { Page } from '../shared/pagination.js';
+import type { ProjectsRepository, Project } from '../../storage/db/repositories/projects.repository.js';
+import type { ApiKeysRepository, ApiKeyRecord } from '../../storage/db/repositories/api-keys.repository.js';
+import type { UsageRepository, UsageRecord } from '../../storage/db/repositories/usage.repository.js';
+import type { ApiKeyAuthenticator } from '../auth/authenticator.js';
+import { generateApiKey } from '../auth/api-keys.js';
+
+export interface ProjectsServiceDeps {
+  projects: ProjectsRepository;
+  keys: ApiKeysRepository;
+  usage: UsageRepository;
+  authenticator: ApiKeyAuthenticator;
+  clock: Clock;
+  freeCreditsMicros: number;
+}
+
+const MAX_NAME_LENGTH = 200;
+
+function validName(name: unknown, what: string): string {
+  if (typeof name !== 'string' || name.trim() === '') throw invalidRequest(`${what} name is required`, 'name');
+  if (name.length > MAX_NAME_LENGTH) throw invalidRequest(`${what} name must be at most ${MAX_NAME_LENGTH} characters`, 'name');
+  return name.trim();
+}
+
+export class ProjectsService {
+  constructor(private readonly deps: ProjectsServiceDeps) {}
+
+  async createProject(name: unknown): Promise<Project> {
+    return this.deps.projects.insert({
+      id: newUuid(),
+      name: validName(name, 'Project'),
+      balanceMicros: this.deps.freeCreditsMicros,
+      createdAtMs: this.deps.clock.nowMs(),
+    });
+  }
+
+  async getProject(id: string): Promise<Project> {
+    const project = isUuid(id) ? await this.deps.projects.findById(id.toLowerCase()) : undefined;
+    if (!project) throw new AppError('not_found', `Project not found: ${id}`, { code: 'project_not_found' });
+    return project;
+  }
+
+  /** Returns the record and the plaintext key, which is never available again. */
+  async createKey(projectId: string, name: unknown): Promise<{ record: ApiKeyRecord; key: string }> {
+    const project = await this.getProject(projectId);
+    const { key, prefix, hash } = generateApiKey();
+    const record: ApiKeyRecord = {
+      id: newId('key_'),
+      projectId: project.id,
+      name: name === undefined ? 'default' : validName(name, 'Key'),
+      prefix,
+      keyHash: hash,
+      createdAtMs: this.deps.clock.nowMs(),
+      revokedAtMs: null,
+    };
+    await this.deps.keys.insert(record);
+    this.deps.authenticator.forget(hash);
+    return { record, key };
+  }
+
+  async listKeys(projectId: string): Promise<ApiKeyRecord[]> {
+    await this.getProject(projectId);
+    return this.deps.keys.listByProject(projectId.toLowerCase());
+  }
+
+  async revokeKey(keyId: string): Promise<ApiKeyRecord> {
+    const record = await this.deps.keys.revoke(keyId, this.deps.clock.nowMs());
+    if (!record) throw new AppError('not_found', `API key not found: ${keyId}`, { code: 'key_not_found' });
+    this.deps.authenticator.forget(record.keyHash);
+    return record;
+  }
+
+  async grantCredits(projectId: string, amountMicros: number): Promise<Project> {
+    if (!Number.isSafeInteger(amountMicros)) throw invalidRequest('amount_usd must be a number', 'amount_usd');
+    await this.getProject(projectId);
+    const project = await this.deps.projects.adjustBalance(projectId.toLowerCase(), amountMicros);
+    if (!project) throw new AppError('not_found', `Project not found: ${projectId}`, { code: 'project_not_found' });
+    return project;
+  }
+
+  async listUsage(projectId: string, limit: number, after?: string): Promise<Page<UsageRecord>> {
+    await this.getProject(projectId);
+    return this.deps.usage.listByProject(projectId.toLowerCase(), limit, after);
+  }
+}

@@ -1,0 +1,53 @@
+/** buildApp(container): the Fastify instance with every plugin and route; never listens. */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import type { Container } from '../container.js';
+import { newRequestId } from '../domain/shared/ids.js';
+import { registerErrorHandling } from './plugins/error-handler.js';
+import { registerRequestContext } from './plugins/request-context.js';
+import { registerOpsRoutes } from './routes/ops.js';
+import { adminRoutes } from './routes/admin/index.js';
+import { v1Routes } from './routes/v1/index.js';
+
+const EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'];
+
+export async function buildApp(container: Container): Promise<FastifyInstance> {
+  const { config } = container;
+  const app = Fastify({
+    loggerInstance: container.logger as FastifyBaseLogger,
+    genReqId: () => newRequestId(),
+    bodyLimit: config.server.bodyLimitBytes,
+    trustProxy: config.server.trustProxy,
+    return503OnClosing: true,
+    // Slow clients must not hold sockets forever; long inference is bounded per backend.
+    requestTimeout: 0,
+    connectionTimeout: 0,
+    keepAliveTimeout: 72_000,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  });
+
+  registerRequestContext(app, container.metrics);
+  registerErrorHandling(app);
+
+  await app.register(cors, {
+    origin: true,
+    methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
+    exposedHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+  });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, batch and decision API' },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
+      security: [{ ApiKey: [] }],
+    },
+  });
+
+  registerOpsRoutes(app, container);
+  if (config.adminToken) await app.register(adminRoutes, { prefix: '/admin/v1', container });
+  await app.register(v1Routes, { prefix: '/v1', container });
+  return app;
+}

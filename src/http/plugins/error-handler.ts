@@ -1,0 +1,29 @@
+/** Every error and every unknown route leaves through here, in the spec's envelope. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../domain/shared/errors.js';
+import { toHttpError, appErrorToHttp } from '../errors.js';
+
+export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
+  const mapped = toHttpError(error);
+  return reply.code(mapped.status).headers(mapped.headers).type('application/json').send(mapped.body);
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request: FastifyRequest, reply: FastifyReply) => {
+    const mapped = toHttpError(error);
+    if (mapped.serverFault) {
+      request.log.error({ err: error, request_id: request.id }, 'request failed');
+    } else {
+      request.log.info({ status: mapped.status, code: mapped.body.error.code }, 'request rejected');
+    }
+    return reply.code(mapped.status).headers(mapped.headers).type('application/json').send(mapped.body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new AppError('not_found', `Unknown route: ${request.method} ${request.url.split('?')[0]}`, {
+      code: 'unknown_route',
+    });
+    const mapped = appErrorToHttp(error);
+    return reply.code(mapped.status).type('application/json').send(mapped.body);
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * The admin API (`/admin/v1`), enabled only when SLUICE_ADMIN_TOKEN is set and
+ * authenticated by `Authorization: Bearer $SLUICE_ADMIN_TOKEN`.
+ */
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Container } from '../../../container.js';
+import { AppError, invalidRequest } from '../../../domain/shared/errors.js';
+import { secretsEqual } from '../../../domain/auth/api-keys.js';
+import { usdToMicros } from '../../../domain/shared/money.js';
+import { toListPage } from '../../../domain/shared/pagination.js';
+import { keyToWire, projectToWire, usageToWire } from './mappers.js';
+
+const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const NameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+const OptionalNameBody = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+  { additionalProperties: false },
+);
+const CreditsBody = Type.Object({ amount_usd: Type.Number() }, { additionalProperties: false });
+const UsageQuery = Type.Object({ limit: Type.Optional(Type.String()), after: Type.Optional(Type.String()) });
+
+function parseLimit(raw: string | undefined, max: number, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < 1 || value > max) {
+    throw invalidRequest(`limit must be an integer between 1 and ${max}`, 'limit', 'invalid_limit');
+  }
+  return value;
+}
+
+function registerAdminAuth(scope: FastifyInstance, token: string): void {
+  scope.addHook('onRequest', async (request) => {
+    if (request.method === 'OPTIONS') return;
+    const authorization = request.headers.authorization;
+    const match = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
+    if (!match) throw new AppError('authentication', 'Missing authentication headers', { code: 'missing_admin_token' });
+    if (!secretsEqual(match[1]!, token)) throw new AppError('permission', 'Invalid credentials', { code: 'invalid_admin_token' });
+  });
+}
+
+export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (plain, { container }) => {
+  const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+  const { projects } = container;
+  registerAdminAuth(scope, container.config.adminToken!);
+  const tags = ['admin'];
+
+  scope.post('/projects', { schema: { tags, body: NameBody } }, async (request) =>
+    projectToWire(await projects.createProject(request.body.name)),
+  );
+
+  scope.get('/projects/:id', { schema: { tags, params: IdParams } }, async (request) =>
+    projectToWire(await projects.getProject(request.params.id)),
+  );
+
+  scope.post('/projects/:id/keys', { schema: { tags, params: IdParams, body: Type.Optional(OptionalNameBody) } }, async (request) => {
+    const { record, key } = await projects.createKey(request.params.id, request.body?.name);
+    return { ...keyToWire(record), key };
+  });
+
+  scope.get('/projects/:id/keys', { schema: { tags, params: IdParams } }, async (request) => {
+    const keys = await projects.listKeys(request.params.id);
+    return { object: 'list', data: keys.map(keyToWire) };
+  });
+
+  scope.post('/keys/:id/revoke', { schema: { tags, params: IdParams } }, async (request) =>
+    keyToWire(await projects.revokeKey(request.params.id)),
+  );
+
+  scope.post('/projects/:id/credits', { schema: { tags, params: IdParams, body: CreditsBody } }, async (request) => {
+    const micros = usdToMicros(request.body.amount_usd);
+    if (!Number.isSafeInteger(micros)) throw invalidRequest('amount_usd is out of range', 'amount_usd');
+    return projectToWire(await projects.grantCredits(request.params.id, micros));
+  });
+
+  scope.get('/projects/:id/usage', { schema: { tags, params: IdParams, querystring: UsageQuery } }, async (request) => {
+    const limit = parseLimit(request.query.limit, 100, 20);
+    const page = await projects.listUsage(request.params.id, limit, request.query.after);
+    return toListPage(page, usageToWire);
+  });
+};

@@ -1,0 +1,40 @@
+/** Domain records → admin API wire objects (snake_case, Unix seconds, dollars). */
+import { toUnixSeconds } from '../../../domain/shared/clock.js';
+import { microsToUsd } from '../../../domain/shared/money.js';
+import type { Project } from '../../../storage/db/repositories/projects.repository.js';
+import type { ApiKeyRecord } from '../../../storage/db/repositories/api-keys.repository.js';
+import type { UsageRecord } from '../../../storage/db/repositories/usage.repository.js';
+
+export const projectToWire = (p: Project) => ({
+  id: p.id,
+  object: 'project',
+  name: p.name,
+  balance_usd: microsToUsd(p.balanceMicros),
+  created_at: toUnixSeconds(p.createdAtMs),
+});
+
+export const keyToWire = (k: ApiKeyRecord) => ({
+  id: k.id,
+  object: 'api_key',
+  project_id: k.projectId,
+  name: k.name,
+  prefix: k.prefix,
+  active: k.revokedAtMs === null,
+  created_at: toUnixSeconds(k.createdAtMs),
+  revoked_at: k.revokedAtMs === null ? null : toUnixSeconds(k.revokedAtMs),
+});
+
+export const usageToWire = (u: UsageRecord) => ({
+  id: u.id,
+  object: 'usage_record',
+  project_id: u.projectId,
+  key_id: u.keyId,
+  model: u.model,
+  route: u.route,
+  input_tokens: u.inputTokens,
+  output_tokens: u.outputTokens,
+  cost_usd: microsToUsd(u.costMicros),
+  request_id: u.requestId,
+  status: u.status,
+  created_at: toUnixSeconds(u.createdAtMs),
+});

@@ -1,0 +1,119 @@
+/**
+ * The inference backend port. Every runtime (`openai` upstreams, in-process `onnx` and
+ * `gguf`) implements the capabilities it has; the registry picks a backend per model
+ * from the config, and the routes and the batch runner call only this interface.
+ *
+ * Invariants: every call takes an AbortSignal and stops work when it fires; errors are
+ * thrown as AppError (normalised inside each backend, never in routes); token counts
+ * come from the model's own tokenizer or the upstream's usage, never estimates when
+ * either is available.
+ */
+import type { BackendKind } from './catalog.js';
+import type { ModelConfig } from '../config/schema.js';
+
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface ChatMessage {
+  role: ChatRole;
+  content: string;
+  name?: string;
+  tool_call_id?: string;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Of outputTokens, those spent on reasoning (thinking models). */
+  reasoningTokens?: number;
+}
+
+export interface CallContext {
+  requestId: string;
+  signal: AbortSignal;
+}
+
+export interface ChatParams extends CallContext {
+  model: ModelConfig;
+  messages: ChatMessage[];
+  /** Model options from the request's `metadata`. */
+  options: Record<string, unknown>;
+  /** Sampling and other OpenAI parameters (temperature, max_tokens, top_p, stop, seed, …), passed through. */
+  sampling: Record<string, unknown>;
+}
+
+export interface ChatOutput {
+  content: string;
+  reasoning: string | null;
+  finishReason: string;
+  usage: TokenUsage;
+  /** Request id the upstream reported, if any. */
+  upstreamRequestId?: string | null;
+}
+
+export type ChatStreamEvent =
+  | { type: 'delta'; content?: string; reasoning?: string }
+  | { type: 'finish'; finishReason: string }
+  | { type: 'usage'; usage: TokenUsage };
+
+/** Classification, extraction and summarization models: one text in, one JSON-able result out. */
+export interface TaskParams extends CallContext {
+  model: ModelConfig;
+  input: string;
+  /** Candidate labels (zero-shot), from `instructions`, a system message or `categories`. */
+  labels: string[] | null;
+  options: Record<string, unknown>;
+}
+
+export interface TaskOutput {
+  /** An object for classifiers and extractors; a string for summarization. */
+  result: unknown;
+  usage: TokenUsage;
+}
+
+export interface EmbeddingParams extends CallContext {
+  model: ModelConfig;
+  inputs: string[];
+}
+
+export interface EmbeddingOutput {
+  vectors: Float32Array[] | number[][];
+  usage: TokenUsage;
+}
+
+export interface ModerationResult {
+  categoryScores: Record<string, number>;
+  categories: Record<string, boolean>;
+  flagged: boolean;
+  unsafeScore?: number;
+}
+
+export interface ModerationParams extends CallContext {
+  model: ModelConfig;
+  inputs: string[];
+  options: Record<string, unknown>;
+}
+
+export interface ModerationOutput {
+  results: ModerationResult[];
+  usage: TokenUsage;
+}
+
+export interface BackendStatus {
+  ready: boolean;
+  /** What is missing and how to fix it, when not ready. */
+  detail: string;
+}
+
+export interface InferenceBackend {
+  readonly kind: BackendKind;
+  /** Whether this backend can serve the model now (files present, upstream configured). Cheap; no loading. */
+  status(model: ModelConfig): Promise<BackendStatus>;
+  chat?(params: ChatParams): Promise<ChatOutput>;
+  chatStream?(params: ChatParams): AsyncIterable<ChatStreamEvent>;
+  runTask?(params: TaskParams): Promise<TaskOutput>;
+  embed?(params: EmbeddingParams): Promise<EmbeddingOutput>;
+  moderate?(params: ModerationParams): Promise<ModerationOutput>;
+  /** Counts tokens with the model's own tokenizer, when the backend has one. */
+  countTokens?(model: ModelConfig, text: string): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,45 @@
+/** Prometheus metrics of one Sluice instance (own registry, so tests can run several apps). */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'sluice_http_requests_total',
+    help: 'HTTP requests by route template, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'sluice_http_request_duration_seconds',
+    help: 'HTTP request latency by route template',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
+  readonly httpInFlight = new Gauge({
+    name: 'sluice_http_requests_in_flight',
+    help: 'HTTP requests being served',
+    registers: [this.registry],
+  });
+
+  readonly usageTokens = new Counter({
+    name: 'sluice_usage_tokens_total',
+    help: 'Metered tokens by model and direction',
+    labelNames: ['model', 'direction'] as const,
+    registers: [this.registry],
+  });
+
+  readonly usageCostMicros = new Counter({
+    name: 'sluice_usage_cost_micro_usd_total',
+    help: 'Metered cost in micro-dollars by model',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_' });
+  }
+}

@@ -1,0 +1,58 @@
+import { sql } from 'kysely';
+import type { Database, ProjectsTable } from '../database.js';
+
+export interface Project {
+  id: string;
+  name: string;
+  balanceMicros: number;
+  createdAtMs: number;
+}
+
+const toProject = (row: ProjectsTable): Project => ({
+  id: row.id,
+  name: row.name,
+  balanceMicros: Number(row.balance_micros),
+  createdAtMs: Number(row.created_at),
+});
+
+export class ProjectsRepository {
+  constructor(private readonly database: Database) {}
+
+  async insert(project: Project): Promise<Project> {
+    await this.database.db
+      .insertInto('projects')
+      .values({
+        id: project.id,
+        name: project.name,
+        balance_micros: project.balanceMicros,
+        created_at: project.createdAtMs,
+      })
+      .execute();
+    return project;
+  }
+
+  async findById(id: string): Promise<Project | undefined> {
+    const row = await this.database.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toProject(row) : undefined;
+  }
+
+  async balanceOf(id: string): Promise<number | undefined> {
+    const row = await this.database.db
+      .selectFrom('projects')
+      .select('balance_micros')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row ? Number(row.balance_micros) : undefined;
+  }
+
+  /** Adds `deltaMicros` (negative to debit) in one statement; returns the project after. */
+  async adjustBalance(id: string, deltaMicros: number): Promise<Project | undefined> {
+    const row = await this.database.db
+      .updateTable('projects')
+      .set({ balance_micros: sql`balance_micros + ${deltaMicros}` })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toProject(row) : undefined;
+  }
+}

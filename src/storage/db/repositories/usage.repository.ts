@@ -1,0 +1,75 @@
+import { sql } from 'kysely';
+import type { Database, UsageRecordsTable } from '../database.js';
+import type { Page } from '../../../domain/shared/pagination.js';
+
+export interface UsageRecord {
+  id: string;
+  projectId: string;
+  keyId: string | null;
+  model: string;
+  route: string;
+  inputTokens: number;
+  outputTokens: number;
+  costMicros: number;
+  requestId: string;
+  status: number;
+  createdAtMs: number;
+}
+
+const toRecord = (row: UsageRecordsTable): UsageRecord => ({
+  id: row.id,
+  projectId: row.project_id,
+  keyId: row.key_id,
+  model: row.model,
+  route: row.route,
+  inputTokens: Number(row.input_tokens),
+  outputTokens: Number(row.output_tokens),
+  costMicros: Number(row.cost_micros),
+  requestId: row.request_id,
+  status: Number(row.status),
+  createdAtMs: Number(row.created_at),
+});
+
+export class UsageRepository {
+  constructor(private readonly database: Database) {}
+
+  /**
+   * Writes the usage record and debits the project in one transaction, so a record
+   * never exists without its debit or the reverse.
+   */
+  async recordAndDebit(record: UsageRecord): Promise<void> {
+    await this.database.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('usage_records')
+        .values({
+          id: record.id,
+          project_id: record.projectId,
+          key_id: record.keyId,
+          model: record.model,
+          route: record.route,
+          input_tokens: record.inputTokens,
+          output_tokens: record.outputTokens,
+          cost_micros: record.costMicros,
+          request_id: record.requestId,
+          status: record.status,
+          created_at: record.createdAtMs,
+        })
+        .execute();
+      if (record.costMicros !== 0) {
+        await trx
+          .updateTable('projects')
+          .set({ balance_micros: sql`balance_micros - ${record.costMicros}` })
+          .where('id', '=', record.projectId)
+          .execute();
+      }
+    });
+  }
+
+  /** Newest first; `after` is the id of the last record of the previous page. */
+  async listByProject(projectId: string, limit: number, after?: string): Promise<Page<UsageRecord>> {
+    let query = this.database.db.selectFrom('usage_records').selectAll().where('project_id', '=', projectId);
+    if (after) query = query.where('id', '<', after);
+    const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
+    return { items: rows.slice(0, limit).map(toRecord), hasMore: rows.length > limit };
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Per-key request limits on rate-limiter-flexible: in process memory in the embedded
+ * default, or one shared counter in Redis when REDIS_URL is set, so that every replica
+ * enforces the same limit. If Redis becomes unreachable the in-memory limiter takes
+ * over (per replica) rather than failing every request.
+ */
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+
+export interface RateDecision {
+  allowed: boolean;
+  remaining: number;
+  retryAfterSeconds: number;
+}
+
+export interface RateLimiter {
+  consume(key: string): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+const WINDOW_SECONDS = 60;
+
+function decisionFrom(res: RateLimiterRes, allowed: boolean): RateDecision {
+  return {
+    allowed,
+    remaining: Math.max(0, res.remainingPoints),
+    retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+  };
+}
+
+class FlexibleRateLimiter implements RateLimiter {
+  constructor(
+    private readonly limiter: RateLimiterAbstract,
+    private readonly onClose: () => Promise<void> = async () => {},
+  ) {}
+
+  async consume(key: string): Promise<RateDecision> {
+    try {
+      return decisionFrom(await this.limiter.consume(key, 1), true);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) return decisionFrom(rejection, false);
+      throw rejection;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.onClose();
+  }
+}
+
+export function createRateLimiter(options: { requestsPerMinute: number; redisUrl: string | null; keyPrefix?: string }) {
+  const common = { points: options.requestsPerMinute, duration: WINDOW_SECONDS, keyPrefix: options.keyPrefix ?? 'sluice:rl' };
+  const memory = new RateLimiterMemory(common);
+  if (!options.redisUrl) return new FlexibleRateLimiter(memory);
+  const redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+  // Connection errors are handled by the insurance limiter; without a listener ioredis would log each retry.
+  redis.on('error', () => {});
+  const limiter = new RateLimiterRedis({ ...common, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true });
+  return new FlexibleRateLimiter(limiter, async () => {
+    redis.disconnect();
+  });
+}

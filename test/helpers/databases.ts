@@ -1,0 +1,85 @@
+/**
+ * Databases for the storage suites: SQLite always; PostgreSQL on the real server when
+ * one answers (each suite in its own schema), else PGlite in process — unless
+ * SLUICE_TEST_REQUIRE_POSTGRES=1 (set by CI), which makes an unreachable server a failure.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { PostgresDialect } from 'kysely';
+import { KyselyPGlite } from 'kysely-pglite';
+import { databaseFromDialect, openDatabase, type Database, type SqlFlavor } from '../../src/storage/db/database.js';
+
+export const POSTGRES_URL = process.env.SLUICE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+let reachable: Promise<boolean> | undefined;
+export function postgresReachable(): Promise<boolean> {
+  reachable ??= (async () => {
+    const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return true;
+    } catch {
+      if (process.env.SLUICE_TEST_REQUIRE_POSTGRES === '1') {
+        throw new Error(`PostgreSQL required (SLUICE_TEST_REQUIRE_POSTGRES=1) but ${POSTGRES_URL} is unreachable`);
+      }
+      return false;
+    } finally {
+      await client.end().catch(() => {});
+    }
+  })();
+  return reachable;
+}
+
+export function tempDir(prefix = 'sluice-test-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export function sqliteDatabase(dir = tempDir()): Database {
+  return openDatabase({ kind: 'sqlite', path: path.join(dir, 'sluice.db') });
+}
+
+/** A fresh schema on the real server; dropped again on close. Also returns a URL that selects it. */
+export async function postgresSchemaDatabase(): Promise<{ database: Database; url: string }> {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const database = databaseFromDialect(new PostgresDialect({ pool }), 'postgres', async () => {
+    const cleanup = new pg.Client({ connectionString: POSTGRES_URL });
+    await cleanup.connect();
+    await cleanup.query(`drop schema if exists ${schema} cascade`);
+    await cleanup.end();
+  });
+  return { database, url };
+}
+
+export async function pgliteDatabase(): Promise<Database> {
+  const pglite = new KyselyPGlite({ parsers: { 20: (value: string) => Number(value) } });
+  return databaseFromDialect(pglite.dialect, 'postgres', async () => {
+    await pglite.client.close().catch(() => {});
+  });
+}
+
+export interface DialectCase {
+  name: string;
+  flavor: SqlFlavor;
+  open(): Promise<Database>;
+}
+
+/** The dialect loop every storage suite runs over (the kysely DIALECTS pattern). */
+export async function dialectCases(): Promise<DialectCase[]> {
+  const cases: DialectCase[] = [{ name: 'sqlite', flavor: 'sqlite', open: async () => sqliteDatabase() }];
+  if (await postgresReachable()) {
+    cases.push({ name: 'postgres', flavor: 'postgres', open: async () => (await postgresSchemaDatabase()).database });
+  } else {
+    cases.push({ name: 'postgres (pglite)', flavor: 'postgres', open: pgliteDatabase });
+  }
+  return cases;
+}
