@@ -18,6 +18,8 @@ import { ProjectsService } from './domain/projects/projects.service.js';
 import { BillingService } from './domain/billing/billing.service.js';
 import { systemClock, type Clock } from './domain/shared/clock.js';
 import { Metrics } from './observability/metrics.js';
+import type { ChatCompletionsPort } from './domain/inference/chat-completions.port.js';
+import { AppError } from './domain/shared/errors.js';
 
 /** A background task the container starts and stops (e.g. the batch runner). */
 export interface BackgroundWorker {
@@ -52,6 +54,8 @@ export interface Container {
   authenticator: ApiKeyAuthenticator;
   projects: ProjectsService;
   billing: BillingService;
+  /** The synchronous chat-completions path, shared by the route and the batch runner. */
+  chatCompletions: ChatCompletionsPort;
   workers: BackgroundWorker[];
   startWorkers(): void;
   readiness(): Promise<Readiness>;
@@ -89,6 +93,15 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     metrics.usageCostMicros.inc({ model: record.model }, record.costMicros);
   });
 
+  // Replaced by the inference service when the model registry is wired.
+  const chatCompletions: ChatCompletionsPort = {
+    create: async () => {
+      throw new AppError('unavailable', 'Chat completions are not available: no model registry is configured', {
+        code: 'model_not_available',
+      });
+    },
+  };
+
   const workers: BackgroundWorker[] = [];
   let workersStarted = false;
 
@@ -104,6 +117,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     authenticator,
     projects,
     billing,
+    chatCompletions,
     workers,
     startWorkers() {
       if (workersStarted) return;
