@@ -19,7 +19,11 @@ import { BillingService } from './domain/billing/billing.service.js';
 import { systemClock, type Clock } from './domain/shared/clock.js';
 import { Metrics } from './observability/metrics.js';
 import type { ChatCompletionsPort } from './domain/inference/chat-completions.port.js';
-import { AppError } from './domain/shared/errors.js';
+import { createInferenceServices, type InferenceServices } from './domain/inference/index.js';
+import { ModelRegistry } from './inference/registry.js';
+import type { FilesService } from './domain/files/files.service.js';
+import type { BatchesService } from './domain/batches/batches.service.js';
+import { createFilesAndBatches } from './worker/files-and-batches.js';
 
 /** A background task the container starts and stops (e.g. the batch runner). */
 export interface BackgroundWorker {
@@ -56,6 +60,13 @@ export interface Container {
   billing: BillingService;
   /** The synchronous chat-completions path, shared by the route and the batch runner. */
   chatCompletions: ChatCompletionsPort;
+  /** Model id → configuration and backend. */
+  registry: ModelRegistry;
+  /** The synchronous inference routes' services (chat completions, responses, embeddings, moderations). */
+  inference: InferenceServices;
+  /** Files and Batch APIs; their runner and janitor are in `workers`. */
+  files: FilesService;
+  batches: BatchesService;
   workers: BackgroundWorker[];
   startWorkers(): void;
   readiness(): Promise<Readiness>;
@@ -83,7 +94,11 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     usage: new UsageRepository(database),
   };
   const blobs = overrides.blobs ?? new LocalDiskBlobStore(config.blobs.root);
-  const rateLimiter = createRateLimiter({ requestsPerMinute: config.rateLimit.requestsPerMinute, redisUrl: config.redisUrl });
+  const rateLimiter = createRateLimiter({
+    requestsPerMinute: config.rateLimit.requestsPerMinute,
+    redisUrl: config.redisUrl,
+    keyPrefix: config.rateLimit.redisPrefix,
+  });
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
   const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
@@ -93,16 +108,14 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     metrics.usageCostMicros.inc({ model: record.model }, record.costMicros);
   });
 
-  // Replaced by the inference service when the model registry is wired.
-  const chatCompletions: ChatCompletionsPort = {
-    create: async () => {
-      throw new AppError('unavailable', 'Chat completions are not available: no model registry is configured', {
-        code: 'model_not_available',
-      });
-    },
-  };
+  const registry = new ModelRegistry(config, logger);
+  const inference = createInferenceServices({ registry, billing, clock, logger });
+  const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
 
-  const workers: BackgroundWorker[] = [];
+  const { files, batches, runner, janitor } = createFilesAndBatches({
+    config, database, blobs, clock, logger, billing, usage: repositories.usage, chatCompletions,
+  });
+  const workers: BackgroundWorker[] = [runner, janitor];
   let workersStarted = false;
 
   return {
@@ -118,6 +131,10 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     projects,
     billing,
     chatCompletions,
+    registry,
+    inference,
+    files,
+    batches,
     workers,
     startWorkers() {
       if (workersStarted) return;
@@ -139,6 +156,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
       await rateLimiter.close();
+      await registry.close();
       await database.close();
     },
   };

@@ -1,22 +1,21 @@
 /** `npm start`: load config, build the container and the app, listen, and shut down gracefully. */
 import closeWithGrace from 'close-with-grace';
-import { ConfigError, describeConfig, loadConfig } from './config/load.js';
-import { createContainer } from './container.js';
+import { describeConfig, loadConfigOrExit } from './config/load.js';
+import type { FastifyInstance } from 'fastify';
+import { createContainer, type Container } from './container.js';
 import { buildApp } from './http/app.js';
+import { isEntryPoint } from './entry-point.js';
 
-export async function serve(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(78); // EX_CONFIG
-    }
-    throw err;
-  }
+export interface ServeOptions {
+  /** Called after the app is built and before it listens (tests add routes here). */
+  extendApp?: (app: FastifyInstance, container: Container) => void | Promise<void>;
+}
+
+export async function serve(options: ServeOptions = {}): Promise<void> {
+  const config = loadConfigOrExit();
   const container = await createContainer(config);
   const app = await buildApp(container);
+  await options.extendApp?.(app, container);
   container.logger.info({ config: describeConfig(config) }, 'starting sluice');
 
   closeWithGrace({ delay: 30_000, logger: { error: (m: unknown) => container.logger.error(m) } }, async ({ signal, err }) => {
@@ -30,8 +29,8 @@ export async function serve(): Promise<void> {
   if (config.workers.inProcess) container.startWorkers();
 }
 
-const invokedDirectly = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
-if (invokedDirectly) {
+/** True when this file is the process's entry point, however it was named (symlink, spaces, relative path). */
+if (isEntryPoint(import.meta.url)) {
   serve().catch((err) => {
     console.error(err);
     process.exit(1);

@@ -4,10 +4,13 @@
  * plus serve and migrate. Command groups live in ./commands, one file each.
  */
 import { Command, CommanderError } from 'commander';
+import { isEntryPoint } from '../entry-point.js';
 import { ConfigError } from '../config/load.js';
 import { AppError } from '../domain/shared/errors.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerServerCommands } from './commands/server.js';
+import { registerModelsCommands } from './commands/models.js';
+import { registerWorkerCommands } from './commands/worker.js';
 
 export function buildProgram(): Command {
   const program = new Command()
@@ -17,6 +20,8 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServerCommands(program);
   registerAdminCommands(program);
+  registerModelsCommands(program);
+  registerWorkerCommands(program);
   return program;
 }
 
@@ -39,8 +44,7 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
-const invokedDirectly = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
-if (invokedDirectly || process.argv[1]?.endsWith('/sluice')) {
+if (isEntryPoint(import.meta.url)) {
   runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Value } from '@sinclair/typebox/value';
+import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { CATALOG, catalogEntry } from '../inference/catalog.js';
 import { usdToMicros } from '../domain/shared/money.js';
@@ -40,19 +40,43 @@ function readConfigFile(env: Env, cwd: string, problems: string[]): { file: Conf
   }
   for (const error of Value.Errors(ConfigFileSchema, raw)) {
     const key = error.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
-    const why = error.schema.description ? `${error.message} (${error.schema.description})` : error.message;
-    problems.push(`${key}: ${why}`);
+    problems.push(`${key}: ${describeSchemaError(error)}`);
   }
   if (problems.length > 0) return { file: {}, source: candidate };
   return { file: raw as ConfigFile, source: candidate };
 }
 
+/** Why a value failed the schema: the allowed values of an enum, else TypeBox's message and the key's description. */
+function describeSchemaError(error: ValueError): string {
+  const got = error.value === null || typeof error.value !== 'object' ? `, got ${JSON.stringify(error.value)}` : '';
+  const options = (error.schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const);
+  if (options && options.length > 0 && options.every((o) => typeof o === 'string')) {
+    return `must be one of ${options.join(', ')}${got}`;
+  }
+  const why = error.schema.description ? `${error.message} (${error.schema.description})` : error.message;
+  return error.message === 'Unexpected property' ? `${why} (unknown key)` : `${why}${got}`;
+}
+
+const range = (min: number, max: number): string =>
+  max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
+
 function envNumber(env: Env, name: string, problems: string[], min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    problems.push(`${name}: must be a number between ${min} and ${max}, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
+    problems.push(`${name}: must be a number ${range(min, max)}, got "${raw}"`);
+    return undefined;
+  }
+  return value;
+}
+
+function envInteger(env: Env, name: string, problems: string[], min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!/^\s*[+-]?\d+\s*$/.test(raw) || value < min || value > max) {
+    problems.push(`${name}: must be an integer ${range(min, max)}, got "${raw}"`);
     return undefined;
   }
   return value;
@@ -127,9 +151,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
 
   const dataDir = path.resolve(cwd, env.DATA_DIR ?? file.data_dir ?? './data');
   const modelsDir = path.resolve(cwd, env.MODELS_DIR ?? file.models_dir ?? path.join(dataDir, 'models'));
-  const port = envNumber(env, 'PORT', problems, 0, 65535) ?? file.server?.port ?? 8080;
+  const port = envInteger(env, 'PORT', problems, 0, 65535) ?? file.server?.port ?? 8080;
   const freeCreditsUsd = envNumber(env, 'FREE_CREDITS_USD', problems, 0) ?? file.free_credits_usd ?? 1;
-  const rpm = envNumber(env, 'RATE_LIMIT_RPM', problems, 1) ?? file.rate_limits?.requests_per_minute ?? 600;
+  const rpm = envInteger(env, 'RATE_LIMIT_RPM', problems, 1) ?? file.rate_limits?.requests_per_minute ?? 600;
   const redisUrl = env.REDIS_URL || file.redis_url || null;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL: must start with redis:// or rediss://');
   const workersEnv = env.SLUICE_WORKERS;
@@ -149,25 +173,53 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     blobs: { kind: 'local', root: path.join(dataDir, 'blobs') },
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
-    auth: { cacheTtlMs: envNumber(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
+    auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
     billing: { freeCreditsMicros: usdToMicros(freeCreditsUsd) },
-    rateLimit: { requestsPerMinute: rpm },
+    rateLimit: { requestsPerMinute: rpm, redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl' },
     modelsDir,
     models: resolveModels(file, env, modelsDir, problems),
     workers: { inProcess: workersEnv ? workersEnv === 'in-process' : (file.workers?.in_process ?? true) },
     batches: {
       completionWindowSeconds:
-        envNumber(env, 'BATCH_COMPLETION_WINDOW_SECONDS', problems, 1) ?? b.completion_window_seconds ?? 86_400,
+        envInteger(env, 'BATCH_COMPLETION_WINDOW_SECONDS', problems, 1) ?? b.completion_window_seconds ?? 86_400,
       globalConcurrency: b.global_concurrency ?? 64,
       perBatchConcurrency: b.per_batch_concurrency ?? 32,
       maxAttempts: b.max_attempts ?? 4,
       leaseSeconds: b.lease_seconds ?? 30,
       shardLines: b.shard_lines ?? 500,
+      retryBaseMs: b.retry_base_ms ?? 500,
+      validationTimeoutSeconds: b.validation_timeout_seconds ?? 600,
+    },
+    runtimes: {
+      idleUnloadSeconds: envInteger(env, 'RUNTIMES_IDLE_UNLOAD_SECONDS', problems, 0) ?? file.runtimes?.idle_unload_seconds ?? 900,
+      onnxThreads: file.runtimes?.onnx_threads ?? null,
+      ggufThreads: file.runtimes?.gguf_threads ?? null,
+      ggufContextSize: file.runtimes?.gguf_context_size ?? 4096,
+      embeddingBatchSize: file.runtimes?.embedding_batch_size ?? 32,
+      embeddingBatchWaitMs: file.runtimes?.embedding_batch_wait_ms ?? 2,
+    },
+    hub: {
+      endpoint: (env.HF_ENDPOINT || file.hub?.endpoint || 'https://huggingface.co').replace(/\/+$/, ''),
+      token: envSecret(env, 'HF_TOKEN', cwd, problems),
     },
     configFile: source,
   };
+  if (env.HF_ENDPOINT && !/^https?:\/\//.test(env.HF_ENDPOINT)) problems.push('HF_ENDPOINT: must start with http:// or https://');
   if (problems.length > 0) throw new ConfigError(problems, source ?? 'environment');
   return deepFreeze(config);
+}
+
+/** loadConfig for process entry points: an invalid configuration is printed and exits 78 (EX_CONFIG). */
+export function loadConfigOrExit(env: Env = process.env, cwd: string = process.cwd()): Readonly<Config> {
+  try {
+    return loadConfig(env, cwd);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(78);
+    }
+    throw err;
+  }
 }
 
 function deepFreeze<T>(value: T): T {

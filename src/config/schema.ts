@@ -54,7 +54,13 @@ export const ConfigFileSchema = Type.Object(
     models_dir: Type.Optional(Type.String({ minLength: 1 })),
     free_credits_usd: Type.Optional(NonNegative('credits granted to every new project')),
     rate_limits: Type.Optional(
-      Type.Object({ requests_per_minute: Type.Optional(PositiveInt('per API key')) }, { additionalProperties: false }),
+      Type.Object(
+        {
+          requests_per_minute: Type.Optional(PositiveInt('per API key')),
+          redis_prefix: Type.Optional(Type.String({ minLength: 1, description: 'key prefix of the shared counters in Redis' })),
+        },
+        { additionalProperties: false },
+      ),
     ),
     auth: Type.Optional(
       Type.Object({ cache_ttl_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })) }, { additionalProperties: false }),
@@ -69,11 +75,34 @@ export const ConfigFileSchema = Type.Object(
           max_attempts: Type.Optional(PositiveInt('attempts per line on retryable failures')),
           lease_seconds: Type.Optional(PositiveInt('how long a claimed shard stays owned without renewal')),
           shard_lines: Type.Optional(PositiveInt('input lines per shard')),
+          retry_base_ms: Type.Optional(PositiveInt('first retry delay of a batch line; doubles per attempt, with jitter')),
+          validation_timeout_seconds: Type.Optional(
+            PositiveInt('a batch validating this long without a heartbeat (its creating process died) is failed'),
+          ),
         },
         { additionalProperties: false },
       ),
     ),
     models: Type.Optional(Type.Record(Type.String(), ModelFileSchema)),
+    runtimes: Type.Optional(
+      Type.Object(
+        {
+          idle_unload_seconds: Type.Optional(Type.Integer({ minimum: 0, description: 'release an idle in-process model after this long; 0 never' })),
+          onnx_threads: Type.Optional(PositiveInt('threads one ONNX graph run may use (default: all cores)')),
+          gguf_threads: Type.Optional(PositiveInt('threads llama.cpp uses per GGUF model (default: all cores)')),
+          gguf_context_size: Type.Optional(PositiveInt('context window (tokens) of GGUF chat models')),
+          embedding_batch_size: Type.Optional(PositiveInt('most inputs coalesced into one embedding runtime call')),
+          embedding_batch_wait_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'under load, how long a freed embedding runtime waits to fill a batch' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    hub: Type.Optional(
+      Type.Object(
+        { endpoint: Type.Optional(Type.String({ pattern: '^https?://', description: 'Hugging Face Hub endpoint (HF_ENDPOINT)' })) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -109,6 +138,21 @@ export interface BatchConfig {
   maxAttempts: number;
   leaseSeconds: number;
   shardLines: number;
+  retryBaseMs: number;
+  /** A batch `validating` with no heartbeat for this long is failed as interrupted. */
+  validationTimeoutSeconds: number;
+}
+
+/** In-process model runtimes (onnx, gguf). */
+export interface RuntimesConfig {
+  /** 0 keeps models loaded until shutdown. */
+  idleUnloadSeconds: number;
+  /** null: all cores. */
+  onnxThreads: number | null;
+  ggufThreads: number | null;
+  ggufContextSize: number;
+  embeddingBatchSize: number;
+  embeddingBatchWaitMs: number;
 }
 
 export interface Config {
@@ -121,11 +165,14 @@ export interface Config {
   adminToken: string | null;
   auth: { cacheTtlMs: number };
   billing: { freeCreditsMicros: number };
-  rateLimit: { requestsPerMinute: number };
+  rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;
   models: Readonly<Record<string, ModelConfig>>;
   workers: { inProcess: boolean };
   batches: BatchConfig;
+  runtimes: RuntimesConfig;
+  /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
+  hub: { endpoint: string; token: string | null };
   /** Where the file was read from, for the start-up summary. */
   configFile: string | null;
 }

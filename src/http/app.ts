@@ -4,7 +4,7 @@ import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { Container } from '../container.js';
 import { newRequestId } from '../domain/shared/ids.js';
-import { registerErrorHandling } from './plugins/error-handler.js';
+import { handleFrameworkError, registerErrorHandling } from './plugins/error-handler.js';
 import { registerRequestContext } from './plugins/request-context.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
@@ -20,6 +20,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     bodyLimit: config.server.bodyLimitBytes,
     trustProxy: config.server.trustProxy,
     return503OnClosing: true,
+    frameworkErrors: handleFrameworkError,
     // Slow clients must not hold sockets forever; long inference is bounded per backend.
     requestTimeout: 0,
     connectionTimeout: 0,
@@ -36,6 +37,9 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
+    // A bare OPTIONS (no Origin or Access-Control-Request-Method) also gets the empty 204,
+    // not the plugin's text/plain 400 outside the error envelope.
+    strictPreflight: false,
   });
   await app.register(swagger, {
     openapi: {

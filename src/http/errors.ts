@@ -35,7 +35,8 @@ export const statusOfKind = (kind: ErrorKind): number => STATUS[kind].status;
 
 export function appErrorToHttp(error: AppError): HttpError {
   const { status, type } = STATUS[error.kind];
-  const body: ErrorEnvelope = { error: { message: error.message, type, code: error.code, param: error.param } };
+  const message = error.expose ? error.message : 'Internal server error';
+  const body: ErrorEnvelope = { error: { message, type, code: error.code, param: error.param } };
   if (error.line !== undefined) body.error.line = error.line;
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
@@ -52,13 +53,15 @@ export function fastifyErrorToApp(error: FastifyError): AppError | null {
     const first = error.validation[0]!;
     const params = first.params as Record<string, unknown>;
     const missing = typeof params.missingProperty === 'string' ? params.missingProperty : null;
+    const extra = typeof params.additionalProperty === 'string' ? params.additionalProperty : null;
     const pathParts = first.instancePath.split('/').filter(Boolean);
-    if (missing) pathParts.push(missing);
+    if (missing ?? extra) pathParts.push((missing ?? extra)!);
     const param = pathParts.length > 0 ? pathParts.join('.') : null;
-    const where = error.validationContext === 'body' || !error.validationContext ? '' : `${error.validationContext} `;
-    const message = missing
-      ? `${missing} is required`
-      : `${where}${param ?? 'value'} ${first.message ?? 'is invalid'}`;
+    const context = error.validationContext ?? 'body';
+    const where = context === 'body' ? '' : `${context} `;
+    let message = `${where}${param ?? `request ${context}`} ${first.message ?? 'is invalid'}`;
+    if (missing) message = `${missing} is required`;
+    else if (extra) message = `Unrecognized request argument supplied: ${param}`;
     return new AppError('invalid_request', message, { param, code: 'invalid_request_error' });
   }
   switch (error.code) {

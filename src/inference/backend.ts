@@ -98,6 +98,53 @@ export interface ModerationOutput {
   usage: TokenUsage;
 }
 
+/** Speech recognition: 16 kHz mono samples in, timed segments out. */
+export interface TranscriptionParams extends CallContext {
+  model: ModelConfig;
+  /** 16 kHz mono PCM, samples in [-1, 1]. */
+  audio: Float32Array;
+  task: 'transcribe' | 'translate';
+  /** ISO-639-1 code; null to detect it. */
+  language: string | null;
+  /** Text that guides spelling and style (conditions the first window). */
+  prompt: string | null;
+  /** 0 decodes greedily; above 0 samples at that temperature. */
+  temperature: number;
+  wordTimestamps: boolean;
+}
+
+export interface TranscriptionSegment {
+  id: number;
+  /** Offset of the 30-second window the segment was decoded in, in 10 ms frames. */
+  seek: number;
+  start: number;
+  end: number;
+  text: string;
+  tokens: number[];
+  temperature: number;
+  avgLogprob: number;
+  compressionRatio: number;
+  noSpeechProb: number;
+}
+
+export interface TranscriptionWord {
+  word: string;
+  start: number;
+  end: number;
+}
+
+export interface TranscriptionOutput {
+  text: string;
+  /** ISO-639-1 code of the spoken (or requested) language. */
+  language: string;
+  /** Seconds of audio. */
+  duration: number;
+  segments: TranscriptionSegment[];
+  words: TranscriptionWord[] | null;
+  /** Input tokens: prompt tokens; output tokens: generated text tokens. */
+  usage: TokenUsage;
+}
+
 export interface BackendStatus {
   ready: boolean;
   /** What is missing and how to fix it, when not ready. */
@@ -113,6 +160,7 @@ export interface InferenceBackend {
   runTask?(params: TaskParams): Promise<TaskOutput>;
   embed?(params: EmbeddingParams): Promise<EmbeddingOutput>;
   moderate?(params: ModerationParams): Promise<ModerationOutput>;
+  transcribe?(params: TranscriptionParams): Promise<TranscriptionOutput>;
   /** Counts tokens with the model's own tokenizer, when the backend has one. */
   countTokens?(model: ModelConfig, text: string): Promise<number>;
   close(): Promise<void>;

@@ -32,6 +32,8 @@ export interface CatalogEntry {
   hubRepo: string | null;
   /** The `model` string the response carries, when it differs from the id. */
   responseModel?: string;
+  /** Native vector length of an embedding model. */
+  embeddingDimensions?: number;
 }
 
 const BOTH: readonly ModelRoute[] = ['chat', 'responses'];
@@ -82,9 +84,11 @@ export const CATALOG: readonly CatalogEntry[] = Object.freeze([
   entry('all-minilm-l6-v2', 'embeddings', ['embeddings'], 256, [0.5, 0], 'onnx', 'Xenova/all-MiniLM-L6-v2', {
     truncatesInput: true,
     responseModel: 'all-MiniLM-L6-v2',
+    embeddingDimensions: 384,
   }),
   entry('bge-small-en-v1.5', 'embeddings', ['embeddings'], 512, [0.5, 0], 'onnx', 'Xenova/bge-small-en-v1.5', {
     truncatesInput: true,
+    embeddingDimensions: 384,
   }),
   entry('whisper-tiny', 'transcription', ['transcriptions', 'translations'], 448, [0.02, 0.05], 'onnx', 'onnx-community/whisper-tiny'),
 ]);

@@ -30,6 +30,8 @@ export interface TestServerOptions {
   yaml?: string;
   overrides?: ContainerOverrides;
   startWorkers?: boolean;
+  /** Called after buildApp and before listen, e.g. to register test-only routes. */
+  extendApp?: (app: FastifyInstance, container: Container) => void | Promise<void>;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -51,6 +53,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...options.overrides,
   });
   const app = await buildApp(container);
+  await options.extendApp?.(app, container);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no address');

@@ -1,6 +1,7 @@
 /** projects, keys and credits: the admin API's operations, straight on the database. */
 import type { Command } from 'commander';
 import { usdToMicros } from '../../domain/shared/money.js';
+import { invalidRequest } from '../../domain/shared/errors.js';
 import { keyToWire, projectToWire } from '../../http/routes/admin/mappers.js';
 import { printJson, withContainer } from '../context.js';
 
@@ -53,7 +54,7 @@ export function registerAdminCommands(program: Command): void {
     .action(async (projectId: string, amount: string) =>
       withContainer(async (c) => {
         const usd = Number(amount);
-        if (!Number.isFinite(usd)) throw new Error(`amount-usd must be a number, got "${amount}"`);
+        if (amount.trim() === '' || !Number.isFinite(usd)) throw invalidRequest(`amount-usd must be a number, got "${amount}"`);
         printJson(projectToWire(await c.projects.grantCredits(projectId, usdToMicros(usd))));
       }),
     );

@@ -7,6 +7,7 @@
  * below zero only by the cost of calls that were already admitted (in flight) when it
  * crossed zero, never by more; the next call after that is refused.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { newId } from '../shared/ids.js';
 import { insufficientQuota } from '../shared/errors.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
@@ -14,6 +15,8 @@ import type { Clock } from '../shared/clock.js';
 import type { Principal } from '../auth/authenticator.js';
 import type { ProjectsRepository } from '../../storage/db/repositories/projects.repository.js';
 import type { UsageRepository, UsageRecord } from '../../storage/db/repositories/usage.repository.js';
+import { UsageWriter } from './usage-writer.js';
+import { BalanceReader } from './balance-reader.js';
 
 export interface UsageInput {
   principal: Principal;
@@ -29,18 +32,29 @@ export interface UsageInput {
 
 export type UsageObserver = (record: UsageRecord) => void;
 
+/** Records made inside deferUsage() go here instead of the database. */
+const deferred = new AsyncLocalStorage<UsageRecord[]>();
+
 export class BillingService {
+  /** Concurrent records share transactions; each is committed before record() resolves. */
+  readonly #writer: UsageWriter;
+  /** Concurrent credit checks share one balance query per event-loop turn. */
+  readonly #balances: BalanceReader;
+
   constructor(
     private readonly projects: ProjectsRepository,
     private readonly usage: UsageRepository,
     private readonly priceOf: (model: string) => TokenPrice,
     private readonly clock: Clock,
     private readonly observe: UsageObserver = () => {},
-  ) {}
+  ) {
+    this.#writer = new UsageWriter(usage);
+    this.#balances = new BalanceReader(projects);
+  }
 
   /** Throws `insufficient_quota` when the project has no balance left. */
   async assertCanSpend(projectId: string): Promise<void> {
-    const balance = await this.projects.balanceOf(projectId);
+    const balance = await this.#balances.read(projectId);
     if (balance === undefined || balance <= 0) throw insufficientQuota();
   }
 
@@ -58,8 +72,28 @@ export class BillingService {
       status: input.status,
       createdAtMs: this.clock.nowMs(),
     };
-    await this.usage.recordAndDebit(record);
+    const sink = deferred.getStore();
+    if (sink) {
+      sink.push(record);
+      return record;
+    }
+    await this.#writer.write(record);
     this.observe(record);
     return record;
+  }
+
+  /**
+   * Runs `work` with usage deferred: every record it makes is pushed to `into` instead
+   * of written. The caller must write them in its own transaction (the batch runner writes
+   * a line's usage with the line's result, so a line is billed once or not at all) and
+   * then call committed(). The quota check still runs at once.
+   */
+  deferUsage<T>(into: UsageRecord[], work: () => Promise<T>): Promise<T> {
+    return deferred.run(into, work);
+  }
+
+  /** Reports deferred records that the caller has written. */
+  committed(records: readonly UsageRecord[]): void {
+    for (const record of records) this.observe(record);
   }
 }

@@ -29,6 +29,12 @@ export interface AppErrorOptions {
   retryable?: boolean;
   /** HTTP status the upstream answered with, when the error came from one. */
   upstreamStatus?: number;
+  /**
+   * Whether the message may reach the client. Defaults to true, except for `internal`
+   * errors, whose messages may carry internal detail and are replaced by a generic one
+   * unless the thrower marks them safe.
+   */
+  expose?: boolean;
   cause?: unknown;
 }
 
@@ -40,6 +46,7 @@ export class AppError extends Error {
   readonly retryAfterSeconds: number | undefined;
   readonly retryable: boolean;
   readonly upstreamStatus: number | undefined;
+  readonly expose: boolean;
 
   constructor(kind: ErrorKind, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -51,6 +58,7 @@ export class AppError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.retryable = options.retryable ?? false;
     this.upstreamStatus = options.upstreamStatus;
+    this.expose = options.expose ?? kind !== 'internal';
   }
 }
 

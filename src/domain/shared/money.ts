@@ -18,5 +18,6 @@ export interface TokenPrice {
  */
 export function costMicros(price: TokenPrice, inputTokens: number, outputTokens: number): number {
   const exact = inputTokens * price.inputPerMillionUsd + outputTokens * price.outputPerMillionUsd;
-  return Math.ceil(exact - 1e-9);
+  // `+ 0` turns the -0 of a free call (ceil of a tiny negative) into 0.
+  return Math.ceil(exact - 1e-9) + 0;
 }

@@ -1,11 +1,21 @@
 /** Every error and every unknown route leaves through here, in the spec's envelope. */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
 import { toHttpError, appErrorToHttp } from '../errors.js';
 
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = toHttpError(error);
   return reply.code(mapped.status).headers(mapped.headers).type('application/json').send(mapped.body);
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors raised before routing (a URL that cannot be
+ * decoded, an over-long parameter) would otherwise bypass the hooks, leaving the
+ * response without `x-request-id` and outside the envelope.
+ */
+export function handleFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  sendError(reply, error);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -1,4 +1,4 @@
-/** Request ids on every response, and request metrics (count, latency, in-flight). */
+/** Request ids on every response, request metrics (count, latency, in-flight), and connection draining on close. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Metrics } from '../../observability/metrics.js';
 
@@ -34,6 +34,21 @@ export function registerRequestContext(app: FastifyInstance, metrics: Metrics): 
     metrics.httpDuration.observe({ route, method: request.method }, seconds);
   };
 
-  app.addHook('onResponse', async (request, reply) => finish(request, reply.statusCode));
+  // Graceful shutdown: once close() has begun, every response says `connection: close`
+  // and its socket is ended, so keep-alive clients do not hold app.close() open until
+  // their idle timeout (in-flight requests still finish).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing && !reply.raw.headersSent) reply.header('connection', 'close');
+    return payload;
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    finish(request, reply.statusCode);
+    if (closing) request.raw.socket?.end();
+  });
   app.addHook('onRequestAbort', async (request) => finish(request, 'aborted'));
 }

@@ -41,11 +41,92 @@ export interface UsageRecordsTable {
   created_at: number;
 }
 
+/** Uploads and batch outputs (migration 0002). `deleted_at` is the soft delete. */
+export interface FilesTable {
+  id: string;
+  project_id: string;
+  purpose: string;
+  filename: string;
+  bytes: number;
+  blob_key: string;
+  is_error: number;
+  status: string;
+  batch_id: string | null;
+  created_at: number;
+  expires_at: number | null;
+  deleted_at: number | null;
+  /** The blob of this deleted or expired record is gone (migration 0003). */
+  purged_at: number | null;
+}
+
+/** Batches; `input_blob_key` lets a batch outlive its soft-deleted input record. */
+export interface BatchesTable {
+  id: string;
+  project_id: string;
+  created_by_key_id: string | null;
+  endpoint: string;
+  input_file_id: string;
+  input_blob_key: string | null;
+  completion_window: string;
+  status: string;
+  metadata: string;
+  errors: string | null;
+  total_lines: number;
+  completed_lines: number;
+  failed_lines: number;
+  shards_total: number;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  created_at: number;
+  expires_at: number;
+  in_progress_at: number | null;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  /** Refreshed while the creating request validates the input (migration 0003). */
+  validation_heartbeat_at: number | null;
+}
+
+/** A leased unit of batch work: the input lines in bytes [start_byte, end_byte). */
+export interface BatchShardsTable {
+  id: string;
+  batch_id: string;
+  shard_no: number;
+  first_line: number;
+  last_line: number;
+  start_byte: number;
+  end_byte: number;
+  line_count: number;
+  state: string;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  claims: number;
+}
+
+/** One row per finished batch line, keyed (batch_id, line_no): the exactly-once record. */
+export interface BatchLineResultsTable {
+  batch_id: string;
+  line_no: number;
+  ok: number;
+  error_code: string | null;
+  line_json: string;
+  created_at: number;
+}
+
 /** Every table; later migrations add theirs here. */
 export interface Tables {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
   usage_records: UsageRecordsTable;
+  files: FilesTable;
+  batches: BatchesTable;
+  batch_shards: BatchShardsTable;
+  batch_line_results: BatchLineResultsTable;
 }
 
 export type SqlFlavor = 'sqlite' | 'postgres';
@@ -67,7 +148,22 @@ function sqliteDialect(file: string): Dialect {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
-  return new SqliteDialect({ database: sqlite });
+  // Kysely prepares every query anew; reusing prepared statements saves SQLite's parse and
+  // plan on the hot path. Safe: Kysely runs one query at a time on this one connection.
+  const statements = new Map<string, SQLite.Statement>();
+  const database = {
+    close: () => void sqlite.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        if (statements.size >= 500) statements.clear();
+        statement = sqlite.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+  return new SqliteDialect({ database });
 }
 
 function postgresDialect(url: string): Dialect {

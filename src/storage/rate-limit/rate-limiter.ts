@@ -28,13 +28,37 @@ function decisionFrom(res: RateLimiterRes, allowed: boolean): RateDecision {
   };
 }
 
+/** How long the first requests wait for the initial Redis connection before using the per-replica fallback. */
+const FIRST_CONNECT_WAIT_MS = 2_000;
+
+/**
+ * Resolves once the client is first ready, or fails to connect, or after `timeoutMs`:
+ * a replica that has just started must not count its first requests only locally
+ * while the connection is still being set up.
+ */
+function firstConnection(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      for (const event of ['ready', 'error', 'end'] as const) redis.off(event, done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    timer.unref();
+    for (const event of ['ready', 'error', 'end'] as const) redis.once(event, done);
+  });
+}
+
 class FlexibleRateLimiter implements RateLimiter {
   constructor(
     private readonly limiter: RateLimiterAbstract,
     private readonly onClose: () => Promise<void> = async () => {},
+    private readonly connected: Promise<void> = Promise.resolve(),
   ) {}
 
   async consume(key: string): Promise<RateDecision> {
+    await this.connected;
     try {
       return decisionFrom(await this.limiter.consume(key, 1), true);
     } catch (rejection) {
@@ -56,7 +80,11 @@ export function createRateLimiter(options: { requestsPerMinute: number; redisUrl
   // Connection errors are handled by the insurance limiter; without a listener ioredis would log each retry.
   redis.on('error', () => {});
   const limiter = new RateLimiterRedis({ ...common, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true });
-  return new FlexibleRateLimiter(limiter, async () => {
-    redis.disconnect();
-  });
+  return new FlexibleRateLimiter(
+    limiter,
+    async () => {
+      redis.disconnect();
+    },
+    firstConnection(redis, FIRST_CONNECT_WAIT_MS),
+  );
 }

@@ -2,7 +2,7 @@
  * The admin API (`/admin/v1`), enabled only when SLUICE_ADMIN_TOKEN is set and
  * authenticated by `Authorization: Bearer $SLUICE_ADMIN_TOKEN`.
  */
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Container } from '../../../container.js';
@@ -54,8 +54,15 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
     projectToWire(await projects.getProject(request.params.id)),
   );
 
-  scope.post('/projects/:id/keys', { schema: { tags, params: IdParams, body: Type.Optional(OptionalNameBody) } }, async (request) => {
-    const { record, key } = await projects.createKey(request.params.id, request.body?.name);
+  const keysRoute = {
+    schema: { tags, params: IdParams, body: OptionalNameBody },
+    // No body at all is a key named "default", as in the CLI.
+    preValidation: async (request: FastifyRequest) => {
+      request.body ??= {};
+    },
+  };
+  scope.post('/projects/:id/keys', keysRoute, async (request) => {
+    const { record, key } = await projects.createKey(request.params.id, request.body.name);
     return { ...keyToWire(record), key };
   });
 

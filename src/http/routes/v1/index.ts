@@ -2,6 +2,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Container } from '../../../container.js';
 import { registerApiKeyAuth } from '../../plugins/api-key-auth.js';
+import { registerChatCompletionsRoute } from './chat-completions.js';
+import { registerResponsesRoute } from './responses.js';
+import { registerEmbeddingsRoute } from './embeddings.js';
+import { registerModerationsRoute } from './moderations.js';
+import { registerModelsRoutes } from './models.js';
+import { registerFilesRoutes } from './files.js';
+import { registerBatchesRoutes } from './batches.js';
+import { registerAudioRoutes } from './audio.js';
 
 const OPENAPI_PATH = '/v1/openapi.json';
 
@@ -16,4 +24,12 @@ export const v1Routes: FastifyPluginAsync<{ container: Container }> = async (sco
   scope.get('/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
 
   // Route modules register here, one line each.
+  registerChatCompletionsRoute(scope, container);
+  registerResponsesRoute(scope, container);
+  registerEmbeddingsRoute(scope, container);
+  registerModerationsRoute(scope, container);
+  registerModelsRoutes(scope, container);
+  registerAudioRoutes(scope, container);
+  registerFilesRoutes(scope, container);
+  registerBatchesRoutes(scope, container);
 };

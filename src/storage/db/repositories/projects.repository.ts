@@ -45,6 +45,13 @@ export class ProjectsRepository {
     return row ? Number(row.balance_micros) : undefined;
   }
 
+  /** Balances of several projects in one query; absent projects are missing from the map. */
+  async balancesOf(ids: readonly string[]): Promise<Map<string, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.database.db.selectFrom('projects').select(['id', 'balance_micros']).where('id', 'in', ids).execute();
+    return new Map(rows.map((row) => [row.id, Number(row.balance_micros)]));
+  }
+
   /** Adds `deltaMicros` (negative to debit) in one statement; returns the project after. */
   async adjustBalance(id: string, deltaMicros: number): Promise<Project | undefined> {
     const row = await this.database.db

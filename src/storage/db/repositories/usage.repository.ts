@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Database, UsageRecordsTable } from '../database.js';
+import { sql, type Kysely } from 'kysely';
+import type { Database, Tables, UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 
 export interface UsageRecord {
@@ -38,10 +38,24 @@ export class UsageRepository {
    * never exists without its debit or the reverse.
    */
   async recordAndDebit(record: UsageRecord): Promise<void> {
-    await this.database.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('usage_records')
-        .values({
+    await this.database.db.transaction().execute((trx) => this.recordAndDebitIn(trx, [record]));
+  }
+
+  /** Several records and their debits in one transaction (group commit of concurrent calls). */
+  async recordAndDebitMany(records: readonly UsageRecord[]): Promise<void> {
+    await this.database.db.transaction().execute((trx) => this.recordAndDebitIn(trx, records));
+  }
+
+  /**
+   * The same writes for several records inside a caller's transaction (batch lines write
+   * their usage with their results): one insert, and one debit per project.
+   */
+  async recordAndDebitIn(trx: Kysely<Tables>, records: readonly UsageRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await trx
+      .insertInto('usage_records')
+      .values(
+        records.map((record) => ({
           id: record.id,
           project_id: record.projectId,
           key_id: record.keyId,
@@ -53,16 +67,19 @@ export class UsageRepository {
           request_id: record.requestId,
           status: record.status,
           created_at: record.createdAtMs,
-        })
+        })),
+      )
+      .execute();
+    const debits = new Map<string, number>();
+    for (const record of records) debits.set(record.projectId, (debits.get(record.projectId) ?? 0) + record.costMicros);
+    for (const [projectId, cost] of debits) {
+      if (cost === 0) continue;
+      await trx
+        .updateTable('projects')
+        .set({ balance_micros: sql`balance_micros - ${cost}` })
+        .where('id', '=', projectId)
         .execute();
-      if (record.costMicros !== 0) {
-        await trx
-          .updateTable('projects')
-          .set({ balance_micros: sql`balance_micros - ${record.costMicros}` })
-          .where('id', '=', record.projectId)
-          .execute();
-      }
-    });
+    }
   }
 
   /** Newest first; `after` is the id of the last record of the previous page. */

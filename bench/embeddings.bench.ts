@@ -1,0 +1,151 @@
+/**
+ * Embeddings throughput and latency on a random-weight model of the real
+ * all-MiniLM-L6-v2 size (its config.json and tokenizer from shared/data; skipped when
+ * absent): the runtime in process (batches of 32, one input per call) against 32
+ * concurrent HTTP clients of one sentence each, plus /healthz latency under that load.
+ */
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import { Pool } from 'undici';
+import type { BenchRow } from './run.js';
+import { loadConfig } from '../src/config/load.js';
+import { OnnxBackend } from '../src/inference/backends/onnx/index.js';
+import { buildBertEncoderLike } from '../test/fixtures/model-builders/bert.js';
+import { startTestServer } from '../test/helpers/harness.js';
+
+const SOURCE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../shared/data/models/all-minilm-l6-v2');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const WORDS = 'the quick brown fox jumps over a lazy dog while people talk about music sports weather travel and business news'.split(' ');
+
+/** ~30-token English sentences, all different. */
+function sentence(i: number): string {
+  const words = Array.from({ length: 24 }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]);
+  return `${words.join(' ')} number ${i}.`;
+}
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
+
+async function forSeconds(seconds: number, step: () => Promise<number>): Promise<number> {
+  const until = performance.now() + seconds * 1000;
+  let done = 0;
+  while (performance.now() < until) done += await step();
+  return done / seconds;
+}
+
+const median = (xs: number[]) => pct(xs, 0.5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+async function localRunner(modelsDir: string) {
+  const config = loadConfig({ DATA_DIR: mkdtempSync(path.join(tmpdir(), 'bench-')), MODELS_DIR: modelsDir, LOG_LEVEL: 'silent' });
+  const backend = new OnnxBackend(config.runtimes, pino({ level: 'silent' }));
+  const model = config.models['all-minilm-l6-v2']!;
+  const ctx = { requestId: 'bench', signal: new AbortController().signal, model };
+  let n = 0;
+  const batch = () => Array.from({ length: 32 }, () => sentence(n++));
+  await backend.embed({ ...ctx, inputs: batch() });
+  return {
+    batched: () => forSeconds(SECONDS, async () => (await backend.embed({ ...ctx, inputs: batch() })).vectors.length),
+    single: async () => {
+      const latencies: number[] = [];
+      const rate = await forSeconds(SECONDS, async () => {
+        const t = performance.now();
+        await backend.embed({ ...ctx, inputs: [sentence(n++)] });
+        latencies.push(performance.now() - t);
+        return 1;
+      });
+      return { rate, p50: median(latencies) };
+    },
+    close: () => backend.close(),
+  };
+}
+
+async function httpRunner(modelsDir: string) {
+  const server = await startTestServer({ env: { MODELS_DIR: modelsDir, RATE_LIMIT_RPM: '100000000' } });
+  const { key } = await server.newTenant({ balanceUsd: 1000 });
+  const pool = new Pool(server.baseUrl, { connections: 40, pipelining: 1 });
+  const embed = async (input: string) => {
+    const res = await pool.request({
+      path: '/v1/embeddings',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ model: 'all-minilm-l6-v2', input }),
+    });
+    const body = (await res.body.json()) as { data?: unknown[] };
+    if (res.statusCode !== 200 || !body.data) throw new Error(`embeddings answered ${res.statusCode}`);
+  };
+  let n = 0;
+  await Promise.all(Array.from({ length: 32 }, () => embed(sentence(n++))));
+  return {
+    /** 32 clients, one sentence per request, with /healthz probed every 10 ms meanwhile. */
+    concurrent: async () => {
+      let loaded = true;
+      const health: number[] = [];
+      const probe = (async () => {
+        while (loaded) {
+          const t = performance.now();
+          await (await pool.request({ path: '/healthz', method: 'GET' })).body.text();
+          health.push(performance.now() - t);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      })();
+      const perClient = await Promise.all(Array.from({ length: 32 }, () => forSeconds(SECONDS, async () => (await embed(sentence(n++)), 1))));
+      loaded = false;
+      await probe;
+      return { rate: perClient.reduce((a, b) => a + b, 0), health };
+    },
+    singleP50: async () => {
+      const latencies: number[] = [];
+      await forSeconds(SECONDS / 2, async () => {
+        const t = performance.now();
+        await embed(sentence(n++));
+        latencies.push(performance.now() - t);
+        return 1;
+      });
+      return median(latencies);
+    },
+    close: async () => {
+      await pool.close();
+      await server.close();
+    },
+  };
+}
+
+export default async function embeddingsBench(): Promise<BenchRow[]> {
+  if (!existsSync(SOURCE)) return [{ name: 'embeddings', value: 0, unit: 'skipped', note: `${SOURCE} is absent` }];
+  const modelsDir = mkdtempSync(path.join(tmpdir(), 'bench-models-'));
+  buildBertEncoderLike(path.join(modelsDir, 'all-minilm-l6-v2'), SOURCE);
+  const local = await localRunner(modelsDir);
+  const http = await httpRunner(modelsDir);
+  // Rounds alternate the four measurements, so load from elsewhere on a shared machine
+  // weighs on all of them alike; each figure is the median of its rounds.
+  const r = { batched: [] as number[], single: [] as number[], singleP50: [] as number[], http: [] as number[], httpP50: [] as number[] };
+  const health: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    r.batched.push(await local.batched());
+    const single = await local.single();
+    r.single.push(single.rate);
+    r.singleP50.push(single.p50);
+    const concurrent = await http.concurrent();
+    r.http.push(concurrent.rate);
+    health.push(...concurrent.health);
+    r.httpP50.push(await http.singleP50());
+  }
+  await http.close();
+  await local.close();
+  const [batched, single, singleP50, throughput, httpP50] = [r.batched, r.single, r.singleP50, r.http, r.httpP50].map(median) as number[];
+  return [
+    { name: 'in-process, batches of 32', value: batched!, unit: 'sentences/s' },
+    { name: 'in-process, one input per call', value: single!, unit: 'sentences/s' },
+    { name: 'in-process single call p50', value: singleP50!, unit: 'ms' },
+    { name: 'HTTP, 32 concurrent clients', value: throughput!, unit: 'sentences/s' },
+    { name: 'HTTP / in-process batches of 32', value: throughput! / batched!, unit: 'ratio', note: 'target ≥ 0.9' },
+    { name: 'HTTP / in-process one per call', value: throughput! / single!, unit: 'ratio', note: 'target ≥ 1.5' },
+    { name: 'HTTP single request p50', value: httpP50!, unit: 'ms' },
+    { name: 'HTTP p50 / in-process p50', value: httpP50! / singleP50!, unit: 'ratio', note: 'target ≤ 1.2' },
+    { name: '/healthz p50 under full load', value: pct(health, 0.5), unit: 'ms' },
+    { name: '/healthz p99 under full load', value: pct(health, 0.99), unit: 'ms', note: 'target ≤ 50' },
+  ];
+}

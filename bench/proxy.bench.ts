@@ -1,0 +1,190 @@
+/**
+ * What Sluice adds in front of an OpenAI-compatible upstream, on loopback:
+ *  (a) at a fixed moderate rate (¼ of what a bare proxy sustains), p50 latency through
+ *      Sluice minus p50 calling the upstream directly (target ≤ 1 ms);
+ *  (b) at saturation, Sluice's full path (auth, credit check, validation, usage record)
+ *      in requests/s as a ratio of a bare pass-through proxy on the same stack, Fastify +
+ *      undici, written here (target ≥ 60%);
+ *  (c) streaming: from the upstream writing its first chunk to that chunk's first byte at
+ *      the client (target ≤ 1 ms).
+ * The upstream runs in a worker thread so it does not share the servers' event loop;
+ * saturation load comes from autocannon's own worker; latencies use its per-response
+ * timings (sub-millisecond), not its whole-millisecond histogram.
+ */
+import http from 'node:http';
+import { Worker } from 'node:worker_threads';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import { Pool } from 'undici';
+import type { BenchRow } from './run.js';
+import { startTestServer } from '../test/helpers/harness.js';
+
+const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = 32;
+const BODY = JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 });
+
+/** A minimal OpenAI-compatible upstream (plain JS, in a worker): fixed answers, and SSE that reports when it wrote its first chunk. */
+const UPSTREAM_SOURCE = `
+const http = require('node:http');
+const { parentPort } = require('node:worker_threads');
+const answer = JSON.stringify({ id: 'chatcmpl-up', object: 'chat.completion', created: 1, model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, how are you?' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } });
+const chunk = (delta, finish) => 'data: ' + JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm',
+  choices: [{ index: 0, delta, finish_reason: finish }] }) + '\\n\\n';
+const server = http.createServer((req, res) => {
+  const parts = [];
+  req.on('data', (c) => parts.push(c));
+  req.on('end', () => {
+    const body = JSON.parse(Buffer.concat(parts).toString() || '{}');
+    if (!body.stream) { res.writeHead(200, { 'content-type': 'application/json' }); res.end(answer); return; }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.flushHeaders();
+    setTimeout(() => {
+      res.write(chunk({ role: 'assistant', content: 'Hello' }, null));
+      parentPort.postMessage({ id: req.headers['x-request-id'] || req.headers['x-bench-id'], at: performance.timeOrigin + performance.now() });
+      setTimeout(() => {
+        res.write(chunk({ content: ' there' }, null));
+        res.write(chunk({}, 'stop'));
+        res.write('data: ' + JSON.stringify({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 2, total_tokens: 14 } }) + '\\n\\n');
+        res.end('data: [DONE]\\n\\n');
+      }, 2);
+    }, 5);
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
+`;
+
+interface Upstream {
+  url: string;
+  firstChunkAt: Map<string, number>;
+  close(): Promise<number>;
+}
+
+function startUpstream(): Promise<Upstream> {
+  const worker = new Worker(UPSTREAM_SOURCE, { eval: true });
+  const firstChunkAt = new Map<string, number>();
+  return new Promise((resolve) => {
+    worker.on('message', (message: { port?: number; id?: string; at?: number }) => {
+      if (message.port) resolve({ url: `http://127.0.0.1:${message.port}`, firstChunkAt, close: () => worker.terminate() });
+      else if (message.id) firstChunkAt.set(message.id, message.at!);
+    });
+  });
+}
+
+/** The comparison point: Fastify + undici, parse the request, forward it, send the upstream's body back. */
+async function startBareProxy(upstreamUrl: string) {
+  const pool = new Pool(upstreamUrl, { connections: 256 });
+  const app = Fastify({ logger: false });
+  app.post('/v1/chat/completions', async (request, reply) => {
+    const res = await pool.request({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(request.body),
+    });
+    return reply.code(res.statusCode).type('application/json').send(await res.body.text());
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}`, close: async () => (await app.close(), await pool.close()) };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+async function load(url: string, key: string | null, options: { seconds: number; rate?: number; workers?: boolean }) {
+  const latencies: number[] = [];
+  let instance: autocannon.Instance | undefined;
+  const done = new Promise<autocannon.Result>((resolve, reject) => {
+    instance = autocannon(
+      {
+        url: `${url}/v1/chat/completions`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
+        body: BODY,
+        connections: options.rate ? 8 : CONNECTIONS,
+        duration: options.seconds,
+        ...(options.rate ? { overallRate: options.rate } : {}),
+        ...(options.workers ? { workers: 1 } : {}),
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+  });
+  if (!options.workers) {
+    instance!.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status === 200) latencies.push(ms);
+    });
+  }
+  const result = await done;
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: result.requests.average, p50: median(latencies) };
+}
+
+/** Sequential streams: client first byte minus the upstream's first-chunk write, per request. */
+async function firstByteGaps(url: string, key: string | null, upstream: Upstream, count: number): Promise<number[]> {
+  const gaps: number[] = [];
+  const agent = new http.Agent({ keepAlive: true });
+  for (let i = 0; i < count; i++) {
+    const benchId = `bench-${i}`;
+    const gap = await new Promise<number>((resolve, reject) => {
+      const request = http.request(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'x-bench-id': benchId, ...(key ? { 'x-api-key': key } : {}) },
+      });
+      request.on('response', (res) => {
+        const id = (res.headers['x-request-id'] as string | undefined) ?? benchId;
+        let first = 0;
+        res.on('data', () => {
+          first ||= performance.timeOrigin + performance.now();
+        });
+        res.on('end', () => resolve(first - upstream.firstChunkAt.get(id)!));
+      });
+      request.on('error', reject);
+      request.end(JSON.stringify({ ...JSON.parse(BODY), stream: true }));
+    });
+    gaps.push(gap);
+  }
+  agent.destroy();
+  return gaps;
+}
+
+export default async function proxyBench(): Promise<BenchRow[]> {
+  const upstream = await startUpstream();
+  const bare = await startBareProxy(upstream.url);
+  const sluice = await startTestServer({
+    env: { RATE_LIMIT_RPM: '1000000000', LOG_LEVEL: 'silent' },
+    yaml: `models:\n  gpt-oss-120b: { backend: openai, base_url: "${upstream.url}/v1" }\n`,
+  });
+  const { key } = await sluice.newTenant({ balanceUsd: 100_000 });
+  try {
+    for (const [url, k] of [[upstream.url, null], [bare.url, null], [sluice.baseUrl, key]] as const) {
+      await load(url, k, { seconds: 1, workers: true });
+    }
+    const bareSat = await load(bare.url, null, { seconds: PHASE_SECONDS, workers: true });
+    const sluiceSat = await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, workers: true });
+
+    const rate = Math.max(50, Math.round(bareSat.rps / 4));
+    const direct = await load(upstream.url, null, { seconds: PHASE_SECONDS, rate });
+    const through = await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate });
+
+    const directGaps = await firstByteGaps(upstream.url, null, upstream, 200);
+    const sluiceGaps = await firstByteGaps(sluice.baseUrl, key, upstream, 200);
+
+    return [
+      { name: 'bare proxy at saturation', value: bareSat.rps, unit: 'req/s', note: `Fastify + undici, ${CONNECTIONS} connections` },
+      { name: 'sluice full path at saturation', value: sluiceSat.rps, unit: 'req/s', note: 'auth, credit check, validation, upstream, usage record' },
+      { name: 'sluice / bare proxy throughput', value: sluiceSat.rps / bareSat.rps, unit: 'ratio', note: 'target ≥ 0.60' },
+      { name: `p50 direct to upstream at ${rate} req/s`, value: direct.p50, unit: 'ms' },
+      { name: `p50 through sluice at ${rate} req/s`, value: through.p50, unit: 'ms' },
+      { name: 'p50 latency added by sluice', value: through.p50 - direct.p50, unit: 'ms', note: 'target ≤ 1 ms' },
+      { name: 'stream first byte after upstream first chunk, direct', value: median(directGaps), unit: 'ms', note: 'p50 of 200' },
+      { name: 'stream first byte after upstream first chunk, via sluice', value: median(sluiceGaps), unit: 'ms', note: 'p50 of 200; target ≤ 1 ms' },
+    ];
+  } finally {
+    await sluice.close();
+    await bare.close();
+    await upstream.close();
+  }
+}

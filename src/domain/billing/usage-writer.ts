@@ -1,0 +1,69 @@
+/**
+ * Group commit for usage records. Every record is still written with its debit in one
+ * transaction before its write() resolves, but the records of one event-loop turn (and
+ * those arriving while a transaction is being written) share a transaction: under load
+ * one commit carries many calls; alone, a record waits one turn (setImmediate). A failed
+ * shared commit is retried record by record, so one bad record cannot fail the others.
+ */
+import type { UsageRecord } from '../../storage/db/repositories/usage.repository.js';
+
+export interface UsageStore {
+  recordAndDebit(record: UsageRecord): Promise<void>;
+  recordAndDebitMany(records: readonly UsageRecord[]): Promise<void>;
+}
+
+interface Pending {
+  record: UsageRecord;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** Bounds one transaction's size (and its bound parameters). */
+const MAX_BATCH = 500;
+
+export class UsageWriter {
+  #queue: Pending[] = [];
+  #draining = false;
+
+  constructor(private readonly store: UsageStore) {}
+
+  write(record: UsageRecord): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ record, resolve, reject });
+      if (!this.#draining) {
+        this.#draining = true;
+        setImmediate(() => void this.#drain());
+      }
+    });
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, MAX_BATCH);
+        if (batch.length === 1) await this.#writeOne(batch[0]!);
+        else await this.#writeMany(batch);
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  async #writeMany(batch: Pending[]): Promise<void> {
+    try {
+      await this.store.recordAndDebitMany(batch.map((p) => p.record));
+      for (const p of batch) p.resolve();
+    } catch {
+      for (const p of batch) await this.#writeOne(p);
+    }
+  }
+
+  async #writeOne(pending: Pending): Promise<void> {
+    try {
+      await this.store.recordAndDebit(pending.record);
+      pending.resolve();
+    } catch (err) {
+      pending.reject(err);
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * POST /v1/chat/completions, and the ChatCompletionsPort the batch runner calls: parse,
+ * route, refuse what cannot run, check quota, run, meter, answer. Streaming has the
+ * same steps; the response is committed only once the backend produced its first event,
+ * so failures before that are ordinary HTTP errors.
+ */
+import type { Logger } from 'pino';
+import type { Principal } from '../auth/authenticator.js';
+import type { BillingService } from '../billing/billing.service.js';
+import type { Clock } from '../shared/clock.js';
+import { toUnixSeconds } from '../shared/clock.js';
+import { invalidRequest } from '../shared/errors.js';
+import type { ChatStreamEvent, TokenUsage } from '../../inference/backend.js';
+import type { ModelRegistry } from '../../inference/registry.js';
+import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
+import { parseChatRequest, type ChatRequest } from './chat-request.js';
+import { ChatRunner, type Conversation, type PreparedCall } from './chat-runner.js';
+import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
+
+export const CHAT_ROUTE = '/v1/chat/completions';
+/** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
+const CLIENT_CLOSED = 499;
+
+export interface InferenceServiceDeps {
+  registry: ModelRegistry;
+  billing: BillingService;
+  clock: Clock;
+  logger: Pick<Logger, 'warn' | 'error'>;
+}
+
+export function conversationOf(request: ChatRequest): Conversation {
+  const systemIndex = request.messages.findIndex((m) => m.role === 'system');
+  return {
+    messages: request.messages,
+    options: request.options,
+    sampling: request.sampling,
+    labels: request.labels,
+    labelText:
+      systemIndex === -1 ? null : { text: request.messages[systemIndex]!.content, param: `messages[${systemIndex}].content` },
+    inputParam: 'messages',
+    truncation: 'disabled',
+  };
+}
+
+export class ChatCompletionsService implements ChatCompletionsPort {
+  readonly #runner: ChatRunner;
+
+  constructor(private readonly deps: InferenceServiceDeps) {
+    this.#runner = new ChatRunner(deps.registry);
+  }
+
+  async create(principal: Principal, body: unknown, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
+    const request = parseChatRequest(body);
+    if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
+    const call = await this.#prepare(principal, request, false);
+    const result = await this.#runner.run(call, context);
+    await this.#meter(principal, call, result.usage, context, 200);
+    return chatCompletionWire(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), call.model.id, result);
+  }
+
+  /**
+   * Starts a streamed completion and resolves once the backend produced its first event.
+   * Iterate the result for `chat.completion.chunk` objects; abort `context.signal` when
+   * the client goes away (the upstream is stopped and the tokens so far are billed).
+   */
+  async openStream(principal: Principal, body: unknown, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
+    const request = parseChatRequest(body);
+    const call = await this.#prepare(principal, request, true);
+    const events = this.#runner.stream(call, context);
+    const first = await events.next();
+    return this.#relay(principal, request, call, events, first, context);
+  }
+
+  async #prepare(principal: Principal, request: ChatRequest, streaming: boolean): Promise<PreparedCall> {
+    const model = this.deps.registry.require(request.model, 'chat');
+    const call = await this.#runner.prepare(model, conversationOf(request), streaming);
+    await this.deps.billing.assertCanSpend(principal.projectId);
+    return call;
+  }
+
+  async *#relay(
+    principal: Principal,
+    request: ChatRequest,
+    call: PreparedCall,
+    events: AsyncGenerator<ChatStreamEvent>,
+    first: IteratorResult<ChatStreamEvent>,
+    context: ChatCompletionsContext,
+  ): AsyncGenerator<Record<string, unknown>> {
+    const writer = new ChunkWriter(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), call.model.id, request.includeUsage);
+    let usage: TokenUsage | null = null;
+    let produced = '';
+    let metered = false;
+    try {
+      for (let step = first; !step.done; step = await events.next()) {
+        const event = step.value;
+        if (event.type === 'delta') {
+          produced += (event.content ?? '') + (event.reasoning ?? '');
+          yield writer.delta(event.content, event.reasoning);
+        } else if (event.type === 'finish') {
+          yield writer.finish(event.finishReason);
+        } else {
+          usage = event.usage;
+        }
+      }
+      usage ??= await this.#countedUsage(call, produced);
+      metered = true;
+      await this.#meter(principal, call, usage, context, 200);
+      if (request.includeUsage) yield writer.usage(usage);
+    } finally {
+      await events.return(undefined).catch(() => {});
+      // An abandoned stream still cost the tokens generated so far; a failed upstream costs nothing.
+      if (!metered && context.signal.aborted) {
+        await this.#meter(principal, call, await this.#countedUsage(call, produced), context, CLIENT_CLOSED).catch((err: unknown) =>
+          this.deps.logger.error({ err, request_id: context.requestId }, 'metering an aborted stream failed'),
+        );
+      }
+    }
+  }
+
+  async #countedUsage(call: PreparedCall, output: string): Promise<TokenUsage> {
+    const messages = call.kind === 'chat' ? call.messages : [{ role: 'user' as const, content: call.input }];
+    return {
+      inputTokens: await this.#runner.countInput(call.model, messages),
+      outputTokens: (await this.deps.registry.countTokens(call.model, output)).tokens,
+    };
+  }
+
+  async #meter(principal: Principal, call: PreparedCall, usage: TokenUsage, context: ChatCompletionsContext, status: number) {
+    await this.deps.billing.record({
+      principal,
+      model: call.model.id,
+      route: context.route ?? CHAT_ROUTE,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      requestId: context.requestId,
+      status,
+    });
+  }
+}

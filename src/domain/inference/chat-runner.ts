@@ -1,0 +1,151 @@
+/**
+ * The model-facing half of chat completions and responses: decides whether a request is
+ * a conversation (chat models) or one text in / one result out (classification,
+ * extraction, summarization), enforces the context limit before anything runs, and calls
+ * the backend. Quota and metering stay with the services that call it.
+ */
+import type { ModelConfig } from '../../config/schema.js';
+import { AppError, invalidRequest } from '../shared/errors.js';
+import type { CallContext, ChatMessage, ChatStreamEvent, InferenceBackend, TokenUsage } from '../../inference/backend.js';
+import type { ModelRegistry } from '../../inference/registry.js';
+import { maxPossibleTokens } from '../../inference/token-counter.js';
+import { parseLabelText } from './request-fields.js';
+
+export interface Conversation {
+  messages: ChatMessage[];
+  options: Record<string, unknown>;
+  sampling: Record<string, unknown>;
+  /** Labels given as a list (`categories`). */
+  labels: string[] | null;
+  /** Labels written as text (a system message or `instructions`) and the param that holds them. */
+  labelText: { text: string; param: string } | null;
+  /** The param context-length errors name (`messages` or `input`). */
+  inputParam: string;
+  /** `auto` drops the oldest turns of a conversation that does not fit; `disabled` refuses it. */
+  truncation: 'auto' | 'disabled';
+}
+
+export type PreparedCall =
+  | { kind: 'chat'; model: ModelConfig; backend: InferenceBackend; messages: ChatMessage[]; conversation: Conversation }
+  | { kind: 'task'; model: ModelConfig; backend: InferenceBackend; input: string; labels: string[] | null; conversation: Conversation };
+
+export interface ChatResult {
+  content: string;
+  reasoning: string | null;
+  finishReason: string;
+  usage: TokenUsage;
+}
+
+export const contextLengthExceeded = (model: ModelConfig, param: string, tokens: number, exact: boolean) =>
+  invalidRequest(
+    `Input exceeds max_tokens (${model.contextLength}) for model: ${model.id} (the input has ${exact ? '' : 'about '}${tokens} tokens)`,
+    param,
+    'context_length_exceeded',
+  );
+
+/** Refuses `text` when it has more tokens than the model's context (before anything runs). */
+export async function assertWithinContext(registry: ModelRegistry, model: ModelConfig, text: string, param: string): Promise<void> {
+  // Cheap bound first: no tokenizer produces more tokens than bytes, so most inputs never need counting.
+  if (maxPossibleTokens(text) <= model.contextLength) return;
+  const counted = await registry.countTokens(model, text);
+  if (counted.tokens > model.contextLength) throw contextLengthExceeded(model, param, counted.tokens, counted.exact);
+}
+
+export class ChatRunner {
+  constructor(private readonly registry: ModelRegistry) {}
+
+  /** Everything that can refuse the request without running it: shape, labels, context length, backend. */
+  async prepare(model: ModelConfig, conversation: Conversation, streaming: boolean): Promise<PreparedCall> {
+    if (model.entry.task === 'chat') {
+      const messages = await this.#fitConversation(model, conversation);
+      const backend = await this.registry.backendFor(model, streaming ? 'chatStream' : 'chat');
+      return { kind: 'chat', model, backend, messages, conversation };
+    }
+    const input = conversation.messages
+      .filter((m) => m.role !== 'system')
+      .map((m) => m.content)
+      .join('\n');
+    if (input === '') throw invalidRequest(`${conversation.inputParam} must include a user message`, conversation.inputParam);
+    let labels = conversation.labels;
+    if (!labels && conversation.labelText && model.entry.task === 'classification') {
+      labels = parseLabelText(conversation.labelText.text, conversation.labelText.param);
+    }
+    if (!model.entry.truncatesInput) await assertWithinContext(this.registry, model, input, conversation.inputParam);
+    const backend = await this.registry.backendFor(model, 'runTask');
+    return { kind: 'task', model, backend, input, labels, conversation };
+  }
+
+  async run(call: PreparedCall, context: CallContext): Promise<ChatResult> {
+    if (call.kind === 'task') return this.#runTask(call, context);
+    const output = await call.backend.chat!({
+      ...context,
+      model: call.model,
+      messages: call.messages,
+      options: call.conversation.options,
+      sampling: call.conversation.sampling,
+    });
+    return { content: output.content, reasoning: output.reasoning, finishReason: output.finishReason, usage: output.usage };
+  }
+
+  /** Streams a prepared call; a task model's result arrives as one delta. The last event is always `usage`. */
+  async *stream(call: PreparedCall, context: CallContext): AsyncGenerator<ChatStreamEvent> {
+    if (call.kind === 'task') {
+      const result = await this.#runTask(call, context);
+      yield { type: 'delta', content: result.content };
+      yield { type: 'finish', finishReason: result.finishReason };
+      yield { type: 'usage', usage: result.usage };
+      return;
+    }
+    yield* call.backend.chatStream!({
+      ...context,
+      model: call.model,
+      messages: call.messages,
+      options: call.conversation.options,
+      sampling: call.conversation.sampling,
+    });
+  }
+
+  /** Input tokens of a conversation, as the pre-check counts them (message contents). */
+  async countInput(model: ModelConfig, messages: ChatMessage[]): Promise<number> {
+    let total = 0;
+    for (const m of messages) total += (await this.registry.countTokens(model, m.content)).tokens;
+    return total;
+  }
+
+  async #runTask(call: Extract<PreparedCall, { kind: 'task' }>, context: CallContext): Promise<ChatResult> {
+    const output = await call.backend.runTask!({
+      ...context,
+      model: call.model,
+      input: call.input,
+      labels: call.labels,
+      options: call.conversation.options,
+    });
+    const content = typeof output.result === 'string' ? output.result : JSON.stringify(output.result);
+    if (content === undefined) throw new AppError('internal', `Model ${call.model.id} returned no result`);
+    return { content, reasoning: null, finishReason: 'stop', usage: output.usage };
+  }
+
+  async #fitConversation(model: ModelConfig, conversation: Conversation): Promise<ChatMessage[]> {
+    const { messages } = conversation;
+    if (messages.reduce((n, m) => n + maxPossibleTokens(m.content), 0) <= model.contextLength) return messages;
+    const counts: number[] = [];
+    let exact = true;
+    for (const m of messages) {
+      const counted = await this.registry.countTokens(model, m.content);
+      counts.push(counted.tokens);
+      exact &&= counted.exact;
+    }
+    let total = counts.reduce((a, b) => a + b, 0);
+    if (total <= model.contextLength) return messages;
+    if (conversation.truncation === 'disabled') throw contextLengthExceeded(model, conversation.inputParam, total, exact);
+    // Drop the oldest non-system turns, keeping the last message, until the rest fits.
+    const keep = messages.map(() => true);
+    for (let i = 0; i < messages.length - 1 && total > model.contextLength; i++) {
+      if (messages[i]!.role === 'system') continue;
+      keep[i] = false;
+      total -= counts[i]!;
+    }
+    if (total > model.contextLength) throw contextLengthExceeded(model, conversation.inputParam, total, exact);
+    return messages.filter((_, i) => keep[i]);
+  }
+}

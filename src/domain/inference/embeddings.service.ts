@@ -1,0 +1,98 @@
+/**
+ * POST /v1/embeddings: one vector per input, in input order. Models that truncate
+ * (the catalog's `truncatesInput`) embed over-long inputs cut at their limit; others
+ * refuse them. `encoding_format: base64` is little-endian float32 bytes, as OpenAI's.
+ */
+import type { Principal } from '../auth/authenticator.js';
+import { invalidRequest } from '../shared/errors.js';
+import type { CallContext } from '../../inference/backend.js';
+import type { InferenceServiceDeps } from './chat-completions.service.js';
+import { assertWithinContext } from './chat-runner.js';
+import { optionalInteger, optionalString, requireObject, requiredString, type Body } from './request-fields.js';
+
+export const EMBEDDINGS_ROUTE = '/v1/embeddings';
+const MAX_INPUTS = 2048;
+
+interface EmbeddingsRequest {
+  model: string;
+  inputs: string[];
+  /** True when `input` was an array (param names then carry the index). */
+  listed: boolean;
+  encoding: 'float' | 'base64';
+  dimensions: number | undefined;
+}
+
+function readInputs(body: Body): { inputs: string[]; listed: boolean } {
+  const input = body.input;
+  if (input === undefined || input === null) throw invalidRequest('input is required', 'input');
+  if (typeof input === 'string') {
+    if (input === '') throw invalidRequest('input must be a non-empty string or an array of non-empty strings', 'input');
+    return { inputs: [input], listed: false };
+  }
+  if (!Array.isArray(input) || input.length === 0) {
+    throw invalidRequest('input must be a non-empty string or an array of non-empty strings', 'input');
+  }
+  if (input.length > MAX_INPUTS) throw invalidRequest(`input must have at most ${MAX_INPUTS} elements`, 'input');
+  input.forEach((item, i) => {
+    if (typeof item !== 'string' || item === '') throw invalidRequest(`input[${i}] must be a non-empty string`, `input[${i}]`);
+  });
+  return { inputs: input as string[], listed: true };
+}
+
+function parseEmbeddingsRequest(raw: unknown): EmbeddingsRequest {
+  const body = requireObject(raw);
+  const model = requiredString(body, 'model');
+  const { inputs, listed } = readInputs(body);
+  const encoding = optionalString(body, 'encoding_format') ?? 'float';
+  if (encoding !== 'float' && encoding !== 'base64') throw invalidRequest('encoding_format must be "float" or "base64"', 'encoding_format');
+  return { model, inputs, listed, encoding, dimensions: optionalInteger(body, 'dimensions', 1) };
+}
+
+export function float32Base64(vector: ArrayLike<number>): string {
+  const bytes = Buffer.allocUnsafe(vector.length * 4);
+  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i]!, i * 4);
+  return bytes.toString('base64');
+}
+
+export class EmbeddingsService {
+  constructor(private readonly deps: InferenceServiceDeps) {}
+
+  async create(principal: Principal, body: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+    const request = parseEmbeddingsRequest(body);
+    const { registry, billing } = this.deps;
+    const model = registry.require(request.model, 'embeddings');
+    const native = model.entry.embeddingDimensions;
+    if (request.dimensions !== undefined && native !== undefined && request.dimensions !== native) {
+      throw invalidRequest(`dimensions must be ${native} for model ${model.id}; it cannot shorten its vectors`, 'dimensions');
+    }
+    if (!model.entry.truncatesInput) {
+      for (const [i, text] of request.inputs.entries()) {
+        await assertWithinContext(registry, model, text, request.listed ? `input[${i}]` : 'input');
+      }
+    }
+    const backend = await registry.backendFor(model, 'embed');
+    await billing.assertCanSpend(principal.projectId);
+    const output = await backend.embed!({ ...context, model, inputs: request.inputs });
+    await billing.record({
+      principal,
+      model: model.id,
+      route: context.route ?? EMBEDDINGS_ROUTE,
+      inputTokens: output.usage.inputTokens,
+      outputTokens: 0,
+      requestId: context.requestId,
+      status: 200,
+    });
+    const vectors: ArrayLike<number>[] = output.vectors;
+    const data = Array.from(vectors, (vector, index) => ({
+      object: 'embedding',
+      index,
+      embedding: request.encoding === 'base64' ? float32Base64(vector) : Array.from(vector),
+    }));
+    return {
+      object: 'list',
+      data,
+      model: model.entry.responseModel ?? model.id,
+      usage: { prompt_tokens: output.usage.inputTokens, total_tokens: output.usage.inputTokens },
+    };
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * POST /v1/moderations (digest §3.1): `model` optional (OpenAI's moderation ids map to
+ * zlm-v1-moderation-edge); `input` a string, an array of strings (one result each) or
+ * an array of text parts (together one input). Results always carry the 13 categories
+ * in OpenAI's order.
+ */
+import type { Principal } from '../auth/authenticator.js';
+import { invalidRequest } from '../shared/errors.js';
+import { takeRandom } from '../shared/ids.js';
+import type { CallContext, ModerationResult } from '../../inference/backend.js';
+import type { InferenceServiceDeps } from './chat-completions.service.js';
+import { assertWithinContext } from './chat-runner.js';
+import { describe, optionalObject, optionalString, requireObject, type Body } from './request-fields.js';
+
+export const MODERATIONS_ROUTE = '/v1/moderations';
+export const DEFAULT_MODERATION_MODEL = 'zlm-v1-moderation-edge';
+const OPENAI_ALIASES = new Set(['omni-moderation-latest', 'text-moderation-stable', 'text-moderation-latest']);
+
+export const MODERATION_CATEGORIES = [
+  'harassment',
+  'harassment/threatening',
+  'hate',
+  'hate/threatening',
+  'illicit',
+  'illicit/violent',
+  'self-harm',
+  'self-harm/intent',
+  'self-harm/instructions',
+  'sexual',
+  'sexual/minors',
+  'violence',
+  'violence/graphic',
+] as const;
+
+const BAD_INPUT = 'input must be a non-empty string, an array of non-empty strings, or an array of text parts';
+
+/** Inputs and, for each, the param that names it in errors. */
+function readInputs(body: Body): { texts: string[]; params: string[] } {
+  const input = body.input;
+  if (input === undefined || input === null) throw invalidRequest('input is required', 'input');
+  if (typeof input === 'string') {
+    if (input === '') throw invalidRequest(BAD_INPUT, 'input');
+    return { texts: [input], params: ['input'] };
+  }
+  if (!Array.isArray(input) || input.length === 0) throw invalidRequest(BAD_INPUT, 'input');
+  // The first element decides the form: strings (one result each) or text parts (one input).
+  if (typeof input[0] === 'string') {
+    input.forEach((item: unknown, i) => {
+      if (typeof item !== 'string' || item === '') throw invalidRequest(`input[${i}] must be a non-empty string`, `input[${i}]`);
+    });
+    return { texts: input as string[], params: input.map((_, i) => `input[${i}]`) };
+  }
+  const parts = input.map((part: unknown, i) => {
+    const p = part as Body | null;
+    if (typeof p !== 'object' || p === null || Array.isArray(p)) {
+      throw invalidRequest(`input[${i}] must be a text part {type: "text", text}, got ${describe(part)}`, `input[${i}]`);
+    }
+    if (p.type !== 'text') throw invalidRequest(`input[${i}].type must be "text"; only text is supported`, `input[${i}].type`);
+    if (typeof p.text !== 'string' || p.text === '') throw invalidRequest(`input[${i}].text must be a non-empty string`, `input[${i}].text`);
+    return p.text;
+  });
+  return { texts: [parts.join('\n')], params: ['input'] };
+}
+
+function resultWire(result: ModerationResult) {
+  const categories: Record<string, boolean> = {};
+  const scores: Record<string, number> = {};
+  const applied: Record<string, string[]> = {};
+  for (const name of MODERATION_CATEGORIES) {
+    scores[name] = result.categoryScores[name] ?? 0;
+    categories[name] = result.categories[name] ?? false;
+    applied[name] = ['text'];
+  }
+  return { flagged: result.flagged, categories, category_scores: scores, category_applied_input_types: applied };
+}
+
+export class ModerationsService {
+  constructor(private readonly deps: InferenceServiceDeps) {}
+
+  async create(principal: Principal, raw: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+    const body = requireObject(raw);
+    const requested = optionalString(body, 'model');
+    if (requested === '') throw invalidRequest('model must be a non-empty string', 'model');
+    const { texts, params } = readInputs(body);
+    const options = optionalObject(body, 'metadata') ?? {};
+    const { registry, billing } = this.deps;
+    const name = requested === undefined || OPENAI_ALIASES.has(requested) ? DEFAULT_MODERATION_MODEL : requested;
+    const model = registry.require(name, 'moderations');
+    if (!model.entry.truncatesInput) {
+      for (const [i, text] of texts.entries()) await assertWithinContext(registry, model, text, params[i]!);
+    }
+    const backend = await registry.backendFor(model, 'moderate');
+    await billing.assertCanSpend(principal.projectId);
+    const output = await backend.moderate!({ ...context, model, inputs: texts, options });
+    await billing.record({
+      principal,
+      model: model.id,
+      route: context.route ?? MODERATIONS_ROUTE,
+      inputTokens: output.usage.inputTokens,
+      outputTokens: output.usage.outputTokens,
+      requestId: context.requestId,
+      status: 200,
+    });
+    return {
+      id: `modr-${takeRandom(17).toString('hex').slice(0, 33)}`,
+      model: model.id,
+      results: output.results.map(resultWire),
+    };
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * POST /v1/responses: the same model path as chat completions (ChatRunner), answered as
+ * a Responses object. A reasoning item comes first when the model returned reasoning.
+ */
+import type { Principal } from '../auth/authenticator.js';
+import { toUnixSeconds } from '../shared/clock.js';
+import { takeRandom } from '../shared/ids.js';
+import type { CallContext } from '../../inference/backend.js';
+import type { InferenceServiceDeps } from './chat-completions.service.js';
+import { ChatRunner, type ChatResult } from './chat-runner.js';
+import { parseResponsesRequest, type ResponsesRequest } from './responses-request.js';
+
+export const RESPONSES_ROUTE = '/v1/responses';
+
+const hexId = (prefix: string): string => `${prefix}${takeRandom(24).toString('hex')}`;
+
+function outputItems(result: ChatResult, status: string): unknown[] {
+  const items: unknown[] = [];
+  if (result.reasoning !== null) {
+    items.push({ id: hexId('rs_'), type: 'reasoning', content: [{ type: 'reasoning_text', text: result.reasoning }], summary: [] });
+  }
+  items.push({
+    type: 'message',
+    id: hexId('msg_'),
+    status,
+    role: 'assistant',
+    content: [{ type: 'output_text', text: result.content, annotations: [] }],
+  });
+  return items;
+}
+
+export function responseWire(
+  request: ResponsesRequest,
+  model: string,
+  result: ChatResult,
+  createdAt: number,
+  completedAt: number,
+): Record<string, unknown> {
+  const incomplete = result.finishReason === 'length';
+  const status = incomplete ? 'incomplete' : 'completed';
+  const { usage } = result;
+  return {
+    id: hexId('resp_'),
+    object: 'response',
+    created_at: createdAt,
+    status,
+    completed_at: incomplete ? null : completedAt,
+    error: null,
+    incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
+    instructions: request.instructions,
+    max_output_tokens: request.maxOutputTokens,
+    model,
+    output: outputItems(result, status),
+    parallel_tool_calls: request.parallelToolCalls,
+    previous_response_id: null,
+    reasoning: { effort: request.reasoningEffort, summary: null },
+    store: request.store,
+    temperature: request.temperature ?? 1,
+    text: { format: { type: 'text' } },
+    tool_choice: 'auto',
+    tools: [],
+    top_p: request.topP ?? 1,
+    truncation: request.truncation,
+    usage: {
+      input_tokens: usage.inputTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: usage.outputTokens,
+      output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
+      total_tokens: usage.inputTokens + usage.outputTokens,
+    },
+    user: request.user,
+    metadata: request.metadata,
+  };
+}
+
+export class ResponsesService {
+  readonly #runner: ChatRunner;
+
+  constructor(private readonly deps: InferenceServiceDeps) {
+    this.#runner = new ChatRunner(deps.registry);
+  }
+
+  async create(principal: Principal, body: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+    const createdAt = toUnixSeconds(this.deps.clock.nowMs());
+    const request = parseResponsesRequest(body);
+    const model = this.deps.registry.require(request.model, 'responses');
+    const call = await this.#runner.prepare(
+      model,
+      {
+        messages: request.messages,
+        options: request.metadata,
+        sampling: request.sampling,
+        labels: request.labels,
+        labelText: request.instructions ? { text: request.instructions, param: 'instructions' } : null,
+        inputParam: 'input',
+        truncation: request.truncation,
+      },
+      false,
+    );
+    await this.deps.billing.assertCanSpend(principal.projectId);
+    const result = await this.#runner.run(call, context);
+    await this.deps.billing.record({
+      principal,
+      model: model.id,
+      route: context.route ?? RESPONSES_ROUTE,
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      requestId: context.requestId,
+      status: 200,
+    });
+    return responseWire(request, model.id, result, createdAt, toUnixSeconds(this.deps.clock.nowMs()));
+  }
+}

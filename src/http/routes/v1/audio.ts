@@ -1,0 +1,105 @@
+/**
+ * POST /v1/audio/transcriptions and /v1/audio/translations (multipart/form-data). The
+ * uploaded file is streamed to a temporary file, never held in memory, and reading stops
+ * at the 25 MB limit (413). Everything else is the TranscriptionService's.
+ */
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Counter } from 'prom-client';
+import type { Container } from '../../../container.js';
+import { AppError, invalidRequest, isAppError } from '../../../domain/shared/errors.js';
+import { FfmpegDecoder } from '../../../domain/audio/ffmpeg-decoder.js';
+import { TranscriptionService, type AudioUpload } from '../../../domain/audio/transcription.service.js';
+import { MAX_AUDIO_BYTES, type AudioTask } from '../../../domain/audio/transcription-request.js';
+import { principalOf } from '../../plugins/api-key-auth.js';
+import { clientAbortSignal } from '../../sse.js';
+
+const tooLarge = () =>
+  new AppError('payload_too_large', `Audio file is too large: the limit is ${MAX_AUDIO_BYTES / 1024 / 1024} MB`, {
+    code: 'file_too_large',
+    param: 'file',
+  });
+
+interface Form {
+  fields: Map<string, string[]>;
+  upload: AudioUpload | null;
+}
+
+async function readForm(request: FastifyRequest, dir: string): Promise<Form> {
+  const fields = new Map<string, string[]>();
+  let upload: AudioUpload | null = null;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        fields.set(part.fieldname, [...(fields.get(part.fieldname) ?? []), String(part.value)]);
+      } else if (part.fieldname === 'file' && !upload) {
+        const file = path.join(dir, 'upload');
+        let bytes = 0;
+        part.file.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        await pipeline(part.file, createWriteStream(file));
+        if (part.file.truncated) throw tooLarge();
+        upload = { path: file, filename: part.filename || undefined, bytes };
+      } else {
+        part.file.resume();
+      }
+    }
+  } catch (err) {
+    if (isAppError(err)) throw err;
+    if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge();
+    throw invalidRequest(`Could not parse the multipart body: ${(err as Error).message}`, null, 'invalid_multipart');
+  }
+  return { fields, upload };
+}
+
+function audioSecondsCounter(container: Container): Counter<'model' | 'route'> {
+  const name = 'sluice_audio_seconds_total';
+  const existing = container.metrics.registry.getSingleMetric(name) as Counter<'model' | 'route'> | undefined;
+  return existing ?? new Counter({ name, help: 'Seconds of audio transcribed or translated', labelNames: ['model', 'route'], registers: [container.metrics.registry] });
+}
+
+async function handle(service: TranscriptionService, task: AudioTask, request: FastifyRequest, reply: FastifyReply) {
+  if (!request.isMultipart()) throw invalidRequest('Audio must be sent as multipart/form-data', null, 'invalid_content_type');
+  const dir = await mkdtemp(path.join(tmpdir(), 'sluice-audio-'));
+  try {
+    const { fields, upload } = await readForm(request, dir);
+    const context = { requestId: request.id, signal: clientAbortSignal(reply) };
+    const rendered = await service.run(principalOf(request), task, fields, upload, context);
+    const type = rendered.contentType === 'text/plain' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
+    return reply.type(type).send(rendered.body);
+  } catch (err) {
+    // Stop reading a body we refused (e.g. past 25 MB): close the connection after the answer.
+    if (!request.raw.complete) reply.header('connection', 'close');
+    throw err;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function audioScope(scope: FastifyInstance, { container }: { container: Container }): Promise<void> {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+  await scope.register(multipart, { limits: { fileSize: MAX_AUDIO_BYTES, files: 2, fields: 32, parts: 40, fieldSize: 64 * 1024 } });
+  const seconds = audioSecondsCounter(container);
+  const service = new TranscriptionService({
+    registry: container.registry,
+    billing: container.billing,
+    decoder: new FfmpegDecoder(),
+    onAudio: (model, route, s) => seconds.inc({ model, route }, s),
+  });
+  const schema = (summary: string) => ({ tags: ['audio'], summary, consumes: ['multipart/form-data'] });
+  scope.post('/audio/transcriptions', { schema: schema('Transcribe audio (multipart: file, model, …)') }, (request, reply) =>
+    handle(service, 'transcribe', request, reply),
+  );
+  scope.post('/audio/translations', { schema: schema('Translate audio to English text (multipart: file, model, …)') }, (request, reply) =>
+    handle(service, 'translate', request, reply),
+  );
+}
+
+export function registerAudioRoutes(scope: FastifyInstance, container: Container): void {
+  scope.register(audioScope, { container });
+}

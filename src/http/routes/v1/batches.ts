@@ -1,0 +1,51 @@
+/** /v1/batches: create (input validated before the answer), list, retrieve, cancel. */
+import type { FastifyInstance } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import type { Container } from '../../../container.js';
+import { DEFAULT_BATCH_PAGE, MAX_BATCH_PAGE } from '../../../domain/batches/batch.types.js';
+import { toListPage } from '../../../domain/shared/pagination.js';
+import { principalOf } from '../../plugins/api-key-auth.js';
+import { batchWire, readLimit } from '../../mappers/files-batches.js';
+import { BatchIdParams, BatchList, BatchListQuery, BatchObject } from '../../schemas/files-batches.js';
+
+const tags = ['batches'];
+
+export function registerBatchesRoutes(scope: FastifyInstance, container: Container): void {
+  const batches = container.batches;
+
+  scope.post(
+    '/batches',
+    {
+      schema: {
+        tags,
+        summary: 'Create a batch over an uploaded .jsonl file',
+        // No type here: every body reaches the service, which answers with the spec's messages.
+        body: { description: 'object: input_file_id, endpoint (/v1/chat/completions), completion_window (24h), metadata' },
+        response: { 200: BatchObject },
+      },
+    },
+    async (request) => batchWire(await batches.create(principalOf(request), request.body)),
+  );
+
+  scope.get<{ Querystring: Static<typeof BatchListQuery> }>(
+    '/batches',
+    { schema: { tags, summary: 'List batches, newest first', querystring: BatchListQuery, response: { 200: BatchList } } },
+    async (request) => {
+      const limit = readLimit(request.query.limit, MAX_BATCH_PAGE, DEFAULT_BATCH_PAGE);
+      const page = await batches.list(principalOf(request).projectId, limit, request.query.after);
+      return toListPage(page, batchWire);
+    },
+  );
+
+  scope.get<{ Params: Static<typeof BatchIdParams> }>(
+    '/batches/:batch_id',
+    { schema: { tags, summary: 'Retrieve a batch', params: BatchIdParams, response: { 200: BatchObject } } },
+    async (request) => batchWire(await batches.retrieve(principalOf(request).projectId, request.params.batch_id)),
+  );
+
+  scope.post<{ Params: Static<typeof BatchIdParams> }>(
+    '/batches/:batch_id/cancel',
+    { schema: { tags, summary: 'Cancel a batch', params: BatchIdParams, response: { 200: BatchObject } } },
+    async (request) => batchWire(await batches.cancel(principalOf(request).projectId, request.params.batch_id)),
+  );
+}

@@ -1,0 +1,25 @@
+/** POST /v1/chat/completions: JSON, or SSE with `stream: true`. */
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../../container.js';
+import { CHAT_ROUTE } from '../../../domain/inference/chat-completions.service.js';
+import { principalOf } from '../../plugins/api-key-auth.js';
+import { clientAbortSignal, sendSse } from '../../sse.js';
+
+const schema = {
+  tags: ['inference'],
+  summary: 'Create a chat completion (OpenAI-compatible; `stream: true` for SSE)',
+  body: { type: 'object', description: 'model, messages, metadata (model options), sampling parameters, stream' },
+};
+
+export function registerChatCompletionsRoute(scope: FastifyInstance, container: Container): void {
+  const service = container.inference.chatCompletions;
+  scope.post('/chat/completions', { schema }, async (request, reply) => {
+    const principal = principalOf(request);
+    const signal = clientAbortSignal(reply);
+    const context = { requestId: request.id, signal, route: CHAT_ROUTE };
+    if ((request.body as { stream?: unknown }).stream === true) {
+      return sendSse(reply, await service.openStream(principal, request.body, context), signal);
+    }
+    return service.create(principal, request.body, context);
+  });
+}

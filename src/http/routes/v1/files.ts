@@ -1,0 +1,132 @@
+/**
+ * /v1/files: upload (multipart, streamed to blob storage), list, retrieve, download and
+ * soft delete. Registered in its own scope: the scope drops the JSON parser and reads
+ * no body itself, so an upload is parsed only by the multipart reader, part by part,
+ * after authentication (onRequest) has already passed.
+ */
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import { PassThrough, type Readable } from 'node:stream';
+import type { Container } from '../../../container.js';
+import { invalidContentType, invalidMultipart } from '../../../domain/files/files.errors.js';
+import {
+  FILE_PURPOSES,
+  MAX_FILE_PAGE,
+  MAX_UPLOAD_BYTES,
+  UploadStreamError,
+  type UploadPart,
+} from '../../../domain/files/files.types.js';
+import { isAppError } from '../../../domain/shared/errors.js';
+import { toListPage } from '../../../domain/shared/pagination.js';
+import { principalOf } from '../../plugins/api-key-auth.js';
+import { fileWire, readChoice, readLimit } from '../../mappers/files-batches.js';
+import { DeletedFile, FileIdParams, FileList, FileListQuery, FileObject } from '../../schemas/files-batches.js';
+
+const tags = ['files'];
+
+/** A busboy file stream whose own failures (truncated or malformed body) surface as UploadStreamError. */
+function guardedFileStream(file: Readable): Readable {
+  const out = new PassThrough();
+  file.on('error', (err: Error) => {
+    if (!out.destroyed) out.destroy(new UploadStreamError(err.message, { cause: err }));
+  });
+  // A late parser error (after the consumer is done) must not crash the process; the
+  // parts iterator reports the same failure to the request.
+  out.on('error', () => {});
+  file.pipe(out);
+  return out;
+}
+
+/** The multipart body as UploadParts; parser failures become 400 invalid_multipart. */
+async function* uploadParts(request: FastifyRequest): AsyncGenerator<UploadPart> {
+  const parts = request.parts({
+    // A `file` part without a filename is still the file (its name defaults to `{id}.jsonl`).
+    isPartAFile: (name: string, contentType: string, filename: string | undefined) =>
+      name === 'file' || filename !== undefined || contentType === 'application/octet-stream',
+  } as Parameters<FastifyRequest['parts']>[0]);
+  for (;;) {
+    let next: IteratorResult<Awaited<ReturnType<typeof parts.next>>['value']>;
+    try {
+      next = await parts.next();
+    } catch (err) {
+      throw isAppError(err) ? err : invalidMultipart((err as Error).message);
+    }
+    if (next.done) return;
+    const part = next.value;
+    if (part.type === 'field') yield { kind: 'field', name: part.fieldname, value: String(part.value) };
+    else yield { kind: 'file', name: part.fieldname, filename: part.filename || undefined, stream: guardedFileStream(part.file) };
+  }
+}
+
+async function upload(container: Container, request: FastifyRequest, reply: FastifyReply) {
+  if (!request.isMultipart()) throw invalidContentType();
+  try {
+    return fileWire(await container.files.upload(principalOf(request).projectId, uploadParts(request)));
+  } catch (err) {
+    // Stop reading a body we refused (e.g. past 100 MB): close the connection after the answer.
+    if (!request.raw.complete) reply.header('connection', 'close');
+    throw err;
+  }
+}
+
+async function filesScope(scope: FastifyInstance, { container }: { container: Container }): Promise<void> {
+  scope.removeAllContentTypeParsers();
+  // Any other content type reaches the handler unread, which answers invalid_content_type.
+  scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+  await scope.register(multipart, {
+    limits: { fileSize: MAX_UPLOAD_BYTES + 1, files: 4, fields: 16, parts: 32, fieldSize: 64 * 1024 },
+  });
+  const files = container.files;
+
+  scope.post(
+    '/files',
+    { schema: { tags, summary: 'Upload a .jsonl file (multipart: purpose=batch, file)', response: { 200: FileObject } } },
+    (request, reply) => upload(container, request, reply),
+  );
+
+  scope.get<{ Querystring: Static<typeof FileListQuery> }>(
+    '/files',
+    { schema: { tags, summary: 'List files', querystring: FileListQuery, response: { 200: FileList } } },
+    async (request) => {
+      const q = request.query;
+      const page = await files.list(principalOf(request).projectId, {
+        purpose: readChoice(q.purpose, FILE_PURPOSES, 'purpose', 'invalid_purpose'),
+        order: readChoice(q.order, ['asc', 'desc'] as const, 'order', 'invalid_request_error') ?? 'desc',
+        after: q.after,
+        limit: readLimit(q.limit, MAX_FILE_PAGE, MAX_FILE_PAGE),
+      });
+      return toListPage(page, fileWire);
+    },
+  );
+
+  scope.get<{ Params: Static<typeof FileIdParams> }>(
+    '/files/:file_id',
+    { schema: { tags, summary: 'Retrieve a file', params: FileIdParams, response: { 200: FileObject } } },
+    async (request) => fileWire(await files.retrieve(principalOf(request).projectId, request.params.file_id)),
+  );
+
+  scope.get<{ Params: Static<typeof FileIdParams> }>(
+    '/files/:file_id/content',
+    { schema: { tags, summary: 'Download a file (application/jsonl, streamed)', params: FileIdParams } },
+    async (request, reply) => {
+      const { file, body } = await files.openContent(principalOf(request).projectId, request.params.file_id);
+      const asciiName = file.filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+      return reply
+        .type('application/jsonl')
+        .header('content-length', String(file.bytes))
+        .header('content-disposition', `attachment; filename="${asciiName}"`)
+        .send(body);
+    },
+  );
+
+  scope.delete<{ Params: Static<typeof FileIdParams> }>(
+    '/files/:file_id',
+    { schema: { tags, summary: 'Delete a file (soft)', params: FileIdParams, response: { 200: DeletedFile } } },
+    async (request) => files.delete(principalOf(request).projectId, request.params.file_id),
+  );
+}
+
+export function registerFilesRoutes(scope: FastifyInstance, container: Container): void {
+  scope.register(filesScope, { container });
+}

@@ -1,0 +1,89 @@
+/**
+ * One chat generation on a GGUF model: render the model's template, tokenize (special
+ * tokens parsed), generate on a free sequence with the request's sampling, and split the
+ * text into reasoning and answer as it streams. Deltas go to `onDelta`; the result
+ * carries the finish reason and token usage.
+ */
+import { LlamaCompletion, type Token } from 'node-llama-cpp';
+import type { ChatOutput, ChatParams } from '../../backend.js';
+import type { GgufModel } from './loader.js';
+import { ReasoningSplitter, type SplitText } from './reasoning.js';
+import { contextExceeded } from './errors.js';
+
+/** Sampling defaults for small on-device chat models when the request sets none. */
+const DEFAULT_TEMPERATURE = 0.3;
+const DEFAULT_MIN_P = 0.15;
+
+interface Sampling {
+  maxTokens: number | undefined;
+  temperature: number;
+  topP: number | undefined;
+  seed: number | undefined;
+  stop: string[];
+  frequencyPenalty: number | undefined;
+  presencePenalty: number | undefined;
+}
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+export function readSampling(s: Record<string, unknown>): Sampling {
+  const stop = typeof s.stop === 'string' ? [s.stop] : Array.isArray(s.stop) ? s.stop.filter((x): x is string => typeof x === 'string' && x !== '') : [];
+  return {
+    maxTokens: num(s.max_completion_tokens) ?? num(s.max_tokens) ?? num(s.max_output_tokens),
+    temperature: num(s.temperature) ?? DEFAULT_TEMPERATURE,
+    topP: num(s.top_p),
+    seed: num(s.seed),
+    stop,
+    frequencyPenalty: num(s.frequency_penalty),
+    presencePenalty: num(s.presence_penalty),
+  };
+}
+
+export async function generateChat(m: GgufModel, params: ChatParams, onDelta?: (delta: SplitText) => void): Promise<ChatOutput> {
+  const { text, opensReasoning } = m.template.render(params.messages);
+  const prompt = m.model.tokenize(text, true);
+  if (prompt.length >= m.contextSize) throw contextExceeded(params.model.id, prompt.length, m.contextSize);
+  const sampling = readSampling(params.sampling);
+  const room = m.contextSize - prompt.length;
+  const maxTokens = Math.max(1, Math.min(sampling.maxTokens ?? room, room));
+  const splitter = new ReasoningSplitter(opensReasoning);
+  let content = '';
+  let reasoning = '';
+  let generated = 0;
+  let reasoningTokens = 0;
+  const emit = (part: SplitText) => {
+    content += part.content;
+    reasoning += part.reasoning;
+    if (onDelta && (part.content || part.reasoning)) onDelta(part);
+  };
+  const penalties = sampling.frequencyPenalty || sampling.presencePenalty;
+  const result = await m.withSequence(async (sequence) => {
+    const completion = new LlamaCompletion({ contextSequence: sequence });
+    try {
+      return await completion.generateCompletionWithMeta(prompt as Token[], {
+        maxTokens,
+        temperature: sampling.temperature,
+        minP: sampling.temperature > 0 ? DEFAULT_MIN_P : undefined,
+        topP: sampling.topP,
+        seed: sampling.seed,
+        customStopTriggers: sampling.stop.length > 0 ? sampling.stop : undefined,
+        repeatPenalty: penalties ? { frequencyPenalty: sampling.frequencyPenalty, presencePenalty: sampling.presencePenalty } : undefined,
+        signal: params.signal,
+        onToken: (tokens) => {
+          generated += tokens.length;
+          if (splitter.inReasoning) reasoningTokens += tokens.length;
+        },
+        onTextChunk: (chunk) => emit(splitter.push(chunk)),
+      });
+    } finally {
+      completion.dispose({ disposeSequence: false });
+    }
+  });
+  emit(splitter.flush());
+  return {
+    content,
+    reasoning: splitter.sawReasoning ? reasoning : null,
+    finishReason: result.metadata.stopReason === 'maxTokens' ? 'length' : 'stop',
+    usage: { inputTokens: prompt.length, outputTokens: generated, ...(splitter.sawReasoning ? { reasoningTokens } : {}) },
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The `onnx` backend: ONNX models in the Hugging Face Hub layout, run in process by
+ * ONNX Runtime on a worker thread. Each model is loaded on first use, once, shared by
+ * every call, and released after `runtimes.idle_unload_seconds` without use.
+ */
+import type { Logger } from 'pino';
+import type { ModelConfig, RuntimesConfig } from '../../../config/schema.js';
+import type {
+  BackendStatus,
+  EmbeddingOutput,
+  EmbeddingParams,
+  InferenceBackend,
+  TaskOutput,
+  TaskParams,
+  TranscriptionOutput,
+  TranscriptionParams,
+} from '../../backend.js';
+import type { BackendDeps } from '../../registry.js';
+import { OrtRuntime } from '../../runtime/ort-runtime.js';
+import { LazyResource } from '../../runtime/lazy-resource.js';
+import type { BatcherStats } from '../../runtime/dynamic-batcher.js';
+import { modelFilesMissing, noRuntimeFor, throwIfAborted, toOnnxError } from './errors.js';
+import { missingFiles } from './loader.js';
+import { ENGINE_KINDS, loadEngine, requiredFiles, type Engine, type EngineKind } from './engines.js';
+
+export function createOnnxBackend(deps: BackendDeps): InferenceBackend {
+  return new OnnxBackend(deps.config.runtimes, deps.logger);
+}
+
+export class OnnxBackend implements InferenceBackend {
+  readonly kind = 'onnx' as const;
+  readonly runtime: OrtRuntime;
+  readonly #models = new Map<string, LazyResource<Engine>>();
+  /** Loaded engines by model id (for batching statistics). */
+  readonly #engines = new Map<string, Engine>();
+
+  constructor(
+    private readonly options: RuntimesConfig,
+    private readonly logger: Logger,
+  ) {
+    this.runtime = new OrtRuntime(options.onnxThreads ? { intraOpThreads: options.onnxThreads } : {});
+  }
+
+  async status(model: ModelConfig): Promise<BackendStatus> {
+    const kind = ENGINE_KINDS[model.id];
+    if (!kind) return { ready: false, detail: `the onnx runtime has no implementation for ${model.id}` };
+    const dir = model.binding.path;
+    if (!dir) return { ready: false, detail: 'no model directory configured' };
+    const req = requiredFiles(kind);
+    const missing = await missingFiles(dir, req.files, req.graphs);
+    if (missing.length > 0) return { ready: false, detail: `missing in ${dir}: ${missing.join(', ')}` };
+    return { ready: true, detail: `onnx ${kind} model in ${dir}` };
+  }
+
+  async embed(params: EmbeddingParams): Promise<EmbeddingOutput> {
+    return this.#use(params.model, params.signal, 'embeddings', async (engine) => {
+      const { vectors, tokens } = await engine.embed(params.inputs);
+      return { vectors, usage: { inputTokens: tokens, outputTokens: 0 } };
+    });
+  }
+
+  async runTask(params: TaskParams): Promise<TaskOutput> {
+    const kind = ENGINE_KINDS[params.model.id];
+    if (!kind || kind === 'embeddings' || kind === 'whisper') throw noRuntimeFor(params.model.id);
+    return this.#use(params.model, params.signal, kind, (engine) => engine.runTask(params));
+  }
+
+  async transcribe(params: TranscriptionParams): Promise<TranscriptionOutput> {
+    return this.#use(params.model, params.signal, 'whisper', (engine) => engine.transcribe(params));
+  }
+
+  async countTokens(model: ModelConfig, text: string): Promise<number> {
+    return this.#use(model, undefined, null, async (engine) => engine.countTokens(text));
+  }
+
+  /** Batching counters of a loaded embedding model (runtime calls vs inputs), for tests and benchmarks. */
+  batchStats(modelId: string): BatcherStats | null {
+    return this.#engines.get(modelId)?.batchStats ?? null;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#models.values()].map((m) => m.close()));
+    this.#models.clear();
+    await this.runtime.close();
+  }
+
+  async #use<R>(model: ModelConfig, signal: AbortSignal | undefined, expected: EngineKind | null, fn: (e: Engine) => Promise<R>): Promise<R> {
+    if (signal) throwIfAborted(signal);
+    const kind = ENGINE_KINDS[model.id];
+    if (!kind || (expected && kind !== expected)) throw noRuntimeFor(model.id);
+    try {
+      return await this.#resource(model, kind).use(fn);
+    } catch (err) {
+      const appError = toOnnxError(err, model.id);
+      if (appError.kind === 'internal') this.logger.error({ err, model: model.id }, 'onnx inference failed');
+      throw appError;
+    }
+  }
+
+  #resource(model: ModelConfig, kind: EngineKind): LazyResource<Engine> {
+    let resource = this.#models.get(model.id);
+    if (resource) return resource;
+    const dir = model.binding.path ?? '';
+    resource = new LazyResource<Engine>({
+      load: async () => {
+        const req = requiredFiles(kind);
+        const missing = await missingFiles(dir, req.files, req.graphs);
+        if (missing.length > 0) throw modelFilesMissing(model.id, dir, missing);
+        const started = Date.now();
+        const engine = await loadEngine(kind, { runtime: this.runtime, dir, model, options: this.options });
+        this.#engines.set(model.id, engine);
+        this.logger.info({ model: model.id, ms: Date.now() - started }, 'model loaded');
+        return engine;
+      },
+      unload: async (engine) => {
+        this.#engines.delete(model.id);
+        await engine.close();
+        this.logger.info({ model: model.id }, 'model unloaded');
+      },
+      idleMs: this.options.idleUnloadSeconds * 1000,
+    });
+    this.#models.set(model.id, resource);
+    return resource;
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Upstream failures → AppError, the only place that knows how OpenAI-compatible servers
+ * fail. 5xx and connection failures are 502 `upstream_error` (retryable); 429 stays a
+ * retryable 429; the client's own 4xx mistakes keep their status, message, param and
+ * code; an upstream refusing Sluice itself (401/403, odd statuses) is Sluice's fault: 502.
+ */
+import { AppError, type ErrorKind } from '../../../domain/shared/errors.js';
+
+const PASSTHROUGH: Record<number, ErrorKind> = {
+  400: 'invalid_request',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  422: 'unprocessable',
+};
+
+interface UpstreamErrorBody {
+  message: string | null;
+  code: string | null;
+  param: string | null;
+}
+
+const MAX_MESSAGE_CHARS = 500;
+
+function str(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** Reads `{error: {message, code, param}}`, `{error: "…"}`, `{message}`, `{detail}` or plain text. */
+export function parseUpstreamError(text: string): UpstreamErrorBody {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { message: str(text.trim().slice(0, MAX_MESSAGE_CHARS)), code: null, param: null };
+  }
+  const root = (parsed ?? {}) as Record<string, unknown>;
+  const inner = (typeof root.error === 'object' && root.error !== null ? root.error : root) as Record<string, unknown>;
+  const code = typeof inner.code === 'number' ? null : str(inner.code);
+  const message = str(inner.message) ?? str(root.error) ?? str(root.detail) ?? str(root.message);
+  return { message: message?.slice(0, MAX_MESSAGE_CHARS) ?? null, code, param: str(inner.param) };
+}
+
+function retryAfter(header: string | string[] | undefined): number | undefined {
+  const raw = Array.isArray(header) ? header[0] : header;
+  const seconds = raw === undefined ? NaN : Number(raw);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : undefined;
+}
+
+export function upstreamHttpError(
+  modelId: string,
+  status: number,
+  text: string,
+  headers: Record<string, string | string[] | undefined>,
+): AppError {
+  const body = parseUpstreamError(text);
+  const detail = body.message ?? `status ${status}`;
+  if (status >= 500) {
+    return new AppError('upstream', `Upstream error for model ${modelId} (status ${status}): ${detail}`, {
+      code: 'upstream_error',
+      retryable: true,
+      upstreamStatus: status,
+    });
+  }
+  if (status === 429) {
+    return new AppError('rate_limit', `Upstream for model ${modelId} is rate limited: ${detail}`, {
+      code: body.code ?? 'rate_limit_exceeded',
+      retryable: true,
+      upstreamStatus: status,
+      retryAfterSeconds: retryAfter(headers['retry-after']),
+    });
+  }
+  if (status === 408) {
+    return upstreamTimeout(modelId, status);
+  }
+  const kind = PASSTHROUGH[status];
+  if (kind) {
+    return new AppError(kind, body.message ?? `Upstream rejected the request (status ${status})`, {
+      code: body.code ?? 'invalid_request_error',
+      param: body.param,
+      upstreamStatus: status,
+    });
+  }
+  const why = status === 401 || status === 403 ? ' (check models.<id>.api_key_env)' : '';
+  return new AppError('upstream', `Upstream for model ${modelId} refused the request (status ${status})${why}: ${detail}`, {
+    code: 'upstream_error',
+    upstreamStatus: status,
+  });
+}
+
+export function upstreamTimeout(modelId: string, upstreamStatus?: number): AppError {
+  return new AppError('upstream', `Upstream for model ${modelId} did not answer in time`, {
+    code: 'upstream_timeout',
+    retryable: true,
+    upstreamStatus,
+  });
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Errors thrown while connecting, sending or reading (no HTTP status). */
+export function upstreamTransportError(modelId: string, err: unknown, signal: AbortSignal): AppError {
+  if (err instanceof AppError) return err;
+  if (signal.aborted) {
+    return new AppError('unavailable', 'The request was aborted before the upstream answered', {
+      code: 'request_aborted',
+      retryable: true,
+      cause: err,
+    });
+  }
+  const code = (err as { code?: string }).code ?? 'unknown';
+  if (TIMEOUT_CODES.has(code)) return upstreamTimeout(modelId);
+  return new AppError('upstream', `Upstream for model ${modelId} is unreachable or closed the connection (${code})`, {
+    code: 'upstream_error',
+    retryable: true,
+    cause: err,
+  });
+}
+
+/** An answer Sluice cannot use: malformed JSON or SSE, a missing result, an SSE `error` event. */
+export function upstreamProtocolError(modelId: string, message: string): AppError {
+  return new AppError('upstream', `Upstream for model ${modelId} answered unexpectedly: ${message}`, {
+    code: 'upstream_error',
+    retryable: true,
+  });
+}

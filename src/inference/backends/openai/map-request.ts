@@ -1,0 +1,47 @@
+/** Port parameters → OpenAI wire request bodies, with the upstream's own model name. */
+import type { ModelConfig } from '../../../config/schema.js';
+import type { ChatParams, EmbeddingParams, ModerationParams, TaskParams } from '../../backend.js';
+
+export const upstreamModel = (model: ModelConfig): string => model.binding.upstreamModel ?? model.id;
+
+function wireMessages(params: ChatParams) {
+  return params.messages.map((m) => {
+    const out: Record<string, unknown> = { role: m.role, content: m.content };
+    if (m.name !== undefined) out.name = m.name;
+    if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
+    return out;
+  });
+}
+
+export function chatBody(params: ChatParams, stream: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...params.sampling, model: upstreamModel(params.model), messages: wireMessages(params) };
+  if (Object.keys(params.options).length > 0) body.metadata = params.options;
+  if (stream) {
+    body.stream = true;
+    // Always ask for usage: metering needs it whether or not the client wants to see it.
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}
+
+/**
+ * A task model behind an OpenAI-compatible upstream (another Sluice, or the hosted API)
+ * answers on chat completions; labels travel as `categories`, options as `metadata`.
+ */
+export function taskBody(params: TaskParams): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model: upstreamModel(params.model),
+    messages: [{ role: 'user', content: params.input }],
+  };
+  if (params.labels) body.categories = params.labels;
+  if (Object.keys(params.options).length > 0) body.metadata = params.options;
+  return body;
+}
+
+export function embeddingBody(params: EmbeddingParams): Record<string, unknown> {
+  return { model: upstreamModel(params.model), input: params.inputs, encoding_format: 'float' };
+}
+
+export function moderationBody(params: ModerationParams): Record<string, unknown> {
+  return { model: upstreamModel(params.model), input: params.inputs };
+}

@@ -1,0 +1,178 @@
+/**
+ * The model registry: model id → its configuration and the backend instance that serves
+ * it, built from the config (`models.<id>.backend`). It owns the routing rules (which
+ * model answers on which route) and the "why can't this model run" messages.
+ *
+ * Backends register in BACKEND_FACTORIES, one line per runtime. One instance per
+ * runtime is created lazily and shared by all of its models.
+ */
+import type { Logger } from 'pino';
+import type { Config, ModelConfig } from '../config/schema.js';
+import { AppError, invalidRequest } from '../domain/shared/errors.js';
+import type { BackendKind, ModelRoute } from './catalog.js';
+import type { BackendStatus, InferenceBackend } from './backend.js';
+import { TokenCounter, type TokenCount } from './token-counter.js';
+import { createOpenAIBackend } from './backends/openai/index.js';
+import { createOnnxBackend } from './backends/onnx/index.js';
+import { createGgufBackend } from './backends/gguf/index.js';
+
+export interface BackendDeps {
+  config: Readonly<Config>;
+  logger: Logger;
+  tokens: TokenCounter;
+}
+
+export type BackendFactory = (deps: BackendDeps) => InferenceBackend;
+
+/** The runtimes this build can run. Add a runtime with one line here. */
+export const BACKEND_FACTORIES: Partial<Record<BackendKind, BackendFactory>> = {
+  openai: createOpenAIBackend,
+  onnx: createOnnxBackend,
+  gguf: createGgufBackend,
+};
+
+export type Capability = 'chat' | 'chatStream' | 'runTask' | 'embed' | 'moderate' | 'transcribe';
+
+export const ROUTE_PATHS: Record<ModelRoute, string> = {
+  chat: '/v1/chat/completions',
+  responses: '/v1/responses',
+  embeddings: '/v1/embeddings',
+  moderations: '/v1/moderations',
+  transcriptions: '/v1/audio/transcriptions',
+  translations: '/v1/audio/translations',
+  systemone: '/v1/systemone',
+};
+
+export interface ModelStatus extends BackendStatus {
+  backend: BackendKind;
+}
+
+/** Readiness is cheap but not free; remember it briefly on the hot path. */
+const READY_TTL_MS = 5_000;
+const NOT_READY_TTL_MS = 1_000;
+
+export const modelNotFound = (id: string) =>
+  invalidRequest(`The model \`${id}\` does not exist or you do not have access to it.`, 'model', 'model_not_found');
+
+export class ModelRegistry {
+  readonly tokens = new TokenCounter();
+  readonly #byName = new Map<string, ModelConfig>();
+  readonly #backends = new Map<BackendKind, InferenceBackend>();
+  readonly #status = new Map<string, { status: ModelStatus; expiresAtMs: number }>();
+
+  constructor(
+    private readonly config: Readonly<Config>,
+    private readonly logger: Logger,
+    private readonly factories: Partial<Record<BackendKind, BackendFactory>> = BACKEND_FACTORIES,
+  ) {
+    for (const model of Object.values(config.models)) {
+      this.#byName.set(model.id.toLowerCase(), model);
+      if (model.entry.responseModel) this.#byName.set(model.entry.responseModel.toLowerCase(), model);
+    }
+  }
+
+  /** Every configured model, in catalog order. */
+  list(): ModelConfig[] {
+    return Object.values(this.config.models);
+  }
+
+  /** The model for `name` (ids are matched case-insensitively), or undefined. */
+  find(name: string): ModelConfig | undefined {
+    return this.config.models[name] ?? this.#byName.get(name.toLowerCase());
+  }
+
+  /**
+   * The model named by a request on `route`; throws 400 `model_not_found` (param `model`)
+   * when it is unknown or not served on that route.
+   */
+  require(name: string, route: ModelRoute): ModelConfig {
+    const model = this.find(name);
+    if (!model) throw modelNotFound(name);
+    if (!model.entry.routes.includes(route)) {
+      const servedOn = model.entry.routes.filter((r) => r !== 'systemone').map((r) => ROUTE_PATHS[r]);
+      throw invalidRequest(
+        `Model ${model.id} is not supported on ${ROUTE_PATHS[route]}; it is served on ${servedOn.join(' and ')}`,
+        'model',
+        'model_not_found',
+      );
+    }
+    return model;
+  }
+
+  /** The backend that serves `model` with `capability`; throws 503 `model_not_available` when there is none. */
+  async backendFor(model: ModelConfig, capability: Capability): Promise<InferenceBackend> {
+    const status = await this.status(model);
+    if (!status.ready) throw notAvailable(model, status.detail);
+    const backend = this.#backend(model.binding.backend)!;
+    if (typeof backend[capability] !== 'function') {
+      throw notAvailable(model, `the ${backend.kind} backend cannot serve ${model.entry.task} models (${capability})`);
+    }
+    return backend;
+  }
+
+  /** Whether the model can run now, and if not, what to do about it. */
+  async status(model: ModelConfig): Promise<ModelStatus> {
+    const cached = this.#status.get(model.id);
+    const now = Date.now();
+    if (cached && cached.expiresAtMs > now) return cached.status;
+    const status = await this.#probe(model);
+    this.#status.set(model.id, { status, expiresAtMs: now + (status.ready ? READY_TTL_MS : NOT_READY_TTL_MS) });
+    return status;
+  }
+
+  /** Tokens of `text` for `model`: its backend's own counter, else its tokenizer.json, else the estimate. */
+  async countTokens(model: ModelConfig, text: string): Promise<TokenCount> {
+    const backend = this.#backend(model.binding.backend);
+    if (backend?.countTokens) {
+      try {
+        return { tokens: await backend.countTokens(model, text), exact: true };
+      } catch (err) {
+        this.logger.warn({ err, model: model.id }, 'backend token counter failed; using the tokenizer file or estimate');
+      }
+    }
+    return this.tokens.count(model, text);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#backends.values()].map((b) => b.close()));
+    this.#backends.clear();
+  }
+
+  async #probe(model: ModelConfig): Promise<ModelStatus> {
+    const kind = model.binding.backend;
+    const backend = this.#backend(kind);
+    if (!backend) {
+      return {
+        backend: kind,
+        ready: false,
+        detail: `the ${kind} runtime is not available in this build`,
+      };
+    }
+    try {
+      return { backend: kind, ...(await backend.status(model)) };
+    } catch (err) {
+      this.logger.warn({ err, model: model.id }, 'backend status check failed');
+      return { backend: kind, ready: false, detail: `status check failed: ${(err as Error).message}` };
+    }
+  }
+
+  #backend(kind: BackendKind): InferenceBackend | undefined {
+    let backend = this.#backends.get(kind);
+    if (!backend) {
+      const factory = this.factories[kind];
+      if (!factory) return undefined;
+      backend = factory({ config: this.config, logger: this.logger.child({ backend: kind }), tokens: this.tokens });
+      this.#backends.set(kind, backend);
+    }
+    return backend;
+  }
+}
+
+function notAvailable(model: ModelConfig, detail: string): AppError {
+  const fixes = [`set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server`];
+  if (model.entry.hubRepo && model.binding.backend !== 'openai') fixes.push(`run \`sluice models pull ${model.id}\``);
+  return new AppError('unavailable', `Model ${model.id} has no usable backend (${detail}): ${fixes.join(', or ')}`, {
+    code: 'model_not_available',
+    param: 'model',
+  });
+}

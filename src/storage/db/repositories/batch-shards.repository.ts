@@ -1,0 +1,102 @@
+/**
+ * Shard leases. A shard is claimed with one conditional UPDATE (... WHERE lease expired
+ * RETURNING), which both SQLite and PostgreSQL run atomically: of two workers racing for
+ * the same shard exactly one gets a row back. Leases are renewed while a worker holds
+ * the shard; a worker that dies simply stops renewing and the shard is claimable again.
+ */
+import { sql, type Selectable } from 'kysely';
+import type { BatchShardsTable, Database } from '../database.js';
+import type { Shard } from '../../../domain/batches/batch.types.js';
+
+const toShard = (row: Selectable<BatchShardsTable>): Shard => ({
+  id: row.id,
+  batchId: row.batch_id,
+  shardNo: Number(row.shard_no),
+  firstLine: Number(row.first_line),
+  lastLine: Number(row.last_line),
+  startByte: Number(row.start_byte),
+  endByte: Number(row.end_byte),
+  lineCount: Number(row.line_count),
+});
+
+/** Statuses whose pending shards are worth running (cancelled/expired lines are written by the runner too). */
+const RUNNABLE = ['validating', 'in_progress', 'cancelling'];
+const CANDIDATES = 8;
+
+export class BatchShardsRepository {
+  constructor(private readonly database: Database) {}
+
+  /** Claims one pending, unleased shard (oldest batch first), or returns undefined. */
+  async claim(owner: string, nowMs: number, leaseMs: number): Promise<Shard | undefined> {
+    const candidates = await this.database.db
+      .selectFrom('batch_shards as s')
+      .innerJoin('batches as b', 'b.id', 's.batch_id')
+      .select('s.id')
+      .where('s.state', '=', 'pending')
+      .where((eb) => eb.or([eb('s.lease_expires_at', 'is', null), eb('s.lease_expires_at', '<', nowMs)]))
+      .where('b.status', 'in', RUNNABLE)
+      .orderBy('s.batch_id')
+      .orderBy('s.shard_no')
+      .limit(CANDIDATES)
+      .execute();
+    // Start at a random candidate so that workers polling together rarely collide.
+    const offset = Math.floor(Math.random() * candidates.length);
+    for (let i = 0; i < candidates.length; i++) {
+      const { id } = candidates[(offset + i) % candidates.length]!;
+      const row = await this.database.db
+        .updateTable('batch_shards')
+        .set({ lease_owner: owner, lease_expires_at: nowMs + leaseMs, claims: sql`claims + 1` })
+        .where('id', '=', id)
+        .where('state', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowMs)]))
+        .returningAll()
+        .executeTakeFirst();
+      if (row) return toShard(row);
+    }
+    return undefined;
+  }
+
+  /** Extends the leases this owner still holds; returns the ids it still holds. */
+  async renew(owner: string, ids: readonly string[], nowMs: number, leaseMs: number): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.database.db
+      .updateTable('batch_shards')
+      .set({ lease_expires_at: nowMs + leaseMs })
+      .where('id', 'in', [...ids])
+      .where('lease_owner', '=', owner)
+      .where('state', '=', 'pending')
+      .returning('id')
+      .execute();
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Gives a shard back at once (drain, or lines left undone) so another worker can take it. */
+  async release(owner: string, id: string): Promise<void> {
+    await this.database.db
+      .updateTable('batch_shards')
+      .set({ lease_owner: null, lease_expires_at: null })
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .where('state', '=', 'pending')
+      .execute();
+  }
+
+  /** Every line of the shard has its result. Idempotent, whoever holds the lease. */
+  async markDone(id: string): Promise<void> {
+    await this.database.db
+      .updateTable('batch_shards')
+      .set({ state: 'done', lease_owner: null, lease_expires_at: null })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async claimsOf(batchId: string): Promise<{ shardNo: number; claims: number; state: string }[]> {
+    const rows = await this.database.db
+      .selectFrom('batch_shards')
+      .select(['shard_no', 'claims', 'state'])
+      .where('batch_id', '=', batchId)
+      .orderBy('shard_no')
+      .execute();
+    return rows.map((r) => ({ shardNo: Number(r.shard_no), claims: Number(r.claims), state: r.state }));
+  }
+}

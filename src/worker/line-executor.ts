@@ -1,0 +1,116 @@
+/**
+ * Runs one batch line through the synchronous chat-completions path and records its
+ * result. The line's usage is deferred (BillingService.deferUsage) and written in the
+ * transaction that records the result, so a line is billed exactly when its result is
+ * recorded: once. Retryable failures (upstream 5xx, 429, connection) are retried with
+ * exponential backoff and jitter, up to maxAttempts.
+ */
+import type { BillingService } from '../domain/billing/billing.service.js';
+import type { ChatCompletionsPort } from '../domain/inference/chat-completions.port.js';
+import type { Clock } from '../domain/shared/clock.js';
+import { isAppError } from '../domain/shared/errors.js';
+import {
+  CANCELLED,
+  EXPIRED,
+  KEY_REVOKED,
+  errorLine,
+  failureOf,
+  lineIdentity,
+  outputLine,
+  retriesExhausted,
+  type LineFailure,
+} from '../domain/batches/batch-lines.js';
+import { isTerminal, type BatchRunInfo, type LineGate, type LineResult } from '../domain/batches/batch.types.js';
+import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
+import type { UsageRecord } from '../storage/db/repositories/usage.repository.js';
+import type { ResultWriter } from './result-writer.js';
+import { sleep } from './sleep.js';
+
+export interface LineTask {
+  batch: BatchRunInfo;
+  lineNo: number;
+  customId: string;
+  body: unknown;
+}
+
+export interface LineExecutorDeps {
+  chatCompletions: ChatCompletionsPort;
+  billing: BillingService;
+  batches: BatchesRepository;
+  writer: ResultWriter;
+  clock: Clock;
+  maxAttempts: number;
+  retryBaseMs: number;
+}
+
+const RETRY_CAP_MS = 30_000;
+
+/** Why a line must not run now, from the batch's state; null when it may run. */
+export function gateFailure(gate: LineGate, nowMs: number): LineFailure | null {
+  if (gate.status === 'cancelling' || gate.status === 'cancelled') return CANCELLED;
+  if (nowMs >= gate.expiresAtMs) return EXPIRED;
+  if (gate.keyRevoked) return KEY_REVOKED;
+  return null;
+}
+
+export class LineExecutor {
+  constructor(private readonly deps: LineExecutorDeps) {}
+
+  /** Checks the batch (cancelled? expired? key revoked?) and runs or short-circuits the line. */
+  async run(task: LineTask, signal: AbortSignal): Promise<void> {
+    const gate = await this.deps.batches.lineGate(task.batch.id);
+    // A batch that ended some other way (its input vanished) runs nothing more.
+    if (!gate || isTerminal(gate.status)) return;
+    const blocked = gateFailure(gate, this.deps.clock.nowMs());
+    if (blocked) return this.recordFailure(task, blocked);
+    const usage: UsageRecord[] = [];
+    const outcome = await this.#call(task, usage, signal);
+    const { id, requestId } = lineIdentity(task.batch.id, task.lineNo);
+    const result: LineResult =
+      'body' in outcome
+        ? { batchId: task.batch.id, lineNo: task.lineNo, ok: true, errorCode: null, lineJson: outputLine(id, task.customId, requestId, outcome.body) }
+        : this.#failureResult(task, outcome.failure);
+    await this.#write(result, usage);
+  }
+
+  /** Records a line that will not run (cancelled, expired, key revoked). */
+  async recordFailure(task: LineTask, failure: LineFailure): Promise<void> {
+    await this.#write(this.#failureResult(task, failure), []);
+  }
+
+  #failureResult(task: LineTask, failure: LineFailure): LineResult {
+    const { id } = lineIdentity(task.batch.id, task.lineNo);
+    return { batchId: task.batch.id, lineNo: task.lineNo, ok: false, errorCode: failure.code, lineJson: errorLine(id, task.customId, failure) };
+  }
+
+  async #call(task: LineTask, usage: UsageRecord[], signal: AbortSignal): Promise<{ body: unknown } | { failure: LineFailure }> {
+    const principal = { projectId: task.batch.projectId, keyId: task.batch.createdByKeyId };
+    const { requestId } = lineIdentity(task.batch.id, task.lineNo);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const body = await this.deps.billing.deferUsage(usage, () =>
+          this.deps.chatCompletions.create(principal, task.body, { requestId, signal, route: 'batch' }),
+        );
+        return { body };
+      } catch (err) {
+        // A drain that ran out of time: leave the line unrecorded so another worker runs it.
+        if (signal.aborted) throw err;
+        if (!isAppError(err) || !err.retryable) return { failure: failureOf(err) };
+        if (attempt >= this.deps.maxAttempts) return { failure: retriesExhausted(err, attempt) };
+        await sleep(this.#backoffMs(attempt, err.retryAfterSeconds), signal);
+      }
+    }
+  }
+
+  /** Exponential backoff with jitter (50–100 % of the step), at least any retry-after. */
+  #backoffMs(attempt: number, retryAfterSeconds: number | undefined): number {
+    const step = Math.min(RETRY_CAP_MS, this.deps.retryBaseMs * 2 ** (attempt - 1));
+    const jittered = step / 2 + Math.random() * (step / 2);
+    return Math.min(RETRY_CAP_MS, Math.max(jittered, (retryAfterSeconds ?? 0) * 1000));
+  }
+
+  /** The durable write (group-committed); if it fails the line stays unrecorded and runs again later. */
+  async #write(result: LineResult, usage: UsageRecord[]): Promise<void> {
+    await this.deps.writer.write(result, usage);
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * The worker process (`sluice worker`, or `node dist/src/worker/main.js`): the same
+ * container as the server, no HTTP. It runs the background workers (the batch runner
+ * and the janitor) against the configured database; start as many as the load needs, on any host that
+ * reaches the database and the blob storage. SIGTERM/SIGINT drain: no new work, work in
+ * hand finishes or is released, then the process exits.
+ */
+import closeWithGrace from 'close-with-grace';
+import { describeConfig, loadConfigOrExit } from '../config/load.js';
+import { createContainer } from '../container.js';
+
+/** Longer than the runner's own drain (30 s), so leases are released before exit. */
+const SHUTDOWN_GRACE_MS = 45_000;
+
+export async function runWorker(): Promise<void> {
+  const config = loadConfigOrExit();
+  const container = await createContainer(config);
+  closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger: { error: (m: unknown) => container.logger.error(m) } }, async ({ signal, err }) => {
+    if (err) container.logger.error({ err }, 'worker shutting down after error');
+    else container.logger.info({ signal }, 'worker draining');
+    await container.close();
+  });
+  container.startWorkers();
+  container.logger.info({ config: describeConfig(config), workers: container.workers.map((w) => w.name) }, 'sluice worker started');
+}
+
+const invokedDirectly = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
+if (invokedDirectly) {
+  runWorker().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

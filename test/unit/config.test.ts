@@ -1,0 +1,177 @@
+/** Config validation: every error names the key and why; defaults with no config; a bad file stops start-up (78). */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { tempDir } from '../helpers/databases.js';
+
+const REPO = path.resolve(import.meta.dirname, '../..');
+
+/** Loads config from a YAML text (and env) in a fresh directory; returns the problems, or [] when valid. */
+function problemsOf(yaml: string | null, env: Record<string, string> = {}): string[] {
+  const dir = tempDir('sluice-config-');
+  const fullEnv = { ...env };
+  if (yaml !== null) {
+    writeFileSync(path.join(dir, 'bad.yaml'), yaml);
+    fullEnv.SLUICE_CONFIG = 'bad.yaml';
+  }
+  try {
+    loadConfig(fullEnv, dir);
+    return [];
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    return err.problems;
+  }
+}
+
+describe('config validation', () => {
+  it.each([
+    ['unknown key', 'server:\n  prot: 80\n', ['server.prot: Unexpected property (unknown key)']],
+    ['unknown top-level key', 'colour: blue\n', ['colour: Unexpected property (unknown key)']],
+    ['wrong type', 'server:\n  port: eighty\n', ['server.port: Expected integer, got "eighty"']],
+    ['port out of range', 'server:\n  port: 70000\n', ['server.port: Expected integer to be less or equal to 65535, got 70000']],
+    ['bad log level', 'log_level: loud\n', ['log_level: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"']],
+    [
+      'bad backend',
+      'models:\n  gpt-oss-120b:\n    backend: tensorrt\n',
+      ['models.gpt-oss-120b.backend: must be one of openai, onnx, gguf, got "tensorrt"'],
+    ],
+    [
+      'negative price',
+      'models:\n  t5-small:\n    price:\n      input_per_million_usd: -1\n',
+      [
+        'models.t5-small.price.input_per_million_usd: Expected number to be greater or equal to 0 (USD per million input tokens), got -1',
+      ],
+    ],
+    [
+      'negative free credits',
+      'free_credits_usd: -2\n',
+      ['free_credits_usd: Expected number to be greater or equal to 0 (credits granted to every new project), got -2'],
+    ],
+    [
+      'zero rate limit',
+      'rate_limits:\n  requests_per_minute: 0\n',
+      ['rate_limits.requests_per_minute: Expected integer to be greater or equal to 1 (per API key), got 0'],
+    ],
+    [
+      'missing base_url for backend openai',
+      'models:\n  glm-5.2:\n    backend: openai\n',
+      ['models.glm-5.2.base_url: required when backend is openai'],
+    ],
+    ['not a mapping', '- a\n- b\n', ['(root): Expected object']],
+  ])('%s', (_what, yaml, expected) => {
+    expect(problemsOf(yaml)).toEqual(expected);
+  });
+
+  it('unknown model id, listing the known ones', () => {
+    const [problem, ...rest] = problemsOf('models:\n  gpt-5:\n    base_url: http://127.0.0.1:1/v1\n');
+    expect(rest).toEqual([]);
+    expect(problem).toMatch(/^models\.gpt-5: unknown model id \(known: gpt-oss-120b, .*t5-small.*\)$/);
+  });
+
+  it('api_key_env naming an unset variable (and accepted once set)', () => {
+    const yaml = 'models:\n  glm-5.2:\n    base_url: http://127.0.0.1:1/v1\n    api_key_env: SLUICE_TEST_UNSET_KEY\n';
+    expect(problemsOf(yaml)).toEqual(['models.glm-5.2.api_key_env: environment variable SLUICE_TEST_UNSET_KEY is not set']);
+    expect(problemsOf(yaml, { SLUICE_TEST_UNSET_KEY: 'secret' })).toEqual([]);
+  });
+
+  it('invalid YAML and a missing file name the file', () => {
+    const [yamlProblem] = problemsOf('server: [1,\n');
+    expect(yamlProblem).toMatch(/bad\.yaml: not valid YAML: /);
+    const dir = tempDir('sluice-config-');
+    expect(() => loadConfig({ SLUICE_CONFIG: 'nope.yaml' }, dir)).toThrow(`SLUICE_CONFIG: file not found: ${path.join(dir, 'nope.yaml')}`);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT: must be an integer between 0 and 65535, got "abc"'],
+    [{ PORT: '80.5' }, 'PORT: must be an integer between 0 and 65535, got "80.5"'],
+    [{ PORT: '65536' }, 'PORT: must be an integer between 0 and 65535, got "65536"'],
+    [{ RATE_LIMIT_RPM: '0' }, 'RATE_LIMIT_RPM: must be an integer at least 1, got "0"'],
+    [{ AUTH_CACHE_TTL_MS: '-1' }, 'AUTH_CACHE_TTL_MS: must be an integer between 0 and 60000, got "-1"'],
+    [{ FREE_CREDITS_USD: 'lots' }, 'FREE_CREDITS_USD: must be a number at least 0, got "lots"'],
+    [{ DATABASE_URL: 'mysql://db/sluice' }, 'DATABASE_URL: must start with postgres://, postgresql:// or sqlite:'],
+    [{ REDIS_URL: 'http://127.0.0.1:6379' }, 'REDIS_URL: must start with redis:// or rediss://'],
+    [{ SLUICE_WORKERS: 'threads' }, 'SLUICE_WORKERS: must be "in-process" or "off"'],
+  ])('environment %o', (env, expected) => {
+    expect(problemsOf(null, env)).toEqual([expected]);
+  });
+
+  it('reports every problem at once', () => {
+    expect(problemsOf('server:\n  port: x\nlog_level: loud\n', { PORT: 'y' })).toHaveLength(3);
+  });
+});
+
+describe('config defaults and overrides', () => {
+  it('runs with no configuration at all', () => {
+    const dir = tempDir('sluice-config-');
+    const config = loadConfig({}, dir);
+    expect(config.server).toEqual({ host: '0.0.0.0', port: 8080, bodyLimitBytes: 10 * 1024 * 1024, trustProxy: false });
+    expect(config.dataDir).toBe(path.join(dir, 'data'));
+    expect(config.database).toEqual({ kind: 'sqlite', path: path.join(dir, 'data', 'sluice.db') });
+    expect(config.billing.freeCreditsMicros).toBe(1_000_000);
+    expect(config.workers.inProcess).toBe(true);
+    expect(config.adminToken).toBeNull();
+    expect(config.redisUrl).toBeNull();
+    expect(config.rateLimit).toEqual({ requestsPerMinute: 600, redisPrefix: 'sluice:rl' });
+    expect(config.auth.cacheTtlMs).toBe(5_000);
+    expect(config.configFile).toBeNull();
+    expect(Object.isFrozen(config.server)).toBe(true);
+  });
+
+  it('environment variables override the file', () => {
+    const dir = tempDir('sluice-config-');
+    writeFileSync(path.join(dir, 'sluice.yaml'), 'server:\n  port: 9000\nfree_credits_usd: 5\nrate_limits:\n  requests_per_minute: 10\n');
+    const fromFile = loadConfig({}, dir);
+    expect(fromFile.server.port).toBe(9000);
+    expect(fromFile.billing.freeCreditsMicros).toBe(5_000_000);
+    expect(fromFile.configFile).toBe(path.join(dir, 'sluice.yaml'));
+    const overridden = loadConfig({ PORT: '9001', FREE_CREDITS_USD: '0.5', RATE_LIMIT_RPM: '20', SLUICE_WORKERS: 'off' }, dir);
+    expect(overridden.server.port).toBe(9001);
+    expect(overridden.billing.freeCreditsMicros).toBe(500_000);
+    expect(overridden.rateLimit.requestsPerMinute).toBe(20);
+    expect(overridden.workers.inProcess).toBe(false);
+  });
+
+  it('reads DATABASE_URL and the admin token from a file', () => {
+    const dir = tempDir('sluice-config-');
+    writeFileSync(path.join(dir, 'token'), 'from-file\n');
+    const config = loadConfig({ DATABASE_URL: 'postgres://u@h/db', SLUICE_ADMIN_TOKEN_FILE: 'token' }, dir);
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
+    expect(config.adminToken).toBe('from-file');
+    expect(loadConfig({ DATABASE_URL: 'sqlite:x/y.db' }, dir).database).toEqual({ kind: 'sqlite', path: path.join(dir, 'x/y.db') });
+  });
+});
+
+describe('start-up with a bad config file', { timeout: 90_000 }, () => {
+  it('exits with code 78 and names the bad key', () => {
+    const dir = tempDir('sluice-config-');
+    const file = path.join(dir, 'sluice.yaml');
+    writeFileSync(file, 'server:\n  port: eighty\n');
+    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/main.ts')], {
+      cwd: dir,
+      env: { ...process.env, SLUICE_CONFIG: file, DATA_DIR: dir, LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(78);
+    expect(result.stderr).toContain(`Invalid configuration (${file})`);
+    expect(result.stderr).toContain('server.port: Expected integer, got "eighty"');
+  });
+
+  it('starts (and so exits 78) when launched through a symlinked path containing a space', () => {
+    const dir = tempDir('sluice-config-');
+    mkdirSync(path.join(dir, 'with space'));
+    symlinkSync(REPO, path.join(dir, 'with space', 'sluice'));
+    const file = path.join(dir, 'sluice.yaml');
+    writeFileSync(file, 'log_level: loud\n');
+    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(dir, 'with space', 'sluice', 'src', 'main.ts')], {
+      cwd: dir,
+      env: { ...process.env, SLUICE_CONFIG: file, DATA_DIR: dir },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(78);
+    expect(result.stderr).toContain('log_level: must be one of');
+  });
+});
