@@ -25,6 +25,18 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import {
+  chatCompletionBody,
+  DEFAULT_CHAT,
+  fakeEmbedding,
+  fakeModeration,
+  streamChunk,
+  wireUsage,
+  wordsOf,
+  type ChatAnswer,
+} from './fake-upstream-answers.js';
+
+export { DEFAULT_CHAT, fakeEmbedding, fakeModeration, MODERATION_CATEGORIES, type ChatAnswer } from './fake-upstream-answers.js';
 
 export interface RecordedRequest {
   method: string;
@@ -39,17 +51,6 @@ export interface RecordedRequest {
   aborted: boolean;
   /** True once the full response was written. */
   completed: boolean;
-}
-
-export interface ChatAnswer {
-  content: string;
-  reasoning?: string | null;
-  finishReason?: string;
-  /** Usage in the upstream's wire shape; `null` omits `usage` from the answer entirely. */
-  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens?: number; reasoning_tokens?: number } | null;
-  model?: string;
-  /** Delay before answering (before the first chunk when streaming). */
-  delayMs?: number;
 }
 
 export type Behavior =
@@ -78,16 +79,17 @@ export type Behavior =
   /** Full control. */
   | { type: 'handler'; handle: (req: RecordedRequest, res: ServerResponse) => void | Promise<void> };
 
+type StreamBehavior = Extract<Behavior, { type: 'stream' }>;
+
 export const json = (body: unknown, status = 200, delayMs?: number): Behavior => ({ type: 'json', status, body, delayMs });
-export const fail = (status: number, message = `upstream failure ${status}`, extra: { code?: string | null; param?: string | null; delayMs?: number } = {}): Behavior => ({
-  type: 'error',
-  status,
-  message,
-  ...extra,
-});
+export const fail = (
+  status: number,
+  message = `upstream failure ${status}`,
+  extra: { code?: string | null; param?: string | null; delayMs?: number } = {},
+): Behavior => ({ type: 'error', status, message, ...extra });
 export const stall = (): Behavior => ({ type: 'stall' });
 export const destroy = (): Behavior => ({ type: 'destroy' });
-export const stream = (chunks: Array<string | Record<string, unknown>>, options: Omit<Extract<Behavior, { type: 'stream' }>, 'type' | 'chunks'> = {}): Behavior => ({
+export const stream = (chunks: Array<string | Record<string, unknown>>, options: Omit<StreamBehavior, 'type' | 'chunks'> = {}): Behavior => ({
   type: 'stream',
   chunks,
   ...options,
@@ -122,178 +124,114 @@ export interface FakeUpstream {
   close(): Promise<void>;
 }
 
-export const DEFAULT_CHAT: Required<Omit<ChatAnswer, 'usage'>> & { usage: NonNullable<ChatAnswer['usage']> } = {
-  content: 'Hello from the fake upstream.',
-  reasoning: null,
-  finishReason: 'stop',
-  usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
-  model: 'fake-model',
-  delayMs: 0,
-};
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function wordsOf(text: string): string[] {
-  return text.match(/\S+\s*/g) ?? [];
-}
+const inputsOf = (body: any): string[] => (Array.isArray(body?.input) ? body.input : [body?.input ?? '']).map(String);
 
-function wireUsage(usage: NonNullable<ChatAnswer['usage']>) {
-  const out: Record<string, unknown> = {
-    prompt_tokens: usage.prompt_tokens,
-    completion_tokens: usage.completion_tokens,
-    total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,
-  };
-  if (usage.reasoning_tokens !== undefined) out.completion_tokens_details = { reasoning_tokens: usage.reasoning_tokens };
-  return out;
-}
+class FakeUpstreamServer implements FakeUpstream {
+  readonly requests: RecordedRequest[] = [];
+  connections = 0;
+  port = 0;
+  readonly #server = http.createServer((incoming, res) => this.#receive(incoming, res));
+  readonly #queues = new Map<string, Behavior[]>();
+  readonly #defaults = new Map<string, Behavior>();
+  readonly #sockets = new Set<Socket>();
+  readonly #waiters = new Set<() => void>();
+  #chat: ChatAnswer = { ...DEFAULT_CHAT };
+  #dimensions = 4;
 
-/** A deterministic vector per text: the same text always gives the same numbers. */
-export function fakeEmbedding(text: string, dimensions: number): number[] {
-  let h = 2166136261;
-  for (const ch of text) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
-  return Array.from({ length: dimensions }, (_, i) => Number((((h >>> (i % 24)) % 1000) / 1000 - 0.5).toFixed(6)));
-}
-
-export const MODERATION_CATEGORIES = [
-  'harassment', 'harassment/threatening', 'hate', 'hate/threatening', 'illicit', 'illicit/violent',
-  'self-harm', 'self-harm/intent', 'self-harm/instructions', 'sexual', 'sexual/minors', 'violence', 'violence/graphic',
-] as const;
-
-/** Moderation scores: `violence` is 0.9 when the text contains "kill", every other score 0.01. */
-export function fakeModeration(text: string) {
-  const scores: Record<string, number> = {};
-  const flags: Record<string, boolean> = {};
-  for (const c of MODERATION_CATEGORIES) {
-    scores[c] = c === 'violence' && /kill/i.test(text) ? 0.9 : 0.01;
-    flags[c] = scores[c]! >= 0.5;
-  }
-  return { flagged: Object.values(flags).some(Boolean), categories: flags, category_scores: scores };
-}
-
-/** Starts the fake on 127.0.0.1, on `port` or an ephemeral one. */
-export async function startFakeUpstream(options: { port?: number } = {}): Promise<FakeUpstream> {
-  const requests: RecordedRequest[] = [];
-  const queues = new Map<string, Behavior[]>();
-  const defaults = new Map<string, Behavior>();
-  let chatAnswer: ChatAnswer = { ...DEFAULT_CHAT };
-  let dimensions = 4;
-  let connections = 0;
-  const sockets = new Set<Socket>();
-  const waiters = new Set<() => void>();
-  const notify = () => {
-    for (const w of [...waiters]) w();
-  };
-
-  const chatCompletion = (model: string) => ({
-    id: `chatcmpl-fake${requests.length}`,
-    object: 'chat.completion',
-    created: 1_700_000_000,
-    model: chatAnswer.model ?? model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: chatAnswer.content, ...(chatAnswer.reasoning ? { reasoning_content: chatAnswer.reasoning } : {}) },
-        finish_reason: chatAnswer.finishReason ?? 'stop',
-      },
-    ],
-    ...(chatAnswer.usage === null ? {} : { usage: wireUsage(chatAnswer.usage ?? DEFAULT_CHAT.usage) }),
-  });
-
-  const defaultBehavior = (req: RecordedRequest): Behavior => {
-    const configured = defaults.get(req.path);
-    if (configured) return configured;
-    switch (req.path) {
-      case '/chat/completions':
-        if (req.body?.stream === true) {
-          const chunks: Array<string | Record<string, unknown>> = [];
-          if (chatAnswer.reasoning) chunks.push({ choices: [{ index: 0, delta: { reasoning_content: chatAnswer.reasoning }, finish_reason: null }] });
-          chunks.push(...wordsOf(chatAnswer.content));
-          return { type: 'stream', chunks, usage: chatAnswer.usage === undefined ? DEFAULT_CHAT.usage : chatAnswer.usage, firstDelayMs: chatAnswer.delayMs };
-        }
-        return json(chatCompletion(String(req.body?.model ?? 'unknown')), 200, chatAnswer.delayMs);
-      case '/embeddings': {
-        const inputs: string[] = Array.isArray(req.body?.input) ? req.body.input : [req.body?.input ?? ''];
-        const tokens = inputs.reduce((n, t) => n + wordsOf(String(t)).length, 0);
-        return json({
-          object: 'list',
-          data: inputs.map((t, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(String(t), dimensions) })),
-          model: req.body?.model,
-          usage: { prompt_tokens: tokens, total_tokens: tokens },
-        });
-      }
-      case '/moderations': {
-        const inputs: string[] = Array.isArray(req.body?.input) ? req.body.input : [req.body?.input ?? ''];
-        return json({ id: 'modr-fake', model: req.body?.model, results: inputs.map((t) => fakeModeration(String(t))) });
-      }
-      case '/models':
-        return json({ object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
-      default:
-        return fail(404, `no route ${req.method} ${req.path}`);
-    }
-  };
-
-  const streamChunk = (req: RecordedRequest, chunk: string | Record<string, unknown>) => {
-    const base = { id: 'chatcmpl-fakestream', object: 'chat.completion.chunk', created: 1_700_000_000, model: String(req.body?.model ?? '') };
-    return typeof chunk === 'string' ? { ...base, choices: [{ index: 0, delta: { content: chunk }, finish_reason: null }] } : { ...base, ...chunk };
-  };
-
-  async function runStream(req: RecordedRequest, res: ServerResponse, b: Extract<Behavior, { type: 'stream' }>) {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    res.flushHeaders();
-    if (b.firstDelayMs) await sleep(b.firstDelayMs);
-    const write = (payload: unknown) => res.write(`data: ${JSON.stringify(payload)}\n\n`);
-    let sent = 0;
-    for (const chunk of b.chunks) {
-      if (req.aborted) return;
-      if (b.closeAfter !== undefined && sent >= b.closeAfter) {
-        res.socket?.destroy();
-        return;
-      }
-      write(streamChunk(req, chunk));
-      sent++;
-      if (b.delayMs) await sleep(b.delayMs);
-    }
-    if (req.aborted) return;
-    if (b.closeAfter !== undefined && sent >= b.closeAfter) {
-      res.socket?.destroy();
-      return;
-    }
-    write(streamChunk(req, { choices: [{ index: 0, delta: {}, finish_reason: chatAnswer.finishReason ?? 'stop' }] }));
-    const usage = b.usage === undefined ? DEFAULT_CHAT.usage : b.usage;
-    if (usage && req.body?.stream_options?.include_usage) write(streamChunk(req, { choices: [], usage: wireUsage(usage) }));
-    if (!b.noDone) res.write('data: [DONE]\n\n');
-    res.end();
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}/v1`;
   }
 
-  async function run(req: RecordedRequest, res: ServerResponse, b: Behavior): Promise<void> {
-    switch (b.type) {
-      case 'json':
-        if (b.delayMs) await sleep(b.delayMs);
-        if (req.aborted) return;
-        res.writeHead(b.status ?? 200, { 'content-type': 'application/json', ...b.headers });
-        res.end(JSON.stringify(b.body));
-        return;
-      case 'error': {
-        if (b.delayMs) await sleep(b.delayMs);
-        if (req.aborted) return;
-        const error = { message: b.message ?? 'error', type: b.errorType ?? 'invalid_request_error', code: b.code ?? null, param: b.param ?? null };
-        res.writeHead(b.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error }));
-        return;
-      }
-      case 'stall':
-        return;
-      case 'destroy':
-        res.socket?.destroy();
-        return;
-      case 'stream':
-        return runStream(req, res, b);
-      case 'handler':
-        return b.handle(req, res);
-    }
+  async listen(port: number): Promise<void> {
+    this.#server.on('connection', (socket) => {
+      this.connections++;
+      this.#sockets.add(socket);
+      socket.on('close', () => this.#sockets.delete(socket));
+    });
+    this.#server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(port, '127.0.0.1', resolve);
+    });
+    this.port = (this.#server.address() as AddressInfo).port;
   }
 
-  const server = http.createServer((incoming, res) => {
+  chat(answer: Partial<ChatAnswer>): void {
+    this.#chat = { ...this.#chat, ...answer };
+  }
+
+  embeddingDimensions(dimensions: number): void {
+    this.#dimensions = dimensions;
+  }
+
+  setDefault(path: string, behavior: Behavior): void {
+    this.#defaults.set(path, behavior);
+  }
+
+  enqueue = (path: string, ...behaviors: Behavior[]): void => {
+    this.#queues.set(path, [...(this.#queues.get(path) ?? []), ...behaviors]);
+  };
+
+  flake(path: string, times: number, status = 503): void {
+    this.enqueue(path, ...Array.from({ length: times }, () => fail(status)));
+  }
+
+  count(path?: string): number {
+    return path === undefined ? this.requests.length : this.requests.filter((r) => r.path === path).length;
+  }
+
+  waitForRequests(n: number, path?: string, timeoutMs = 5_000): Promise<RecordedRequest[]> {
+    return this.#waitFor(() => {
+      const matching = this.requests.filter((r) => path === undefined || r.path === path);
+      return matching.length >= n ? matching : undefined;
+    }, timeoutMs, `${n} request(s)${path ? ` to ${path}` : ''}`);
+  }
+
+  waitForAborted(n: number, timeoutMs = 5_000): Promise<RecordedRequest[]> {
+    return this.#waitFor(() => {
+      const aborted = this.requests.filter((r) => r.aborted);
+      return aborted.length >= n ? aborted : undefined;
+    }, timeoutMs, `${n} aborted request(s)`);
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.#queues.clear();
+    this.#defaults.clear();
+    this.#chat = { ...DEFAULT_CHAT };
+    this.#dimensions = 4;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  #notify(): void {
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+
+  #waitFor<T>(ready: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const check = () => {
+        const value = ready();
+        if (value === undefined) return;
+        clearTimeout(timer);
+        this.#waiters.delete(check);
+        resolve(value);
+      };
+      const timer = setTimeout(() => {
+        this.#waiters.delete(check);
+        reject(new Error(`fake upstream: timed out waiting for ${what}`));
+      }, timeoutMs);
+      this.#waiters.add(check);
+      check();
+    });
+  }
+
+  #receive(incoming: IncomingMessage, res: ServerResponse): void {
     const chunks: Buffer[] = [];
     incoming.on('data', (c: Buffer) => chunks.push(c));
     incoming.on('end', () => {
@@ -315,99 +253,107 @@ export async function startFakeUpstream(options: { port?: number } = {}): Promis
         aborted: false,
         completed: false,
       };
-      requests.push(req);
+      this.requests.push(req);
       res.on('close', () => {
         if (!res.writableFinished) req.aborted = true;
-        notify();
+        this.#notify();
       });
       res.on('finish', () => {
         req.completed = true;
-        notify();
+        this.#notify();
       });
-      notify();
-      const behavior = queues.get(req.path)?.shift() ?? defaultBehavior(req);
-      run(req, res, behavior).catch(() => res.socket?.destroy());
+      this.#notify();
+      const behavior = this.#queues.get(req.path)?.shift() ?? this.#defaultBehavior(req);
+      this.#run(req, res, behavior).catch(() => res.socket?.destroy());
     });
-  });
-  server.on('connection', (socket) => {
-    connections++;
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', resolve);
-  });
-  const port = (server.address() as AddressInfo).port;
+  }
 
-  const enqueue = (path: string, ...behaviors: Behavior[]) => {
-    queues.set(path, [...(queues.get(path) ?? []), ...behaviors]);
-  };
+  #defaultBehavior(req: RecordedRequest): Behavior {
+    const configured = this.#defaults.get(req.path);
+    if (configured) return configured;
+    switch (req.path) {
+      case '/chat/completions':
+        return this.#chatBehavior(req);
+      case '/embeddings': {
+        const inputs = inputsOf(req.body);
+        const tokens = inputs.reduce((n, t) => n + wordsOf(t).length, 0);
+        const data = inputs.map((t, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(t, this.#dimensions) }));
+        return json({ object: 'list', data, model: req.body?.model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
+      }
+      case '/moderations':
+        return json({ id: 'modr-fake', model: req.body?.model, results: inputsOf(req.body).map(fakeModeration) });
+      case '/models':
+        return json({ object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
+      default:
+        return fail(404, `no route ${req.method} ${req.path}`);
+    }
+  }
 
-  const waitFor = <T>(ready: () => T | undefined, timeoutMs: number, what: string) =>
-    new Promise<T>((resolve, reject) => {
-      const check = () => {
-        const value = ready();
-        if (value !== undefined) {
-          clearTimeout(timer);
-          waiters.delete(check);
-          resolve(value);
-        }
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        reject(new Error(`fake upstream: timed out waiting for ${what}`));
-      }, timeoutMs);
-      waiters.add(check);
-      check();
-    });
+  #chatBehavior(req: RecordedRequest): Behavior {
+    const answer = this.#chat;
+    if (req.body?.stream !== true) return json(chatCompletionBody(answer, String(req.body?.model ?? 'unknown'), this.requests.length), 200, answer.delayMs);
+    const chunks: Array<string | Record<string, unknown>> = [];
+    if (answer.reasoning) chunks.push({ choices: [{ index: 0, delta: { reasoning_content: answer.reasoning }, finish_reason: null }] });
+    chunks.push(...wordsOf(answer.content));
+    return { type: 'stream', chunks, usage: answer.usage === undefined ? DEFAULT_CHAT.usage : answer.usage, firstDelayMs: answer.delayMs };
+  }
 
-  return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
-    port,
-    requests,
-    get connections() {
-      return connections;
-    },
-    chat(answer) {
-      chatAnswer = { ...chatAnswer, ...answer };
-    },
-    embeddingDimensions(n) {
-      dimensions = n;
-    },
-    setDefault(path, behavior) {
-      defaults.set(path, behavior);
-    },
-    enqueue,
-    flake(path, times, status = 503) {
-      enqueue(path, ...Array.from({ length: times }, () => fail(status)));
-    },
-    count(path) {
-      return path === undefined ? requests.length : requests.filter((r) => r.path === path).length;
-    },
-    waitForRequests(n, path, timeoutMs = 5_000) {
-      return waitFor(() => {
-        const matching = requests.filter((r) => path === undefined || r.path === path);
-        return matching.length >= n ? matching : undefined;
-      }, timeoutMs, `${n} request(s)${path ? ` to ${path}` : ''}`);
-    },
-    waitForAborted(n, timeoutMs = 5_000) {
-      return waitFor(() => {
-        const aborted = requests.filter((r) => r.aborted);
-        return aborted.length >= n ? aborted : undefined;
-      }, timeoutMs, `${n} aborted request(s)`);
-    },
-    reset() {
-      requests.length = 0;
-      queues.clear();
-      defaults.clear();
-      chatAnswer = { ...DEFAULT_CHAT };
-      dimensions = 4;
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  async #run(req: RecordedRequest, res: ServerResponse, b: Behavior): Promise<void> {
+    switch (b.type) {
+      case 'json':
+        if (b.delayMs) await sleep(b.delayMs);
+        if (req.aborted) return;
+        res.writeHead(b.status ?? 200, { 'content-type': 'application/json', ...b.headers });
+        res.end(JSON.stringify(b.body));
+        return;
+      case 'error': {
+        if (b.delayMs) await sleep(b.delayMs);
+        if (req.aborted) return;
+        const error = { message: b.message ?? 'error', type: b.errorType ?? 'invalid_request_error', code: b.code ?? null, param: b.param ?? null };
+        res.writeHead(b.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error }));
+        return;
+      }
+      case 'stall':
+        return;
+      case 'destroy':
+        res.socket?.destroy();
+        return;
+      case 'stream':
+        return this.#stream(req, res, b);
+      case 'handler':
+        return b.handle(req, res);
+    }
+  }
+
+  async #stream(req: RecordedRequest, res: ServerResponse, b: StreamBehavior): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.flushHeaders();
+    if (b.firstDelayMs) await sleep(b.firstDelayMs);
+    const model = String(req.body?.model ?? '');
+    const write = (chunk: string | Record<string, unknown>) => res.write(`data: ${JSON.stringify(streamChunk(model, chunk))}\n\n`);
+    const cut = () => b.closeAfter !== undefined && sent >= b.closeAfter;
+    let sent = 0;
+    for (const chunk of b.chunks) {
+      if (req.aborted) return;
+      if (cut()) return void res.socket?.destroy();
+      write(chunk);
+      sent++;
+      if (b.delayMs) await sleep(b.delayMs);
+    }
+    if (req.aborted) return;
+    if (cut()) return void res.socket?.destroy();
+    write({ choices: [{ index: 0, delta: {}, finish_reason: this.#chat.finishReason ?? 'stop' }] });
+    const usage = b.usage === undefined ? DEFAULT_CHAT.usage : b.usage;
+    if (usage && req.body?.stream_options?.include_usage) write({ choices: [], usage: wireUsage(usage) });
+    if (!b.noDone) res.write('data: [DONE]\n\n');
+    res.end();
+  }
+}
+
+/** Starts the fake on 127.0.0.1, on `port` or an ephemeral one. */
+export async function startFakeUpstream(options: { port?: number } = {}): Promise<FakeUpstream> {
+  const server = new FakeUpstreamServer();
+  await server.listen(options.port ?? 0);
+  return server;
 }

@@ -78,7 +78,8 @@ export class ChatRunner {
   async run(call: PreparedCall, context: CallContext): Promise<ChatResult> {
     if (call.kind === 'task') return this.#runTask(call, context);
     const output = await call.backend.chat!({
-      ...context,
+      requestId: context.requestId,
+      signal: context.signal,
       model: call.model,
       messages: call.messages,
       options: call.conversation.options,
@@ -97,7 +98,8 @@ export class ChatRunner {
       return;
     }
     yield* call.backend.chatStream!({
-      ...context,
+      requestId: context.requestId,
+      signal: context.signal,
       model: call.model,
       messages: call.messages,
       options: call.conversation.options,
@@ -114,7 +116,8 @@ export class ChatRunner {
 
   async #runTask(call: Extract<PreparedCall, { kind: 'task' }>, context: CallContext): Promise<ChatResult> {
     const output = await call.backend.runTask!({
-      ...context,
+      requestId: context.requestId,
+      signal: context.signal,
       model: call.model,
       input: call.input,
       labels: call.labels,

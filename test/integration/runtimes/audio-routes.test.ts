@@ -3,7 +3,7 @@
  * decoding of every format, the Whisper runtime on a generated random-weight model,
  * response formats, limits and errors, metering.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
@@ -13,9 +13,10 @@ import { audioDir, makeAudio } from '../../fixtures/audio/generate.js';
 let server: TestServer;
 let key: string;
 let dir: string;
+let modelsDir: string;
 
 beforeAll(async () => {
-  const modelsDir = buildTestModels(['whisper-tiny']);
+  modelsDir = buildTestModels(['whisper-tiny']);
   server = await startTestServer({ env: { MODELS_DIR: modelsDir } });
   ({ key } = await server.newTenant({ balanceUsd: 5 }));
   dir = audioDir();
@@ -23,6 +24,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  for (const d of [dir, modelsDir]) if (d) rmSync(d, { recursive: true, force: true });
 });
 
 type Fields = Record<string, string | string[]>;

@@ -3,21 +3,24 @@
  * GGUF files: the model's own chat template, greedy and length-limited generation,
  * streaming, reasoning kept apart from the answer, and the HTTP chat/responses routes.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 
 let server: TestServer;
+let modelsDir: string;
 let key: string;
 
 beforeAll(async () => {
-  const modelsDir = buildTestModels(['LFM2.5-1.2B-Instruct', 'LFM2.5-1.2B-Thinking']);
+  modelsDir = buildTestModels(['LFM2.5-1.2B-Instruct', 'LFM2.5-1.2B-Thinking']);
   server = await startTestServer({ env: { MODELS_DIR: modelsDir } });
   ({ key } = await server.newTenant({ balanceUsd: 5 }));
 });
 
 afterAll(async () => {
   await server?.close();
+  if (modelsDir) rmSync(modelsDir, { recursive: true, force: true });
 });
 
 const chat = (model: string, extra: Record<string, unknown> = {}) =>

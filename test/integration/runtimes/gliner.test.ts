@@ -3,6 +3,7 @@
  * outputs: PII extraction and redaction (gliner-multi-pii-v1), and gliner2-base-v1's
  * ner / json / classification use cases, through the backend and the HTTP routes.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
@@ -11,6 +12,7 @@ import type { InferenceBackend } from '../../../src/inference/backend.js';
 import type { ModelConfig } from '../../../src/config/schema.js';
 
 let server: TestServer;
+let modelsDir: string;
 let key: string;
 let backend: InferenceBackend;
 let pii: ModelConfig;
@@ -20,7 +22,8 @@ const TEXT = 'Hello Jane Doe, call me at 415-555-0134 or email hi@example.com ab
 const ctx = () => ({ requestId: 'req_test', signal: new AbortController().signal });
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { MODELS_DIR: buildTestModels(['gliner-multi-pii-v1', 'gliner2-base-v1']) } });
+  modelsDir = buildTestModels(['gliner-multi-pii-v1', 'gliner2-base-v1']);
+  server = await startTestServer({ env: { MODELS_DIR: modelsDir } });
   ({ key } = await server.newTenant({ balanceUsd: 5 }));
   const registry = server.container.registry;
   pii = registry.find('gliner-multi-pii-v1')!;
@@ -30,6 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  if (modelsDir) rmSync(modelsDir, { recursive: true, force: true });
 });
 
 const runPii = async (options: Record<string, unknown>, input = TEXT) =>

@@ -2,6 +2,7 @@
  * The onnx backend on generated random-weight models: real ONNX Runtime, real
  * tokenizers. Checks shapes, normalisation, truncation, batching and task outputs.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { loadConfig } from '../../../src/config/load.js';
@@ -11,17 +12,19 @@ import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import { tempDir } from '../../helpers/databases.js';
 
 let config: Readonly<Config>;
+let modelsDir: string;
 let backend: OnnxBackend;
 const ctx = () => ({ requestId: 'req_test', signal: new AbortController().signal });
 
 beforeAll(() => {
-  const modelsDir = buildTestModels(['all-minilm-l6-v2', 'bge-small-en-v1.5', 'deberta-v3-small', 't5-small']);
+  modelsDir = buildTestModels(['all-minilm-l6-v2', 'bge-small-en-v1.5', 'deberta-v3-small', 't5-small']);
   config = loadConfig({ DATA_DIR: tempDir(), MODELS_DIR: modelsDir, LOG_LEVEL: 'silent' });
   backend = new OnnxBackend(config.runtimes, pino({ level: 'silent' }));
 });
 
 afterAll(async () => {
   await backend.close();
+  rmSync(modelsDir, { recursive: true, force: true });
 });
 
 describe('onnx embeddings', () => {

@@ -3,22 +3,25 @@
  * models: /v1/embeddings (shapes, batching across concurrent requests, billing) and
  * zero-shot classification on /v1/chat/completions and /v1/responses.
  */
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 
 let server: TestServer;
+let modelsDir: string;
 let key: string;
 
 beforeAll(async () => {
-  const modelsDir = buildTestModels(['all-minilm-l6-v2', 'bge-small-en-v1.5', 'deberta-v3-small', 't5-small']);
+  modelsDir = buildTestModels(['all-minilm-l6-v2', 'bge-small-en-v1.5', 'deberta-v3-small', 't5-small']);
   server = await startTestServer({ env: { MODELS_DIR: modelsDir } });
   ({ key } = await server.newTenant({ balanceUsd: 5 }));
 });
 
 afterAll(async () => {
   await server?.close();
+  if (modelsDir) rmSync(modelsDir, { recursive: true, force: true });
 });
 
 describe('POST /v1/embeddings (onnx)', () => {
