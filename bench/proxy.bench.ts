@@ -11,6 +11,7 @@
  * main event loop carries only the server under test; latencies use autocannon's
  * per-response timings (sub-millisecond), not its whole-millisecond histogram.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -91,6 +92,22 @@ async function startBareProxy(upstreamUrl: string) {
   return { url: `http://127.0.0.1:${port}`, close: async () => (await app.close(), await pool.close()) };
 }
 
+/**
+ * CPU time (µs) of the main thread, which carries only the server under test (the
+ * upstream and the load generator run in workers): per-request CPU is steadier than
+ * req/s on a shared machine. Linux /proc (10 ms ticks, fine over thousands of requests);
+ * elsewhere the event loop's active time, which is close to it when the loop is not saturated.
+ */
+function mainThreadCpuMicros(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, at USER_HZ = 100
+  } catch {
+    return performance.eventLoopUtilization().active * 1000;
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 /**
@@ -104,7 +121,7 @@ const autocannon = require(workerData.autocannonPath);
 const latencies = [];
 const instance = autocannon(workerData.options, (err, result) => parentPort.postMessage(err
   ? { error: String(err) }
-  : { rps: result.totalCompletedRequests / result.duration, non2xx: result.non2xx, errors: result.errors, latencies }));
+  : { rps: result.totalCompletedRequests / result.duration, count: result.totalCompletedRequests, non2xx: result.non2xx, errors: result.errors, latencies }));
 instance.on('response', (_client, status, _bytes, ms) => { if (status === 200) latencies.push(ms); });
 `;
 const AUTOCANNON_PATH = createRequire(import.meta.url).resolve('autocannon');
@@ -125,14 +142,16 @@ async function load(url: string, key: string | null, options: { seconds: number;
       },
     },
   });
-  const result = await new Promise<{ error?: string; rps: number; non2xx: number; errors: number; latencies: number[] }>((resolve, reject) => {
+  const cpuBefore = mainThreadCpuMicros();
+  const result = await new Promise<{ error?: string; rps: number; count: number; non2xx: number; errors: number; latencies: number[] }>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
   });
+  const cpuMicros = mainThreadCpuMicros() - cpuBefore;
   await worker.terminate();
   if (result.error) throw new Error(result.error);
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.rps, p50: median(result.latencies) };
+  return { rps: result.rps, p50: median(result.latencies), cpuPerRequest: cpuMicros / result.count };
 }
 
 /** Sequential streams: client first byte minus the upstream's first-chunk write, per request. */
@@ -181,6 +200,7 @@ export default async function proxyBench(): Promise<BenchRow[]> {
 
     const rate = Math.max(50, Math.round(bareSat.rps / 4));
     const direct = await load(upstream.url, null, { seconds: PHASE_SECONDS, rate });
+    const bareAtRate = await load(bare.url, null, { seconds: PHASE_SECONDS, rate });
     const through = await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate });
 
     const directGaps = await firstByteGaps(upstream.url, null, upstream, 200);
@@ -191,8 +211,12 @@ export default async function proxyBench(): Promise<BenchRow[]> {
       { name: 'sluice full path at saturation', value: sluiceSat.rps, unit: 'req/s', note: 'auth, credit check, validation, upstream, usage record' },
       { name: 'sluice / bare proxy throughput', value: sluiceSat.rps / bareSat.rps, unit: 'ratio', note: 'target ≥ 0.60' },
       { name: `p50 direct to upstream at ${rate} req/s`, value: direct.p50, unit: 'ms' },
+      { name: `p50 through the bare proxy at ${rate} req/s`, value: bareAtRate.p50, unit: 'ms', note: 'the floor for any proxy hop' },
       { name: `p50 through sluice at ${rate} req/s`, value: through.p50, unit: 'ms' },
       { name: 'p50 latency added by sluice', value: through.p50 - direct.p50, unit: 'ms', note: 'target ≤ 1 ms' },
+      { name: `server CPU per request at ${rate} req/s, bare proxy`, value: bareAtRate.cpuPerRequest, unit: 'µs', note: 'main thread' },
+      { name: `server CPU per request at ${rate} req/s, sluice`, value: through.cpuPerRequest, unit: 'µs', note: 'main thread' },
+      { name: 'sluice / bare proxy CPU per request', value: through.cpuPerRequest / bareAtRate.cpuPerRequest, unit: 'ratio', note: 'inverse is the throughput ceiling on one core' },
       { name: 'stream first byte after upstream first chunk, direct', value: median(directGaps), unit: 'ms', note: 'p50 of 200' },
       { name: 'stream first byte after upstream first chunk, via sluice', value: median(sluiceGaps), unit: 'ms', note: 'p50 of 200; target ≤ 1 ms' },
     ];

@@ -1,5 +1,5 @@
 /** buildApp(container): the Fastify instance with every plugin and route; never listens. */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { Container } from '../container.js';
@@ -17,6 +17,8 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: container.logger as FastifyBaseLogger,
     genReqId: () => newRequestId(),
+    // Fastify's own request logging (two lines per request) is off; request-context.ts logs one.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.server.bodyLimitBytes,
     trustProxy: config.server.trustProxy,
     return503OnClosing: true,

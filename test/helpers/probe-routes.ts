@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../src/container.js';
 import { registerApiKeyAuth, principalOf } from '../../src/http/plugins/api-key-auth.js';
+import { AppError } from '../../src/domain/shared/errors.js';
 
 export const PROBE = '/v1/_probe';
 export const PROBE_MODEL = 'probe-model';
@@ -49,6 +50,11 @@ export function registerProbeRoutes(app: FastifyInstance, container: Container):
 
       scope.get('/boom', async () => {
         throw new Error('secret internal detail');
+      });
+
+      // An internal AppError keeps its code but not its message, unless marked `expose`.
+      scope.get('/boom-app', async () => {
+        throw new AppError('internal', 'db at 10.0.0.5 said: password expired', { code: 'inference_error' });
       });
 
       scope.get<{ Querystring: { ms?: string } }>('/slow', async (request) => {

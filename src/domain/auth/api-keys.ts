@@ -16,6 +16,11 @@ export function generateApiKey(): { key: string; prefix: string; hash: string } 
   return { key, prefix: key.slice(0, VISIBLE_PREFIX_CHARS), hash: hashApiKey(key) };
 }
 
+/** Constant-time comparison of two SHA-256 hex digests (no extra hashing: both are fixed-length). */
+export function hashesEqual(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
+}
+
 /** Constant-time comparison of two secrets of any length. */
 export function secretsEqual(a: string, b: string): boolean {
   const left = createHash('sha256').update(a).digest();

@@ -39,4 +39,4 @@ export const invalidLimit = (max: number) =>
 export const fileNotFound = (id: string) => new AppError('not_found', `File ${id} not found`, { code: 'file_not_found' });
 
 export const storageError = (cause?: unknown) =>
-  new AppError('internal', 'Storage error; retry the request', { code: 'storage_error', cause });
+  new AppError('internal', 'Storage error; retry the request', { code: 'storage_error', cause, expose: true });

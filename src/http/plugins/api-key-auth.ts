@@ -2,7 +2,7 @@
  * Authentication and rate limiting for `/v1`. Runs in onRequest, before the body is
  * read, so an unauthenticated client cannot make the server parse anything.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
 import type { ApiKeyAuthenticator, Principal } from '../../domain/auth/authenticator.js';
 import type { RateLimiter } from '../../storage/rate-limit/rate-limiter.js';
@@ -41,21 +41,44 @@ export interface ApiKeyAuthOptions {
   publicPaths?: ReadonlySet<string>;
 }
 
+/**
+ * Callback-style, with a synchronous path when the key's lookup is cached: this runs on
+ * every request, and an async hook with two awaits costs several promise hops.
+ */
 export function registerApiKeyAuth(scope: FastifyInstance, options: ApiKeyAuthOptions): void {
   scope.decorateRequest('principal', null);
-  scope.addHook('onRequest', async (request, reply) => {
-    if (request.method === 'OPTIONS') return;
-    if (options.publicPaths?.has(request.url.split('?')[0]!)) return;
-    const principal = await options.authenticator.authenticate(presentedApiKey(request), header(request, 'x-project-id'));
-    const decision = await options.rateLimiter.consume(principal.keyId ?? principal.projectId);
-    reply.header('x-ratelimit-limit-requests', String(options.requestsPerMinute));
-    reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
-    if (!decision.allowed) {
-      throw new AppError('rate_limit', 'Rate limit exceeded: too many requests per minute for this API key', {
-        code: 'rate_limit_exceeded',
-        retryAfterSeconds: decision.retryAfterSeconds,
-      });
+  const limit = String(options.requestsPerMinute);
+
+  const admit = (request: FastifyRequest, reply: FastifyReply, principal: Principal, done: (err?: Error) => void) => {
+    options.rateLimiter.consume(principal.keyId ?? principal.projectId).then((decision) => {
+      reply.header('x-ratelimit-limit-requests', limit);
+      reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
+      if (!decision.allowed) {
+        done(
+          new AppError('rate_limit', 'Rate limit exceeded: too many requests per minute for this API key', {
+            code: 'rate_limit_exceeded',
+            retryAfterSeconds: decision.retryAfterSeconds,
+          }),
+        );
+        return;
+      }
+      request.principal = principal;
+      done();
+    }, done);
+  };
+
+  scope.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'OPTIONS') return done();
+    if (options.publicPaths?.has(request.url.split('?')[0]!)) return done();
+    const key = presentedApiKey(request);
+    const projectId = header(request, 'x-project-id');
+    let principal: Principal | undefined;
+    try {
+      principal = options.authenticator.authenticateCached(key, projectId);
+    } catch (err) {
+      return done(err as Error);
     }
-    request.principal = principal;
+    if (principal) return admit(request, reply, principal, done);
+    options.authenticator.authenticate(key, projectId).then((found) => admit(request, reply, found, done), done);
   });
 }

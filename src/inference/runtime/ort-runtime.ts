@@ -1,18 +1,39 @@
 /**
- * The main-thread side of the ONNX Runtime worker: loads sessions into the worker and
- * runs them by message. One worker per process serves every in-process ONNX model; its
- * intra-op thread pool spreads each run over the cores, and runs queue in the worker.
+ * The main-thread side of the ONNX Runtime workers: loads sessions into worker threads
+ * and runs them by message. A process has one runtime and a small pool of workers (one
+ * per core by default); each worker runs one graph at a time, so runs on different
+ * workers proceed in parallel.
+ *
+ * Two ways to use the cores, chosen per session:
+ * - replicas: copies of one session on distinct workers, each single-threaded; callers
+ *   with independent work (batches of embeddings) run side by side. Nothing waits for a
+ *   straggling thread, so a busy event loop or a neighbour's process slows one run, not
+ *   every kernel of every run.
+ * - intra-op threads: one run spreads its kernels over the cores (a speech model
+ *   decoding one stream). The threads spin between the kernels of a run (bounded), and
+ *   stop spinning when it ends, so the event loop gets its core back between runs.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
-import { ortWorkerMain, type WireFeed, type WireTensor, type WorkerRequest, type WorkerResponse } from './ort-worker.js';
+import { ortWorkerMain, type ProcedureResult, type WireFeed, type WireTensor, type WorkerContext, type WorkerProcedure, type WorkerRequest, type WorkerResponse } from './ort-worker.js';
 
-export type { WireTensor, WireFeed } from './ort-worker.js';
+export type { WireTensor, WireFeed, WorkerContext, WorkerProcedure, ProcedureResult } from './ort-worker.js';
 
 export interface OrtRuntimeOptions {
-  /** Threads one graph run may use; default: all cores. */
+  /** Worker threads (runs in parallel); default: one per core. */
+  workers?: number;
+  /** Threads one run may use, for sessions that do not set their own; default: all cores. */
   intraOpThreads?: number;
+}
+
+export interface SessionOptions {
+  /** Copies of the session on distinct workers (at most one per worker); default 1. */
+  replicas?: number;
+  /** Threads one run may use; default 1 when replicated, else the runtime's default. */
+  intraOpThreads?: number;
+  /** On the worker(s) of this session: runs of both can share retained state. */
+  colocateWith?: OrtSession;
 }
 
 export interface RunOptions {
@@ -22,10 +43,22 @@ export interface RunOptions {
   state?: string;
 }
 
+export interface CallOptions {
+  /** The call runs on a worker holding this session (the least busy replica). */
+  session: OrtSession;
+  /** Pins the call to the worker that holds this state (and pins the state on first use). */
+  state?: string;
+  /** Cancels the call between the steps the procedure checks (ctx.cancelled()). */
+  signal?: AbortSignal;
+  transfer?: ArrayBuffer[];
+}
+
 export interface OrtSession {
   readonly key: string;
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
+  /** Copies loaded; runs of one session may proceed this many at a time. */
+  readonly replicas: number;
   run(feeds: Record<string, WireFeed>, options?: RunOptions): Promise<Record<string, WireTensor>>;
 }
 
@@ -42,58 +75,52 @@ export class OrtRuntimeError extends Error {
 type Pending = { resolve: (value: unknown) => void; reject: (err: Error) => void };
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
-export class OrtRuntime {
+/** One worker thread: started on first use, restarted (empty) if it dies. */
+class WorkerSlot {
   private worker: Worker | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
-  private nextKey = 1;
-  private readonly threads: number;
-  /** Graph runs finished; exposed for tests and metrics. */
-  runs = 0;
+  /** Procedures defined so far (sent again to a restarted worker). */
+  readonly defined = new Set<string>();
+  /** Sessions loaded here (for placement). */
+  sessions = 0;
 
-  constructor(options: OrtRuntimeOptions = {}) {
-    this.threads = options.intraOpThreads ?? Math.max(1, availableParallelism());
+  constructor(
+    readonly index: number,
+    private readonly onExit: (slot: WorkerSlot) => void,
+  ) {}
+
+  /** Messages in flight: how busy the worker is. */
+  get busy(): number {
+    return this.pending.size;
   }
 
-  async load(path: string): Promise<OrtSession> {
-    const key = `s${this.nextKey++}`;
-    const options = {
-      intraOpNumThreads: this.threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-      // Spinning intra-op threads would steal the cores the event loop needs between runs.
-      extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
-    };
-    const names = (await this.send({ op: 'load', key, path, options })) as { inputNames: string[]; outputNames: string[] };
-    return {
-      key,
-      inputNames: names.inputNames,
-      outputNames: names.outputNames,
-      run: async (feeds, runOptions = {}) => {
-        const result = await this.send({ op: 'run', key, feeds, ...runOptions }, transferables(feeds));
-        this.runs++;
-        return result as Record<string, WireTensor>;
-      },
-    };
+  get started(): boolean {
+    return this.worker !== null;
   }
 
-  async release(session: OrtSession): Promise<void> {
-    await this.send({ op: 'release', key: session.key });
-  }
-
-  /** Frees the tensors a sequence of runs retained. */
-  async dropState(state: string): Promise<void> {
-    if (this.worker) await this.send({ op: 'drop-state', state });
+  send(request: WithoutId<WorkerRequest>, transfer: ArrayBuffer[] = []): Promise<unknown> {
+    const worker = this.ensure();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ ...request, id }, transfer);
+    }).finally(() => {
+      // An idle worker must not keep the process alive.
+      if (this.pending.size === 0) this.worker?.unref();
+    });
   }
 
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = null;
+    this.defined.clear();
+    this.sessions = 0;
     if (worker) await worker.terminate();
   }
 
-  private ensureWorker(): Worker {
+  private ensure(): Worker {
     if (this.worker) return this.worker;
     const ortPath = createRequire(import.meta.url).resolve('onnxruntime-node');
     // esbuild's keepNames (tsx, vitest) may wrap functions in __name(); define it in the worker.
@@ -109,8 +136,12 @@ export class OrtRuntime {
     });
     worker.on('error', (err) => this.failAll(err));
     worker.on('exit', (code) => {
-      if (this.worker === worker) this.worker = null;
+      if (this.worker !== worker) return;
+      this.worker = null;
+      this.defined.clear();
+      this.sessions = 0;
       this.failAll(new Error(`ONNX Runtime worker exited (code ${code})`));
+      this.onExit(this);
     });
     this.worker = worker;
     return worker;
@@ -120,27 +151,194 @@ export class OrtRuntime {
     for (const pending of this.pending.values()) pending.reject(err);
     this.pending.clear();
   }
+}
 
-  private send(request: WithoutId<WorkerRequest>, transfer: ArrayBuffer[] = []): Promise<unknown> {
-    const worker = this.ensureWorker();
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ ...request, id }, transfer);
-    }).finally(() => {
-      // An idle worker must not keep the process alive.
-      if (this.pending.size === 0) this.worker?.unref();
-    });
+interface SessionRecord {
+  session: OrtSession;
+  slots: WorkerSlot[];
+}
+
+export class OrtRuntime {
+  private readonly slots: WorkerSlot[];
+  private readonly sessions = new Map<string, SessionRecord>();
+  /** state → the worker that holds its retained tensors. */
+  private readonly stateSlots = new Map<string, WorkerSlot>();
+  private readonly procedures = new Map<string, string>();
+  private nextKey = 1;
+  readonly cores: number;
+  private readonly defaultThreads: number;
+  spinUs: string | undefined;
+  /** Graph runs and procedure calls finished; exposed for tests and metrics. */
+  runs = 0;
+
+  constructor(options: OrtRuntimeOptions = {}) {
+    this.cores = Math.max(1, availableParallelism());
+    this.defaultThreads = Math.max(1, options.intraOpThreads ?? this.cores);
+    const workers = Math.max(1, options.workers ?? this.cores);
+    this.slots = Array.from({ length: workers }, (_, i) => new WorkerSlot(i, (slot) => this.forget(slot)));
+  }
+
+  /** Worker threads in the pool (started or not). */
+  get workers(): number {
+    return this.slots.length;
+  }
+
+  async load(path: string, options: SessionOptions = {}): Promise<OrtSession> {
+    const key = `s${this.nextKey++}`;
+    const replicas = Math.min(this.slots.length, Math.max(1, options.replicas ?? 1));
+    const threads = Math.max(1, options.intraOpThreads ?? (replicas > 1 ? 1 : this.defaultThreads));
+    const slots = options.colocateWith ? this.slotsOf(options.colocateWith) : this.place(replicas);
+    const spinUs = this.spinUs ?? process.env.SLUICE_SPIN_US ?? '1000';
+    const spin = threads > 1 && spinUs !== '0' ? '1' : '0';
+    const sessionOptions = {
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+      extra: {
+        session: {
+          // Between the kernels of one run, threads spin up to 1 ms (then back off to
+          // sleeping); when the run ends they stop at once, leaving the cores to the event loop.
+          intra_op: { allow_spinning: spin, spin_duration_us: spinUs === '0' ? '1' : spinUs, spin_backoff_max: '8' },
+          inter_op: { allow_spinning: '0' },
+          force_spinning_stop: '1',
+          ...(process.env.SLUICE_DBB ? { dynamic_block_base: process.env.SLUICE_DBB } : {}),
+        },
+      },
+    };
+    for (const slot of slots) slot.sessions++;
+    let names: { inputNames: string[]; outputNames: string[] };
+    try {
+      const loaded = await Promise.all(slots.map((slot) => slot.send({ op: 'load', key, path, options: sessionOptions })));
+      names = loaded[0] as typeof names;
+    } catch (err) {
+      for (const slot of slots) slot.sessions--;
+      await Promise.allSettled(slots.map((slot) => (slot.started ? slot.send({ op: 'release', key }) : null)));
+      throw err;
+    }
+    const session: OrtSession = {
+      key,
+      inputNames: names.inputNames,
+      outputNames: names.outputNames,
+      replicas: slots.length,
+      run: async (feeds, runOptions = {}) => {
+        const slot = this.slotFor(key, runOptions.state);
+        const result = await slot.send({ op: 'run', key, feeds, ...runOptions }, transferables(Object.values(feeds)));
+        this.runs++;
+        return result as Record<string, WireTensor>;
+      },
+    };
+    this.sessions.set(key, { session, slots });
+    return session;
+  }
+
+  async release(session: OrtSession): Promise<void> {
+    const record = this.sessions.get(session.key);
+    if (!record) return;
+    this.sessions.delete(session.key);
+    await Promise.all(
+      record.slots.map(async (slot) => {
+        slot.sessions = Math.max(0, slot.sessions - 1);
+        if (slot.started) await slot.send({ op: 'release', key: session.key });
+      }),
+    );
+  }
+
+  /**
+   * Makes a procedure callable by name in every worker. `procedure` must be
+   * self-contained; `helpers` are named function declarations its body may call.
+   */
+  define<A>(name: string, procedure: WorkerProcedure<A>, helpers: readonly ((...args: never[]) => unknown)[] = []): void {
+    const body = `${helpers.map((f) => f.toString()).join('\n')}\nreturn (${procedure.toString()});`;
+    const existing = this.procedures.get(name);
+    if (existing !== undefined && existing !== body) throw new Error(`procedure ${name} is already defined differently`);
+    this.procedures.set(name, body);
+  }
+
+  /** Runs a defined procedure on a worker holding `options.session`. */
+  async call<R>(name: string, args: unknown, options: CallOptions): Promise<R> {
+    const source = this.procedures.get(name);
+    if (source === undefined) throw new Error(`procedure ${name} is not defined`);
+    const slot = this.slotFor(options.session.key, options.state);
+    if (!slot.defined.has(name)) {
+      slot.defined.add(name);
+      await slot.send({ op: 'define', name, source }).catch((err: unknown) => {
+        slot.defined.delete(name);
+        throw err;
+      });
+    }
+    let cancel: Int32Array | undefined;
+    let onAbort: (() => void) | undefined;
+    if (options.signal) {
+      cancel = new Int32Array(new SharedArrayBuffer(4));
+      const flag = cancel;
+      onAbort = () => Atomics.store(flag, 0, 1);
+      if (options.signal.aborted) onAbort();
+      else options.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    try {
+      const result = await slot.send({ op: 'call', name, args, ...(cancel ? { cancel } : {}) }, options.transfer ?? []);
+      this.runs++;
+      return result as R;
+    } finally {
+      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Frees the tensors a sequence of runs retained. */
+  async dropState(state: string): Promise<void> {
+    const slot = this.stateSlots.get(state);
+    this.stateSlots.delete(state);
+    if (slot?.started) await slot.send({ op: 'drop-state', state });
+  }
+
+  async close(): Promise<void> {
+    this.sessions.clear();
+    this.stateSlots.clear();
+    await Promise.all(this.slots.map((slot) => slot.close()));
+  }
+
+  /** The `count` workers with the fewest sessions (lowest index first on ties). */
+  private place(count: number): WorkerSlot[] {
+    return [...this.slots].sort((a, b) => a.sessions - b.sessions || a.index - b.index).slice(0, count);
+  }
+
+  private slotsOf(session: OrtSession): WorkerSlot[] {
+    const record = this.sessions.get(session.key);
+    if (!record) throw new OrtRuntimeError(`session ${session.key} is not loaded`, 'not_loaded');
+    return record.slots;
+  }
+
+  /** The state's worker, or the least busy worker holding the session (which then holds the state). */
+  private slotFor(key: string, state: string | undefined): WorkerSlot {
+    const record = this.sessions.get(key);
+    if (!record) throw new OrtRuntimeError(`session ${key} is not loaded`, 'not_loaded');
+    const pinned = state ? this.stateSlots.get(state) : undefined;
+    if (pinned) {
+      if (!record.slots.includes(pinned)) throw new OrtRuntimeError(`session ${key} is not on the worker of state ${state}`, 'not_loaded');
+      return pinned;
+    }
+    let best = record.slots[0]!;
+    for (const slot of record.slots) if (slot.busy < best.busy) best = slot;
+    if (state) this.stateSlots.set(state, best);
+    return best;
+  }
+
+  /** A worker died: its sessions and states are gone with it. */
+  private forget(slot: WorkerSlot): void {
+    for (const [key, record] of this.sessions) if (record.slots.includes(slot)) this.sessions.delete(key);
+    for (const [state, holder] of this.stateSlots) if (holder === slot) this.stateSlots.delete(state);
   }
 }
 
-function transferables(feeds: Record<string, WireFeed>): ArrayBuffer[] {
+/** Whole, unshared buffers of the given tensors (a view into a pooled Buffer would detach its neighbours). */
+export function transferables(values: Iterable<unknown>): ArrayBuffer[] {
   const seen = new Set<ArrayBuffer>();
-  for (const feed of Object.values(feeds)) {
-    // Only whole, unshared buffers move; a view into a pooled Buffer would detach its neighbours.
-    if (!('data' in feed)) continue;
-    const { buffer, byteOffset, byteLength } = feed.data;
+  for (const value of values) {
+    if (!value || typeof value !== 'object' || !('data' in value)) continue;
+    const data = (value as { data: unknown }).data;
+    if (!ArrayBuffer.isView(data)) continue;
+    const { buffer, byteOffset, byteLength } = data;
     if (buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength) seen.add(buffer);
   }
   return [...seen];

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, type Dialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type Compilable, type Dialect, type QueryResult } from 'kysely';
 import type { DatabaseConfig } from '../../config/schema.js';
 
 export interface ProjectsTable {
@@ -135,6 +135,29 @@ export interface Database {
   db: Kysely<Tables>;
   flavor: SqlFlavor;
   close(): Promise<void>;
+}
+
+/**
+ * Hot queries compiled once and re-run with new parameters: for these short statements
+ * Kysely's builder and compiler cost more than the database's execution. One instance
+ * per repository, so per database and dialect; the first use of a key compiles `build()`
+ * and checks that its parameters are exactly `parameters`, in order (the caller lists
+ * them in the order the query binds them), so a wrong order fails at once, not silently.
+ */
+export class CompiledQueries {
+  readonly #sql = new Map<string, string>();
+
+  run<R>(executor: Kysely<Tables>, key: string, build: () => Compilable<R>, parameters: unknown[]): Promise<QueryResult<R>> {
+    let text = this.#sql.get(key);
+    if (text === undefined) {
+      const compiled = build().compile();
+      const same = compiled.parameters.length === parameters.length && compiled.parameters.every((p, i) => p === parameters[i]);
+      if (!same) throw new Error(`compiled query ${key}: parameters differ from the builder's`);
+      text = compiled.sql;
+      this.#sql.set(key, text);
+    }
+    return executor.executeQuery(CompiledQuery.raw(text, parameters) as CompiledQuery<R>);
+  }
 }
 
 // int8 (bigint) and numeric arrive as strings from pg by default; every such column

@@ -182,7 +182,7 @@ describe('storage failures', () => {
     const tenant = await failing.newTenant();
     const res = await uploadFile(failing.baseUrl, tenant.key, requestLines(2));
     expect(res.status).toBe(500);
-    expect(res.body.error).toMatchObject({ code: 'storage_error', type: 'internal_error' });
+    expect(res.body.error).toMatchObject({ code: 'storage_error', type: 'internal_error', message: 'Storage error; retry the request' });
     const list = await call(failing.baseUrl, 'GET', '/v1/files', { key: tenant.key });
     expect(list.body.data).toEqual([]);
   });

@@ -163,8 +163,20 @@ describe('response envelope', () => {
     expect(entry?.err?.stack).toContain('secret internal detail');
   });
 
+  it('500: an internal AppError keeps its code but never its message', async () => {
+    const tenant = await server.newTenant();
+    const res = await call(server.baseUrl, 'GET', `${PROBE}/boom-app`, { key: tenant.key });
+    expect(res.status).toBe(500);
+    const id = requestIdOf(res);
+    expect(res.body).toEqual({
+      error: { message: 'Internal server error', type: 'internal_error', code: 'inference_error', param: null },
+    });
+    const entry = logLines.find((line) => line.level === 50 && line.request_id === id);
+    expect(entry?.err?.message).toBe('db at 10.0.0.5 said: password expired');
+  });
+
   it('request ids are unique', () => {
-    expect(seenIds.length).toBeGreaterThanOrEqual(17);
+    expect(seenIds.length).toBeGreaterThanOrEqual(18);
     expect(new Set(seenIds).size).toBe(seenIds.length);
   });
 });

@@ -56,6 +56,8 @@ export interface EngineContext {
   dir: string;
   model: ModelConfig;
   options: RuntimesConfig;
+  /** Called with the size of every embedding batch (metrics). */
+  onEmbeddingBatch?: (model: string, size: number) => void;
 }
 
 /** Shared defaults: every capability refuses until an engine provides it. */
@@ -77,7 +79,16 @@ function engine(ctx: EngineContext, sessions: OrtSession[], parts: Partial<Engin
 export async function loadEngine(kind: EngineKind, ctx: EngineContext): Promise<Engine> {
   switch (kind) {
     case 'embeddings': {
-      const batching = { maxBatch: ctx.options.embeddingBatchSize, maxWaitMs: ctx.options.embeddingBatchWaitMs };
+      // One single-threaded copy per core unless onnx_threads asks for wider runs.
+      const threads = ctx.options.onnxThreads ?? 1;
+      const onBatch = ctx.onEmbeddingBatch;
+      const batching = {
+        maxBatch: ctx.options.embeddingBatchSize,
+        maxWaitMs: ctx.options.embeddingBatchWaitMs,
+        intraOpThreads: threads,
+        replicas: Math.max(1, Math.floor(ctx.runtime.workers / threads)),
+        ...(onBatch ? { onBatch: (size: number) => onBatch(ctx.model.id, size) } : {}),
+      };
       const e = await EmbeddingEngine.load(ctx.runtime, ctx.dir, ctx.model.id, ctx.model.contextLength, batching);
       return engine(ctx, e.sessions, {
         countTokens: (text) => e.tokenizer.count(text),

@@ -23,8 +23,14 @@ import { modelFilesMissing, noRuntimeFor, throwIfAborted, toOnnxError } from './
 import { missingFiles } from './loader.js';
 import { ENGINE_KINDS, loadEngine, requiredFiles, type Engine, type EngineKind } from './engines.js';
 
-export function createOnnxBackend(deps: BackendDeps): InferenceBackend {
-  return new OnnxBackend(deps.config.runtimes, deps.logger);
+/** Hooks the composition root wires to metrics. */
+export interface OnnxObservers {
+  /** Every embedding runtime call, with its number of inputs. */
+  onEmbeddingBatch?: (model: string, size: number) => void;
+}
+
+export function createOnnxBackend(deps: BackendDeps, observers: OnnxObservers = {}): InferenceBackend {
+  return new OnnxBackend(deps.config.runtimes, deps.logger, observers);
 }
 
 export class OnnxBackend implements InferenceBackend {
@@ -37,6 +43,7 @@ export class OnnxBackend implements InferenceBackend {
   constructor(
     private readonly options: RuntimesConfig,
     private readonly logger: Logger,
+    private readonly observers: OnnxObservers = {},
   ) {
     this.runtime = new OrtRuntime(options.onnxThreads ? { intraOpThreads: options.onnxThreads } : {});
   }
@@ -107,7 +114,7 @@ export class OnnxBackend implements InferenceBackend {
         const missing = await missingFiles(dir, req.files, req.graphs);
         if (missing.length > 0) throw modelFilesMissing(model.id, dir, missing);
         const started = Date.now();
-        const engine = await loadEngine(kind, { runtime: this.runtime, dir, model, options: this.options });
+        const engine = await loadEngine(kind, { runtime: this.runtime, dir, model, options: this.options, ...this.observers });
         this.#engines.set(model.id, engine);
         this.logger.info({ model: model.id, ms: Date.now() - started }, 'model loaded');
         return engine;

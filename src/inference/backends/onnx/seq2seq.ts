@@ -13,7 +13,8 @@ export interface DecoderShape {
   headDim: number;
 }
 
-const ENCODER_OUT = 'encoder_out';
+/** Key under which the encoder output is retained in the worker. */
+export const ENCODER_OUT = 'encoder_out';
 
 const int64 = (values: readonly number[]): WireTensor => ({
   type: 'int64',
@@ -25,15 +26,16 @@ const int64 = (values: readonly number[]): WireTensor => ({
 export class DecoderRun {
   readonly state = `gen-${randomUUID()}`;
   private cached = false;
-  private readonly pastNames: string[];
-  private readonly merged: boolean;
+  readonly pastNames: readonly string[];
+  /** decoder_model_merged (key/value cache) rather than the cache-less decoder_model. */
+  readonly merged: boolean;
   private encoderMask: WireTensor | null = null;
   private history: number[] = [];
 
   constructor(
     private readonly runtime: OrtRuntime,
-    private readonly decoder: OrtSession,
-    private readonly shape: DecoderShape,
+    readonly decoder: OrtSession,
+    readonly shape: DecoderShape,
   ) {
     this.pastNames = decoder.inputNames.filter((n) => n.startsWith('past_key_values.'));
     this.merged = this.pastNames.length > 0;

@@ -51,7 +51,10 @@ export class SummarizationEngine {
     const encoderFile = await findGraph(dir, 'encoder_model');
     const decoderFile = await findAnyGraph(dir, ['decoder_model_merged', 'decoder_model']);
     if (!encoderFile || !decoderFile) throw new Error(`encoder/decoder graphs are missing in ${dir}`);
-    return new SummarizationEngine(runtime, await runtime.load(encoderFile), await runtime.load(decoderFile), tokenizer, config);
+    const encoder = await runtime.load(encoderFile);
+    // The decoder reads the encoder output retained in the worker: same worker.
+    const decoder = await runtime.load(decoderFile, { colocateWith: encoder });
+    return new SummarizationEngine(runtime, encoder, decoder, tokenizer, config);
   }
 
   get sessions(): OrtSession[] {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Database, ProjectsTable } from '../database.js';
+import { CompiledQueries, type Database, type ProjectsTable } from '../database.js';
 
 export interface Project {
   id: string;
@@ -15,7 +15,12 @@ const toProject = (row: ProjectsTable): Project => ({
   createdAtMs: Number(row.created_at),
 });
 
+/** Balance reads of up to this many projects at once use a compiled statement. */
+const MAX_COMPILED_IDS = 16;
+
 export class ProjectsRepository {
+  readonly #compiled = new CompiledQueries();
+
   constructor(private readonly database: Database) {}
 
   async insert(project: Project): Promise<Project> {
@@ -48,7 +53,11 @@ export class ProjectsRepository {
   /** Balances of several projects in one query; absent projects are missing from the map. */
   async balancesOf(ids: readonly string[]): Promise<Map<string, number>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.database.db.selectFrom('projects').select(['id', 'balance_micros']).where('id', 'in', ids).execute();
+    const query = () => this.database.db.selectFrom('projects').select(['id', 'balance_micros']).where('id', 'in', ids);
+    const rows =
+      ids.length <= MAX_COMPILED_IDS
+        ? (await this.#compiled.run(this.database.db, `balances:${ids.length}`, query, [...ids])).rows
+        : await query().execute();
     return new Map(rows.map((row) => [row.id, Number(row.balance_micros)]));
   }
 

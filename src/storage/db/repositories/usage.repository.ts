@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database, Tables, UsageRecordsTable } from '../database.js';
+import { CompiledQueries, type Database, type Tables, type UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 
 export interface UsageRecord {
@@ -30,7 +30,40 @@ const toRecord = (row: UsageRecordsTable): UsageRecord => ({
   createdAtMs: Number(row.created_at),
 });
 
+/** Column order of an inserted row; rowParameters() must follow it (CompiledQueries checks). */
+const toRow = (record: UsageRecord): UsageRecordsTable => ({
+  id: record.id,
+  project_id: record.projectId,
+  key_id: record.keyId,
+  model: record.model,
+  route: record.route,
+  input_tokens: record.inputTokens,
+  output_tokens: record.outputTokens,
+  cost_micros: record.costMicros,
+  request_id: record.requestId,
+  status: record.status,
+  created_at: record.createdAtMs,
+});
+
+const rowParameters = (row: UsageRecordsTable): unknown[] => [
+  row.id,
+  row.project_id,
+  row.key_id,
+  row.model,
+  row.route,
+  row.input_tokens,
+  row.output_tokens,
+  row.cost_micros,
+  row.request_id,
+  row.status,
+  row.created_at,
+];
+
+const MAX_COMPILED_ROWS = 32;
+
 export class UsageRepository {
+  readonly #compiled = new CompiledQueries();
+
   constructor(private readonly database: Database) {}
 
   /**
@@ -52,33 +85,23 @@ export class UsageRepository {
    */
   async recordAndDebitIn(trx: Kysely<Tables>, records: readonly UsageRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await trx
-      .insertInto('usage_records')
-      .values(
-        records.map((record) => ({
-          id: record.id,
-          project_id: record.projectId,
-          key_id: record.keyId,
-          model: record.model,
-          route: record.route,
-          input_tokens: record.inputTokens,
-          output_tokens: record.outputTokens,
-          cost_micros: record.costMicros,
-          request_id: record.requestId,
-          status: record.status,
-          created_at: record.createdAtMs,
-        })),
-      )
-      .execute();
+    const rows = records.map(toRow);
+    // Row counts up to a small bound get a compiled statement each (calls in one turn are few).
+    if (rows.length <= MAX_COMPILED_ROWS) {
+      await this.#compiled.run(trx, `insert:${rows.length}`, () => trx.insertInto('usage_records').values(rows), rows.flatMap(rowParameters));
+    } else {
+      await trx.insertInto('usage_records').values(rows).execute();
+    }
     const debits = new Map<string, number>();
     for (const record of records) debits.set(record.projectId, (debits.get(record.projectId) ?? 0) + record.costMicros);
     for (const [projectId, cost] of debits) {
       if (cost === 0) continue;
-      await trx
-        .updateTable('projects')
-        .set({ balance_micros: sql`balance_micros - ${cost}` })
-        .where('id', '=', projectId)
-        .execute();
+      const debit = () =>
+        trx
+          .updateTable('projects')
+          .set({ balance_micros: sql`balance_micros - ${cost}` })
+          .where('id', '=', projectId);
+      await this.#compiled.run(trx, 'debit', debit, [cost, projectId]);
     }
   }
 

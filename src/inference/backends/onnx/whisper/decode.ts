@@ -1,18 +1,20 @@
 /**
- * Decoding one 30-second window with Whisper's rules (openai/whisper decoding.py):
- * suppressed control tokens, timestamps in pairs and never going back, the first token
- * a timestamp no later than max_initial_timestamp, timestamps forced when their total
- * probability beats any single text token. Greedy at temperature 0, sampled above.
+ * Decoding with Whisper's rules: a window is decoded by one call into the ONNX worker
+ * (greedy.ts runs the loop there); language detection is a single look-ahead step.
  */
-import type { DecoderRun } from '../seq2seq.js';
-import { argmax, logSoftmaxAt, softmax } from '../math.js';
+import type { OrtRuntime } from '../../../runtime/ort-runtime.js';
+import { ENCODER_OUT, type DecoderRun } from '../seq2seq.js';
 import type { WhisperTokens } from './tokens.js';
+import { WHISPER_WINDOW_HELPERS, WHISPER_WINDOW_PROCEDURE, whisperDecodeWindow, type WindowArgs, type WindowResult } from './greedy.js';
+
+export { applyWhisperRules } from './greedy.js';
 
 export interface DecodeOptions {
   temperature: number;
   /** Most tokens to sample in this window. */
   maxTokens: number;
-  random?: () => number;
+  /** Stops the loop between two steps. */
+  signal?: AbortSignal;
 }
 
 export interface DecodedWindow {
@@ -21,61 +23,22 @@ export interface DecodedWindow {
   sumLogprob: number;
   avgLogprob: number;
   noSpeechProb: number;
+  /** Decoder runs made. */
+  steps: number;
 }
 
-function mask(logits: Float32Array, from: number, to: number): void {
-  logits.fill(-Infinity, Math.max(0, from), Math.min(logits.length, to));
-}
-
-/** Applies the suppression and timestamp rules in place, given the tokens sampled so far. */
-export function applyWhisperRules(logits: Float32Array, sampled: readonly number[], t: WhisperTokens): void {
-  for (const id of t.suppress) logits[id] = -Infinity;
-  const tb = t.timestampBegin;
-  if (sampled.length === 0) {
-    for (const id of t.beginSuppress) logits[id] = -Infinity;
-    mask(logits, 0, tb);
-    mask(logits, tb + t.maxInitialTimestampIndex + 1, logits.length);
-    return;
-  }
-  const lastWasTimestamp = sampled[sampled.length - 1]! >= tb;
-  const penultimateWasTimestamp = sampled.length < 2 || sampled[sampled.length - 2]! >= tb;
-  if (lastWasTimestamp) {
-    if (penultimateWasTimestamp) mask(logits, tb, logits.length);
-    else mask(logits, 0, t.eot);
-  }
-  const timestamps = sampled.filter((id) => id >= tb);
-  if (timestamps.length > 0) {
-    // Never go back in time; a segment that just opened may close at the same instant only as a pair.
-    const last = timestamps[timestamps.length - 1]!;
-    mask(logits, tb, lastWasTimestamp && !penultimateWasTimestamp ? last : last + 1);
-  }
-  // Compared in logits: the softmax normaliser is common to both sides.
-  let maxText = -Infinity;
-  for (let i = 0; i < tb; i++) if (logits[i]! > maxText) maxText = logits[i]!;
-  let tsMax = -Infinity;
-  for (let i = tb; i < logits.length; i++) if (logits[i]! > tsMax) tsMax = logits[i]!;
-  if (tsMax === -Infinity) return;
-  let tsSum = 0;
-  for (let i = tb; i < logits.length; i++) tsSum += Math.exp(logits[i]! - tsMax);
-  if (tsMax + Math.log(tsSum) > maxText) mask(logits, 0, tb);
-}
-
-function choose(logits: Float32Array, temperature: number, random: () => number): number {
-  if (temperature <= 0) return argmax(logits);
-  const probs = softmax(Array.from(logits, (l) => l / temperature));
-  let r = random();
-  for (let i = 0; i < probs.length; i++) {
-    r -= probs[i]!;
-    if (r <= 0) return i;
-  }
-  return argmax(logits);
+/** Makes the window procedure callable on the runtime's workers. */
+export function defineWhisperDecoding(runtime: OrtRuntime): void {
+  runtime.define(WHISPER_WINDOW_PROCEDURE, whisperDecodeWindow, WHISPER_WINDOW_HELPERS);
 }
 
 /**
  * Decodes after `prefix` (optional previous-text prompt + the start-of-transcript
- * sequence, whose first token sits at `sotIndex`). The cache is reset first.
+ * sequence, whose first token sits at `sotIndex`), with a fresh cache, in the worker
+ * that holds `run`'s encoder output.
  */
 export async function decodeWindow(
+  runtime: OrtRuntime,
   run: DecoderRun,
   prefix: readonly number[],
   sotIndex: number,
@@ -83,23 +46,23 @@ export async function decodeWindow(
   o: DecodeOptions,
 ): Promise<DecodedWindow> {
   run.resetCache();
-  const first = await run.step(prefix);
-  const atSot = first.logits.subarray(sotIndex * first.vocab, (sotIndex + 1) * first.vocab);
-  const noSpeechProb = softmax(atSot)[t.noSpeech] ?? 0;
-  let logits = first.logits.slice((prefix.length - 1) * first.vocab, prefix.length * first.vocab);
-  const tokens: number[] = [];
-  let sumLogprob = 0;
-  for (let i = 0; i < o.maxTokens; i++) {
-    applyWhisperRules(logits, tokens, t);
-    const next = choose(logits, o.temperature, o.random ?? Math.random);
-    // The end-of-text logprob counts too; the average divides by tokens + 1 for it.
-    sumLogprob += logSoftmaxAt(logits, next);
-    if (next === t.eot) break;
-    tokens.push(next);
-    if (i === o.maxTokens - 1) break;
-    logits = (await run.step([next])).logits.slice();
-  }
-  return { tokens, sumLogprob, avgLogprob: sumLogprob / (tokens.length + 1), noSpeechProb };
+  const args: WindowArgs = {
+    decoder: run.decoder.key,
+    state: run.state,
+    encoderOut: ENCODER_OUT,
+    merged: run.merged,
+    pastNames: run.pastNames,
+    heads: run.shape.heads,
+    headDim: run.shape.headDim,
+    prefix,
+    sotIndex,
+    noSpeech: t.noSpeech,
+    rules: { eot: t.eot, timestampBegin: t.timestampBegin, suppress: t.suppress, beginSuppress: t.beginSuppress, maxInitialTimestampIndex: t.maxInitialTimestampIndex },
+    temperature: o.temperature,
+    maxTokens: o.maxTokens,
+  };
+  const out = await runtime.call<WindowResult>(WHISPER_WINDOW_PROCEDURE, args, { session: run.decoder, state: run.state, ...(o.signal ? { signal: o.signal } : {}) });
+  return { ...out, avgLogprob: out.sumLogprob / (out.tokens.length + 1) };
 }
 
 /** The most likely language after <|startoftranscript|>, among the model's language tokens. */

@@ -13,7 +13,7 @@ import { DecoderRun } from '../seq2seq.js';
 import { throwIfAborted } from '../errors.js';
 import { LogMel, WHISPER_MEL } from './features.js';
 import { whisperTokens, type WhisperGenerationConfig, type WhisperTokens } from './tokens.js';
-import { decodeWindow, detectLanguage, type DecodedWindow } from './decode.js';
+import { decodeWindow, defineWhisperDecoding, detectLanguage, type DecodedWindow } from './decode.js';
 import { compressionRatio, round, splitWindow, wordTimings } from './segments.js';
 
 interface WhisperConfig {
@@ -29,7 +29,19 @@ const LOGPROB_THRESHOLD = -1;
 /** Encoder positions per second of audio: what the input side of usage counts. */
 const AUDIO_TOKENS_PER_SECOND = 50;
 
+/** Where the time of the transcriptions so far went (benchmarks, diagnostics). */
+export interface WhisperTimings {
+  windows: number;
+  /** Decoder runs (the first run of a window reads its whole prefix). */
+  decoderRuns: number;
+  featuresMs: number;
+  encoderMs: number;
+  decoderMs: number;
+}
+
 export class WhisperEngine {
+  readonly timings: WhisperTimings = { windows: 0, decoderRuns: 0, featuresMs: 0, encoderMs: 0, decoderMs: 0 };
+
   private constructor(
     private readonly runtime: OrtRuntime,
     private readonly encoder: OrtSession,
@@ -55,8 +67,10 @@ export class WhisperEngine {
       hop: pre.hop_length ?? WHISPER_MEL.hop,
       nSamples: pre.n_samples ?? WHISPER_MEL.nSamples,
     });
+    defineWhisperDecoding(runtime);
     const encoder = await runtime.load(encoderFile);
-    const decoder = await runtime.load(decoderFile);
+    // The decoder reads the encoder output retained in the worker: same worker.
+    const decoder = await runtime.load(decoderFile, { colocateWith: encoder });
     return new WhisperEngine(runtime, encoder, decoder, tokenizer, whisperTokens(tokenizer, generation), config, mel);
   }
 
@@ -94,14 +108,29 @@ export class WhisperEngine {
     for (let seek = 0; seek < totalFrames; ) {
       throwIfAborted(params.signal);
       const windowFrames = Math.min(this.mel.frames, totalFrames - seek);
+      let started = performance.now();
       const features = await this.mel.compute(params.audio.subarray(seek * hop, seek * hop + nSamples));
+      this.timings.featuresMs += performance.now() - started;
+      started = performance.now();
       await run.encode(this.encoder, { input_features: { type: 'float32', dims: [1, this.mel.options.nMels, this.mel.frames], data: features } });
+      this.timings.encoderMs += performance.now() - started;
+      started = performance.now();
       language ??= await detectLanguage(run, t);
       const sotSequence = [t.sot, t.languages.get(language)!, params.task === 'translate' ? t.translate : t.transcribe];
       const prompt = context.slice(-(Math.floor(maxPositions / 2) - 1));
       const prefix = prompt.length > 0 ? [t.startOfPrev, ...prompt, ...sotSequence] : sotSequence;
       const maxTokens = Math.min(Math.floor(maxPositions / 2), maxPositions - prefix.length);
-      const window = await decodeWindow(run, prefix, prefix.length - sotSequence.length, t, { temperature: params.temperature, maxTokens });
+      const window = await decodeWindow(this.runtime, run, prefix, prefix.length - sotSequence.length, t, {
+        temperature: params.temperature,
+        maxTokens,
+        signal: params.signal,
+      }).catch((err: unknown) => {
+        throwIfAborted(params.signal);
+        throw err;
+      });
+      this.timings.decoderMs += performance.now() - started;
+      this.timings.decoderRuns += window.steps;
+      this.timings.windows++;
       generated += window.tokens.length + 1;
       if (window.noSpeechProb > NO_SPEECH_THRESHOLD && window.avgLogprob < LOGPROB_THRESHOLD) {
         seek += windowFrames;
