@@ -20,7 +20,10 @@ import { systemClock, type Clock } from './domain/shared/clock.js';
 import { Metrics } from './observability/metrics.js';
 import type { ChatCompletionsPort } from './domain/inference/chat-completions.port.js';
 import { createInferenceServices, type InferenceServices } from './domain/inference/index.js';
-import { ModelRegistry } from './inference/registry.js';
+import { BACKEND_FACTORIES, ModelRegistry } from './inference/registry.js';
+import { createOnnxBackend } from './inference/backends/onnx/index.js';
+import { TranscriptionService } from './domain/audio/transcription.service.js';
+import { FfmpegDecoder } from './domain/audio/ffmpeg-decoder.js';
 import type { FilesService } from './domain/files/files.service.js';
 import type { BatchesService } from './domain/batches/batches.service.js';
 import { createFilesAndBatches } from './worker/files-and-batches.js';
@@ -64,6 +67,8 @@ export interface Container {
   registry: ModelRegistry;
   /** The synchronous inference routes' services (chat completions, responses, embeddings, moderations). */
   inference: InferenceServices;
+  /** Speech to text (the audio transcription and translation routes). */
+  transcription: TranscriptionService;
   /** Files and Batch APIs; their runner and janitor are in `workers`. */
   files: FilesService;
   batches: BatchesService;
@@ -108,9 +113,18 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     metrics.usageCostMicros.inc({ model: record.model }, record.costMicros);
   });
 
-  const registry = new ModelRegistry(config, logger);
+  const registry = new ModelRegistry(config, logger, {
+    ...BACKEND_FACTORIES,
+    onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
+  });
   const inference = createInferenceServices({ registry, billing, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
+  const transcription = new TranscriptionService({
+    registry,
+    billing,
+    decoder: new FfmpegDecoder(),
+    onAudio: (model, route, seconds) => metrics.audioSeconds.inc({ model, route }, seconds),
+  });
 
   const { files, batches, runner, janitor } = createFilesAndBatches({
     config, database, blobs, clock, logger, billing, usage: repositories.usage, chatCompletions,
@@ -133,6 +147,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     chatCompletions,
     registry,
     inference,
+    transcription,
     files,
     batches,
     workers,

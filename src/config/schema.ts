@@ -88,7 +88,7 @@ export const ConfigFileSchema = Type.Object(
       Type.Object(
         {
           idle_unload_seconds: Type.Optional(Type.Integer({ minimum: 0, description: 'release an idle in-process model after this long; 0 never' })),
-          onnx_threads: Type.Optional(PositiveInt('threads one ONNX graph run may use (default: all cores)')),
+          onnx_threads: Type.Optional(PositiveInt('threads one ONNX graph run may use (default: all cores; embedding models: 1 per copy, one copy per core)')),
           gguf_threads: Type.Optional(PositiveInt('threads llama.cpp uses per GGUF model (default: all cores)')),
           gguf_context_size: Type.Optional(PositiveInt('context window (tokens) of GGUF chat models')),
           embedding_batch_size: Type.Optional(PositiveInt('most inputs coalesced into one embedding runtime call')),

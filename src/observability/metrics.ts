@@ -39,6 +39,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** One observation per embedding runtime call: _count is batches run, _sum is inputs, _sum/_count the mean batch size. */
+  readonly embeddingBatchSize = new Histogram({
+    name: 'sluice_embedding_batch_size',
+    help: 'Inputs per in-process embedding runtime call (dynamic batching), by model',
+    labelNames: ['model'] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+    registers: [this.registry],
+  });
+
+  readonly audioSeconds = new Counter({
+    name: 'sluice_audio_seconds_total',
+    help: 'Seconds of audio transcribed or translated',
+    labelNames: ['model', 'route'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_' });
   }

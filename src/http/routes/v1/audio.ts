@@ -1,7 +1,8 @@
 /**
  * POST /v1/audio/transcriptions and /v1/audio/translations (multipart/form-data). The
  * uploaded file is streamed to a temporary file, never held in memory, and reading stops
- * at the 25 MB limit (413). Everything else is the TranscriptionService's.
+ * at the 25 MB limit (413). Everything else is the TranscriptionService's (built by the
+ * container).
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -10,11 +11,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Counter } from 'prom-client';
 import type { Container } from '../../../container.js';
 import { AppError, invalidRequest, isAppError } from '../../../domain/shared/errors.js';
-import { FfmpegDecoder } from '../../../domain/audio/ffmpeg-decoder.js';
-import { TranscriptionService, type AudioUpload } from '../../../domain/audio/transcription.service.js';
+import type { AudioUpload, TranscriptionService } from '../../../domain/audio/transcription.service.js';
 import { MAX_AUDIO_BYTES, type AudioTask } from '../../../domain/audio/transcription-request.js';
 import { principalOf } from '../../plugins/api-key-auth.js';
 import { clientAbortSignal } from '../../sse.js';
@@ -56,12 +55,6 @@ async function readForm(request: FastifyRequest, dir: string): Promise<Form> {
   return { fields, upload };
 }
 
-function audioSecondsCounter(container: Container): Counter<'model' | 'route'> {
-  const name = 'sluice_audio_seconds_total';
-  const existing = container.metrics.registry.getSingleMetric(name) as Counter<'model' | 'route'> | undefined;
-  return existing ?? new Counter({ name, help: 'Seconds of audio transcribed or translated', labelNames: ['model', 'route'], registers: [container.metrics.registry] });
-}
-
 async function handle(service: TranscriptionService, task: AudioTask, request: FastifyRequest, reply: FastifyReply) {
   if (!request.isMultipart()) throw invalidRequest('Audio must be sent as multipart/form-data', null, 'invalid_content_type');
   const dir = await mkdtemp(path.join(tmpdir(), 'sluice-audio-'));
@@ -84,13 +77,7 @@ async function audioScope(scope: FastifyInstance, { container }: { container: Co
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
   await scope.register(multipart, { limits: { fileSize: MAX_AUDIO_BYTES, files: 2, fields: 32, parts: 40, fieldSize: 64 * 1024 } });
-  const seconds = audioSecondsCounter(container);
-  const service = new TranscriptionService({
-    registry: container.registry,
-    billing: container.billing,
-    decoder: new FfmpegDecoder(),
-    onAudio: (model, route, s) => seconds.inc({ model, route }, s),
-  });
+  const service = container.transcription;
   const schema = (summary: string) => ({ tags: ['audio'], summary, consumes: ['multipart/form-data'] });
   scope.post('/audio/transcriptions', { schema: schema('Transcribe audio (multipart: file, model, …)') }, (request, reply) =>
     handle(service, 'transcribe', request, reply),

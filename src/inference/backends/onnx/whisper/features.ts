@@ -21,13 +21,26 @@ export const WHISPER_MEL: MelOptions = { nMels: 80, nFft: 400, hop: 160, nSample
 
 const FRAMES_PER_SLICE = 250;
 
-/** Mixed-radix FFT plan for one size (400 = 2·2·2·2·5·5). */
-class Fft {
+const C1 = Math.cos((2 * Math.PI) / 5);
+const C2 = Math.cos((4 * Math.PI) / 5);
+const S1 = Math.sin((2 * Math.PI) / 5);
+const S2 = Math.sin((4 * Math.PI) / 5);
+
+/**
+ * Mixed-radix FFT plan for one size (400 = 4·4·5·5): decimation in time, computed
+ * iteratively from a precomputed input order and per-level twiddle tables, so the inner
+ * loops are plain multiply-adds (no recursion, no index arithmetic modulo n).
+ */
+export class Fft {
   private readonly factors: number[] = [];
-  private readonly twRe: Float64Array;
-  private readonly twIm: Float64Array;
-  private readonly tmpRe = new Float64Array(16);
-  private readonly tmpIm = new Float64Array(16);
+  /** Input index of each leaf, in the order the levels combine them. */
+  private readonly order: Int32Array;
+  /** Bottom-up: radix p, sub-transform length m, and the twiddles W_{p·m}^{r·k} (r ≥ 1) at [(r-1)·m + k]. */
+  private readonly levels: { p: number; m: number; twRe: Float64Array; twIm: Float64Array }[] = [];
+  /** Roots of unity W_p^j for the generic small transform, by radix. */
+  private readonly roots = new Map<number, { re: Float64Array; im: Float64Array }>();
+  private readonly tRe = new Float64Array(64);
+  private readonly tIm = new Float64Array(64);
 
   constructor(readonly n: number) {
     let rest = n;
@@ -38,47 +51,129 @@ class Fft {
       }
     }
     if (rest !== 1) this.factors.push(rest);
-    this.twRe = new Float64Array(n);
-    this.twIm = new Float64Array(n);
-    for (let j = 0; j < n; j++) {
-      this.twRe[j] = Math.cos((-2 * Math.PI * j) / n);
-      this.twIm[j] = Math.sin((-2 * Math.PI * j) / n);
-    }
-  }
-
-  transform(inRe: Float64Array, outRe: Float64Array, outIm: Float64Array): void {
-    this.rec(inRe, 0, 1, this.n, outRe, outIm, 0, 0);
-  }
-
-  private rec(x: Float64Array, off: number, stride: number, n: number, re: Float64Array, im: Float64Array, out: number, fi: number): void {
-    if (n === 1) {
-      re[out] = x[off]!;
-      im[out] = 0;
-      return;
-    }
-    const p = this.factors[fi]!;
-    const m = n / p;
-    for (let r = 0; r < p; r++) this.rec(x, off + r * stride, stride * p, m, re, im, out + r * m, fi + 1);
-    const step = this.n / n;
-    const { tmpRe, tmpIm, twRe, twIm } = this;
-    const tr = p <= 16 ? tmpRe : new Float64Array(p);
-    const ti = p <= 16 ? tmpIm : new Float64Array(p);
-    for (let k = 0; k < m; k++) {
-      for (let r = 0; r < p; r++) {
-        tr[r] = re[out + r * m + k]!;
-        ti[r] = im[out + r * m + k]!;
+    if (this.factors.some((p) => p > 64)) throw new Error(`FFT size ${n} has a prime factor above 64`);
+    this.order = new Int32Array(n);
+    const place = (off: number, stride: number, len: number, out: number, fi: number): void => {
+      if (len === 1) {
+        this.order[out] = off;
+        return;
       }
-      for (let q = 0; q < p; q++) {
-        const kk = k + q * m;
-        let sr = 0;
-        let si = 0;
-        for (let r = 0; r < p; r++) {
-          const t = ((r * kk * step) % this.n) | 0;
-          sr += tr[r]! * twRe[t]! - ti[r]! * twIm[t]!;
-          si += tr[r]! * twIm[t]! + ti[r]! * twRe[t]!;
+      const p = this.factors[fi]!;
+      for (let r = 0; r < p; r++) place(off + r * stride, stride * p, len / p, out + (r * len) / p, fi + 1);
+    };
+    place(0, 1, n, 0, 0);
+    let size = 1;
+    for (let fi = this.factors.length - 1; fi >= 0; fi--) {
+      const p = this.factors[fi]!;
+      const m = size;
+      size *= p;
+      const twRe = new Float64Array((p - 1) * m);
+      const twIm = new Float64Array((p - 1) * m);
+      for (let r = 1; r < p; r++) {
+        for (let k = 0; k < m; k++) {
+          const angle = (-2 * Math.PI * r * k) / size;
+          twRe[(r - 1) * m + k] = Math.cos(angle);
+          twIm[(r - 1) * m + k] = Math.sin(angle);
         }
-        re[out + kk] = sr;
-        im[out + kk] = si;
+      }
+      this.levels.push({ p, m, twRe, twIm });
+      if (p !== 2 && p !== 4 && p !== 5 && !this.roots.has(p)) {
+        this.roots.set(p, {
+          re: Float64Array.from({ length: p }, (_, j) => Math.cos((-2 * Math.PI * j) / p)),
+          im: Float64Array.from({ length: p }, (_, j) => Math.sin((-2 * Math.PI * j) / p)),
+        });
+      }
+    }
+  }
+
+  /** The DFT of the real sequence `input` (length n) into re/im. */
+  transform(input: Float64Array, re: Float64Array, im: Float64Array): void {
+    const { n, order, tRe, tIm } = this;
+    for (let i = 0; i < n; i++) {
+      re[i] = input[order[i]!]!;
+      im[i] = 0;
+    }
+    for (const { p, m, twRe, twIm } of this.levels) {
+      const size = p * m;
+      const roots = this.roots.get(p);
+      for (let b = 0; b < n; b += size) {
+        for (let k = 0; k < m; k++) {
+          const at = b + k;
+          tRe[0] = re[at]!;
+          tIm[0] = im[at]!;
+          for (let r = 1; r < p; r++) {
+            const xr = re[at + r * m]!;
+            const xi = im[at + r * m]!;
+            const wr = twRe[(r - 1) * m + k]!;
+            const wi = twIm[(r - 1) * m + k]!;
+            tRe[r] = xr * wr - xi * wi;
+            tIm[r] = xr * wi + xi * wr;
+          }
+          if (p === 2) {
+            re[at] = tRe[0]! + tRe[1]!;
+            im[at] = tIm[0]! + tIm[1]!;
+            re[at + m] = tRe[0]! - tRe[1]!;
+            im[at + m] = tIm[0]! - tIm[1]!;
+          } else if (p === 4) {
+            const aRe = tRe[0]! + tRe[2]!;
+            const aIm = tIm[0]! + tIm[2]!;
+            const bRe = tRe[0]! - tRe[2]!;
+            const bIm = tIm[0]! - tIm[2]!;
+            const cRe = tRe[1]! + tRe[3]!;
+            const cIm = tIm[1]! + tIm[3]!;
+            // (t1 - t3)·(-i)
+            const dRe = tIm[1]! - tIm[3]!;
+            const dIm = tRe[3]! - tRe[1]!;
+            re[at] = aRe + cRe;
+            im[at] = aIm + cIm;
+            re[at + m] = bRe + dRe;
+            im[at + m] = bIm + dIm;
+            re[at + 2 * m] = aRe - cRe;
+            im[at + 2 * m] = aIm - cIm;
+            re[at + 3 * m] = bRe - dRe;
+            im[at + 3 * m] = bIm - dIm;
+          } else if (p === 5) {
+            const a1Re = tRe[1]! + tRe[4]!;
+            const a1Im = tIm[1]! + tIm[4]!;
+            const b1Re = tRe[1]! - tRe[4]!;
+            const b1Im = tIm[1]! - tIm[4]!;
+            const a2Re = tRe[2]! + tRe[3]!;
+            const a2Im = tIm[2]! + tIm[3]!;
+            const b2Re = tRe[2]! - tRe[3]!;
+            const b2Im = tIm[2]! - tIm[3]!;
+            const pRe = tRe[0]! + C1 * a1Re + C2 * a2Re;
+            const pIm = tIm[0]! + C1 * a1Im + C2 * a2Im;
+            const qRe = tRe[0]! + C2 * a1Re + C1 * a2Re;
+            const qIm = tIm[0]! + C2 * a1Im + C1 * a2Im;
+            // -i·(s1·b1 + s2·b2) and -i·(s2·b1 - s1·b2)
+            const uRe = S1 * b1Im + S2 * b2Im;
+            const uIm = -(S1 * b1Re + S2 * b2Re);
+            const vRe = S2 * b1Im - S1 * b2Im;
+            const vIm = -(S2 * b1Re - S1 * b2Re);
+            re[at] = tRe[0]! + a1Re + a2Re;
+            im[at] = tIm[0]! + a1Im + a2Im;
+            re[at + m] = pRe + uRe;
+            im[at + m] = pIm + uIm;
+            re[at + 4 * m] = pRe - uRe;
+            im[at + 4 * m] = pIm - uIm;
+            re[at + 2 * m] = qRe + vRe;
+            im[at + 2 * m] = qIm + vIm;
+            re[at + 3 * m] = qRe - vRe;
+            im[at + 3 * m] = qIm - vIm;
+          } else {
+            const w = roots!;
+            for (let q = 0; q < p; q++) {
+              let sr = 0;
+              let si = 0;
+              for (let r = 0, j = 0; r < p; r++, j = (j + q) % p) {
+                sr += tRe[r]! * w.re[j]! - tIm[r]! * w.im[j]!;
+                si += tRe[r]! * w.im[j]! + tIm[r]! * w.re[j]!;
+              }
+              re[at + q * m] = sr;
+              im[at + q * m] = si;
+            }
+          }
+        }
       }
     }
   }

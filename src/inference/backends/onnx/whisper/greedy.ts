@@ -96,16 +96,19 @@ export function applyWhisperRules(logits: Float32Array, sampled: readonly number
 
 /**
  * The next token and its log-probability: argmax at temperature 0, else a draw from
- * softmax(logits / temperature). One pass for the maximum, one for the normaliser.
+ * softmax(logits / temperature). One pass for the maximum, one for the normaliser; terms
+ * more than 40 below the maximum (each under 5e-18 of it) are left out of the sum, which
+ * spares most of the exponentials once the rules have masked a range.
  */
 export function pickToken(logits: Float32Array, temperature: number, random: () => number): { id: number; logprob: number } {
   let best = 0;
   for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
   const max = logits[best]!;
+  const floor = max - 40;
   let sum = 0;
   for (let i = 0; i < logits.length; i++) {
     const l = logits[i]!;
-    if (l !== -Infinity) sum += Math.exp(l - max);
+    if (l > floor) sum += Math.exp(l - max);
   }
   const logNorm = max + Math.log(sum);
   let id = best;
