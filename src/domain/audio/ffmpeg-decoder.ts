@@ -73,7 +73,7 @@ export class FfmpegDecoder implements AudioDecoder {
       const timer = setTimeout(() => child.kill('SIGKILL'), DECODE_TIMEOUT_MS);
       child.on('error', (err) => {
         clearTimeout(timer);
-        reject(new AppError('internal', 'The audio decoder could not be started', { code: 'audio_decoder_unavailable', cause: err }));
+        reject(new AppError('internal', 'The audio decoder could not be started', { code: 'audio_decoder_unavailable', cause: err, expose: true }));
       });
       child.on('close', (code) => {
         clearTimeout(timer);

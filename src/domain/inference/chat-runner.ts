@@ -6,7 +6,7 @@
  */
 import type { ModelConfig } from '../../config/schema.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
-import type { CallContext, ChatMessage, ChatStreamEvent, InferenceBackend, TokenUsage } from '../../inference/backend.js';
+import type { CallContext, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../../inference/backend.js';
 import type { ModelRegistry } from '../../inference/registry.js';
 import { maxPossibleTokens } from '../../inference/token-counter.js';
 import { parseLabelText } from './request-fields.js';
@@ -51,6 +51,18 @@ export async function assertWithinContext(registry: ModelRegistry, model: ModelC
   if (counted.tokens > model.contextLength) throw contextLengthExceeded(model, param, counted.tokens, counted.exact);
 }
 
+/** The backend call of a prepared chat-model call (same for the one-shot and the streamed path). */
+function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: CallContext): ChatParams {
+  return {
+    requestId: context.requestId,
+    signal: context.signal,
+    model: call.model,
+    messages: call.messages,
+    options: call.conversation.options,
+    sampling: call.conversation.sampling,
+  };
+}
+
 export class ChatRunner {
   constructor(private readonly registry: ModelRegistry) {}
 
@@ -77,14 +89,7 @@ export class ChatRunner {
 
   async run(call: PreparedCall, context: CallContext): Promise<ChatResult> {
     if (call.kind === 'task') return this.#runTask(call, context);
-    const output = await call.backend.chat!({
-      requestId: context.requestId,
-      signal: context.signal,
-      model: call.model,
-      messages: call.messages,
-      options: call.conversation.options,
-      sampling: call.conversation.sampling,
-    });
+    const output = await call.backend.chat!(chatParams(call, context));
     return { content: output.content, reasoning: output.reasoning, finishReason: output.finishReason, usage: output.usage };
   }
 
@@ -97,14 +102,7 @@ export class ChatRunner {
       yield { type: 'usage', usage: result.usage };
       return;
     }
-    yield* call.backend.chatStream!({
-      requestId: context.requestId,
-      signal: context.signal,
-      model: call.model,
-      messages: call.messages,
-      options: call.conversation.options,
-      sampling: call.conversation.sampling,
-    });
+    yield* call.backend.chatStream!(chatParams(call, context));
   }
 
   /** Input tokens of a conversation, as the pre-check counts them (message contents). */
