@@ -10,7 +10,7 @@
  *   straggling thread, so a busy event loop or a neighbour's process slows one run, not
  *   every kernel of every run.
  * - intra-op threads: one run spreads its kernels over the cores (a speech model
- *   decoding one stream). The threads spin between the kernels of a run (bounded), and
+ *   decoding one stream). The threads spin between the kernels of a run (briefly), and
  *   stop spinning when it ends, so the event loop gets its core back between runs.
  */
 import { createRequire } from 'node:module';
@@ -207,9 +207,11 @@ export class OrtRuntime {
       graphOptimizationLevel: 'all',
       extra: {
         session: {
-          // Between the kernels of one run, threads spin up to 1 ms (then back off to
-          // sleeping); when the run ends they stop at once, leaving the cores to the event loop.
-          intra_op: { allow_spinning: spin, spin_duration_us: '1000', spin_backoff_max: '8' },
+          // Between the kernels of one run, idle threads spin for up to 200 µs before they
+          // sleep (kernels of a decoder step follow one another within that; a longer spin
+          // only burns a core other processes want); when the run ends they stop at once,
+          // leaving the cores to the event loop.
+          intra_op: { allow_spinning: spin, spin_duration_us: '200', spin_backoff_max: '8' },
           inter_op: { allow_spinning: '0' },
           force_spinning_stop: '1',
         },
