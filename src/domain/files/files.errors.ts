@@ -33,9 +33,6 @@ export const fileTooLarge = () =>
     param: 'file',
   });
 
-export const invalidLimit = (max: number) =>
-  new AppError('invalid_request', `limit must be an integer between 1 and ${max}`, { code: 'invalid_limit', param: 'limit' });
-
 export const fileNotFound = (id: string) => new AppError('not_found', `File ${id} not found`, { code: 'file_not_found' });
 
 export const storageError = (cause?: unknown) =>

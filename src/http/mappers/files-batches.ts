@@ -1,7 +1,6 @@
 /** Domain → wire for files and batches, and the shared query-string readers of their lists. */
 import type { Static } from '@sinclair/typebox';
 import type { BatchRecord } from '../../domain/batches/batch.types.js';
-import { invalidLimit } from '../../domain/files/files.errors.js';
 import type { FileRecord } from '../../domain/files/files.types.js';
 import { toUnixSeconds } from '../../domain/shared/clock.js';
 import { AppError } from '../../domain/shared/errors.js';
@@ -47,15 +46,6 @@ export function batchWire(batch: BatchRecord): Static<typeof BatchObject> {
     request_counts: batch.requestCounts,
     metadata: batch.metadata,
   };
-}
-
-/** `limit`: absent → the default; anything but an integer in 1..max → 400 invalid_limit. */
-export function readLimit(raw: string | undefined, max: number, fallback: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(raw)) throw invalidLimit(max);
-  const limit = Number(raw);
-  if (limit < 1 || limit > max) throw invalidLimit(max);
-  return limit;
 }
 
 /** An optional query value restricted to `allowed`. */

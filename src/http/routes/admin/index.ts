@@ -9,7 +9,7 @@ import type { Container } from '../../../container.js';
 import { AppError, invalidRequest } from '../../../domain/shared/errors.js';
 import { secretsEqual } from '../../../domain/auth/api-keys.js';
 import { usdToMicros } from '../../../domain/shared/money.js';
-import { toListPage } from '../../../domain/shared/pagination.js';
+import { readLimit, toListPage } from '../../../domain/shared/pagination.js';
 import { keyToWire, projectToWire, usageToWire } from './mappers.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -20,15 +20,6 @@ const OptionalNameBody = Type.Object(
 );
 const CreditsBody = Type.Object({ amount_usd: Type.Number() }, { additionalProperties: false });
 const UsageQuery = Type.Object({ limit: Type.Optional(Type.String()), after: Type.Optional(Type.String()) });
-
-function parseLimit(raw: string | undefined, max: number, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < 1 || value > max) {
-    throw invalidRequest(`limit must be an integer between 1 and ${max}`, 'limit', 'invalid_limit');
-  }
-  return value;
-}
 
 function registerAdminAuth(scope: FastifyInstance, token: string): void {
   scope.addHook('onRequest', async (request) => {
@@ -82,7 +73,7 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
   });
 
   scope.get('/projects/:id/usage', { schema: { tags, params: IdParams, querystring: UsageQuery } }, async (request) => {
-    const limit = parseLimit(request.query.limit, 100, 20);
+    const limit = readLimit(request.query.limit, 100, 20);
     const page = await projects.listUsage(request.params.id, limit, request.query.after);
     return toListPage(page, usageToWire);
   });

@@ -20,7 +20,8 @@ import {
 import { isAppError } from '../../../domain/shared/errors.js';
 import { toListPage } from '../../../domain/shared/pagination.js';
 import { principalOf } from '../../plugins/api-key-auth.js';
-import { fileWire, readChoice, readLimit } from '../../mappers/files-batches.js';
+import { fileWire, readChoice } from '../../mappers/files-batches.js';
+import { readLimit } from '../../../domain/shared/pagination.js';
 import { DeletedFile, FileIdParams, FileList, FileListQuery, FileObject } from '../../schemas/files-batches.js';
 
 const tags = ['files'];
