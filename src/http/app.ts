@@ -10,7 +10,8 @@ import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
 
-const EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'];
+// One string, not a list: the plugin would join a list on every response.
+const EXPOSED_HEADERS = 'x-request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests';
 
 export async function buildApp(container: Container): Promise<FastifyInstance> {
   const { config } = container;

@@ -3,16 +3,30 @@
  * Each event is written as soon as it is produced (no batching); the stream ends with
  * `data: [DONE]`, or with one `data: {"error": …}` event when it fails after it started.
  */
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { toHttpError } from './errors.js';
 
-/** Aborts when the client goes away before the response has been completely written. */
+const DISCONNECTED = Symbol('sluice.clientDisconnected');
+type TrackedSocket = Socket & { [DISCONNECTED]?: AbortController };
+
+/**
+ * Aborts when the client's connection closes before its response was written. One
+ * signal per connection, not per request: an AbortSignal costs several microseconds to
+ * create, on every request, and an HTTP/1.1 connection carries one request at a time.
+ * Work that listens to the signal removes its listener when it ends (undici, the ONNX
+ * runtime), so a long-lived keep-alive connection does not collect listeners.
+ */
 export function clientAbortSignal(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('the client closed the connection'));
-  });
+  const socket = reply.raw.socket as TrackedSocket | null;
+  if (!socket || socket.destroyed) return AbortSignal.abort(new Error('the client closed the connection'));
+  let controller = socket[DISCONNECTED];
+  if (!controller) {
+    const created = new AbortController();
+    socket[DISCONNECTED] = controller = created;
+    socket.once('close', () => created.abort(new Error('the client closed the connection')));
+  }
   return controller.signal;
 }
 

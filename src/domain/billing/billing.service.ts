@@ -48,8 +48,8 @@ export class BillingService {
     private readonly clock: Clock,
     private readonly observe: UsageObserver = () => {},
   ) {
-    this.#writer = new UsageWriter(usage);
     this.#balances = new BalanceReader(projects);
+    this.#writer = new UsageWriter(usage, () => this.#balances.invalidate());
   }
 
   /** Throws `insufficient_quota` when the project has no balance left. */
@@ -94,6 +94,7 @@ export class BillingService {
 
   /** Reports deferred records that the caller has written. */
   committed(records: readonly UsageRecord[]): void {
+    this.#balances.invalidate();
     for (const record of records) this.observe(record);
   }
 }

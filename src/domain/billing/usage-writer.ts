@@ -25,7 +25,11 @@ export class UsageWriter {
   #queue: Pending[] = [];
   #draining = false;
 
-  constructor(private readonly store: UsageStore) {}
+  /** `onCommitted` runs after every transaction that committed records. */
+  constructor(
+    private readonly store: UsageStore,
+    private readonly onCommitted: () => void = () => {},
+  ) {}
 
   write(record: UsageRecord): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -52,6 +56,7 @@ export class UsageWriter {
   async #writeMany(batch: Pending[]): Promise<void> {
     try {
       await this.store.recordAndDebitMany(batch.map((p) => p.record));
+      this.onCommitted();
       for (const p of batch) p.resolve();
     } catch {
       for (const p of batch) await this.#writeOne(p);
@@ -61,6 +66,7 @@ export class UsageWriter {
   async #writeOne(pending: Pending): Promise<void> {
     try {
       await this.store.recordAndDebit(pending.record);
+      this.onCommitted();
       pending.resolve();
     } catch (err) {
       pending.reject(err);

@@ -13,19 +13,28 @@ const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
  */
 const POOL = Buffer.allocUnsafe(4096);
 let poolOffset = POOL.length;
-export function takeRandom(bytes: number): Buffer {
-  if (poolOffset + bytes > POOL.length) {
+
+/** Copies `target.length` pooled random bytes into `target` (and wipes them from the pool). */
+function fillRandom(target: Uint8Array): void {
+  if (poolOffset + target.length > POOL.length) {
     randomFillSync(POOL);
     poolOffset = 0;
   }
-  const out = Buffer.from(POOL.subarray(poolOffset, poolOffset + bytes));
-  POOL.fill(0, poolOffset, poolOffset + bytes);
-  poolOffset += bytes;
+  target.set(POOL.subarray(poolOffset, poolOffset + target.length));
+  POOL.fill(0, poolOffset, poolOffset + target.length);
+  poolOffset += target.length;
+}
+
+export function takeRandom(bytes: number): Buffer {
+  const out = Buffer.allocUnsafe(bytes);
+  fillRandom(out);
   return out;
 }
 
 let lastMs = -1;
-let lastRandom: Uint8Array = new Uint8Array(10);
+/** The random part of the last id; reused in place (ids are made on every request). */
+const lastRandom = new Uint8Array(10);
+const idBytes = new Uint8Array(16);
 
 function encodeBase32(bytes: Uint8Array, chars: number): string {
   let bits = 0;
@@ -44,37 +53,32 @@ function encodeBase32(bytes: Uint8Array, chars: number): string {
   return out.slice(0, chars);
 }
 
-function incrementRandom(bytes: Uint8Array): Uint8Array {
-  const next = Uint8Array.from(bytes);
-  for (let i = next.length - 1; i >= 0; i--) {
-    if (next[i] === 255) {
-      next[i] = 0;
+function incrementInPlace(bytes: Uint8Array): void {
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    if (bytes[i] === 255) {
+      bytes[i] = 0;
     } else {
-      next[i] = next[i]! + 1;
-      break;
+      bytes[i] = bytes[i]! + 1;
+      return;
     }
   }
-  return next;
 }
 
 /** 26-character, lexicographically sortable, monotonic within this process. */
 export function sortableId(nowMs: number = Date.now()): string {
   if (nowMs <= lastMs) {
-    lastRandom = incrementRandom(lastRandom);
+    incrementInPlace(lastRandom);
   } else {
     lastMs = nowMs;
-    lastRandom = new Uint8Array(takeRandom(10));
+    fillRandom(lastRandom);
   }
-  const time = new Uint8Array(6);
   let t = Math.max(nowMs, lastMs);
   for (let i = 5; i >= 0; i--) {
-    time[i] = t % 256;
+    idBytes[i] = t % 256;
     t = Math.floor(t / 256);
   }
-  const bytes = new Uint8Array(16);
-  bytes.set(time, 0);
-  bytes.set(lastRandom, 6);
-  return encodeBase32(bytes, 26);
+  idBytes.set(lastRandom, 6);
+  return encodeBase32(idBytes, 26);
 }
 
 export const newId = (prefix: string): string => `${prefix}${sortableId()}`;

@@ -9,6 +9,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type Compilable, type Dialect, type QueryResult } from 'kysely';
 import type { DatabaseConfig } from '../../config/schema.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 
 export interface ProjectsTable {
   id: string;
@@ -134,7 +135,43 @@ export type SqlFlavor = 'sqlite' | 'postgres';
 export interface Database {
   db: Kysely<Tables>;
   flavor: SqlFlavor;
+  /** Embedded SQLite only: synchronous statements for the hottest queries (null on PostgreSQL). */
+  sync: SyncSqlite | null;
   close(): Promise<void>;
+}
+
+/**
+ * Synchronous access to the embedded SQLite connection, for the queries every request
+ * makes (the credit check, the usage transaction): no promise hops and no wait for
+ * Kysely's connection lock. Usable only while no transaction is open on the connection
+ * (`idle`), so a statement run here never becomes part of another caller's transaction.
+ * Each call is one statement or one transaction, complete before anything else runs; code
+ * that needs several statements to be seen together uses a transaction (as migrations do).
+ */
+export class SyncSqlite {
+  readonly #inTransaction: (work: () => void) => void;
+
+  constructor(
+    private readonly sqlite: SQLite.Database,
+    private readonly prepare: (sql: string) => SQLite.Statement,
+  ) {
+    this.#inTransaction = sqlite.transaction((work: () => void) => work());
+  }
+
+  get idle(): boolean {
+    return this.sqlite.open && !this.sqlite.inTransaction;
+  }
+
+  all<R>(query: CompiledQuery<R>): R[] {
+    return this.prepare(query.sql).all(query.parameters as unknown[]) as R[];
+  }
+
+  /** Runs the statements in one transaction (all or none), synchronously. */
+  transaction(statements: readonly CompiledQuery[]): void {
+    this.#inTransaction(() => {
+      for (const statement of statements) this.prepare(statement.sql).run(statement.parameters as unknown[]);
+    });
+  }
 }
 
 /**
@@ -147,7 +184,8 @@ export interface Database {
 export class CompiledQueries {
   readonly #sql = new Map<string, string>();
 
-  run<R>(executor: Kysely<Tables>, key: string, build: () => Compilable<R>, parameters: unknown[]): Promise<QueryResult<R>> {
+  /** The query with these parameters, compiled by `build()` on the key's first use. */
+  query<R>(key: string, build: () => Compilable<R>, parameters: unknown[]): CompiledQuery<R> {
     let text = this.#sql.get(key);
     if (text === undefined) {
       const compiled = build().compile();
@@ -156,7 +194,11 @@ export class CompiledQueries {
       text = compiled.sql;
       this.#sql.set(key, text);
     }
-    return executor.executeQuery(CompiledQuery.raw(text, parameters) as CompiledQuery<R>);
+    return CompiledQuery.raw(text, parameters) as CompiledQuery<R>;
+  }
+
+  run<R>(executor: Kysely<Tables>, key: string, build: () => Compilable<R>, parameters: unknown[]): Promise<QueryResult<R>> {
+    return executor.executeQuery(this.query(key, build, parameters));
   }
 }
 
@@ -164,13 +206,19 @@ export class CompiledQueries {
 // here holds micro-dollars, milliseconds or counts, all well inside 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-function sqliteDialect(file: string): Dialect {
+/** How often the checkpointer thread moves the WAL into the database file. */
+const CHECKPOINT_INTERVAL_MS = 500;
+
+function sqliteDialect(file: string): { dialect: Dialect; sync: SyncSqlite; checkpointer: SqliteCheckpointer | null } {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
+  // After a checkpoint the WAL is rewritten from its start; this bounds what it keeps on disk.
+  sqlite.pragma('journal_size_limit = 67108864');
+  const checkpointer = file === ':memory:' ? null : new SqliteCheckpointer(sqlite, file, CHECKPOINT_INTERVAL_MS);
   // Kysely prepares every query anew; reusing prepared statements saves SQLite's parse and
   // plan on the hot path. Safe: Kysely runs one query at a time on this one connection.
   const statements = new Map<string, SQLite.Statement>();
@@ -186,7 +234,7 @@ function sqliteDialect(file: string): Dialect {
       return statement;
     },
   };
-  return new SqliteDialect({ database });
+  return { dialect: new SqliteDialect({ database }), sync: new SyncSqlite(sqlite, database.prepare), checkpointer };
 }
 
 function postgresDialect(url: string): Dialect {
@@ -194,12 +242,20 @@ function postgresDialect(url: string): Dialect {
 }
 
 /** Wraps an already-built dialect (used by tests to run the same code on PGlite). */
-export function databaseFromDialect(dialect: Dialect, flavor: SqlFlavor, onClose?: () => Promise<void>): Database {
+export function databaseFromDialect(
+  dialect: Dialect,
+  flavor: SqlFlavor,
+  onClose?: () => Promise<void>,
+  sync: SyncSqlite | null = null,
+  beforeClose?: () => Promise<void>,
+): Database {
   const db = new Kysely<Tables>({ dialect });
   return {
     db,
     flavor,
+    sync,
     async close() {
+      await beforeClose?.();
       await db.destroy();
       await onClose?.();
     },
@@ -207,7 +263,8 @@ export function databaseFromDialect(dialect: Dialect, flavor: SqlFlavor, onClose
 }
 
 export function openDatabase(config: DatabaseConfig): Database {
-  return config.kind === 'postgres'
-    ? databaseFromDialect(postgresDialect(config.url), 'postgres')
-    : databaseFromDialect(sqliteDialect(config.path), 'sqlite');
+  if (config.kind === 'postgres') return databaseFromDialect(postgresDialect(config.url), 'postgres');
+  const { dialect, sync, checkpointer } = sqliteDialect(config.path);
+  // The checkpointer stops first: the main connection's close then checkpoints what is left.
+  return databaseFromDialect(dialect, 'sqlite', undefined, sync, async () => checkpointer?.close());
 }

@@ -50,15 +50,34 @@ export class ProjectsRepository {
     return row ? Number(row.balance_micros) : undefined;
   }
 
-  /** Balances of several projects in one query; absent projects are missing from the map. */
+  /**
+   * Balances of several projects in one query; absent projects are missing from the map.
+   * On the embedded database this runs synchronously when it can (the credit check of
+   * every request comes here).
+   */
   async balancesOf(ids: readonly string[]): Promise<Map<string, number>> {
     if (ids.length === 0) return new Map();
-    const query = () => this.database.db.selectFrom('projects').select(['id', 'balance_micros']).where('id', 'in', ids);
-    const rows =
-      ids.length <= MAX_COMPILED_IDS
-        ? (await this.#compiled.run(this.database.db, `balances:${ids.length}`, query, [...ids])).rows
-        : await query().execute();
+    const query = this.#balancesQuery(ids);
+    const sync = this.database.sync;
+    const rows = sync?.idle ? sync.all(query) : (await this.database.db.executeQuery(query)).rows;
     return new Map(rows.map((row) => [row.id, Number(row.balance_micros)]));
+  }
+
+  /**
+   * The balance read at once, without a promise, when the database allows it (embedded
+   * SQLite with no transaction open); `null` when it does not, and the caller reads it
+   * with balancesOf(). `balance` is undefined for an unknown project.
+   */
+  balanceNow(id: string): { balance: number | undefined } | null {
+    const sync = this.database.sync;
+    if (!sync?.idle) return null;
+    const row = sync.all(this.#balancesQuery([id]))[0];
+    return { balance: row ? Number(row.balance_micros) : undefined };
+  }
+
+  #balancesQuery(ids: readonly string[]) {
+    const query = () => this.database.db.selectFrom('projects').select(['id', 'balance_micros']).where('id', 'in', ids);
+    return ids.length <= MAX_COMPILED_IDS ? this.#compiled.query(`balances:${ids.length}`, query, [...ids]) : query().compile();
   }
 
   /** Adds `deltaMicros` (negative to debit) in one statement; returns the project after. */

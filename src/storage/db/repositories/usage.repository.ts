@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely } from 'kysely';
 import { CompiledQueries, type Database, type Tables, type UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 
@@ -71,11 +71,16 @@ export class UsageRepository {
    * never exists without its debit or the reverse.
    */
   async recordAndDebit(record: UsageRecord): Promise<void> {
-    await this.database.db.transaction().execute((trx) => this.recordAndDebitIn(trx, [record]));
+    await this.recordAndDebitMany([record]);
   }
 
   /** Several records and their debits in one transaction (group commit of concurrent calls). */
   async recordAndDebitMany(records: readonly UsageRecord[]): Promise<void> {
+    const sync = this.database.sync;
+    if (sync?.idle) {
+      sync.transaction(this.#statements(this.database.db, records));
+      return;
+    }
     await this.database.db.transaction().execute((trx) => this.recordAndDebitIn(trx, records));
   }
 
@@ -84,25 +89,29 @@ export class UsageRepository {
    * their usage with their results): one insert, and one debit per project.
    */
   async recordAndDebitIn(trx: Kysely<Tables>, records: readonly UsageRecord[]): Promise<void> {
-    if (records.length === 0) return;
+    for (const statement of this.#statements(trx, records)) await trx.executeQuery(statement);
+  }
+
+  #statements(executor: Kysely<Tables>, records: readonly UsageRecord[]): CompiledQuery[] {
+    if (records.length === 0) return [];
     const rows = records.map(toRow);
+    const insert = () => executor.insertInto('usage_records').values(rows);
     // Row counts up to a small bound get a compiled statement each (calls in one turn are few).
-    if (rows.length <= MAX_COMPILED_ROWS) {
-      await this.#compiled.run(trx, `insert:${rows.length}`, () => trx.insertInto('usage_records').values(rows), rows.flatMap(rowParameters));
-    } else {
-      await trx.insertInto('usage_records').values(rows).execute();
-    }
+    const statements: CompiledQuery[] = [
+      rows.length <= MAX_COMPILED_ROWS ? this.#compiled.query(`insert:${rows.length}`, insert, rows.flatMap(rowParameters)) : insert().compile(),
+    ];
     const debits = new Map<string, number>();
     for (const record of records) debits.set(record.projectId, (debits.get(record.projectId) ?? 0) + record.costMicros);
     for (const [projectId, cost] of debits) {
       if (cost === 0) continue;
       const debit = () =>
-        trx
+        executor
           .updateTable('projects')
           .set({ balance_micros: sql`balance_micros - ${cost}` })
           .where('id', '=', projectId);
-      await this.#compiled.run(trx, 'debit', debit, [cost, projectId]);
+      statements.push(this.#compiled.query('debit', debit, [cost, projectId]));
     }
+    return statements;
   }
 
   /** Newest first; `after` is the id of the last record of the previous page. */
