@@ -92,19 +92,19 @@ export function readMessages(body: Body, field: string): ChatMessage[] {
 
 /** Sampling parameters every runtime understands; checked here, passed through as-is. */
 export function readSampling(body: Body): Record<string, unknown> {
-  const sampling: Record<string, unknown> = {};
-  const put = (name: string, value: unknown) => {
-    if (value !== undefined) sampling[name] = value;
+  const read: Record<string, unknown> = {
+    temperature: optionalNumber(body, 'temperature', 0, 2),
+    top_p: optionalNumber(body, 'top_p', 0, 1),
+    presence_penalty: optionalNumber(body, 'presence_penalty', -2, 2),
+    frequency_penalty: optionalNumber(body, 'frequency_penalty', -2, 2),
+    max_tokens: optionalInteger(body, 'max_tokens', 1),
+    max_completion_tokens: optionalInteger(body, 'max_completion_tokens', 1),
+    seed: optionalInteger(body, 'seed', Number.MIN_SAFE_INTEGER),
+    reasoning_effort: optionalString(body, 'reasoning_effort'),
+    response_format: optionalObject(body, 'response_format'),
   };
-  put('temperature', optionalNumber(body, 'temperature', 0, 2));
-  put('top_p', optionalNumber(body, 'top_p', 0, 1));
-  put('presence_penalty', optionalNumber(body, 'presence_penalty', -2, 2));
-  put('frequency_penalty', optionalNumber(body, 'frequency_penalty', -2, 2));
-  put('max_tokens', optionalInteger(body, 'max_tokens', 1));
-  put('max_completion_tokens', optionalInteger(body, 'max_completion_tokens', 1));
-  put('seed', optionalInteger(body, 'seed', Number.MIN_SAFE_INTEGER));
-  put('reasoning_effort', optionalString(body, 'reasoning_effort'));
-  put('response_format', optionalObject(body, 'response_format'));
+  const sampling: Record<string, unknown> = {};
+  for (const name in read) if (read[name] !== undefined) sampling[name] = read[name];
   const stop = body.stop;
   if (stop !== undefined && stop !== null) {
     const ok = typeof stop === 'string' || (Array.isArray(stop) && stop.length <= 4 && stop.every((s) => typeof s === 'string'));

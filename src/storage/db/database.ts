@@ -162,16 +162,27 @@ export class SyncSqlite {
     return this.sqlite.open && !this.sqlite.inTransaction;
   }
 
-  all<R>(query: CompiledQuery<R>): R[] {
-    return this.prepare(query.sql).all(query.parameters as unknown[]) as R[];
+  all<R>(statement: SqlStatement): R[] {
+    return this.prepare(statement.sql).all(statement.parameters as unknown[]) as R[];
+  }
+
+  /** The first row, or undefined. */
+  get<R>(statement: SqlStatement): R | undefined {
+    return this.prepare(statement.sql).get(statement.parameters as unknown[]) as R | undefined;
   }
 
   /** Runs the statements in one transaction (all or none), synchronously. */
-  transaction(statements: readonly CompiledQuery[]): void {
+  transaction(statements: readonly SqlStatement[]): void {
     this.#inTransaction(() => {
       for (const statement of statements) this.prepare(statement.sql).run(statement.parameters as unknown[]);
     });
   }
+}
+
+/** SQL text and its parameters (a Kysely CompiledQuery is one). */
+export interface SqlStatement {
+  sql: string;
+  parameters: readonly unknown[];
 }
 
 /**
@@ -184,8 +195,8 @@ export class SyncSqlite {
 export class CompiledQueries {
   readonly #sql = new Map<string, string>();
 
-  /** The query with these parameters, compiled by `build()` on the key's first use. */
-  query<R>(key: string, build: () => Compilable<R>, parameters: unknown[]): CompiledQuery<R> {
+  /** The statement with these parameters, compiled by `build()` on the key's first use. */
+  statement(key: string, build: () => Compilable<unknown>, parameters: unknown[]): SqlStatement {
     let text = this.#sql.get(key);
     if (text === undefined) {
       const compiled = build().compile();
@@ -194,7 +205,13 @@ export class CompiledQueries {
       text = compiled.sql;
       this.#sql.set(key, text);
     }
-    return CompiledQuery.raw(text, parameters) as CompiledQuery<R>;
+    return { sql: text, parameters };
+  }
+
+  /** The same, as a query Kysely executes. */
+  query<R>(key: string, build: () => Compilable<R>, parameters: unknown[]): CompiledQuery<R> {
+    const { sql } = this.statement(key, build, parameters);
+    return CompiledQuery.raw(sql, parameters) as CompiledQuery<R>;
   }
 
   run<R>(executor: Kysely<Tables>, key: string, build: () => Compilable<R>, parameters: unknown[]): Promise<QueryResult<R>> {

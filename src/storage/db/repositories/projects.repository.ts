@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { CompiledQueries, type Database, type ProjectsTable } from '../database.js';
+import { CompiledQueries, type Database, type ProjectsTable, type SqlStatement } from '../database.js';
 
 export interface Project {
   id: string;
@@ -57,9 +57,10 @@ export class ProjectsRepository {
    */
   async balancesOf(ids: readonly string[]): Promise<Map<string, number>> {
     if (ids.length === 0) return new Map();
-    const query = this.#balancesQuery(ids);
     const sync = this.database.sync;
-    const rows = sync?.idle ? sync.all(query) : (await this.database.db.executeQuery(query)).rows;
+    const rows = sync?.idle
+      ? sync.all<{ id: string; balance_micros: number }>(this.#balancesStatement(ids))
+      : await this.#balancesQuery(ids).execute();
     return new Map(rows.map((row) => [row.id, Number(row.balance_micros)]));
   }
 
@@ -71,13 +72,8 @@ export class ProjectsRepository {
   balanceNow(id: string): { balance: number | undefined } | null {
     const sync = this.database.sync;
     if (!sync?.idle) return null;
-    const row = sync.all(this.#balancesQuery([id]))[0];
+    const row = sync.get<{ balance_micros: number }>(this.#balancesStatement([id]));
     return { balance: row ? Number(row.balance_micros) : undefined };
-  }
-
-  #balancesQuery(ids: readonly string[]) {
-    const query = () => this.database.db.selectFrom('projects').select(['id', 'balance_micros']).where('id', 'in', ids);
-    return ids.length <= MAX_COMPILED_IDS ? this.#compiled.query(`balances:${ids.length}`, query, [...ids]) : query().compile();
   }
 
   /** Adds `deltaMicros` (negative to debit) in one statement; returns the project after. */
@@ -89,5 +85,14 @@ export class ProjectsRepository {
       .returningAll()
       .executeTakeFirst();
     return row ? toProject(row) : undefined;
+  }
+
+  #balancesQuery(ids: readonly string[]) {
+    return this.database.db.selectFrom('projects').select(['id', 'balance_micros']).where('id', 'in', ids);
+  }
+
+  #balancesStatement(ids: readonly string[]): SqlStatement {
+    const build = () => this.#balancesQuery(ids);
+    return ids.length <= MAX_COMPILED_IDS ? this.#compiled.statement(`balances:${ids.length}`, build, [...ids]) : build().compile();
   }
 }

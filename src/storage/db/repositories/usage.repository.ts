@@ -1,5 +1,5 @@
-import { sql, type CompiledQuery, type Kysely } from 'kysely';
-import { CompiledQueries, type Database, type Tables, type UsageRecordsTable } from '../database.js';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { CompiledQueries, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 
 export interface UsageRecord {
@@ -89,16 +89,18 @@ export class UsageRepository {
    * their usage with their results): one insert, and one debit per project.
    */
   async recordAndDebitIn(trx: Kysely<Tables>, records: readonly UsageRecord[]): Promise<void> {
-    for (const statement of this.#statements(trx, records)) await trx.executeQuery(statement);
+    for (const { sql: text, parameters } of this.#statements(trx, records)) {
+      await trx.executeQuery(CompiledQuery.raw(text, [...parameters]));
+    }
   }
 
-  #statements(executor: Kysely<Tables>, records: readonly UsageRecord[]): CompiledQuery[] {
+  #statements(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[] {
     if (records.length === 0) return [];
     const rows = records.map(toRow);
     const insert = () => executor.insertInto('usage_records').values(rows);
     // Row counts up to a small bound get a compiled statement each (calls in one turn are few).
-    const statements: CompiledQuery[] = [
-      rows.length <= MAX_COMPILED_ROWS ? this.#compiled.query(`insert:${rows.length}`, insert, rows.flatMap(rowParameters)) : insert().compile(),
+    const statements: SqlStatement[] = [
+      rows.length <= MAX_COMPILED_ROWS ? this.#compiled.statement(`insert:${rows.length}`, insert, rows.flatMap(rowParameters)) : insert().compile(),
     ];
     const debits = new Map<string, number>();
     for (const record of records) debits.set(record.projectId, (debits.get(record.projectId) ?? 0) + record.costMicros);
@@ -109,7 +111,7 @@ export class UsageRepository {
           .updateTable('projects')
           .set({ balance_micros: sql`balance_micros - ${cost}` })
           .where('id', '=', projectId);
-      statements.push(this.#compiled.query('debit', debit, [cost, projectId]));
+      statements.push(this.#compiled.statement('debit', debit, [cost, projectId]));
     }
     return statements;
   }
