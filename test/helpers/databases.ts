@@ -51,19 +51,23 @@ export async function postgresSchemaDatabase(): Promise<{ database: Database; ur
   await admin.end();
   const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const pool = new pg.Pool({ connectionString: url, max: 10 });
-  const database = databaseFromDialect(new PostgresDialect({ pool }), 'postgres', async () => {
-    const cleanup = new pg.Client({ connectionString: POSTGRES_URL });
-    await cleanup.connect();
-    await cleanup.query(`drop schema if exists ${schema} cascade`);
-    await cleanup.end();
+  const database = databaseFromDialect(new PostgresDialect({ pool }), 'postgres', {
+    afterClose: async () => {
+      const cleanup = new pg.Client({ connectionString: POSTGRES_URL });
+      await cleanup.connect();
+      await cleanup.query(`drop schema if exists ${schema} cascade`);
+      await cleanup.end();
+    },
   });
   return { database, url };
 }
 
 export async function pgliteDatabase(): Promise<Database> {
   const pglite = new KyselyPGlite({ parsers: { 20: (value: string) => Number(value) } });
-  return databaseFromDialect(pglite.dialect, 'postgres', async () => {
-    await pglite.client.close().catch(() => {});
+  return databaseFromDialect(pglite.dialect, 'postgres', {
+    afterClose: async () => {
+      await pglite.client.close().catch(() => {});
+    },
   });
 }
 

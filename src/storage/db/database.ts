@@ -3,13 +3,12 @@
  * pg (PostgreSQL), with one table interface for both. Repositories are the only code
  * that builds queries on it.
  */
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
-import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type Compilable, type Dialect, type QueryResult } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, type Compilable, type Dialect, type QueryResult } from 'kysely';
 import type { DatabaseConfig } from '../../config/schema.js';
-import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { sqliteDialect, type SqlStatement, type SyncSqlite } from './sqlite.js';
+
+export type { SqlStatement, SyncSqlite } from './sqlite.js';
 
 export interface ProjectsTable {
   id: string;
@@ -141,51 +140,6 @@ export interface Database {
 }
 
 /**
- * Synchronous access to the embedded SQLite connection, for the queries every request
- * makes (the credit check, the usage transaction): no promise hops and no wait for
- * Kysely's connection lock. Usable only while no transaction is open on the connection
- * (`idle`), so a statement run here never becomes part of another caller's transaction.
- * Each call is one statement or one transaction, complete before anything else runs; code
- * that needs several statements to be seen together uses a transaction (as migrations do).
- */
-export class SyncSqlite {
-  readonly #inTransaction: (work: () => void) => void;
-
-  constructor(
-    private readonly sqlite: SQLite.Database,
-    private readonly prepare: (sql: string) => SQLite.Statement,
-  ) {
-    this.#inTransaction = sqlite.transaction((work: () => void) => work());
-  }
-
-  get idle(): boolean {
-    return this.sqlite.open && !this.sqlite.inTransaction;
-  }
-
-  all<R>(statement: SqlStatement): R[] {
-    return this.prepare(statement.sql).all(statement.parameters as unknown[]) as R[];
-  }
-
-  /** The first row, or undefined. */
-  get<R>(statement: SqlStatement): R | undefined {
-    return this.prepare(statement.sql).get(statement.parameters as unknown[]) as R | undefined;
-  }
-
-  /** Runs the statements in one transaction (all or none), synchronously. */
-  transaction(statements: readonly SqlStatement[]): void {
-    this.#inTransaction(() => {
-      for (const statement of statements) this.prepare(statement.sql).run(statement.parameters as unknown[]);
-    });
-  }
-}
-
-/** SQL text and its parameters (a Kysely CompiledQuery is one). */
-export interface SqlStatement {
-  sql: string;
-  parameters: readonly unknown[];
-}
-
-/**
  * Hot queries compiled once and re-run with new parameters: for these short statements
  * Kysely's builder and compiler cost more than the database's execution. One instance
  * per repository, so per database and dialect; the first use of a key compiles `build()`
@@ -223,37 +177,6 @@ export class CompiledQueries {
 // here holds micro-dollars, milliseconds or counts, all well inside 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-/** How often the checkpointer thread moves the WAL into the database file. */
-const CHECKPOINT_INTERVAL_MS = 500;
-
-function sqliteDialect(file: string): { dialect: Dialect; sync: SyncSqlite; checkpointer: SqliteCheckpointer | null } {
-  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
-  const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('busy_timeout = 10000');
-  sqlite.pragma('foreign_keys = ON');
-  // After a checkpoint the WAL is rewritten from its start; this bounds what it keeps on disk.
-  sqlite.pragma('journal_size_limit = 67108864');
-  const checkpointer = file === ':memory:' ? null : new SqliteCheckpointer(sqlite, file, CHECKPOINT_INTERVAL_MS);
-  // Kysely prepares every query anew; reusing prepared statements saves SQLite's parse and
-  // plan on the hot path. Safe: Kysely runs one query at a time on this one connection.
-  const statements = new Map<string, SQLite.Statement>();
-  const database = {
-    close: () => void sqlite.close(),
-    prepare(sql: string) {
-      let statement = statements.get(sql);
-      if (!statement) {
-        if (statements.size >= 500) statements.clear();
-        statement = sqlite.prepare(sql);
-        statements.set(sql, statement);
-      }
-      return statement;
-    },
-  };
-  return { dialect: new SqliteDialect({ database }), sync: new SyncSqlite(sqlite, database.prepare), checkpointer };
-}
-
 function postgresDialect(url: string): Dialect {
   return new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) });
 }
@@ -262,19 +185,17 @@ function postgresDialect(url: string): Dialect {
 export function databaseFromDialect(
   dialect: Dialect,
   flavor: SqlFlavor,
-  onClose?: () => Promise<void>,
-  sync: SyncSqlite | null = null,
-  beforeClose?: () => Promise<void>,
+  options: { sync?: SyncSqlite; beforeClose?: () => Promise<void>; afterClose?: () => Promise<void> } = {},
 ): Database {
   const db = new Kysely<Tables>({ dialect });
   return {
     db,
     flavor,
-    sync,
+    sync: options.sync ?? null,
     async close() {
-      await beforeClose?.();
+      await options.beforeClose?.();
       await db.destroy();
-      await onClose?.();
+      await options.afterClose?.();
     },
   };
 }
@@ -283,5 +204,5 @@ export function openDatabase(config: DatabaseConfig): Database {
   if (config.kind === 'postgres') return databaseFromDialect(postgresDialect(config.url), 'postgres');
   const { dialect, sync, checkpointer } = sqliteDialect(config.path);
   // The checkpointer stops first: the main connection's close then checkpoints what is left.
-  return databaseFromDialect(dialect, 'sqlite', undefined, sync, async () => checkpointer?.close());
+  return databaseFromDialect(dialect, 'sqlite', { sync, beforeClose: async () => checkpointer?.close() });
 }
