@@ -12,26 +12,11 @@ import { BillingService } from '../../../src/domain/billing/billing.service.js';
 import { systemClock } from '../../../src/domain/shared/clock.js';
 import { newId, newUuid } from '../../../src/domain/shared/ids.js';
 import { isAppError } from '../../../src/domain/shared/errors.js';
+import { usageRecord } from '../../helpers/usage-records.js';
 
 const cases = await dialectCases();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function usageRecord(projectId: string, overrides: Partial<UsageRecord> = {}): UsageRecord {
-  return {
-    id: newId('usage_'),
-    projectId,
-    keyId: null,
-    model: 'm',
-    route: 'r',
-    inputTokens: 10,
-    outputTokens: 5,
-    costMicros: 7,
-    requestId: 'req_x',
-    status: 200,
-    createdAtMs: Date.now(),
-    ...overrides,
-  };
-}
 
 describe.each(cases)('foundation storage on $name', ({ open }) => {
   let database: Database;

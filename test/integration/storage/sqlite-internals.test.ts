@@ -9,8 +9,9 @@ import { openDatabase, type Database } from '../../../src/storage/db/database.js
 import { migrateToLatest, migratorFor } from '../../../src/storage/db/migrate.js';
 import { SqliteCheckpointer, type CheckpointReport } from '../../../src/storage/db/sqlite-checkpointer.js';
 import { ProjectsRepository } from '../../../src/storage/db/repositories/projects.repository.js';
-import { UsageRepository, type UsageRecord } from '../../../src/storage/db/repositories/usage.repository.js';
-import { newId, newUuid } from '../../../src/domain/shared/ids.js';
+import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
+import { newUuid } from '../../../src/domain/shared/ids.js';
+import { usageRecord } from '../../helpers/usage-records.js';
 
 const dirs: string[] = [];
 const freshFile = () => {
@@ -29,22 +30,6 @@ async function waitFor(check: () => boolean, timeoutMs = 5_000): Promise<void> {
   }
 }
 
-function usageRecord(projectId: string, overrides: Partial<UsageRecord> = {}): UsageRecord {
-  return {
-    id: newId('usage_'),
-    projectId,
-    keyId: null,
-    model: 'm',
-    route: 'r',
-    inputTokens: 10,
-    outputTokens: 5,
-    costMicros: 7,
-    requestId: 'req_x',
-    status: 200,
-    createdAtMs: Date.now(),
-    ...overrides,
-  };
-}
 
 async function tableSql(database: Database): Promise<string> {
   const { rows } = await sql<{ sql: string }>`select sql from sqlite_master where type = 'table' and name = 'usage_records'`.execute(database.db);
