@@ -100,9 +100,23 @@ export class ModelRegistry {
   }
 
   /** The backend that serves `model` with `capability`; throws 503 `model_not_available` when there is none. */
-  async backendFor(model: ModelConfig, capability: Capability): Promise<InferenceBackend> {
-    const status = await this.status(model);
-    if (!status.ready) throw notAvailable(model, status.detail);
+  backendFor(model: ModelConfig, capability: Capability): Promise<InferenceBackend> {
+    const cached = this.#status.get(model.id);
+    // A model known to be ready (every request after the first): no probe, no await.
+    if (cached?.status.ready && cached.expiresAtMs > Date.now()) {
+      try {
+        return Promise.resolve(this.#capable(model, capability));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
+    return this.status(model).then((status) => {
+      if (!status.ready) throw notAvailable(model, status.detail);
+      return this.#capable(model, capability);
+    });
+  }
+
+  #capable(model: ModelConfig, capability: Capability): InferenceBackend {
     const backend = this.#backend(model.binding.backend)!;
     if (typeof backend[capability] !== 'function') {
       throw notAvailable(model, `the ${backend.kind} backend cannot serve ${model.entry.task} models (${capability})`);

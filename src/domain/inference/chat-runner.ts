@@ -51,6 +51,10 @@ export async function assertWithinContext(registry: ModelRegistry, model: ModelC
   if (counted.tokens > model.contextLength) throw contextLengthExceeded(model, param, counted.tokens, counted.exact);
 }
 
+/** No tokenizer makes more tokens than bytes: most conversations fit without counting. */
+const fitsWithoutCounting = (model: ModelConfig, messages: readonly ChatMessage[]) =>
+  messages.reduce((n, m) => n + maxPossibleTokens(m.content), 0) <= model.contextLength;
+
 /** The backend call of a prepared chat-model call (same for the one-shot and the streamed path). */
 function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: CallContext): ChatParams {
   return {
@@ -69,7 +73,9 @@ export class ChatRunner {
   /** Everything that can refuse the request without running it: shape, labels, context length, backend. */
   async prepare(model: ModelConfig, conversation: Conversation, streaming: boolean): Promise<PreparedCall> {
     if (model.entry.task === 'chat') {
-      const messages = await this.#fitConversation(model, conversation);
+      const messages = fitsWithoutCounting(model, conversation.messages)
+        ? conversation.messages
+        : await this.#fitConversation(model, conversation);
       const backend = await this.registry.backendFor(model, streaming ? 'chatStream' : 'chat');
       return { kind: 'chat', model, backend, messages, conversation };
     }
@@ -128,7 +134,6 @@ export class ChatRunner {
 
   async #fitConversation(model: ModelConfig, conversation: Conversation): Promise<ChatMessage[]> {
     const { messages } = conversation;
-    if (messages.reduce((n, m) => n + maxPossibleTokens(m.content), 0) <= model.contextLength) return messages;
     const counts: number[] = [];
     let exact = true;
     for (const m of messages) {
