@@ -4,7 +4,7 @@
  * that builds queries on it.
  */
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, type Compilable, type Dialect, type QueryResult } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, type Compilable, type Dialect } from 'kysely';
 import type { DatabaseConfig } from '../../config/schema.js';
 import { sqliteDialect, type SqlStatement, type SyncSqlite } from './sqlite.js';
 
@@ -139,6 +139,10 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** A statement as a query Kysely executes (for the path that is not synchronous). */
+export const kyselyQuery = <R = unknown>(statement: SqlStatement): CompiledQuery<R> =>
+  CompiledQuery.raw(statement.sql, [...statement.parameters]) as CompiledQuery<R>;
+
 /**
  * Hot queries compiled once and re-run with new parameters: for these short statements
  * Kysely's builder and compiler cost more than the database's execution. One instance
@@ -160,16 +164,6 @@ export class CompiledQueries {
       this.#sql.set(key, text);
     }
     return { sql: text, parameters };
-  }
-
-  /** The same, as a query Kysely executes. */
-  query<R>(key: string, build: () => Compilable<R>, parameters: unknown[]): CompiledQuery<R> {
-    const { sql } = this.statement(key, build, parameters);
-    return CompiledQuery.raw(sql, parameters) as CompiledQuery<R>;
-  }
-
-  run<R>(executor: Kysely<Tables>, key: string, build: () => Compilable<R>, parameters: unknown[]): Promise<QueryResult<R>> {
-    return executor.executeQuery(this.query(key, build, parameters));
   }
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { CompiledQueries, type Database, type ProjectsTable, type SqlStatement } from '../database.js';
+import { CompiledQueries, kyselyQuery, type Database, type ProjectsTable, type SqlStatement } from '../database.js';
 
 export interface Project {
   id: string;
@@ -14,6 +14,8 @@ const toProject = (row: ProjectsTable): Project => ({
   balanceMicros: Number(row.balance_micros),
   createdAtMs: Number(row.created_at),
 });
+
+type BalanceRow = Pick<ProjectsTable, 'id' | 'balance_micros'>;
 
 /** Balance reads of up to this many projects at once use a compiled statement. */
 const MAX_COMPILED_IDS = 16;
@@ -57,10 +59,11 @@ export class ProjectsRepository {
    */
   async balancesOf(ids: readonly string[]): Promise<Map<string, number>> {
     if (ids.length === 0) return new Map();
+    const statement = this.#balancesStatement(ids);
     const sync = this.database.sync;
     const rows = sync?.idle
-      ? sync.all<{ id: string; balance_micros: number }>(this.#balancesStatement(ids))
-      : await this.#balancesQuery(ids).execute();
+      ? sync.all<BalanceRow>(statement)
+      : (await this.database.db.executeQuery(kyselyQuery<BalanceRow>(statement))).rows;
     return new Map(rows.map((row) => [row.id, Number(row.balance_micros)]));
   }
 

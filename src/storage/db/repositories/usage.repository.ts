@@ -1,5 +1,5 @@
-import { CompiledQuery, sql, type Kysely } from 'kysely';
-import { CompiledQueries, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
+import { sql, type Kysely } from 'kysely';
+import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 
 export interface UsageRecord {
@@ -89,9 +89,7 @@ export class UsageRepository {
    * their usage with their results): one insert, and one debit per project.
    */
   async recordAndDebitIn(trx: Kysely<Tables>, records: readonly UsageRecord[]): Promise<void> {
-    for (const { sql: text, parameters } of this.#statements(trx, records)) {
-      await trx.executeQuery(CompiledQuery.raw(text, [...parameters]));
-    }
+    for (const statement of this.#statements(trx, records)) await trx.executeQuery(kyselyQuery(statement));
   }
 
   #statements(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[] {
