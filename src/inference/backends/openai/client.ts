@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import { upstreamHttpError, upstreamTransportError } from './errors.js';
+import { onAbort } from '../../../domain/shared/abort.js';
 
 export interface UpstreamTarget {
   modelId: string;
@@ -44,27 +45,22 @@ export class UpstreamClient {
   readonly #origins = new Map<string, Origin>();
 
   /**
-   * POSTs JSON and returns the response once its status is 2xx; any other status is read
-   * and thrown as the mapped AppError. The caller owns (and must consume) the body.
+   * POSTs JSON and returns the response, body still streaming, once its status is 2xx
+   * (for server-sent events); any other status is read and thrown as the mapped AppError.
+   * The caller owns (and must consume) the body.
    */
-  async post(target: UpstreamTarget, path: string, payload: unknown, call: UpstreamCall, accept = 'application/json') {
+  async post(target: UpstreamTarget, path: string, payload: unknown, call: UpstreamCall, accept: string) {
     const { pool, prefix } = this.#origin(target.baseUrl);
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept,
-      'x-request-id': call.requestId,
-    };
-    if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
     const options: Dispatcher.RequestOptions = {
       method: 'POST',
       path: prefix + path,
-      headers,
+      headers: this.#headers(target, call, accept),
       body: JSON.stringify(payload),
       signal: call.signal,
       headersTimeout: target.timeoutMs,
       bodyTimeout: target.timeoutMs,
     };
-    const response = await this.#requestWithConnectRetries(pool, options, target, call.signal);
+    const response = await this.#withConnectRetries(target, call.signal, () => pool.request(options));
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
     let text = '';
     try {
@@ -75,14 +71,25 @@ export class UpstreamClient {
     throw upstreamHttpError(target.modelId, response.statusCode, text, response.headers);
   }
 
-  /** POST and parse a JSON answer. */
+  /** POSTs JSON and parses the JSON answer; any status but 2xx is thrown as the mapped AppError. */
   async postJson<T>(target: UpstreamTarget, path: string, payload: unknown, call: UpstreamCall) {
-    const response = await this.post(target, path, payload, call);
+    const { pool, prefix } = this.#origin(target.baseUrl);
+    const options: Dispatcher.DispatchOptions = {
+      method: 'POST',
+      path: prefix + path,
+      headers: this.#headers(target, call, 'application/json'),
+      body: JSON.stringify(payload),
+      headersTimeout: target.timeoutMs,
+      bodyTimeout: target.timeoutMs,
+    };
+    const answer = await this.#withConnectRetries(target, call.signal, () => bufferedCall(pool, options, call.signal));
+    if (answer.statusCode < 200 || answer.statusCode >= 300) {
+      throw upstreamHttpError(target.modelId, answer.statusCode, answer.text, answer.headers);
+    }
     try {
-      return { body: (await response.body.json()) as T, headers: response.headers };
+      return { body: JSON.parse(answer.text) as T, headers: answer.headers };
     } catch (err) {
-      if (err instanceof SyntaxError) throw upstreamTransportError(target.modelId, Object.assign(err, { code: 'invalid_json' }), call.signal);
-      throw upstreamTransportError(target.modelId, err, call.signal);
+      throw upstreamTransportError(target.modelId, Object.assign(err as Error, { code: 'invalid_json' }), call.signal);
     }
   }
 
@@ -92,16 +99,21 @@ export class UpstreamClient {
     await Promise.allSettled(pools.map((p) => p.close()));
   }
 
-  async #requestWithConnectRetries(pool: Pool, options: Dispatcher.RequestOptions, target: UpstreamTarget, signal: AbortSignal) {
-    for (let attempt = 1; ; attempt++) {
+  #headers(target: UpstreamTarget, call: UpstreamCall, accept: string): Record<string, string> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept, 'x-request-id': call.requestId };
+    if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+    return headers;
+  }
+
+  /** Retries connection failures that happened before any byte was sent, with backoff. */
+  async #withConnectRetries<R>(target: UpstreamTarget, signal: AbortSignal, attempt: () => Promise<R>): Promise<R> {
+    for (let n = 1; ; n++) {
       try {
-        return await pool.request(options);
+        return await attempt();
       } catch (err) {
         const code = (err as { code?: string }).code ?? '';
-        if (!CONNECT_ERRORS.has(code) || attempt >= CONNECT_ATTEMPTS || signal.aborted) {
-          throw upstreamTransportError(target.modelId, err, signal);
-        }
-        await sleep(CONNECT_BACKOFF_MS * 2 ** (attempt - 1), undefined, { signal }).catch(() => {});
+        if (!CONNECT_ERRORS.has(code) || n >= CONNECT_ATTEMPTS || signal.aborted) throw upstreamTransportError(target.modelId, err, signal);
+        await sleep(CONNECT_BACKOFF_MS * 2 ** (n - 1), undefined, { signal }).catch(() => {});
       }
     }
   }
@@ -118,4 +130,50 @@ export class UpstreamClient {
     }
     return origin;
   }
+}
+
+interface BufferedAnswer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/**
+ * One request through undici's dispatch API with the answer buffered: no body stream
+ * (undici's request() wraps every answer in a Readable) and no listener on the signal
+ * itself (see onAbort).
+ */
+function bufferedCall(pool: Pool, options: Dispatcher.DispatchOptions, signal: AbortSignal): Promise<BufferedAnswer> {
+  return new Promise((resolve, reject) => {
+    let statusCode = 0;
+    let headers: BufferedAnswer['headers'] = {};
+    const chunks: Buffer[] = [];
+    let controller: Dispatcher.DispatchController | null = null;
+    let aborted: unknown = null;
+    const stopListening = onAbort(signal, (reason) => {
+      aborted = reason;
+      controller?.abort(reason as Error);
+    });
+    pool.dispatch(options, {
+      onRequestStart(started) {
+        controller = started;
+        if (aborted !== null) started.abort(aborted as Error);
+      },
+      onResponseStart(_controller, status, responseHeaders) {
+        statusCode = status;
+        headers = responseHeaders;
+      },
+      onResponseData(_controller, chunk) {
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        stopListening();
+        resolve({ statusCode, headers, text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8') });
+      },
+      onResponseError(_controller, err) {
+        stopListening();
+        reject(err);
+      },
+    });
+  });
 }
