@@ -1,13 +1,15 @@
 /**
  * POST /v1/embeddings: one vector per input, in input order. Models that truncate
  * (the catalog's `truncatesInput`) embed over-long inputs cut at their limit; others
- * refuse them. `encoding_format: base64` is little-endian float32 bytes, as OpenAI's.
+ * refuse them. Vectors go out as JSON numbers (float32 values in their shortest exact
+ * form, float32.ts) or, with `encoding_format: base64`, as little-endian float32 bytes.
  */
 import type { Principal } from '../auth/authenticator.js';
 import { invalidRequest } from '../shared/errors.js';
 import type { CallContext } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
+import { float32Base64, vectorNumbers } from './float32.js';
 import { optionalInteger, optionalString, requireObject, requiredString, type Body } from './request-fields.js';
 
 export const EMBEDDINGS_ROUTE = '/v1/embeddings';
@@ -48,12 +50,6 @@ function parseEmbeddingsRequest(raw: unknown): EmbeddingsRequest {
   return { model, inputs, listed, encoding, dimensions: optionalInteger(body, 'dimensions', 1) };
 }
 
-export function float32Base64(vector: ArrayLike<number>): string {
-  const bytes = Buffer.allocUnsafe(vector.length * 4);
-  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i]!, i * 4);
-  return bytes.toString('base64');
-}
-
 export class EmbeddingsService {
   constructor(private readonly deps: InferenceServiceDeps) {}
 
@@ -82,11 +78,11 @@ export class EmbeddingsService {
       requestId: context.requestId,
       status: 200,
     });
-    const vectors: ArrayLike<number>[] = output.vectors;
-    const data = Array.from(vectors, (vector, index) => ({
+    const vectors: readonly (Float32Array | number[])[] = output.vectors;
+    const data = vectors.map((vector, index) => ({
       object: 'embedding',
       index,
-      embedding: request.encoding === 'base64' ? float32Base64(vector) : Array.from(vector),
+      embedding: request.encoding === 'base64' ? float32Base64(vector) : vectorNumbers(vector),
     }));
     return {
       object: 'list',

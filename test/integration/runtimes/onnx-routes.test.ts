@@ -40,6 +40,20 @@ describe('POST /v1/embeddings (onnx)', () => {
     expect(res.body.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
   });
 
+  it('writes float vectors in their shortest exact float32 form, the same values as base64', async () => {
+    const body = { model: 'all-minilm-l6-v2', input: 'the same sentence twice' };
+    const asFloat = await call(server.baseUrl, 'POST', '/v1/embeddings', { key, body });
+    const asBase64 = await call(server.baseUrl, 'POST', '/v1/embeddings', { key, body: { ...body, encoding_format: 'base64' } });
+    expect([asFloat.status, asBase64.status]).toEqual([200, 200]);
+    const bytes = Buffer.from(asBase64.body.data[0].embedding as string, 'base64');
+    const exact = Array.from(new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4));
+    const numbers: number[] = asFloat.body.data[0].embedding;
+    expect(numbers.map((x) => Math.fround(x))).toEqual(exact);
+    // No float32 needs more than 9 significant digits.
+    const digits = (x: number) => x.toExponential().split('e')[0]!.replace(/[-.]/g, '').length;
+    expect(Math.max(...numbers.map(digits))).toBeLessThanOrEqual(9);
+  });
+
   it('coalesces concurrent HTTP requests into fewer runtime calls and bills each', async () => {
     const backend = (await server.container.registry.backendFor(server.container.registry.find('bge-small-en-v1.5')!, 'embed')) as OnnxBackend;
     const before = { ...(backend.batchStats('bge-small-en-v1.5') ?? { batches: 0, items: 0, largestBatch: 0 }) };
