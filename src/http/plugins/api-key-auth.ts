@@ -28,6 +28,11 @@ export function presentedApiKey(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
+const isPublic = (paths: ReadonlySet<string>, url: string): boolean => {
+  const query = url.indexOf('?');
+  return paths.has(query === -1 ? url : url.slice(0, query));
+};
+
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new AppError('internal', 'route is missing authentication');
   return request.principal;
@@ -69,7 +74,7 @@ export function registerApiKeyAuth(scope: FastifyInstance, options: ApiKeyAuthOp
 
   scope.addHook('onRequest', (request, reply, done) => {
     if (request.method === 'OPTIONS') return done();
-    if (options.publicPaths?.has(request.url.split('?')[0]!)) return done();
+    if (options.publicPaths && isPublic(options.publicPaths, request.url)) return done();
     const key = presentedApiKey(request);
     const projectId = header(request, 'x-project-id');
     let principal: Principal | undefined;

@@ -30,7 +30,6 @@ const toRecord = (row: UsageRecordsTable): UsageRecord => ({
   createdAtMs: Number(row.created_at),
 });
 
-/** Column order of an inserted row; rowParameters() must follow it (CompiledQueries checks). */
 const toRow = (record: UsageRecord): UsageRecordsTable => ({
   id: record.id,
   project_id: record.projectId,
@@ -45,19 +44,14 @@ const toRow = (record: UsageRecord): UsageRecordsTable => ({
   created_at: record.createdAtMs,
 });
 
-const rowParameters = (row: UsageRecordsTable): unknown[] => [
-  row.id,
-  row.project_id,
-  row.key_id,
-  row.model,
-  row.route,
-  row.input_tokens,
-  row.output_tokens,
-  row.cost_micros,
-  row.request_id,
-  row.status,
-  row.created_at,
-];
+/** The records' values in toRow()'s column order, row after row (CompiledQueries checks the order). */
+function rowParameters(records: readonly UsageRecord[]): unknown[] {
+  const out: unknown[] = [];
+  for (const r of records) {
+    out.push(r.id, r.projectId, r.keyId, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs);
+  }
+  return out;
+}
 
 const MAX_COMPILED_ROWS = 32;
 
@@ -94,24 +88,24 @@ export class UsageRepository {
 
   #statements(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[] {
     if (records.length === 0) return [];
-    const rows = records.map(toRow);
-    const insert = () => executor.insertInto('usage_records').values(rows);
+    const insert = () => executor.insertInto('usage_records').values(records.map(toRow));
     // Row counts up to a small bound get a compiled statement each (calls in one turn are few).
     const statements: SqlStatement[] = [
-      rows.length <= MAX_COMPILED_ROWS ? this.#compiled.statement(`insert:${rows.length}`, insert, rows.flatMap(rowParameters)) : insert().compile(),
+      records.length <= MAX_COMPILED_ROWS ? this.#compiled.statement(`insert:${records.length}`, insert, rowParameters(records)) : insert().compile(),
     ];
     const debits = new Map<string, number>();
     for (const record of records) debits.set(record.projectId, (debits.get(record.projectId) ?? 0) + record.costMicros);
-    for (const [projectId, cost] of debits) {
-      if (cost === 0) continue;
-      const debit = () =>
-        executor
-          .updateTable('projects')
-          .set({ balance_micros: sql`balance_micros - ${cost}` })
-          .where('id', '=', projectId);
-      statements.push(this.#compiled.statement('debit', debit, [cost, projectId]));
-    }
+    for (const [projectId, cost] of debits) if (cost !== 0) statements.push(this.#debit(executor, projectId, cost));
     return statements;
+  }
+
+  #debit(executor: Kysely<Tables>, projectId: string, cost: number): SqlStatement {
+    const build = () =>
+      executor
+        .updateTable('projects')
+        .set({ balance_micros: sql`balance_micros - ${cost}` })
+        .where('id', '=', projectId);
+    return this.#compiled.statement('debit', build, [cost, projectId]);
   }
 
   /** Newest first; `after` is the id of the last record of the previous page. */
