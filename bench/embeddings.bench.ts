@@ -4,7 +4,7 @@
  * absent): the runtime in process (batches of 32, with as many callers as the runtime
  * runs batches at once, so every core is busy: the ceiling; and one input per call, one
  * caller) against 32 concurrent HTTP clients of one sentence each, plus /healthz latency
- * under that load.
+ * under that load, and single-request latency in process and over HTTP, in turn.
  *
  * The HTTP clients run in the server's event loop, as the issue's figures were measured;
  * BENCH_CLIENT=thread moves them to a worker thread of their own (a load generator on the
@@ -37,11 +37,19 @@ function sentence(i: number): string {
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
 
-async function forSeconds(seconds: number, step: () => Promise<number>): Promise<number> {
-  const until = performance.now() + seconds * 1000;
-  let done = 0;
-  while (performance.now() < until) done += await step();
-  return done / seconds;
+/** Runs `callers` loops of `step` (each returns items done) for `seconds`; items per second of the time they really took. */
+async function rateOver(seconds: number, callers: number, step: () => Promise<number>): Promise<number> {
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  const counts = await Promise.all(
+    Array.from({ length: callers }, async () => {
+      let done = 0;
+      while (performance.now() < until) done += await step();
+      return done;
+    }),
+  );
+  // The last call of each loop ends after the deadline: divide by the time it all took.
+  return counts.reduce((a, b) => a + b, 0) / ((performance.now() - started) / 1000);
 }
 
 const median = (xs: number[]) => pct(xs, 0.5);
@@ -59,28 +67,20 @@ async function localRunner(modelsDir: string) {
   const callers = Math.max(1, Math.floor(backend.runtime.workers / (config.runtimes.onnxThreads ?? 1)));
   return {
     callers,
-    batched: async () => {
-      const rates = await Promise.all(
-        Array.from({ length: callers }, () => forSeconds(SECONDS, async () => (await backend.embed({ ...ctx, inputs: batch() })).vectors.length)),
-      );
-      return rates.reduce((a, b) => a + b, 0);
-    },
-    single: async () => {
-      const latencies: number[] = [];
-      const rate = await forSeconds(SECONDS, async () => {
-        const t = performance.now();
-        await backend.embed({ ...ctx, inputs: [sentence(n++)] });
-        latencies.push(performance.now() - t);
-        return 1;
-      });
-      return { rate, p50: median(latencies) };
+    batched: (seconds: number) => rateOver(seconds, callers, async () => (await backend.embed({ ...ctx, inputs: batch() })).vectors.length),
+    single: () => rateOver(SECONDS, 1, async () => (await backend.embed({ ...ctx, inputs: [sentence(n++)] })).vectors.length),
+    /** One in-process call of one sentence; its latency in ms. */
+    once: async () => {
+      const t = performance.now();
+      await backend.embed({ ...ctx, inputs: [sentence(n++)] });
+      return performance.now() - t;
     },
     close: () => backend.close(),
   };
 }
 
 /**
- * The load generator: 32 closed-loop clients, or one client timing single requests.
+ * The load generator: 32 closed-loop clients, or one request at a time (timed).
  * Self-contained (it is also stringified into a worker thread): only its arguments and globals.
  */
 function makeClient(PoolClass: typeof Pool, baseUrl: string, key: string, sentenceOf: (i: number) => string) {
@@ -109,17 +109,14 @@ function makeClient(PoolClass: typeof Pool, baseUrl: string, key: string, senten
   };
   return {
     async concurrent(seconds: number, clients: number): Promise<number> {
+      const started = performance.now();
       const counts = await Promise.all(Array.from({ length: clients }, () => forSeconds(seconds, () => embed(sentenceOf(n++)))));
-      return counts.reduce((a, b) => a + b, 0) / seconds;
+      return counts.reduce((a, b) => a + b, 0) / ((performance.now() - started) / 1000);
     },
-    async latencies(seconds: number): Promise<number[]> {
-      const out: number[] = [];
-      await forSeconds(seconds, async () => {
-        const t = performance.now();
-        await embed(sentenceOf(n++));
-        out.push(performance.now() - t);
-      });
-      return out;
+    async once(): Promise<number> {
+      const t = performance.now();
+      await embed(sentenceOf(n++));
+      return performance.now() - t;
     },
     close: () => pool.close(),
   };
@@ -172,7 +169,7 @@ parentPort.on('message', async ({ id, op, args }) => {
   return {
     tid: () => call<number | null>('tid'),
     concurrent: (seconds, clients) => call<number>('concurrent', seconds, clients),
-    latencies: (seconds) => call<number[]>('latencies', seconds),
+    once: () => call<number>('once'),
     close: async () => {
       await call('close');
       await worker.terminate();
@@ -194,7 +191,7 @@ async function httpRunner(modelsDir: string) {
   return {
     clientMode: inline ? "in the server's event loop" : 'in a worker thread',
     /** 32 clients, one sentence per request, with /healthz probed every 10 ms meanwhile. */
-    concurrent: async () => {
+    concurrent: async (seconds: number) => {
       let loaded = true;
       const health: number[] = [];
       const probe = (async () => {
@@ -207,7 +204,9 @@ async function httpRunner(modelsDir: string) {
       })();
       const before = stats();
       const cpuBefore = threadCpu();
-      const rate = await client.concurrent(SECONDS, 32);
+      const started = performance.now();
+      const rate = await client.concurrent(seconds, 32);
+      const elapsed = (performance.now() - started) / 1000;
       const cpuAfter = threadCpu();
       const after = stats();
       loaded = false;
@@ -216,19 +215,35 @@ async function httpRunner(modelsDir: string) {
       const used = (tid: number | null | undefined) => (tid ? (cpuAfter.get(tid) ?? 0) - (cpuBefore.get(tid) ?? 0) : 0);
       let total = 0;
       for (const [tid, ms] of cpuAfter) total += ms - (cpuBefore.get(tid) ?? 0);
-      const requests = rate * SECONDS;
+      const requests = rate * elapsed;
       const main = used(process.pid);
       const clientCpu = used(clientTid);
       const cpu = { main: main / requests, client: clientCpu / requests, rest: (total - main - clientCpu) / requests };
       return { rate, health, cpu, meanBatch: (after.items - before.items) / Math.max(1, after.batches - before.batches) };
     },
-    singleP50: async () => median(await client.latencies(SECONDS / 2)),
+    once: () => client.once(),
     close: async () => {
       await client.close();
       await probePool.close();
       await server.close();
     },
   };
+}
+
+/**
+ * Single-request p50s in process and over HTTP, one call of each in turn, so both see
+ * the same machine (measured apart, seconds of drift in other tenants' load showed up as
+ * a difference between them).
+ */
+async function pairedP50s(local: { once(): Promise<number> }, http: { once(): Promise<number> }, seconds: number) {
+  const inProcess: number[] = [];
+  const overHttp: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    inProcess.push(await local.once());
+    overHttp.push(await http.once());
+  }
+  return { inProcess: median(inProcess), http: median(overHttp) };
 }
 
 export default async function embeddingsBench(): Promise<BenchRow[]> {
@@ -244,16 +259,20 @@ export default async function embeddingsBench(): Promise<BenchRow[]> {
   const cpu: { main: number; client: number; rest: number }[] = [];
   const health: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    r.batched.push(await local.batched());
-    const single = await local.single();
-    r.single.push(single.rate);
-    r.singleP50.push(single.p50);
-    const concurrent = await http.concurrent();
-    r.http.push(concurrent.rate);
-    r.meanBatch.push(concurrent.meanBatch);
-    cpu.push(concurrent.cpu);
-    health.push(...concurrent.health);
-    r.httpP50.push(await http.singleP50());
+    // In-process and HTTP throughput as A B B A halves, so a trend in the machine's load cancels out.
+    const firstBatched = await local.batched(SECONDS / 2);
+    const halves = [await http.concurrent(SECONDS / 2), await http.concurrent(SECONDS / 2)];
+    r.batched.push((firstBatched + (await local.batched(SECONDS / 2))) / 2);
+    r.http.push((halves[0]!.rate + halves[1]!.rate) / 2);
+    r.meanBatch.push((halves[0]!.meanBatch + halves[1]!.meanBatch) / 2);
+    for (const half of halves) {
+      cpu.push(half.cpu);
+      health.push(...half.health);
+    }
+    r.single.push(await local.single());
+    const p50s = await pairedP50s(local, http, SECONDS);
+    r.singleP50.push(p50s.inProcess);
+    r.httpP50.push(p50s.http);
   }
   await http.close();
   await local.close();
