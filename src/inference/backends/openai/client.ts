@@ -145,6 +145,7 @@ interface BufferedAnswer {
  */
 function bufferedCall(pool: Pool, options: Dispatcher.DispatchOptions, signal: AbortSignal): Promise<BufferedAnswer> {
   return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
     let statusCode = 0;
     let headers: BufferedAnswer['headers'] = {};
     const chunks: Buffer[] = [];
