@@ -1,6 +1,6 @@
 /**
  * Runs one batch line through the synchronous chat-completions path and records its
- * result. The line's usage is deferred (BillingService.deferUsage) and written in the
+ * result. The line's usage is collected (the context's usageSink) and written in the
  * transaction that records the result, so a line is billed exactly when its result is
  * recorded: once. Retryable failures (upstream 5xx, 429, connection) are retried with
  * exponential backoff and jitter, up to maxAttempts.
@@ -88,9 +88,7 @@ export class LineExecutor {
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     for (let attempt = 1; ; attempt++) {
       try {
-        const body = await this.deps.billing.deferUsage(usage, () =>
-          this.deps.chatCompletions.create(principal, task.body, { requestId, signal, route: 'batch' }),
-        );
+        const body = await this.deps.chatCompletions.create(principal, task.body, { requestId, signal, route: 'batch', usageSink: usage });
         return { body };
       } catch (err) {
         // A drain that ran out of time: leave the line unrecorded so another worker runs it.

@@ -7,7 +7,6 @@
  * below zero only by the cost of calls that were already admitted (in flight) when it
  * crossed zero, never by more; the next call after that is refused.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { newId } from '../shared/ids.js';
 import { insufficientQuota } from '../shared/errors.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
@@ -32,9 +31,6 @@ export interface UsageInput {
 
 export type UsageObserver = (record: UsageRecord) => void;
 
-/** Records made inside deferUsage() go here instead of the database. */
-const deferred = new AsyncLocalStorage<UsageRecord[]>();
-
 export class BillingService {
   /** Concurrent records share transactions; each is committed before record() resolves. */
   readonly #writer: UsageWriter;
@@ -58,7 +54,13 @@ export class BillingService {
     if (balance === undefined || balance <= 0) throw insufficientQuota();
   }
 
-  async record(input: UsageInput): Promise<UsageRecord> {
+  /**
+   * Writes the call's usage record and debit, or, given `sink`, only pushes the record
+   * there: the caller writes it in its own transaction (the batch runner writes a line's
+   * usage with the line's result, so a line is billed once or not at all) and then calls
+   * committed().
+   */
+  async record(input: UsageInput, sink?: UsageRecord[]): Promise<UsageRecord> {
     const record: UsageRecord = {
       id: newId('usage_'),
       projectId: input.principal.projectId,
@@ -72,7 +74,6 @@ export class BillingService {
       status: input.status,
       createdAtMs: this.clock.nowMs(),
     };
-    const sink = deferred.getStore();
     if (sink) {
       sink.push(record);
       return record;
@@ -82,17 +83,7 @@ export class BillingService {
     return record;
   }
 
-  /**
-   * Runs `work` with usage deferred: every record it makes is pushed to `into` instead
-   * of written. The caller must write them in its own transaction (the batch runner writes
-   * a line's usage with the line's result, so a line is billed once or not at all) and
-   * then call committed(). The quota check still runs at once.
-   */
-  deferUsage<T>(into: UsageRecord[], work: () => Promise<T>): Promise<T> {
-    return deferred.run(into, work);
-  }
-
-  /** Reports deferred records that the caller has written. */
+  /** Reports records that a caller given a sink has written. */
   committed(records: readonly UsageRecord[]): void {
     this.#balances.invalidate();
     for (const record of records) this.observe(record);

@@ -4,12 +4,20 @@
  * quota check, metering and credit debit).
  */
 import type { Principal } from '../auth/authenticator.js';
+import type { UsageRecord } from '../../storage/db/repositories/usage.repository.js';
 
 export interface ChatCompletionsContext {
   requestId: string;
   signal: AbortSignal;
   /** Where the call came from, for usage records ("/v1/chat/completions", "batch"). */
   route?: string;
+  /**
+   * Given, the call's usage record is pushed here instead of written: the caller writes
+   * it with its own result (batch lines) and reports it with BillingService.committed().
+   * An explicit parameter, not AsyncLocalStorage, which on Node 20 makes every promise
+   * of the process about three times as costly once it has first been used.
+   */
+  usageSink?: UsageRecord[];
 }
 
 export interface ChatCompletionsPort {

@@ -126,7 +126,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
   }
 
   async #meter(principal: Principal, call: PreparedCall, usage: TokenUsage, context: ChatCompletionsContext, status: number) {
-    await this.deps.billing.record({
+    const input = {
       principal,
       model: call.model.id,
       route: context.route ?? CHAT_ROUTE,
@@ -134,6 +134,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       outputTokens: usage.outputTokens,
       requestId: context.requestId,
       status,
-    });
+    };
+    await this.deps.billing.record(input, context.usageSink);
   }
 }

@@ -223,13 +223,11 @@ describe.each(cases)('batch repositories on $name', ({ open }) => {
     expect(await finalization.ready(now, 100)).not.toContain(batch.id);
   });
 
-  it('BillingService.deferUsage collects records instead of writing them', async () => {
+  it('BillingService.record with a sink collects the record instead of writing it', async () => {
     const billing = new BillingService(projects, usage, () => ({ inputPerMillionUsd: 1, outputPerMillionUsd: 0 }), systemClock);
     const before = (await usage.listByProject(projectId, 1000)).items.length;
     const collected: UsageRecord[] = [];
-    await billing.deferUsage(collected, async () => {
-      await billing.record({ principal: { projectId, keyId }, model: 'm', route: 'batch', inputTokens: 2, outputTokens: 0, requestId: 'req_deferred', status: 200 });
-    });
+    await billing.record({ principal: { projectId, keyId }, model: 'm', route: 'batch', inputTokens: 2, outputTokens: 0, requestId: 'req_deferred', status: 200 }, collected);
     expect(collected).toHaveLength(1);
     expect(collected[0]!.costMicros).toBe(2);
     expect((await usage.listByProject(projectId, 1000)).items.length).toBe(before);
