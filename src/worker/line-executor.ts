@@ -5,7 +5,6 @@
  * recorded: once. Retryable failures (upstream 5xx, 429, connection) are retried with
  * exponential backoff and jitter, up to maxAttempts.
  */
-import type { BillingService } from '../domain/billing/billing.service.js';
 import type { ChatCompletionsPort } from '../domain/inference/chat-completions.port.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { isAppError } from '../domain/shared/errors.js';
@@ -35,7 +34,6 @@ export interface LineTask {
 
 export interface LineExecutorDeps {
   chatCompletions: ChatCompletionsPort;
-  billing: BillingService;
   batches: BatchesRepository;
   writer: ResultWriter;
   clock: Clock;
