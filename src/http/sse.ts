@@ -15,8 +15,9 @@ type TrackedSocket = Socket & { [DISCONNECTED]?: AbortController };
  * Aborts when the client's connection closes before its response was written. One
  * signal per connection, not per request: an AbortSignal costs several microseconds to
  * create, on every request, and an HTTP/1.1 connection carries one request at a time.
- * Work that listens to the signal removes its listener when it ends (undici, the ONNX
- * runtime), so a long-lived keep-alive connection does not collect listeners.
+ * Work that listens to the signal does so through onAbort() (domain/shared/abort.ts) and
+ * removes its listener when it ends, so a long-lived keep-alive connection neither
+ * collects listeners nor pays EventTarget's cost for each request.
  */
 export function clientAbortSignal(reply: FastifyReply): AbortSignal {
   const socket = reply.raw.socket as TrackedSocket | null;

@@ -16,6 +16,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
+import { onAbort } from '../../domain/shared/abort.js';
 import { ortWorkerMain, type WireFeed, type WireTensor, type WorkerProcedure, type WorkerRequest, type WorkerResponse } from './ort-worker.js';
 
 export type { WireTensor, WireFeed, WorkerContext, WorkerProcedure, ProcedureResult } from './ort-worker.js';
@@ -279,13 +280,10 @@ export class OrtRuntime {
       });
     }
     let cancel: Int32Array | undefined;
-    let onAbort: (() => void) | undefined;
+    let stopListening: (() => void) | undefined;
     if (options.signal) {
-      cancel = new Int32Array(new SharedArrayBuffer(4));
-      const flag = cancel;
-      onAbort = () => Atomics.store(flag, 0, 1);
-      if (options.signal.aborted) onAbort();
-      else options.signal.addEventListener('abort', onAbort, { once: true });
+      const flag = (cancel = new Int32Array(new SharedArrayBuffer(4)));
+      stopListening = onAbort(options.signal, () => Atomics.store(flag, 0, 1));
     }
     try {
       const transfer = (options.transfer ?? []).filter((buffer) => buffer.byteLength > 0);
@@ -293,7 +291,7 @@ export class OrtRuntime {
       this.runs++;
       return result as R;
     } finally {
-      if (onAbort) options.signal?.removeEventListener('abort', onAbort);
+      stopListening?.();
     }
   }
 
