@@ -50,17 +50,9 @@ export class UpstreamClient {
    * The caller owns (and must consume) the body.
    */
   async post(target: UpstreamTarget, path: string, payload: unknown, call: UpstreamCall, accept: string) {
-    const { pool, prefix } = this.#origin(target.baseUrl);
-    const options: Dispatcher.RequestOptions = {
-      method: 'POST',
-      path: prefix + path,
-      headers: this.#headers(target, call, accept),
-      body: JSON.stringify(payload),
-      signal: call.signal,
-      headersTimeout: target.timeoutMs,
-      bodyTimeout: target.timeoutMs,
-    };
-    const response = await this.#withConnectRetries(target, call.signal, () => pool.request(options));
+    const { pool, options } = this.#request(target, path, payload, call, accept);
+    const withSignal: Dispatcher.RequestOptions = { ...options, signal: call.signal };
+    const response = await this.#withConnectRetries(target, call.signal, () => pool.request(withSignal));
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
     let text = '';
     try {
@@ -73,15 +65,7 @@ export class UpstreamClient {
 
   /** POSTs JSON and parses the JSON answer; any status but 2xx is thrown as the mapped AppError. */
   async postJson<T>(target: UpstreamTarget, path: string, payload: unknown, call: UpstreamCall) {
-    const { pool, prefix } = this.#origin(target.baseUrl);
-    const options: Dispatcher.DispatchOptions = {
-      method: 'POST',
-      path: prefix + path,
-      headers: this.#headers(target, call, 'application/json'),
-      body: JSON.stringify(payload),
-      headersTimeout: target.timeoutMs,
-      bodyTimeout: target.timeoutMs,
-    };
+    const { pool, options } = this.#request(target, path, payload, call, 'application/json');
     const answer = await this.#withConnectRetries(target, call.signal, () => bufferedCall(pool, options, call.signal));
     if (answer.statusCode < 200 || answer.statusCode >= 300) {
       throw upstreamHttpError(target.modelId, answer.statusCode, answer.text, answer.headers);
@@ -99,10 +83,20 @@ export class UpstreamClient {
     await Promise.allSettled(pools.map((p) => p.close()));
   }
 
-  #headers(target: UpstreamTarget, call: UpstreamCall, accept: string): Record<string, string> {
+  /** The pool of the target's origin and a JSON POST to it: binding timeout, API key, the caller's request id. */
+  #request(target: UpstreamTarget, path: string, payload: unknown, call: UpstreamCall, accept: string) {
+    const { pool, prefix } = this.#origin(target.baseUrl);
     const headers: Record<string, string> = { 'content-type': 'application/json', accept, 'x-request-id': call.requestId };
     if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
-    return headers;
+    const options: Dispatcher.DispatchOptions = {
+      method: 'POST',
+      path: prefix + path,
+      headers,
+      body: JSON.stringify(payload),
+      headersTimeout: target.timeoutMs,
+      bodyTimeout: target.timeoutMs,
+    };
+    return { pool, options };
   }
 
   /** Retries connection failures that happened before any byte was sent, with backoff. */
