@@ -85,4 +85,3 @@ export function sqliteDialect(file: string): { dialect: Dialect; sync: SyncSqlit
   };
   return { dialect: new SqliteDialect({ database }), sync: new SyncSqlite(sqlite, database.prepare), checkpointer };
 }
-
