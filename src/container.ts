@@ -108,9 +108,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
   const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, (record) => {
-    metrics.usageTokens.inc({ model: record.model, direction: 'input' }, record.inputTokens);
-    metrics.usageTokens.inc({ model: record.model, direction: 'output' }, record.outputTokens);
-    metrics.usageCostMicros.inc({ model: record.model }, record.costMicros);
+    metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);
+    metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
+    metrics.usageCostMicros.inc([record.model], record.costMicros);
   });
 
   const registry = new ModelRegistry(config, logger, {

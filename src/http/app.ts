@@ -6,6 +6,7 @@ import type { Container } from '../container.js';
 import { newRequestId } from '../domain/shared/ids.js';
 import { handleFrameworkError, registerErrorHandling } from './plugins/error-handler.js';
 import { registerRequestContext } from './plugins/request-context.js';
+import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
@@ -20,6 +21,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     genReqId: () => newRequestId(),
     // Fastify's own request logging (two lines per request) is off; request-context.ts logs one.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: config.server.bodyLimitBytes,
     trustProxy: config.server.trustProxy,
     return503OnClosing: true,

@@ -1,17 +1,22 @@
 /** Prometheus metrics of one Sluice instance (own registry, so tests can run several apps). */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { TalliedCounter, TalliedHistogram } from './tallied.js';
 
 export class Metrics {
   readonly registry = new Registry();
 
-  readonly httpRequests = new Counter({
+  // The metrics every request touches are tallied (tallied.ts); the rest are prom-client's.
+
+  /** Label values: route, method, status. */
+  readonly httpRequests = new TalliedCounter({
     name: 'sluice_http_requests_total',
     help: 'HTTP requests by route template, method and status',
     labelNames: ['route', 'method', 'status'] as const,
     registers: [this.registry],
   });
 
-  readonly httpDuration = new Histogram({
+  /** Label values: route, method. */
+  readonly httpDuration = new TalliedHistogram({
     name: 'sluice_http_request_duration_seconds',
     help: 'HTTP request latency by route template',
     labelNames: ['route', 'method'] as const,
@@ -19,20 +24,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly httpInFlight = new Gauge({
-    name: 'sluice_http_requests_in_flight',
-    help: 'HTTP requests being served',
-    registers: [this.registry],
-  });
+  /** Requests being served; read into the gauge when scraped. */
+  httpInFlight = 0;
 
-  readonly usageTokens = new Counter({
+  /** Label values: model, direction (`input` or `output`). */
+  readonly usageTokens = new TalliedCounter({
     name: 'sluice_usage_tokens_total',
     help: 'Metered tokens by model and direction',
     labelNames: ['model', 'direction'] as const,
     registers: [this.registry],
   });
 
-  readonly usageCostMicros = new Counter({
+  /** Label values: model. */
+  readonly usageCostMicros = new TalliedCounter({
     name: 'sluice_usage_cost_micro_usd_total',
     help: 'Metered cost in micro-dollars by model',
     labelNames: ['model'] as const,
@@ -56,6 +60,15 @@ export class Metrics {
   });
 
   constructor(options: { processMetrics?: boolean } = {}) {
+    const inFlight = () => this.httpInFlight;
+    new Gauge({
+      name: 'sluice_http_requests_in_flight',
+      help: 'HTTP requests being served',
+      registers: [this.registry],
+      collect() {
+        this.set(inFlight());
+      },
+    });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_' });
   }
 }

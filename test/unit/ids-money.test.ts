@@ -1,6 +1,6 @@
 /** Sortable ids, request ids, money conversion and rounding, API key format. */
 import { describe, expect, it } from 'vitest';
-import { isUuid, newId, newRequestId, newUuid, sortableId } from '../../src/domain/shared/ids.js';
+import { isUuid, newId, newRequestId, newUuid, randomString, randomToken, sortableId } from '../../src/domain/shared/ids.js';
 import { costMicros, microsToUsd, usdToMicros } from '../../src/domain/shared/money.js';
 import { API_KEY_PREFIX, generateApiKey, hashApiKey, secretsEqual } from '../../src/domain/auth/api-keys.js';
 
@@ -39,6 +39,15 @@ describe('request ids and UUIDs', () => {
     const ids = Array.from({ length: 1000 }, newRequestId);
     for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{24}$/);
     expect(new Set(ids).size).toBe(1000);
+  });
+
+  it('random strings are read straight from the pool: right length, never repeated, across pool refills', () => {
+    // 3,000 × 15 bytes is about eleven 4 KiB pools.
+    const hex = Array.from({ length: 3000 }, () => randomString(15, 'hex'));
+    for (const id of hex) expect(id).toMatch(/^[0-9a-f]{30}$/);
+    const tokens = Array.from({ length: 3000 }, () => randomToken(15));
+    for (const token of tokens) expect(token).toMatch(/^[A-Za-z0-9_-]{20}$/);
+    expect(new Set([...hex, ...tokens.map((t) => Buffer.from(t, 'base64url').toString('hex'))]).size).toBe(6000);
   });
 
   it('isUuid accepts UUIDs in either case and nothing else', () => {

@@ -1,9 +1,9 @@
 /** Chat completion wire objects: the full `chat.completion` and the stream's `chat.completion.chunk`s. */
-import { takeRandom } from '../shared/ids.js';
+import { randomString } from '../shared/ids.js';
 import type { TokenUsage } from '../../inference/backend.js';
 import type { ChatResult } from './chat-runner.js';
 
-export const newChatCompletionId = (): string => `chatcmpl-${takeRandom(15).toString('base64url')}`;
+export const newChatCompletionId = (): string => `chatcmpl-${randomString(15, 'base64url')}`;
 
 export function chatUsageWire(usage: TokenUsage) {
   return {

@@ -6,7 +6,7 @@
  */
 import type { Principal } from '../auth/authenticator.js';
 import { invalidRequest } from '../shared/errors.js';
-import { takeRandom } from '../shared/ids.js';
+import { randomString } from '../shared/ids.js';
 import type { CallContext, ModerationResult } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
@@ -102,7 +102,7 @@ export class ModerationsService {
       status: 200,
     });
     return {
-      id: `modr-${takeRandom(17).toString('hex').slice(0, 33)}`,
+      id: `modr-${randomString(17, 'hex').slice(0, 33)}`,
       model: model.id,
       results: output.results.map(resultWire),
     };

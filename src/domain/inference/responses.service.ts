@@ -4,7 +4,7 @@
  */
 import type { Principal } from '../auth/authenticator.js';
 import { toUnixSeconds } from '../shared/clock.js';
-import { takeRandom } from '../shared/ids.js';
+import { randomString } from '../shared/ids.js';
 import type { CallContext } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { ChatRunner, type ChatResult } from './chat-runner.js';
@@ -12,7 +12,7 @@ import { parseResponsesRequest, type ResponsesRequest } from './responses-reques
 
 export const RESPONSES_ROUTE = '/v1/responses';
 
-const hexId = (prefix: string): string => `${prefix}${takeRandom(24).toString('hex')}`;
+const hexId = (prefix: string): string => `${prefix}${randomString(24, 'hex')}`;
 
 function outputItems(result: ChatResult, status: string): unknown[] {
   const items: unknown[] = [];

@@ -14,21 +14,33 @@ const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
 const POOL = Buffer.allocUnsafe(4096);
 let poolOffset = POOL.length;
 
-/** Copies `target.length` pooled random bytes into `target` (and wipes them from the pool). */
-function fillRandom(target: Uint8Array): void {
-  if (poolOffset + target.length > POOL.length) {
+/** The offset of `bytes` fresh bytes in the pool; the caller reads them and then wipe()s them. */
+function reserve(bytes: number): number {
+  if (poolOffset + bytes > POOL.length) {
     randomFillSync(POOL);
     poolOffset = 0;
   }
-  target.set(POOL.subarray(poolOffset, poolOffset + target.length));
-  POOL.fill(0, poolOffset, poolOffset + target.length);
-  poolOffset += target.length;
+  const at = poolOffset;
+  poolOffset += bytes;
+  return at;
 }
 
-export function takeRandom(bytes: number): Buffer {
-  const out = Buffer.allocUnsafe(bytes);
-  fillRandom(out);
-  return out;
+/** Random bytes are used once: zeroed in the pool as soon as they were read. */
+const wipe = (at: number, bytes: number): void => void POOL.fill(0, at, at + bytes);
+
+/** Copies `target.length` pooled random bytes into `target`. */
+function fillRandom(target: Uint8Array): void {
+  const at = reserve(target.length);
+  for (let i = 0; i < target.length; i++) target[i] = POOL[at + i]!;
+  wipe(at, target.length);
+}
+
+/** `bytes` random bytes as a hex or base64url string, read straight from the pool (no Buffer per id). */
+export function randomString(bytes: number, encoding: 'hex' | 'base64url'): string {
+  const at = reserve(bytes);
+  const text = POOL.toString(encoding, at, at + bytes);
+  wipe(at, bytes);
+  return text;
 }
 
 let lastMs = -1;
@@ -84,9 +96,9 @@ export function sortableId(nowMs: number = Date.now()): string {
 export const newId = (prefix: string): string => `${prefix}${sortableId()}`;
 
 /** A random token of `bytes` bytes, base64url. */
-export const randomToken = (bytes: number): string => takeRandom(bytes).toString('base64url');
+export const randomToken = (bytes: number): string => randomString(bytes, 'base64url');
 
-export const newRequestId = (): string => `req_${takeRandom(12).toString('hex')}`;
+export const newRequestId = (): string => `req_${randomString(12, 'hex')}`;
 
 export const newUuid = (): string => randomUUID();
 

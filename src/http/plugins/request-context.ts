@@ -25,21 +25,22 @@ export function registerRequestContext(app: FastifyInstance, metrics: Metrics): 
     reply.header('x-request-id', request.id);
     request.startedAtNs = process.hrtime.bigint();
     request.countedInFlight = true;
-    metrics.httpInFlight.inc();
+    metrics.httpInFlight++;
     done();
   });
 
   const finish = (request: FastifyRequest, status: number | 'aborted') => {
     if (!request.countedInFlight) return;
     request.countedInFlight = false;
-    metrics.httpInFlight.dec();
+    metrics.httpInFlight--;
     const route = routeLabel(request);
-    metrics.httpRequests.inc({ route, method: request.method, status: String(status) });
+    metrics.httpRequests.inc([route, request.method, String(status)]);
     const seconds = Number(process.hrtime.bigint() - request.startedAtNs) / 1e9;
-    metrics.httpDuration.observe({ route, method: request.method }, seconds);
-    // One line per request (Fastify's own request logging, two lines each, is disabled).
-    request.log.info(
-      { method: request.method, url: request.url, status, ms: Math.round(seconds * 1e4) / 10 },
+    metrics.httpDuration.observe([route, request.method], seconds);
+    // One line per request (Fastify's own request logging, two lines each, is disabled),
+    // through the root logger: the request's own child is made only if something else logs.
+    app.log.info(
+      { reqId: request.id, method: request.method, url: request.url, status, ms: Math.round(seconds * 1e4) / 10 },
       'request completed',
     );
   };

@@ -161,6 +161,17 @@ describe('response envelope', () => {
     const entry = logLines.find((line) => line.level === 50 && line.request_id === id);
     expect(entry?.err?.message).toBe('secret internal detail');
     expect(entry?.err?.stack).toContain('secret internal detail');
+    // The request's own logger (made when first used) is bound to its id.
+    expect(entry?.reqId).toBe(id);
+  });
+
+  it('one line per request, with its id, method, url, status and duration', async () => {
+    const res = await call(server.baseUrl, 'GET', '/healthz');
+    const id = requestIdOf(res);
+    const lines = logLines.filter((line) => line.reqId === id);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 30, msg: 'request completed', method: 'GET', url: '/healthz', status: 200, ms: expect.any(Number) }),
+    ]);
   });
 
   it('500: an internal AppError keeps its code but never its message', async () => {

@@ -43,6 +43,8 @@ describe('operations routes', () => {
     expect(text).not.toContain('12345');
     expect(text).toContain('# TYPE sluice_http_request_duration_seconds histogram');
     expect(text).toContain('# TYPE sluice_http_requests_in_flight gauge');
+    // The scrape itself is the one request in flight.
+    expect(text).toMatch(/^sluice_http_requests_in_flight 1$/m);
   });
 
   it('GET /v1/openapi.json is an OpenAPI 3 document with the admin paths', async () => {
