@@ -51,14 +51,19 @@ function firstConnection(redis: Redis, timeoutMs: number): Promise<void> {
 }
 
 class FlexibleRateLimiter implements RateLimiter {
+  /** Set once `connected` has settled: from then on consume() does not wait a turn for it. */
+  #ready = false;
+
   constructor(
     private readonly limiter: RateLimiterAbstract,
     private readonly onClose: () => Promise<void> = async () => {},
     private readonly connected: Promise<void> = Promise.resolve(),
-  ) {}
+  ) {
+    void connected.then(() => (this.#ready = true));
+  }
 
   async consume(key: string): Promise<RateDecision> {
-    await this.connected;
+    if (!this.#ready) await this.connected;
     try {
       return decisionFrom(await this.limiter.consume(key, 1), true);
     } catch (rejection) {
