@@ -24,7 +24,7 @@ import { startTestServer } from '../test/helpers/harness.js';
 
 const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /** Rounds alternate the proxies under test, so drifting load from elsewhere weighs on both sides of a ratio alike. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = 32;
 const BODY = JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 });
 

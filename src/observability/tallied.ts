@@ -29,12 +29,15 @@ abstract class TalliedMetric<L extends string, S extends { labels: Labels }> {
   readonly name: string;
   readonly help: string;
   readonly aggregator = 'sum' as const;
-  protected series = new Map<string, S>();
+  /** One Map level per label, so a call builds no key string (label values are mostly constants, their hashes cached). */
+  #byLabels = new Map<string, unknown>();
+  protected series: S[] = [];
 
   constructor(
     private readonly definition: Definition<L>,
     private readonly newSeries: (labels: Labels) => S,
   ) {
+    if (definition.labelNames.length === 0) throw new TypeError(`${definition.name}: a tallied metric needs labels (use prom-client's own otherwise)`);
     this.name = definition.name;
     this.help = definition.help;
     for (const registry of definition.registers) registry.registerMetric(this as unknown as Metric);
@@ -42,19 +45,29 @@ abstract class TalliedMetric<L extends string, S extends { labels: Labels }> {
 
   /** The series of these label values (in `labelNames` order), created on first use. */
   protected seriesOf(labelValues: readonly string[]): S {
-    const key = labelValues.length === 1 ? labelValues[0]! : labelValues.join('\u0000');
-    let series = this.series.get(key);
+    const { labelNames } = this.definition;
+    if (labelValues.length !== labelNames.length) throw new TypeError(`${this.name}: expected ${labelNames.length} label values`);
+    let level = this.#byLabels;
+    for (let i = 0; i < labelValues.length - 1; i++) {
+      let next = level.get(labelValues[i]!) as Map<string, unknown> | undefined;
+      if (!next) level.set(labelValues[i]!, (next = new Map()));
+      level = next;
+    }
+    const last = labelValues[labelValues.length - 1]!;
+    let series = level.get(last) as S | undefined;
     if (!series) {
       const labels: Labels = {};
-      this.definition.labelNames.forEach((name, i) => (labels[name] = labelValues[i] ?? ''));
+      labelNames.forEach((name, i) => (labels[name] = labelValues[i]!));
       series = this.newSeries(labels);
-      this.series.set(key, series);
+      level.set(last, series);
+      this.series.push(series);
     }
     return series;
   }
 
   reset(): void {
-    this.series.clear();
+    this.#byLabels.clear();
+    this.series = [];
   }
 }
 
@@ -70,7 +83,7 @@ export class TalliedCounter<L extends string> extends TalliedMetric<L, { labels:
   }
 
   get(): Promise<Snapshot> {
-    const values = [...this.series.values()].map(({ labels, value }) => ({ labels, value }));
+    const values = this.series.map(({ labels, value }) => ({ labels, value }));
     return Promise.resolve({ name: this.name, help: this.help, type: 'counter', aggregator: this.aggregator, values });
   }
 }
@@ -102,7 +115,7 @@ export class TalliedHistogram<L extends string> extends TalliedMetric<L, Histogr
 
   get(): Promise<Snapshot> {
     const values: Snapshot['values'] = [];
-    for (const { labels, counts, sum } of this.series.values()) {
+    for (const { labels, counts, sum } of this.series) {
       let cumulative = 0;
       this.#bounds.forEach((le, i) => {
         cumulative += counts[i]!;

@@ -48,6 +48,8 @@ describe('tallied metrics', () => {
     expect(() => counter.inc(['v'], -1)).toThrow(TypeError);
     expect(() => counter.inc(['v'], Number.NaN)).toThrow(TypeError);
     expect(() => histogram.observe(['v'], Number.POSITIVE_INFINITY)).toThrow(TypeError);
+    expect(() => counter.inc(['v', 'w'])).toThrow('x_total: expected 1 label values');
+    expect(() => counter.inc([])).toThrow(TypeError);
     counter.inc(['v']);
     histogram.observe(['v'], 0.5);
     registry.resetMetrics();

@@ -1,0 +1,49 @@
+/**
+ * The `chat.completion` object (OpenAI's shape) as a response schema: documentation, and
+ * Fastify compiles it into a serializer for the route, faster than JSON.stringify on an
+ * answer written on every call. Every field the service sets must be listed here, or it
+ * would be dropped from the wire.
+ */
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** `type: [T, 'null']` rather than anyOf, which the compiled serializer would have to test value by value. */
+const OrNull = <T extends TSchema>(schema: T) => Type.Unsafe<T['static'] | null>({ ...schema, type: [schema.type as string, 'null'] });
+
+const Integer = Type.Integer();
+
+const ChatMessage = Type.Object({
+  role: Type.Literal('assistant'),
+  content: OrNull(Type.String({ description: 'for classification models, the JSON-stringified result' })),
+  refusal: OrNull(Type.String()),
+  annotations: Type.Array(Type.Unknown()),
+  reasoning: Type.Optional(Type.String({ description: 'present when the model produced reasoning' })),
+});
+
+export const ChatCompletionObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('chat.completion'),
+  created: Type.Integer({ description: 'Unix timestamp, seconds' }),
+  model: Type.String(),
+  choices: Type.Array(
+    Type.Object({
+      index: Integer,
+      message: ChatMessage,
+      logprobs: Type.Null(),
+      finish_reason: Type.String(),
+    }),
+  ),
+  usage: Type.Object({
+    prompt_tokens: Integer,
+    completion_tokens: Integer,
+    total_tokens: Integer,
+    prompt_tokens_details: Type.Object({ cached_tokens: Integer, audio_tokens: Integer }),
+    completion_tokens_details: Type.Object({
+      reasoning_tokens: Integer,
+      audio_tokens: Integer,
+      accepted_prediction_tokens: Integer,
+      rejected_prediction_tokens: Integer,
+    }),
+  }),
+  system_fingerprint: OrNull(Type.String()),
+  service_tier: Type.String(),
+});
