@@ -63,7 +63,9 @@ export class ChunkWriter {
   }
 
   usage(usage: TokenUsage): Record<string, unknown> {
-    return { ...this.#chunk([]), usage: chatUsageWire(usage) };
+    const chunk = this.#chunk([]);
+    chunk.usage = chatUsageWire(usage);
+    return chunk;
   }
 
   #chunk(choices: unknown[]): Record<string, unknown> {

@@ -68,7 +68,7 @@ export class EmbeddingsService {
     }
     const backend = await registry.backendFor(model, 'embed');
     await billing.assertCanSpend(principal.projectId);
-    const output = await backend.embed!({ ...context, model, inputs: request.inputs });
+    const output = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs });
     await billing.record({
       principal,
       model: model.id,

