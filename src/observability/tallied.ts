@@ -1,7 +1,7 @@
 /**
  * Counters and histograms for the per-request hot path. prom-client validates and hashes
  * the label object on every inc() and observe() (0.3–0.5 µs each, several per proxied
- * request); these keep each series in a Map under its label values joined, and give the
+ * request); these find each series through one Map level per label value, and give the
  * registry prom-client's own value shapes only when it is scraped.
  */
 import type { Metric, Registry } from 'prom-client';
