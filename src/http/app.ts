@@ -1,18 +1,16 @@
 /** buildApp(container): the Fastify instance with every plugin and route; never listens. */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import type { Container } from '../container.js';
 import { newRequestId } from '../domain/shared/ids.js';
 import { handleFrameworkError, registerErrorHandling } from './plugins/error-handler.js';
+import { registerCors } from './plugins/cors.js';
 import { registerRequestContext } from './plugins/request-context.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
 
-// One string, not a list: the plugin would join a list on every response.
-const EXPOSED_HEADERS = 'x-request-id, retry-after, x-ratelimit-limit-requests, x-ratelimit-remaining-requests';
 
 export async function buildApp(container: Container): Promise<FastifyInstance> {
   const { config } = container;
@@ -36,15 +34,11 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerRequestContext(app, container.metrics);
   registerErrorHandling(app);
 
-  await app.register(cors, {
-    origin: true,
+  registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
-    exposedHeaders: EXPOSED_HEADERS,
-    maxAge: 600,
-    // A bare OPTIONS (no Origin or Access-Control-Request-Method) also gets the empty 204,
-    // not the plugin's text/plain 400 outside the error envelope.
-    strictPreflight: false,
+    exposedHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'],
+    maxAgeSeconds: 600,
   });
   await app.register(swagger, {
     openapi: {

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
 import type { ApiKeyAuthenticator, Principal } from '../../domain/auth/authenticator.js';
-import type { RateLimiter } from '../../storage/rate-limit/rate-limiter.js';
+import type { RateDecision, RateLimiter } from '../../storage/rate-limit/rate-limiter.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,22 +54,31 @@ export function registerApiKeyAuth(scope: FastifyInstance, options: ApiKeyAuthOp
   scope.decorateRequest('principal', null);
   const limit = String(options.requestsPerMinute);
 
+  const decide = (request: FastifyRequest, reply: FastifyReply, principal: Principal, decision: RateDecision, done: (err?: Error) => void) => {
+    reply.header('x-ratelimit-limit-requests', limit);
+    reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
+    if (!decision.allowed) {
+      done(
+        new AppError('rate_limit', 'Rate limit exceeded: too many requests per minute for this API key', {
+          code: 'rate_limit_exceeded',
+          retryAfterSeconds: decision.retryAfterSeconds,
+        }),
+      );
+      return;
+    }
+    request.principal = principal;
+    done();
+  };
+
   const admit = (request: FastifyRequest, reply: FastifyReply, principal: Principal, done: (err?: Error) => void) => {
-    options.rateLimiter.consume(principal.keyId ?? principal.projectId).then((decision) => {
-      reply.header('x-ratelimit-limit-requests', limit);
-      reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
-      if (!decision.allowed) {
-        done(
-          new AppError('rate_limit', 'Rate limit exceeded: too many requests per minute for this API key', {
-            code: 'rate_limit_exceeded',
-            retryAfterSeconds: decision.retryAfterSeconds,
-          }),
-        );
-        return;
-      }
-      request.principal = principal;
-      done();
-    }, done);
+    let decision: RateDecision | Promise<RateDecision>;
+    try {
+      decision = options.rateLimiter.consume(principal.keyId ?? principal.projectId);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (decision instanceof Promise) decision.then((d) => decide(request, reply, principal, d, done), done);
+    else decide(request, reply, principal, decision, done);
   };
 
   scope.addHook('onRequest', (request, reply, done) => {

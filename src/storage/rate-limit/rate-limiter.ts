@@ -1,11 +1,13 @@
 /**
- * Per-key request limits on rate-limiter-flexible: in process memory in the embedded
- * default, or one shared counter in Redis when REDIS_URL is set, so that every replica
- * enforces the same limit. If Redis becomes unreachable the in-memory limiter takes
- * over (per replica) rather than failing every request.
+ * Per-key request limits: in process memory in the embedded default (fixed-window.ts,
+ * answering synchronously), or one shared counter in Redis on rate-limiter-flexible when
+ * REDIS_URL is set, so that every replica enforces the same limit. If Redis becomes
+ * unreachable, rate-limiter-flexible's in-memory limiter takes over (per replica) rather
+ * than failing every request.
  */
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { FixedWindowCounter } from './fixed-window.js';
 
 export interface RateDecision {
   allowed: boolean;
@@ -14,7 +16,8 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  consume(key: string): Promise<RateDecision>;
+  /** Counts one request of `key`; in memory the answer is immediate, through Redis it is a promise. */
+  consume(key: string): RateDecision | Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -77,10 +80,26 @@ class FlexibleRateLimiter implements RateLimiter {
   }
 }
 
-export function createRateLimiter(options: { requestsPerMinute: number; redisUrl: string | null; keyPrefix?: string }) {
+class InMemoryRateLimiter implements RateLimiter {
+  readonly #counter: FixedWindowCounter;
+
+  constructor(requestsPerMinute: number) {
+    this.#counter = new FixedWindowCounter(requestsPerMinute, WINDOW_SECONDS * 1000);
+  }
+
+  consume(key: string): RateDecision {
+    return this.#counter.consume(key);
+  }
+
+  async close(): Promise<void> {
+    this.#counter.close();
+  }
+}
+
+export function createRateLimiter(options: { requestsPerMinute: number; redisUrl: string | null; keyPrefix?: string }): RateLimiter {
+  if (!options.redisUrl) return new InMemoryRateLimiter(options.requestsPerMinute);
   const common = { points: options.requestsPerMinute, duration: WINDOW_SECONDS, keyPrefix: options.keyPrefix ?? 'sluice:rl' };
   const memory = new RateLimiterMemory(common);
-  if (!options.redisUrl) return new FlexibleRateLimiter(memory);
   const redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
   // Connection errors are handled by the insurance limiter; without a listener ioredis would log each retry.
   redis.on('error', () => {});

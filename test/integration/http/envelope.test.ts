@@ -142,6 +142,14 @@ describe('response envelope', () => {
     requestIdOf(res);
   });
 
+  it('adds no CORS headers but Vary: Origin when the caller sends no Origin (SDKs, servers)', async () => {
+    const res = await call(server.baseUrl, 'GET', '/healthz');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('vary')).toBe('Origin');
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    expect(res.headers.get('access-control-expose-headers')).toBeNull();
+  });
+
   it('429 rate limited', async () => {
     const tenant = await server.newTenant();
     let res: Response | undefined;
