@@ -29,6 +29,14 @@ describe('sortable ids', () => {
     expect(next.slice(0, 10)).not.toBe(first.slice(0, 10));
   });
 
+  it('spell the 48-bit millisecond time in Crockford base32, most significant bits first', () => {
+    const at = Date.now() + 10_000_000; // past any time the tests above used (ids never go back in time)
+    const id = sortableId(at);
+    const bits = [...id].map((c) => '0123456789abcdefghjkmnpqrstvwxyz'.indexOf(c).toString(2).padStart(5, '0')).join('');
+    expect(id).toMatch(/^[0-9a-hjkmnp-tv-z]{26}$/);
+    expect(parseInt(bits.slice(0, 48), 2)).toBe(at);
+  });
+
   it('prefixed ids carry the prefix', () => {
     expect(newId('usage_')).toMatch(/^usage_[0-9a-z]{26}$/);
   });

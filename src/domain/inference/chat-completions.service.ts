@@ -125,7 +125,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     };
   }
 
-  async #meter(principal: Principal, call: PreparedCall, usage: TokenUsage, context: ChatCompletionsContext, status: number) {
+  #meter(principal: Principal, call: PreparedCall, usage: TokenUsage, context: ChatCompletionsContext, status: number): Promise<unknown> {
     const input = {
       principal,
       model: call.model.id,
@@ -135,6 +135,6 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       requestId: context.requestId,
       status,
     };
-    await this.deps.billing.record(input, context.usageSink);
+    return this.deps.billing.record(input, context.usageSink);
   }
 }

@@ -93,10 +93,10 @@ export class ChatRunner {
     return { kind: 'task', model, backend, input, labels, conversation };
   }
 
-  async run(call: PreparedCall, context: CallContext): Promise<ChatResult> {
+  /** Not async: the backend's own promise is returned (a ChatOutput is a ChatResult), no extra turn per call. */
+  run(call: PreparedCall, context: CallContext): Promise<ChatResult> {
     if (call.kind === 'task') return this.#runTask(call, context);
-    const output = await call.backend.chat!(chatParams(call, context));
-    return { content: output.content, reasoning: output.reasoning, finishReason: output.finishReason, usage: output.usage };
+    return call.backend.chat!(chatParams(call, context));
   }
 
   /** Streams a prepared call; a task model's result arrives as one delta. The last event is always `usage`. */

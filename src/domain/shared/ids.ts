@@ -48,21 +48,30 @@ let lastMs = -1;
 const lastRandom = new Uint8Array(10);
 const idBytes = new Uint8Array(16);
 
+const CROCKFORD_CODES = Buffer.from(CROCKFORD, 'latin1');
+/** Where an id's characters are written before they become one string (ids are made on every request). */
+const encoded = Buffer.allocUnsafe(32);
+
+/**
+ * Crockford base32 of `bytes` (at most 20), cut to `chars` characters. The characters are
+ * written into a buffer and read out as one flat string: built by `+=`, the id was a
+ * chain of 26 pieces that had to be flattened again when hashed or stored.
+ */
 function encodeBase32(bytes: Uint8Array, chars: number): string {
   let bits = 0;
   let value = 0;
-  let out = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
+  let length = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    value = (value << 8) | bytes[i]!;
     bits += 8;
     while (bits >= 5) {
-      out += CROCKFORD[(value >>> (bits - 5)) & 31];
+      encoded[length++] = CROCKFORD_CODES[(value >>> (bits - 5)) & 31]!;
       bits -= 5;
     }
     value &= (1 << bits) - 1;
   }
-  if (bits > 0) out += CROCKFORD[(value << (5 - bits)) & 31];
-  return out.slice(0, chars);
+  if (bits > 0) encoded[length++] = CROCKFORD_CODES[(value << (5 - bits)) & 31]!;
+  return encoded.toString('latin1', 0, Math.min(length, chars));
 }
 
 function incrementInPlace(bytes: Uint8Array): void {
