@@ -11,7 +11,6 @@ import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
 
-
 export async function buildApp(container: Container): Promise<FastifyInstance> {
   const { config } = container;
   const app = Fastify({

@@ -142,6 +142,17 @@ describe('response envelope', () => {
     requestIdOf(res);
   });
 
+  it('keeps the CORS headers on errors, so a browser script can read the envelope', async () => {
+    const res = await call(server.baseUrl, 'GET', `${PROBE}/whoami`, { headers: { origin: 'https://app.example.com' } });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({
+      error: { message: 'Missing authentication headers', type: 'authentication_error', code: 'missing_api_key', param: null },
+    });
+    expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(res.headers.get('access-control-expose-headers')).toContain('x-request-id');
+    expect(res.headers.get('vary')).toBe('Origin');
+  });
+
   it('adds no CORS headers but Vary: Origin when the caller sends no Origin (SDKs, servers)', async () => {
     const res = await call(server.baseUrl, 'GET', '/healthz');
     expect(res.status).toBe(200);
