@@ -44,12 +44,7 @@ export class ProjectsRepository {
   }
 
   async balanceOf(id: string): Promise<number | undefined> {
-    const row = await this.database.db
-      .selectFrom('projects')
-      .select('balance_micros')
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row ? Number(row.balance_micros) : undefined;
+    return (await this.balancesOf([id])).get(id);
   }
 
   /**
