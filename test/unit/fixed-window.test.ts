@@ -5,7 +5,7 @@ describe('FixedWindowCounter', () => {
   let now = 1_000_000;
   let counter: FixedWindowCounter | null = null;
   const make = (points: number, windowMs: number) => (counter = new FixedWindowCounter(points, windowMs, () => now));
-  afterEach(() => counter?.close());
+  afterEach(async () => counter?.close());
 
   it('allows `points` requests per window, counting remaining down to 0, then refuses until the window ends', () => {
     const limiter = make(3, 60_000);

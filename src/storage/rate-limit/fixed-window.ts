@@ -7,14 +7,14 @@
  * every request; its promise and the turns after it cost 2–4% of the proxy path's CPU at
  * saturation (bench/RESULTS.md, session 5). This answers synchronously.
  */
-import type { RateDecision } from './rate-limiter.js';
+import type { RateDecision, RateLimiter } from './rate-limiter.js';
 
 interface Window {
   count: number;
   resetAtMs: number;
 }
 
-export class FixedWindowCounter {
+export class FixedWindowCounter implements RateLimiter {
   readonly #windows = new Map<string, Window>();
   readonly #sweeper: NodeJS.Timeout;
 
@@ -43,7 +43,7 @@ export class FixedWindowCounter {
     };
   }
 
-  close(): void {
+  async close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#windows.clear();
   }

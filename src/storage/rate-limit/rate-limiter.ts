@@ -53,14 +53,15 @@ function firstConnection(redis: Redis, timeoutMs: number): Promise<void> {
   });
 }
 
-class FlexibleRateLimiter implements RateLimiter {
+/** The shared limit: rate-limiter-flexible on Redis, with its in-memory insurance limiter. */
+class RedisRateLimiter implements RateLimiter {
   /** Set once `connected` has settled: from then on consume() does not wait a turn for it. */
   #ready = false;
 
   constructor(
     private readonly limiter: RateLimiterAbstract,
-    private readonly onClose: () => Promise<void> = async () => {},
-    private readonly connected: Promise<void> = Promise.resolve(),
+    private readonly onClose: () => Promise<void>,
+    private readonly connected: Promise<void>,
   ) {
     void connected.then(() => (this.#ready = true));
   }
@@ -80,31 +81,15 @@ class FlexibleRateLimiter implements RateLimiter {
   }
 }
 
-class InMemoryRateLimiter implements RateLimiter {
-  readonly #counter: FixedWindowCounter;
-
-  constructor(requestsPerMinute: number) {
-    this.#counter = new FixedWindowCounter(requestsPerMinute, WINDOW_SECONDS * 1000);
-  }
-
-  consume(key: string): RateDecision {
-    return this.#counter.consume(key);
-  }
-
-  async close(): Promise<void> {
-    this.#counter.close();
-  }
-}
-
 export function createRateLimiter(options: { requestsPerMinute: number; redisUrl: string | null; keyPrefix?: string }): RateLimiter {
-  if (!options.redisUrl) return new InMemoryRateLimiter(options.requestsPerMinute);
+  if (!options.redisUrl) return new FixedWindowCounter(options.requestsPerMinute, WINDOW_SECONDS * 1000);
   const common = { points: options.requestsPerMinute, duration: WINDOW_SECONDS, keyPrefix: options.keyPrefix ?? 'sluice:rl' };
   const memory = new RateLimiterMemory(common);
   const redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
   // Connection errors are handled by the insurance limiter; without a listener ioredis would log each retry.
   redis.on('error', () => {});
   const limiter = new RateLimiterRedis({ ...common, storeClient: redis, insuranceLimiter: memory, rejectIfRedisNotReady: true });
-  return new FlexibleRateLimiter(
+  return new RedisRateLimiter(
     limiter,
     async () => {
       redis.disconnect();
