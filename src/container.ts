@@ -16,6 +16,8 @@ import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-l
 import { ApiKeyAuthenticator } from './domain/auth/authenticator.js';
 import { ProjectsService } from './domain/projects/projects.service.js';
 import { BillingService } from './domain/billing/billing.service.js';
+import { CreditMeter } from './domain/billing/credit-meter.js';
+import { ReservationBook } from './domain/billing/reservations.js';
 import { systemClock, type Clock } from './domain/shared/clock.js';
 import { Metrics } from './observability/metrics.js';
 import type { ChatCompletionsPort } from './domain/inference/chat-completions.port.js';
@@ -24,17 +26,18 @@ import { BACKEND_FACTORIES, ModelRegistry } from './inference/registry.js';
 import { createOnnxBackend } from './inference/backends/onnx/index.js';
 import { TranscriptionService } from './domain/audio/transcription.service.js';
 import { FfmpegDecoder } from './domain/audio/ffmpeg-decoder.js';
-import type { FilesService } from './domain/files/files.service.js';
-import type { BatchesService } from './domain/batches/batches.service.js';
-import { createFilesAndBatches } from './worker/files-and-batches.js';
+import { FilesService } from './domain/files/files.service.js';
+import { BatchesService } from './domain/batches/batches.service.js';
+import { BatchFinalizationRepository } from './storage/db/repositories/batch-finalization.repository.js';
+import { BatchLineResultsRepository } from './storage/db/repositories/batch-line-results.repository.js';
+import { BatchShardsRepository } from './storage/db/repositories/batch-shards.repository.js';
+import { BatchesRepository } from './storage/db/repositories/batches.repository.js';
+import { FilesRepository } from './storage/db/repositories/files.repository.js';
+import type { BackgroundWorker } from './worker/background-worker.js';
+import { BatchRunner } from './worker/batch-runner.js';
+import { Janitor } from './worker/janitor.js';
 
-/** A background task the container starts and stops (e.g. the batch runner). */
-export interface BackgroundWorker {
-  readonly name: string;
-  start(): void;
-  /** Stops taking new work and waits for work in hand to finish or be released. */
-  stop(): Promise<void>;
-}
+export type { BackgroundWorker };
 
 export interface ContainerOverrides {
   database?: Database;
@@ -61,6 +64,8 @@ export interface Container {
   authenticator: ApiKeyAuthenticator;
   projects: ProjectsService;
   billing: BillingService;
+  /** The meter of calls paid from project credit (API keys, batch lines). */
+  creditMeter: CreditMeter;
   /** The synchronous chat-completions path, shared by the route and the batch runner. */
   chatCompletions: ChatCompletionsPort;
   /** Model id → configuration and backend. */
@@ -117,17 +122,17 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     ...BACKEND_FACTORIES,
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
   });
-  const inference = createInferenceServices({ registry, billing, clock, logger });
+  const creditMeter = new CreditMeter(billing, new ReservationBook());
+  const inference = createInferenceServices({ registry, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
   const transcription = new TranscriptionService({
     registry,
-    billing,
     decoder: new FfmpegDecoder(),
     onAudio: (model, route, seconds) => metrics.audioSeconds.inc({ model, route }, seconds),
   });
 
   const { files, batches, runner, janitor } = createFilesAndBatches({
-    config, database, blobs, clock, logger, billing, usage: repositories.usage, chatCompletions,
+    config, database, blobs, clock, logger, billing, creditMeter, usage: repositories.usage, chatCompletions,
   });
   const workers: BackgroundWorker[] = [runner, janitor];
   let workersStarted = false;
@@ -144,6 +149,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     authenticator,
     projects,
     billing,
+    creditMeter,
     chatCompletions,
     registry,
     inference,
@@ -175,4 +181,71 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       await database.close();
     },
   };
+}
+
+/** How often the janitor runs: every minute, or more often when the validation timeout is short. */
+const janitorIntervalMs = (validationTimeoutSeconds: number) => Math.min(60_000, Math.max(1_000, (validationTimeoutSeconds * 1000) / 2));
+
+interface FilesAndBatchesDeps {
+  config: Readonly<Config>;
+  database: Database;
+  blobs: BlobStore;
+  clock: Clock;
+  logger: Logger;
+  billing: BillingService;
+  creditMeter: CreditMeter;
+  usage: UsageRepository;
+  chatCompletions: ChatCompletionsPort;
+}
+
+/** The Files and Batch APIs: their repositories, services, the batch runner and the janitor. */
+function createFilesAndBatches(deps: FilesAndBatchesDeps) {
+  const { config, database, blobs, clock } = deps;
+  const logger = deps.logger.child({ component: 'batches' });
+  const repos = {
+    files: new FilesRepository(database),
+    batches: new BatchesRepository(database),
+    shards: new BatchShardsRepository(database),
+    results: new BatchLineResultsRepository(database, deps.usage),
+    finalization: new BatchFinalizationRepository(database),
+  };
+  const files = new FilesService({
+    files: repos.files,
+    blobs,
+    clock,
+    blobInUse: (blobKey) => repos.batches.activeUsesBlob(blobKey),
+    onCollectError: (blobKey, err) => logger.warn({ err, blobKey }, 'could not delete an unused blob'),
+  });
+  const batches: BatchesService = new BatchesService({
+    batches: repos.batches,
+    results: repos.results,
+    finalization: repos.finalization,
+    files: repos.files,
+    blobs,
+    clock,
+    completionWindowSeconds: config.batches.completionWindowSeconds,
+    shardLines: config.batches.shardLines,
+    validationTimeoutSeconds: config.batches.validationTimeoutSeconds,
+    onRunnable: () => runner.wake(),
+    collectBlob: (blobKey) => files.collectBlob(blobKey),
+  });
+  const runner = new BatchRunner({
+    ...repos,
+    lifecycle: batches,
+    files,
+    blobs,
+    billing: deps.billing,
+    credit: deps.creditMeter,
+    chatCompletions: deps.chatCompletions,
+    clock,
+    logger,
+    config: config.batches,
+  });
+  const janitor = new Janitor({
+    files,
+    batches,
+    logger: deps.logger.child({ component: 'janitor' }),
+    intervalMs: janitorIntervalMs(config.batches.validationTimeoutSeconds),
+  });
+  return { files, batches, runner, janitor };
 }

@@ -22,6 +22,8 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The output a request without a cap is assumed to produce, for its credit reservation. */
+const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 const DEFAULT_UPSTREAM_TIMEOUT_MS = 600_000;
 
 function readConfigFile(env: Env, cwd: string, problems: string[]): { file: ConfigFile; source: string | null } {
@@ -123,10 +125,12 @@ function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: 
       apiKey = env[m.api_key_env] ?? null;
       if (!apiKey) problems.push(`models.${entry.id}.api_key_env: environment variable ${m.api_key_env} is not set`);
     }
+    const contextLength = m.context_length ?? entry.contextLength;
     models[entry.id] = Object.freeze({
       id: entry.id,
       entry,
-      contextLength: m.context_length ?? entry.contextLength,
+      contextLength,
+      maxOutputTokens: m.max_output_tokens ?? Math.min(contextLength, DEFAULT_MAX_OUTPUT_TOKENS),
       price: {
         inputPerMillionUsd: m.price?.input_per_million_usd ?? entry.inputPerMillionUsd,
         outputPerMillionUsd: m.price?.output_per_million_usd ?? entry.outputPerMillionUsd,

@@ -19,6 +19,9 @@ export const ModelFileSchema = Type.Object(
     timeout_ms: Type.Optional(PositiveInt('upstream request timeout')),
     path: Type.Optional(Type.String({ minLength: 1, description: 'model directory, relative to models_dir' })),
     context_length: Type.Optional(PositiveInt('maximum input tokens')),
+    max_output_tokens: Type.Optional(
+      PositiveInt('output tokens assumed when reserving credit for a request that sets no cap (default: the context length, at most 4096)'),
+    ),
     price: Type.Optional(
       Type.Object(
         {
@@ -126,6 +129,8 @@ export interface ModelConfig {
   entry: CatalogEntry;
   price: TokenPrice;
   contextLength: number;
+  /** The output cap assumed when a request sets none (the credit reservation's estimate). */
+  maxOutputTokens: number;
   binding: ModelBinding;
 }
 

@@ -1,6 +1,9 @@
 /**
  * The single table from error kinds to HTTP statuses, and the one place that writes
- * the spec's error envelope `{error: {message, type, code, param[, line]}}`.
+ * the spec's error envelope `{error: {message, type, code, param[, line]}}`. A mounted
+ * scope may answer some kinds with other statuses (StatusOverrides), e.g. the decision
+ * route's 402 for `insufficient_quota`; an error's challenge adds headers and may
+ * replace the envelope.
  */
 import type { FastifyError } from 'fastify';
 import { AppError, type ErrorKind } from '../domain/shared/errors.js';
@@ -27,21 +30,32 @@ export interface ErrorEnvelope {
 
 export interface HttpError {
   status: number;
-  body: ErrorEnvelope;
+  /** The envelope, or a challenge's own body. */
+  body: unknown;
   headers: Record<string, string>;
 }
 
+/** Statuses a scope answers differently from the default table. */
+export type StatusOverrides = Partial<Readonly<Record<ErrorKind, number>>>;
+
 export const statusOfKind = (kind: ErrorKind): number => STATUS[kind].status;
 
-export function appErrorToHttp(error: AppError): HttpError {
-  const { status, type } = STATUS[error.kind];
+export function errorEnvelope(error: AppError): ErrorEnvelope {
   const message = error.expose ? error.message : 'Internal server error';
-  const body: ErrorEnvelope = { error: { message, type, code: error.code, param: error.param } };
+  const body: ErrorEnvelope = { error: { message, type: STATUS[error.kind].type, code: error.code, param: error.param } };
   if (error.line !== undefined) body.error.line = error.line;
+  return body;
+}
+
+export function appErrorToHttp(error: AppError, overrides?: StatusOverrides): HttpError {
+  const status = overrides?.[error.kind] ?? STATUS[error.kind].status;
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
   // The OpenAI SDKs retry 409 and 429 by default; say so when a retry cannot help.
   if (status === 409 || error.kind === 'insufficient_quota') headers['x-should-retry'] = 'false';
+  const { challenge } = error;
+  if (challenge?.headers) Object.assign(headers, challenge.headers);
+  const body = challenge?.body !== undefined ? challenge.body : errorEnvelope(error);
   return { status, body, headers };
 }
 
@@ -86,8 +100,8 @@ export function fastifyErrorToApp(error: FastifyError): AppError | null {
 }
 
 /** Any thrown value → the response to send, and whether it is a server fault to log. */
-export function toHttpError(error: unknown): HttpError & { serverFault: boolean } {
-  const app = error instanceof AppError ? error : fastifyErrorToApp(error as FastifyError);
-  const mapped = appErrorToHttp(app ?? INTERNAL);
-  return { ...mapped, serverFault: mapped.status >= 500 };
+export function toHttpError(error: unknown, overrides?: StatusOverrides): HttpError & { serverFault: boolean; code: string | null } {
+  const app = (error instanceof AppError ? error : fastifyErrorToApp(error as FastifyError)) ?? INTERNAL;
+  const mapped = appErrorToHttp(app, overrides);
+  return { status: mapped.status, body: mapped.body, headers: mapped.headers, serverFault: mapped.status >= 500, code: app.code };
 }

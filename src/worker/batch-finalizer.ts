@@ -14,12 +14,15 @@ import type { Clock } from '../domain/shared/clock.js';
 import { newId } from '../domain/shared/ids.js';
 import type { BlobStore } from '../storage/blobs/blob-store.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
+import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { BatchFinalizationRepository, TerminalPatch } from '../storage/db/repositories/batch-finalization.repository.js';
 import type { BatchLineResultsRepository } from '../storage/db/repositories/batch-line-results.repository.js';
 
 export interface BatchFinalizerDeps {
   owner: string;
   batches: BatchesRepository;
+  /** Status transitions (the batches service). */
+  lifecycle: BatchesService;
   finalization: BatchFinalizationRepository;
   results: BatchLineResultsRepository;
   files: FilesService;
@@ -73,7 +76,7 @@ export class BatchFinalizer {
       deps.finalization.renew(id, deps.owner, deps.clock.nowMs(), deps.leaseMs).catch(() => {});
     }, Math.max(100, deps.leaseMs / 3));
     try {
-      if (claimed === 'in_progress') await deps.finalization.markFinalizing(id, deps.clock.nowMs());
+      if (claimed === 'in_progress') await deps.lifecycle.beginFinalizing(id);
       const batch = await deps.batches.find(id);
       if (!batch || (batch.status !== 'finalizing' && batch.status !== 'cancelling')) {
         await deps.finalization.release(id, deps.owner);
@@ -100,7 +103,7 @@ export class BatchFinalizer {
       errorFileId: errors?.id ?? null,
     };
     const files = [output, errors].filter((f): f is FileRecord => f !== null);
-    if (!(await deps.finalization.finish(batch.id, deps.owner, batch.status, patch, files))) {
+    if (!(await deps.lifecycle.finish(batch.id, deps.owner, batch.status, patch, files))) {
       await deps.finalization.release(batch.id, deps.owner);
       return false;
     }

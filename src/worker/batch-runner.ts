@@ -10,8 +10,10 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { BatchConfig } from '../config/schema.js';
-import type { BackgroundWorker } from '../container.js';
+import type { BackgroundWorker } from './background-worker.js';
 import type { BillingService } from '../domain/billing/billing.service.js';
+import type { CreditMeter } from '../domain/billing/credit-meter.js';
+import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { FilesService } from '../domain/files/files.service.js';
 import type { ChatCompletionsPort } from '../domain/inference/chat-completions.port.js';
 import type { Clock } from '../domain/shared/clock.js';
@@ -30,12 +32,15 @@ import { ShardRun } from './shard-run.js';
 
 export interface BatchRunnerDeps {
   batches: BatchesRepository;
+  /** Status transitions (the batches service). */
+  lifecycle: BatchesService;
   shards: BatchShardsRepository;
   results: BatchLineResultsRepository;
   finalization: BatchFinalizationRepository;
   files: FilesService;
   blobs: BlobStore;
   billing: BillingService;
+  credit: CreditMeter;
   chatCompletions: ChatCompletionsPort;
   clock: Clock;
   logger: Logger;

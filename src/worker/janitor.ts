@@ -8,7 +8,7 @@
  * workers and replicas may run at the same time; none needs a lease.
  */
 import type { Logger } from 'pino';
-import type { BackgroundWorker } from '../container.js';
+import type { BackgroundWorker } from './background-worker.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { FilesService } from '../domain/files/files.service.js';
 

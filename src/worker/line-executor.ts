@@ -1,8 +1,8 @@
 /**
  * Runs one batch line through the synchronous chat-completions path and records its
- * result. The line's usage is collected (the context's usageSink) and written in the
- * transaction that records the result, so a line is billed exactly when its result is
- * recorded: once. Retryable failures (upstream 5xx, 429, connection) are retried with
+ * result. The line's caller pays from the batch's project through a collecting meter:
+ * its usage is written in the transaction that records the result, so a line is billed
+ * exactly when its result is recorded: once. Retryable failures (upstream 5xx, 429, connection) are retried with
  * exponential backoff and jitter, up to maxAttempts.
  */
 import type { ChatCompletionsPort } from '../domain/inference/chat-completions.port.js';
@@ -21,7 +21,9 @@ import {
 } from '../domain/batches/batch-lines.js';
 import { isTerminal, type BatchRunInfo, type LineGate, type LineResult } from '../domain/batches/batch.types.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
-import type { UsageRecord } from '../storage/db/repositories/usage.repository.js';
+import type { UsageRecord } from '../domain/billing/usage.types.js';
+import { apiKeyPrincipal } from '../domain/access/caller.js';
+import type { CollectingMeter, CreditMeter } from '../domain/billing/credit-meter.js';
 import type { ResultWriter } from './result-writer.js';
 import { sleep } from './sleep.js';
 
@@ -34,6 +36,7 @@ export interface LineTask {
 
 export interface LineExecutorDeps {
   chatCompletions: ChatCompletionsPort;
+  credit: CreditMeter;
   batches: BatchesRepository;
   writer: ResultWriter;
   clock: Clock;
@@ -61,14 +64,18 @@ export class LineExecutor {
     if (!gate || isTerminal(gate.status)) return;
     const blocked = gateFailure(gate, this.deps.clock.nowMs());
     if (blocked) return this.recordFailure(task, blocked);
-    const usage: UsageRecord[] = [];
-    const outcome = await this.#call(task, usage, signal);
-    const { id, requestId } = lineIdentity(task.batch.id, task.lineNo);
-    const result: LineResult =
-      'body' in outcome
-        ? { batchId: task.batch.id, lineNo: task.lineNo, ok: true, errorCode: null, lineJson: outputLine(id, task.customId, requestId, outcome.body) }
-        : this.#failureResult(task, outcome.failure);
-    await this.#write(result, usage);
+    const meter = this.deps.credit.collecting();
+    try {
+      const outcome = await this.#call(task, meter, signal);
+      const { id, requestId } = lineIdentity(task.batch.id, task.lineNo);
+      const result: LineResult =
+        'body' in outcome
+          ? { batchId: task.batch.id, lineNo: task.lineNo, ok: true, errorCode: null, lineJson: outputLine(id, task.customId, requestId, outcome.body) }
+          : this.#failureResult(task, outcome.failure);
+      await this.#write(result, meter.records);
+    } finally {
+      meter.finish();
+    }
   }
 
   /** Records a line that will not run (cancelled, expired, key revoked). */
@@ -81,12 +88,12 @@ export class LineExecutor {
     return { batchId: task.batch.id, lineNo: task.lineNo, ok: false, errorCode: failure.code, lineJson: errorLine(id, task.customId, failure) };
   }
 
-  async #call(task: LineTask, usage: UsageRecord[], signal: AbortSignal): Promise<{ body: unknown } | { failure: LineFailure }> {
-    const principal = { projectId: task.batch.projectId, keyId: task.batch.createdByKeyId };
+  async #call(task: LineTask, meter: CollectingMeter, signal: AbortSignal): Promise<{ body: unknown } | { failure: LineFailure }> {
+    const caller = { principal: apiKeyPrincipal(task.batch.projectId, task.batch.createdByKeyId, 'batch_line'), meter };
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     for (let attempt = 1; ; attempt++) {
       try {
-        const body = await this.deps.chatCompletions.create(principal, task.body, { requestId, signal, route: 'batch', usageSink: usage });
+        const body = await this.deps.chatCompletions.create(caller, task.body, { requestId, signal, route: 'batch' });
         return { body };
       } catch (err) {
         // A drain that ran out of time: leave the line unrecorded so another worker runs it.

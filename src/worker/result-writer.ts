@@ -9,7 +9,7 @@ import type { BillingService } from '../domain/billing/billing.service.js';
 import type { Clock } from '../domain/shared/clock.js';
 import type { LineResult } from '../domain/batches/batch.types.js';
 import type { BatchLineResultsRepository, ResultEntry } from '../storage/db/repositories/batch-line-results.repository.js';
-import type { UsageRecord } from '../storage/db/repositories/usage.repository.js';
+import type { UsageRecord } from '../domain/billing/usage.types.js';
 import { sleep } from './sleep.js';
 
 interface Pending extends ResultEntry {

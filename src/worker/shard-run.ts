@@ -12,6 +12,7 @@ import { splitJsonlLines } from '../domain/batches/jsonl-lines.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { BlobNotFoundError, type BlobStore } from '../storage/blobs/blob-store.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
+import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { BatchLineResultsRepository } from '../storage/db/repositories/batch-line-results.repository.js';
 import type { BatchShardsRepository } from '../storage/db/repositories/batch-shards.repository.js';
 import { gateFailure, type LineExecutor, type LineTask } from './line-executor.js';
@@ -20,6 +21,8 @@ import type { Semaphore } from './semaphore.js';
 export interface ShardRunDeps {
   owner: string;
   batches: BatchesRepository;
+  /** Status transitions (the batches service). */
+  lifecycle: BatchesService;
   shards: BatchShardsRepository;
   results: BatchLineResultsRepository;
   blobs: BlobStore;
@@ -55,7 +58,7 @@ export class ShardRun {
     const { shard, deps } = this;
     const batch = await deps.batches.runInfo(shard.batchId);
     if (batch) {
-      if (batch.status === 'validating') await deps.batches.markInProgress(batch.id, deps.clock.nowMs());
+      if (batch.status === 'validating') await deps.lifecycle.startRun(batch.id);
       const done = await deps.results.doneLines(batch.id, shard.firstLine, shard.lastLine);
       try {
         if (done.size < shard.lineCount) await this.#dispatchAll(batch, done);
@@ -63,7 +66,7 @@ export class ShardRun {
         if (!(err instanceof BlobNotFoundError)) throw err;
         // The input's stored object vanished (removed outside Sluice): no line can be read.
         const message = inputObjectMissing(batch.inputFileId).message;
-        await deps.batches.markFailed(batch.id, [{ code: 'file_object_missing', message, line: null, param: null }], deps.clock.nowMs());
+        await deps.lifecycle.failRun(batch.id, [{ code: 'file_object_missing', message, line: null, param: null }]);
       }
     }
     const recorded = await deps.results.countInRange(shard.batchId, shard.firstLine, shard.lastLine);

@@ -6,7 +6,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../src/container.js';
-import { registerApiKeyAuth, principalOf } from '../../src/http/plugins/api-key-auth.js';
+import { callerOf, registerCallerAuth } from '../../src/http/auth/caller-auth.js';
+import { ApiKeyStrategy } from '../../src/http/auth/api-key-strategy.js';
 import { AppError } from '../../src/domain/shared/errors.js';
 
 export const PROBE = '/v1/_probe';
@@ -22,30 +23,26 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export function registerProbeRoutes(app: FastifyInstance, container: Container): void {
   app.register(
     async (scope) => {
-      registerApiKeyAuth(scope, {
-        authenticator: container.authenticator,
+      registerCallerAuth(scope, {
+        strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),
         rateLimiter: container.rateLimiter,
         requestsPerMinute: container.config.rateLimit.requestsPerMinute,
       });
 
-      scope.get('/whoami', async (request) => ({ object: 'principal', ...principalOf(request) }));
+      scope.get('/whoami', async (request) => {
+        const { projectId, keyId } = callerOf(request).principal;
+        return { object: 'principal', projectId, keyId };
+      });
 
-      // A billable call: quota check before any work, then one usage record and debit.
+      // A billable call of a known cost: admitted through the caller's meter before any work, then settled.
       scope.post<{ Body: SpendBody }>('/spend', async (request) => {
-        const principal = principalOf(request);
-        await container.billing.assertCanSpend(principal.projectId);
+        const { principal, meter } = callerOf(request);
+        const cost = request.body?.cost_micros ?? 1;
+        const call = { model: PROBE_MODEL, route: 'probe', requestId: request.id, inputTokens: 1, maxOutputTokens: 0, estimateMicros: cost };
+        const admission = await meter.admit(principal, call);
         if (request.body?.delay_ms) await sleep(request.body.delay_ms);
-        const record = await container.billing.record({
-          principal,
-          model: PROBE_MODEL,
-          route: 'probe',
-          inputTokens: 1,
-          outputTokens: 0,
-          requestId: request.id,
-          status: 200,
-          costMicros: request.body?.cost_micros ?? 1,
-        });
-        return { object: 'usage_record', id: record.id, cost_micros: record.costMicros };
+        const record = await admission.settle({ inputTokens: 1, outputTokens: 0, status: 200, costMicros: cost });
+        return { object: 'usage_record', id: record?.id, cost_micros: cost };
       });
 
       scope.get('/boom', async () => {

@@ -1,6 +1,6 @@
 /** A usage record for storage tests: 10 in, 5 out, 7 micro-dollars, unless overridden. */
 import { newId } from '../../src/domain/shared/ids.js';
-import type { UsageRecord } from '../../src/storage/db/repositories/usage.repository.js';
+import type { UsageRecord } from '../../src/domain/billing/usage.types.js';
 
 export function usageRecord(projectId: string, overrides: Partial<UsageRecord> = {}): UsageRecord {
   return {

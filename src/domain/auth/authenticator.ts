@@ -6,13 +6,9 @@
 import { AppError, invalidRequest } from '../shared/errors.js';
 import { isUuid } from '../shared/ids.js';
 import type { Clock } from '../shared/clock.js';
-import type { ApiKeysRepository, ApiKeyRecord } from '../../storage/db/repositories/api-keys.repository.js';
+import type { ApiKeyRecord, ApiKeyStore } from './api-key.types.js';
+import { apiKeyPrincipal, type Principal } from '../access/caller.js';
 import { hashApiKey, hashesEqual } from './api-keys.js';
-
-export interface Principal {
-  projectId: string;
-  keyId: string | null;
-}
 
 interface CacheEntry {
   record: ApiKeyRecord | null;
@@ -32,7 +28,7 @@ export class ApiKeyAuthenticator {
   readonly #cache = new Map<string, CacheEntry>();
 
   constructor(
-    private readonly keys: ApiKeysRepository,
+    private readonly keys: ApiKeyStore,
     private readonly clock: Clock,
     private readonly ttlMs: number,
   ) {}
@@ -65,7 +61,7 @@ export class ApiKeyAuthenticator {
   #principal(record: ApiKeyRecord | null, hash: string, projectIdHeader: string | undefined): Principal {
     if (!record || !hashesEqual(record.keyHash, hash) || record.revokedAtMs !== null) throw invalidCredentials();
     if (projectIdHeader !== undefined && projectIdHeader.toLowerCase() !== record.projectId) throw invalidCredentials();
-    return { projectId: record.projectId, keyId: record.id };
+    return apiKeyPrincipal(record.projectId, record.id);
   }
 
   /** Drops a key from this replica's cache at once (after revocation here). */

@@ -6,8 +6,10 @@
 import { BlobNotFoundError, type BlobStore } from '../../storage/blobs/blob-store.js';
 import type { BatchesRepository, SweptBatch } from '../../storage/db/repositories/batches.repository.js';
 import type { BatchLineResultsRepository } from '../../storage/db/repositories/batch-line-results.repository.js';
+import type { BatchFinalizationRepository, TerminalPatch } from '../../storage/db/repositories/batch-finalization.repository.js';
+import type { FileRecord } from '../files/files.types.js';
 import type { FilesRepository } from '../../storage/db/repositories/files.repository.js';
-import type { Principal } from '../auth/authenticator.js';
+import type { Principal } from '../access/caller.js';
 import type { Clock } from '../shared/clock.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
@@ -29,6 +31,7 @@ import { isTerminal, MAX_INPUT_BYTES, type BatchError, type BatchRecord } from '
 export interface BatchesServiceDeps {
   batches: BatchesRepository;
   results: BatchLineResultsRepository;
+  finalization: BatchFinalizationRepository;
   files: FilesRepository;
   blobs: BlobStore;
   clock: Clock;
@@ -171,6 +174,29 @@ export class BatchesService {
       if (batch.inputBlobKey) await this.deps.collectBlob(batch.inputBlobKey).catch(() => {});
     }
     return swept;
+  }
+
+  /** The runner's first shard of a batch: `validating` → `in_progress`. */
+  async startRun(id: string): Promise<void> {
+    await this.deps.batches.markInProgress(id, this.deps.clock.nowMs());
+  }
+
+  /** The runner cannot go on (its input vanished): the batch ends `failed` with `errors`. */
+  async failRun(id: string, errors: readonly BatchError[]): Promise<void> {
+    await this.deps.batches.markFailed(id, errors, this.deps.clock.nowMs());
+  }
+
+  /** Every line is recorded: `in_progress` → `finalizing` (the finalizer holds the batch's lease). */
+  async beginFinalizing(id: string): Promise<void> {
+    await this.deps.finalization.markFinalizing(id, this.deps.clock.nowMs());
+  }
+
+  /**
+   * Ends a batch the finalizer `owner` holds: its terminal status, counts and files, in
+   * one step; false when the batch moved on meanwhile (the lease was lost).
+   */
+  finish(id: string, owner: string, from: BatchRecord['status'], patch: TerminalPatch, files: readonly FileRecord[]): Promise<boolean> {
+    return this.deps.finalization.finish(id, owner, from, patch, files);
   }
 
   async retrieve(projectId: string, id: string): Promise<BatchRecord> {

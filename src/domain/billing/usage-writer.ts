@@ -5,7 +5,7 @@
  * one commit carries many calls; alone, a record waits one turn (setImmediate). A failed
  * shared commit is retried record by record, so one bad record cannot fail the others.
  */
-import type { UsageRecord } from '../../storage/db/repositories/usage.repository.js';
+import type { UsageRecord } from './usage.types.js';
 
 export interface UsageStore {
   recordAndDebit(record: UsageRecord): Promise<void>;

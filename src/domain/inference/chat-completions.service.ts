@@ -1,12 +1,12 @@
 /**
  * POST /v1/chat/completions, and the ChatCompletionsPort the batch runner calls: parse,
- * route, refuse what cannot run, check quota, run, meter, answer. Streaming has the
- * same steps; the response is committed only once the backend produced its first event,
- * so failures before that are ordinary HTTP errors.
+ * route, refuse what cannot run, admit through the caller's meter, run, settle, answer.
+ * Streaming has the same steps; the response is committed only once the backend produced
+ * its first event, so failures before that are ordinary HTTP errors.
  */
 import type { Logger } from 'pino';
-import type { Principal } from '../auth/authenticator.js';
-import type { BillingService } from '../billing/billing.service.js';
+import type { Caller } from '../access/caller.js';
+import { meteredCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
@@ -16,6 +16,7 @@ import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-complet
 import { parseChatRequest, type ChatRequest } from './chat-request.js';
 import { ChatRunner, type Conversation, type PreparedCall } from './chat-runner.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
+import { meteredCallOf, outputCapOf } from './metered-call.js';
 
 export const CHAT_ROUTE = '/v1/chat/completions';
 /** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
@@ -23,7 +24,6 @@ const CLIENT_CLOSED = 499;
 
 export interface InferenceServiceDeps {
   registry: ModelRegistry;
-  billing: BillingService;
   clock: Clock;
   logger: Pick<Logger, 'warn' | 'error'>;
 }
@@ -49,13 +49,15 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     this.#runner = new ChatRunner(deps.registry);
   }
 
-  async create(principal: Principal, body: unknown, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
+  async create(caller: Caller, body: unknown, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
     const request = parseChatRequest(body);
     if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
-    const call = await this.#prepare(principal, request, false);
-    const result = await this.#runner.run(call, context);
-    await this.#meter(principal, call, result.usage, context, 200);
-    return chatCompletionWire(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), call.model.id, result);
+    const call = await this.#prepare(request, false);
+    return meteredCall(caller.meter, caller.principal, meteredOf(call, request, context), async () => {
+      const result = await this.#runner.run(call, context);
+      const value = chatCompletionWire(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), call.model.id, result);
+      return { value, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 } };
+    });
   }
 
   /**
@@ -63,23 +65,28 @@ export class ChatCompletionsService implements ChatCompletionsPort {
    * Iterate the result for `chat.completion.chunk` objects; abort `context.signal` when
    * the client goes away (the upstream is stopped and the tokens so far are billed).
    */
-  async openStream(principal: Principal, body: unknown, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
+  async openStream(caller: Caller, body: unknown, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
     const request = parseChatRequest(body);
-    const call = await this.#prepare(principal, request, true);
+    const call = await this.#prepare(request, true);
+    const admission = await caller.meter.admit(caller.principal, meteredOf(call, request, context));
     const events = this.#runner.stream(call, context);
-    const first = await events.next();
-    return this.#relay(principal, request, call, events, first, context);
+    let first: IteratorResult<ChatStreamEvent>;
+    try {
+      first = await events.next();
+    } catch (err) {
+      admission.release();
+      throw err;
+    }
+    return this.#relay(admission, request, call, events, first, context);
   }
 
-  async #prepare(principal: Principal, request: ChatRequest, streaming: boolean): Promise<PreparedCall> {
+  #prepare(request: ChatRequest, streaming: boolean): Promise<PreparedCall> {
     const model = this.deps.registry.require(request.model, 'chat');
-    const call = await this.#runner.prepare(model, conversationOf(request), streaming);
-    await this.deps.billing.assertCanSpend(principal.projectId);
-    return call;
+    return this.#runner.prepare(model, conversationOf(request), streaming);
   }
 
   async *#relay(
-    principal: Principal,
+    admission: Admission,
     request: ChatRequest,
     call: PreparedCall,
     events: AsyncGenerator<ChatStreamEvent>,
@@ -104,16 +111,23 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       }
       usage ??= await this.#countedUsage(call, produced);
       metered = true;
-      await this.#meter(principal, call, usage, context, 200);
+      await admission.settle({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: 200 });
       if (request.includeUsage) yield writer.usage(usage);
     } finally {
       await events.return(undefined).catch(() => {});
-      // An abandoned stream still cost the tokens generated so far; a failed upstream costs nothing.
-      if (!metered && context.signal.aborted) {
-        await this.#meter(principal, call, await this.#countedUsage(call, produced), context, CLIENT_CLOSED).catch((err: unknown) =>
-          this.deps.logger.error({ err, request_id: context.requestId }, 'metering an aborted stream failed'),
-        );
-      }
+      if (!metered) await this.#endUnsettled(admission, call, produced, context);
+    }
+  }
+
+  /** An abandoned stream still cost the tokens generated so far; a failed upstream costs nothing. */
+  async #endUnsettled(admission: Admission, call: PreparedCall, produced: string, context: ChatCompletionsContext): Promise<void> {
+    if (!context.signal.aborted) return admission.release();
+    try {
+      const usage = await this.#countedUsage(call, produced);
+      await admission.settle({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: CLIENT_CLOSED });
+    } catch (err) {
+      admission.release();
+      this.deps.logger.error({ err, request_id: context.requestId }, 'metering an aborted stream failed');
     }
   }
 
@@ -124,17 +138,10 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       outputTokens: (await this.deps.registry.countTokens(call.model, output)).tokens,
     };
   }
+}
 
-  #meter(principal: Principal, call: PreparedCall, usage: TokenUsage, context: ChatCompletionsContext, status: number): Promise<unknown> {
-    const input = {
-      principal,
-      model: call.model.id,
-      route: context.route ?? CHAT_ROUTE,
-      inputTokens: usage.inputTokens,
-      outputTokens: usage.outputTokens,
-      requestId: context.requestId,
-      status,
-    };
-    return this.deps.billing.record(input, context.usageSink);
-  }
+/** The call's credit estimate: its messages (or task input) and its output cap. */
+function meteredOf(call: PreparedCall, request: ChatRequest, context: ChatCompletionsContext): MeteredCall {
+  const texts = call.kind === 'chat' ? call.messages.map((m) => m.content) : [call.input];
+  return meteredCallOf(call.model, context.route ?? CHAT_ROUTE, context.requestId, texts, outputCapOf(call.model, request.sampling));
 }

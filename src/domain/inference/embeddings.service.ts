@@ -4,11 +4,13 @@
  * refuse them. Vectors go out as JSON numbers (float32 values in their shortest exact
  * form, float32.ts) or, with `encoding_format: base64`, as little-endian float32 bytes.
  */
-import type { Principal } from '../auth/authenticator.js';
+import type { Caller } from '../access/caller.js';
+import { meteredCall } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
 import type { CallContext } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
+import { meteredCallOf } from './metered-call.js';
 import { float32Base64, vectorNumbers } from './float32.js';
 import { optionalInteger, optionalString, requireObject, requiredString, type Body } from './request-fields.js';
 
@@ -53,9 +55,9 @@ function parseEmbeddingsRequest(raw: unknown): EmbeddingsRequest {
 export class EmbeddingsService {
   constructor(private readonly deps: InferenceServiceDeps) {}
 
-  async create(principal: Principal, body: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+  async create(caller: Caller, body: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
     const request = parseEmbeddingsRequest(body);
-    const { registry, billing } = this.deps;
+    const { registry } = this.deps;
     const model = registry.require(request.model, 'embeddings');
     const native = model.entry.embeddingDimensions;
     if (request.dimensions !== undefined && native !== undefined && request.dimensions !== native) {
@@ -67,16 +69,10 @@ export class EmbeddingsService {
       }
     }
     const backend = await registry.backendFor(model, 'embed');
-    await billing.assertCanSpend(principal.projectId);
-    const output = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs });
-    await billing.record({
-      principal,
-      model: model.id,
-      route: context.route ?? EMBEDDINGS_ROUTE,
-      inputTokens: output.usage.inputTokens,
-      outputTokens: 0,
-      requestId: context.requestId,
-      status: 200,
+    const metered = meteredCallOf(model, context.route ?? EMBEDDINGS_ROUTE, context.requestId, request.inputs, 0);
+    const output = await meteredCall(caller.meter, caller.principal, metered, async () => {
+      const value = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs });
+      return { value, usage: { inputTokens: value.usage.inputTokens, outputTokens: 0, status: 200 } };
     });
     const vectors: readonly (Float32Array | number[])[] = output.vectors;
     const data = vectors.map((vector, index) => ({

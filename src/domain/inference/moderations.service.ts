@@ -4,12 +4,14 @@
  * an array of text parts (together one input). Results always carry the 13 categories
  * in OpenAI's order.
  */
-import type { Principal } from '../auth/authenticator.js';
+import type { Caller } from '../access/caller.js';
+import { meteredCall } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
 import { randomString } from '../shared/ids.js';
 import type { CallContext, ModerationResult } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
+import { meteredCallOf } from './metered-call.js';
 import { describe, optionalObject, optionalString, requireObject, type Body } from './request-fields.js';
 
 export const MODERATIONS_ROUTE = '/v1/moderations';
@@ -77,29 +79,23 @@ function resultWire(result: ModerationResult) {
 export class ModerationsService {
   constructor(private readonly deps: InferenceServiceDeps) {}
 
-  async create(principal: Principal, raw: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+  async create(caller: Caller, raw: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
     const body = requireObject(raw);
     const requested = optionalString(body, 'model');
     if (requested === '') throw invalidRequest('model must be a non-empty string', 'model');
     const { texts, params } = readInputs(body);
     const options = optionalObject(body, 'metadata') ?? {};
-    const { registry, billing } = this.deps;
+    const { registry } = this.deps;
     const name = requested === undefined || OPENAI_ALIASES.has(requested) ? DEFAULT_MODERATION_MODEL : requested;
     const model = registry.require(name, 'moderations');
     if (!model.entry.truncatesInput) {
       for (const [i, text] of texts.entries()) await assertWithinContext(registry, model, text, params[i]!);
     }
     const backend = await registry.backendFor(model, 'moderate');
-    await billing.assertCanSpend(principal.projectId);
-    const output = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options });
-    await billing.record({
-      principal,
-      model: model.id,
-      route: context.route ?? MODERATIONS_ROUTE,
-      inputTokens: output.usage.inputTokens,
-      outputTokens: output.usage.outputTokens,
-      requestId: context.requestId,
-      status: 200,
+    const metered = meteredCallOf(model, context.route ?? MODERATIONS_ROUTE, context.requestId, texts, 0);
+    const output = await meteredCall(caller.meter, caller.principal, metered, async () => {
+      const value = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options });
+      return { value, usage: { inputTokens: value.usage.inputTokens, outputTokens: value.usage.outputTokens, status: 200 } };
     });
     return {
       id: `modr-${randomString(17, 'hex').slice(0, 33)}`,

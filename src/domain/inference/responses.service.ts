@@ -2,12 +2,14 @@
  * POST /v1/responses: the same model path as chat completions (ChatRunner), answered as
  * a Responses object. A reasoning item comes first when the model returned reasoning.
  */
-import type { Principal } from '../auth/authenticator.js';
+import type { Caller } from '../access/caller.js';
+import { meteredCall } from '../billing/meter.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { randomString } from '../shared/ids.js';
 import type { CallContext } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { ChatRunner, type ChatResult } from './chat-runner.js';
+import { meteredCallOf } from './metered-call.js';
 import { parseResponsesRequest, type ResponsesRequest } from './responses-request.js';
 
 export const RESPONSES_ROUTE = '/v1/responses';
@@ -80,7 +82,7 @@ export class ResponsesService {
     this.#runner = new ChatRunner(deps.registry);
   }
 
-  async create(principal: Principal, body: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+  async create(caller: Caller, body: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
     const createdAt = toUnixSeconds(this.deps.clock.nowMs());
     const request = parseResponsesRequest(body);
     const model = this.deps.registry.require(request.model, 'responses');
@@ -97,17 +99,12 @@ export class ResponsesService {
       },
       false,
     );
-    await this.deps.billing.assertCanSpend(principal.projectId);
-    const result = await this.#runner.run(call, context);
-    await this.deps.billing.record({
-      principal,
-      model: model.id,
-      route: context.route ?? RESPONSES_ROUTE,
-      inputTokens: result.usage.inputTokens,
-      outputTokens: result.usage.outputTokens,
-      requestId: context.requestId,
-      status: 200,
+    const texts = call.kind === 'chat' ? call.messages.map((m) => m.content) : [call.input];
+    const metered = meteredCallOf(model, context.route ?? RESPONSES_ROUTE, context.requestId, texts, request.maxOutputTokens ?? model.maxOutputTokens);
+    return meteredCall(caller.meter, caller.principal, metered, async () => {
+      const result = await this.#runner.run(call, context);
+      const value = responseWire(request, model.id, result, createdAt, toUnixSeconds(this.deps.clock.nowMs()));
+      return { value, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 } };
     });
-    return responseWire(request, model.id, result, createdAt, toUnixSeconds(this.deps.clock.nowMs()));
   }
 }

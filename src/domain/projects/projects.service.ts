@@ -3,16 +3,16 @@ import { newId, newUuid, isUuid } from '../shared/ids.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/pagination.js';
-import type { ProjectsRepository, Project } from '../../storage/db/repositories/projects.repository.js';
-import type { ApiKeysRepository, ApiKeyRecord } from '../../storage/db/repositories/api-keys.repository.js';
-import type { UsageRepository, UsageRecord } from '../../storage/db/repositories/usage.repository.js';
+import type { Project, ProjectStore, UsageHistory } from './project.types.js';
+import type { ApiKeyRecord, ApiKeyStore } from '../auth/api-key.types.js';
+import type { UsageRecord } from '../billing/usage.types.js';
 import type { ApiKeyAuthenticator } from '../auth/authenticator.js';
 import { generateApiKey } from '../auth/api-keys.js';
 
 export interface ProjectsServiceDeps {
-  projects: ProjectsRepository;
-  keys: ApiKeysRepository;
-  usage: UsageRepository;
+  projects: ProjectStore;
+  keys: ApiKeyStore;
+  usage: UsageHistory;
   authenticator: ApiKeyAuthenticator;
   clock: Clock;
   freeCreditsMicros: number;

@@ -35,7 +35,19 @@ export interface AppErrorOptions {
    * unless the thrower marks them safe.
    */
   expose?: boolean;
+  /** Replaces the error envelope and adds headers (a 402 price quote, `WWW-Authenticate`). */
+  challenge?: Challenge;
   cause?: unknown;
+}
+
+/**
+ * What a refusal tells the client beyond the envelope: headers to add and, when `body`
+ * is set, the body to send instead of the envelope (e.g. an x402 `PaymentRequired`, or
+ * a gateway's `{"error": "invalid_gateway_signature"}`).
+ */
+export interface Challenge {
+  headers?: Readonly<Record<string, string>>;
+  body?: unknown;
 }
 
 export class AppError extends Error {
@@ -47,6 +59,7 @@ export class AppError extends Error {
   readonly retryable: boolean;
   readonly upstreamStatus: number | undefined;
   readonly expose: boolean;
+  readonly challenge: Challenge | undefined;
 
   constructor(kind: ErrorKind, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -59,6 +72,7 @@ export class AppError extends Error {
     this.retryable = options.retryable ?? false;
     this.upstreamStatus = options.upstreamStatus;
     this.expose = options.expose ?? kind !== 'internal';
+    this.challenge = options.challenge;
   }
 }
 

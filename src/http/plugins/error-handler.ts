@@ -1,7 +1,7 @@
 /** Every error and every unknown route leaves through here, in the spec's envelope. */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
-import { toHttpError, appErrorToHttp } from '../errors.js';
+import { toHttpError, appErrorToHttp, type StatusOverrides } from '../errors.js';
 
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = toHttpError(error);
@@ -18,16 +18,21 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
   sendError(reply, error);
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error, request: FastifyRequest, reply: FastifyReply) => {
-    const mapped = toHttpError(error);
+/** The error handler of `scope` (and the scopes inside it), with the scope's own statuses. */
+export function setScopeErrorHandler(scope: FastifyInstance, overrides?: StatusOverrides): void {
+  scope.setErrorHandler((error, request: FastifyRequest, reply: FastifyReply) => {
+    const mapped = toHttpError(error, overrides);
     if (mapped.serverFault) {
       request.log.error({ err: error, request_id: request.id }, 'request failed');
     } else {
-      request.log.info({ status: mapped.status, code: mapped.body.error.code }, 'request rejected');
+      request.log.info({ status: mapped.status, code: mapped.code }, 'request rejected');
     }
     return reply.code(mapped.status).headers(mapped.headers).type('application/json').send(mapped.body);
   });
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  setScopeErrorHandler(app);
 
   app.setNotFoundHandler((request, reply) => {
     const error = new AppError('not_found', `Unknown route: ${request.method} ${request.url.split('?')[0]}`, {

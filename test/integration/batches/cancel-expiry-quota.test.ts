@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
-import { isTerminal, requestLines, resultsOf, startBatch, upstreamYaml, waitForBatch } from './support/batch-helpers.js';
+import { isTerminal, jsonl, requestLine, requestLines, resultsOf, startBatch, upstreamYaml, waitForBatch } from './support/batch-helpers.js';
 import { Gate, scriptUpstream } from './support/scripted-upstream.js';
 
 let upstream: FakeUpstream;
@@ -91,17 +91,21 @@ describe('key revoked mid-batch', () => {
 describe('quota', () => {
   it('lines fail with insufficient_quota once credit runs out, and the batch still completes', async () => {
     scriptUpstream(upstream);
-    // Each call costs 1 micro-dollar (10 + 5 tokens at catalog prices, rounded up): 3 fit.
+    // Each line is estimated and costs 1 micro-dollar (its input and 5 output tokens at
+    // catalog prices, rounded up): exactly 3 fit, however many run at once.
     const tenant = await server.newTenant({ balanceUsd: 0.000003 });
-    const { batch } = await startBatch(server.baseUrl, tenant.key, requestLines(9));
+    const lines = Array.from({ length: 9 }, (_, i) => {
+      const line = requestLine(`req-${i + 1}`);
+      return { ...line, body: { ...(line.body as object), max_tokens: 5 } };
+    });
+    const { batch } = await startBatch(server.baseUrl, tenant.key, jsonl(lines));
     const done = await waitForBatch(server.baseUrl, tenant.key, batch.id, isTerminal);
     expect(done.status).toBe('completed');
     const { output, errors, seen } = await resultsOf(server.baseUrl, tenant.key, done);
     expect(seen.size).toBe(9);
-    // In-flight lines may finish after the balance crosses zero (2 per batch here), never more.
-    expect(output.length).toBeGreaterThanOrEqual(3);
-    expect(output.length).toBeLessThanOrEqual(5);
-    expect(errors.length).toBe(9 - output.length);
+    expect(output.length).toBe(3);
+    expect(errors.length).toBe(6);
+    expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
     for (const l of errors) {
       expect(l.error.code).toBe('insufficient_quota');
       expect(l.error.message).toMatch(/^\[legacy:http_429\] /);

@@ -1,4 +1,5 @@
 /** The admin usage listing: record shape, newest first, cursors, limits. */
+import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 
@@ -18,15 +19,10 @@ describe('admin API: GET /admin/v1/projects/{id}/usage', () => {
   async function seedUsage(projectId: string, keyId: string, count: number): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const record = await server.container.billing.record({
-        principal: { projectId, keyId },
-        model: 'gpt-oss-120b',
-        route: 'chat.completions',
-        inputTokens: 1000 * (i + 1),
-        outputTokens: 100,
-        requestId: `req_seed_${i}`,
-        status: 200,
-      });
+      const { billing } = server.container;
+      const call = { model: 'gpt-oss-120b', route: 'chat.completions', requestId: `req_seed_${i}`, inputTokens: 0, maxOutputTokens: 0 };
+      const record = billing.usageRecord(apiKeyPrincipal(projectId, keyId), call, { inputTokens: 1000 * (i + 1), outputTokens: 100, status: 200 });
+      await billing.write(record);
       ids.push(record.id);
     }
     return ids;

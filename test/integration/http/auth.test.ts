@@ -38,13 +38,23 @@ describe('API-key authentication', () => {
     expect(res.body).toEqual(MISSING);
   });
 
-  it('treats an empty x-api-key and a non-Bearer Authorization as missing', async () => {
+  it('treats an empty x-api-key as missing', async () => {
     const empty = await call(server.baseUrl, 'GET', WHOAMI, { headers: { 'x-api-key': '' } });
     expect(empty.status).toBe(401);
     expect(empty.body).toEqual(MISSING);
+  });
+
+  it('answers a non-Bearer Authorization with 401 saying what was expected, never echoing a bare key', async () => {
+    const expected = 'expected "Authorization: Bearer <API key>" or "x-api-key: <API key>"';
     const basic = await call(server.baseUrl, 'GET', WHOAMI, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
     expect(basic.status).toBe(401);
-    expect(basic.body).toEqual(MISSING);
+    expect(basic.body).toEqual({
+      error: { message: `Unsupported Authorization header scheme "Basic": ${expected}`, type: 'authentication_error', code: 'invalid_authorization_header', param: null },
+    });
+    const bare = await call(server.baseUrl, 'GET', WHOAMI, { headers: { authorization: 'sk-sluice-0123456789abcdef' } });
+    expect(bare.status).toBe(401);
+    expect(bare.body.error.message).toBe(`Unsupported Authorization header: ${expected}`);
+    expect(JSON.stringify(bare.body)).not.toContain('0123456789');
   });
 
   it('answers 403 "Invalid credentials" for an unknown key', async () => {

@@ -64,15 +64,27 @@ describe('insufficient quota', () => {
     }
   });
 
-  it('admits calls while the balance is positive, lets the last one overdraw, then refuses', async () => {
+  it('admits a call only when its estimate fits the balance, so the balance never overdraws', async () => {
     const tenant = await server.newTenant({ balanceUsd: 0.000003 }); // 3 micro-dollars
     expect((await spend(server, tenant.key, 2)).status).toBe(200); // 3 → 1
-    expect((await spend(server, tenant.key, 2)).status).toBe(200); // 1 → -1 (admitted while positive)
-    const refused = await spend(server, tenant.key, 2);
+    const refused = await spend(server, tenant.key, 2); // 2 does not fit in 1
     expect(refused.status).toBe(429);
     expect(refused.body).toEqual(QUOTA);
-    expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(-1);
+    expect((await spend(server, tenant.key, 1)).status).toBe(200); // 1 → 0
+    expect((await spend(server, tenant.key, 1)).status).toBe(429);
+    expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
     expect(await usageCount(tenant.projectId)).toBe(2);
+  });
+
+  it('200 concurrent calls on credit for 20 serve exactly 20 and leave the balance at zero', async () => {
+    const tenant = await server.newTenant({ balanceUsd: 0.00002 }); // 20 micro-dollars
+    const answers = await Promise.all(Array.from({ length: 200 }, () => spend(server, tenant.key, 1)));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(180);
+    expect(answers.find((a) => a.status === 429)!.body).toEqual(QUOTA);
+    expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
+    expect(await usageCount(tenant.projectId)).toBe(20);
   });
 
   it('credits granted through the admin API re-open the project', async () => {

@@ -1,20 +1,20 @@
 /**
- * The credit rule over HTTP (src/domain/billing/billing.service.ts): a call is admitted
- * only while the balance is above zero; its cost is debited when it ends, so the balance
- * goes below zero by at most the cost of the calls in flight when it crossed zero, and
- * the next call is refused with 429 insufficient_quota.
+ * The credit rule over HTTP (src/domain/billing/credit-meter.ts): a call is admitted only
+ * when its estimate (input bytes plus 8 framing tokens per message at the input price,
+ * its output cap at the output price) fits in the balance less the holds of the calls in
+ * flight; the actual cost replaces the hold when it ends. Otherwise 429 insufficient_quota.
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { call } from '../../helpers/harness.js';
 import { balanceOf, startInferenceEnv, usageOf, type InferenceEnv } from './setup.js';
 
 let env: InferenceEnv;
-/** Every call costs 11 + 7 tokens at $1/M each way = 18 µ$. */
+/** Every call costs 11 + 7 tokens at $1/M each way = 18 µ$, and is estimated at ("Hello": 5 bytes + 8) + 7 = 20 µ$. */
 const COST = 18;
 
 beforeAll(async () => {
   env = await startInferenceEnv({
-    extra: { 'llama-3.1-8b-instruct-fast': { price: { input_per_million_usd: 1, output_per_million_usd: 1 } } },
+    extra: { 'llama-3.1-8b-instruct-fast': { price: { input_per_million_usd: 1, output_per_million_usd: 1 }, max_output_tokens: 7 } },
   });
 });
 afterAll(async () => env.close());
@@ -32,43 +32,50 @@ const QUOTA_ERROR = {
   },
 };
 
-it('admits 50 concurrent calls on a tiny balance, debits every one, then refuses the next', async () => {
-  // Slow answers keep all 50 in flight together: each was admitted while the balance was positive.
+it('admits only what the balance covers: 50 concurrent calls on 100 µ$ serve 5, and the balance never goes below zero', async () => {
+  // Slow answers keep every admitted call in flight together, each holding its estimate.
   env.upstream.chat({ delayMs: 500 });
   const tenant = await env.server.newTenant({ balanceUsd: 0.0001 }); // 100 µ$
-  expect(await balanceOf(env.server, tenant.projectId)).toBe(100);
   const results = await Promise.all(Array.from({ length: 50 }, () => chat(tenant.key)));
   const ok = results.filter((r) => r.status === 200).length;
   const refused = results.filter((r) => r.status === 429);
-  expect(ok + refused.length).toBe(50);
+  expect(ok).toBe(5); // 100 µ$ / 20 µ$ estimated each
+  expect(refused).toHaveLength(45);
   for (const r of refused) expect(r.body).toEqual(QUOTA_ERROR);
+  expect(env.upstream.count('/chat/completions')).toBe(5);
 
   const final = await balanceOf(env.server, tenant.projectId);
   const records = await usageOf(env.server, tenant.projectId);
-  expect(records).toHaveLength(ok);
-  expect(records.reduce((sum, r) => sum + r.costMicros, 0)).toBe(100 - final);
-  expect(final).toBe(100 - ok * COST);
-  // The rule: below zero by no more than the cost of the calls in flight (all 50 at most).
-  expect(final).toBeGreaterThanOrEqual(-(50 * COST));
-  // With every call in flight before the first one finished, all 50 were admitted.
-  expect(ok).toBe(50);
-  expect(final).toBe(-800);
+  expect(records).toHaveLength(5);
+  expect(records.reduce((sum, r) => sum + r.costMicros, 0)).toBe(5 * COST);
+  expect(final).toBe(100 - 5 * COST);
 
+  // 10 µ$ left is less than one call's estimate.
   env.upstream.chat({ delayMs: 0 });
   const later = await chat(tenant.key);
   expect(later.status).toBe(429);
   expect(later.body).toEqual(QUOTA_ERROR);
   expect(later.headers.get('x-should-retry')).toBe('false');
-  expect(env.upstream.count('/chat/completions')).toBe(50);
 });
 
-it('refuses the first sequential call after the balance reaches zero or below', async () => {
+it('refuses the first sequential call whose estimate no longer fits', async () => {
   const tenant = await env.server.newTenant({ balanceUsd: 0.0001 }); // 100 µ$
   const statuses: number[] = [];
-  for (let i = 0; i < 8; i++) statuses.push((await chat(tenant.key)).status);
-  // 100 → 82 → 64 → 46 → 28 → 10 → -8: six admitted, the seventh refused.
-  expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
-  expect(await balanceOf(env.server, tenant.projectId)).toBe(-8);
-  expect(await usageOf(env.server, tenant.projectId)).toHaveLength(6);
-  expect(env.upstream.count('/chat/completions')).toBe(6);
+  for (let i = 0; i < 7; i++) statuses.push((await chat(tenant.key)).status);
+  // 100 → 82 → 64 → 46 → 28 → 10: five admitted; 10 < 20 refuses the sixth.
+  expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+  expect(await balanceOf(env.server, tenant.projectId)).toBe(10);
+  expect(await usageOf(env.server, tenant.projectId)).toHaveLength(5);
+  expect(env.upstream.count('/chat/completions')).toBe(5);
+});
+
+it("prices the estimate on the request's own output cap, else the model's default", async () => {
+  const tenant = await env.server.newTenant({ balanceUsd: 0.00002 }); // 20 µ$
+  // max_tokens 100: 13 + 100 = 113 µ$ estimated does not fit 20 µ$, though the call would cost 18.
+  const capped = await call(env.server.baseUrl, 'POST', '/v1/chat/completions', { key: tenant.key, body: { ...hello, max_tokens: 100 } });
+  expect(capped.status).toBe(429);
+  expect(capped.body).toEqual(QUOTA_ERROR);
+  // The model's default (max_output_tokens: 7 in the config): 13 + 7 = 20 µ$ fits exactly.
+  expect((await chat(tenant.key)).status).toBe(200);
+  expect(await balanceOf(env.server, tenant.projectId)).toBe(2);
 });

@@ -9,12 +9,16 @@ import type { Database } from '../../../src/storage/db/database.js';
 import { migrateToLatest } from '../../../src/storage/db/migrate.js';
 import { ProjectsRepository } from '../../../src/storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from '../../../src/storage/db/repositories/api-keys.repository.js';
-import { UsageRepository, type UsageRecord } from '../../../src/storage/db/repositories/usage.repository.js';
+import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
+import type { UsageRecord } from '../../../src/domain/billing/usage.types.js';
 import { BatchesRepository } from '../../../src/storage/db/repositories/batches.repository.js';
 import { BatchShardsRepository } from '../../../src/storage/db/repositories/batch-shards.repository.js';
 import { BatchLineResultsRepository } from '../../../src/storage/db/repositories/batch-line-results.repository.js';
 import { BatchFinalizationRepository } from '../../../src/storage/db/repositories/batch-finalization.repository.js';
 import { BillingService } from '../../../src/domain/billing/billing.service.js';
+import { CreditMeter } from '../../../src/domain/billing/credit-meter.js';
+import { ReservationBook } from '../../../src/domain/billing/reservations.js';
+import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
 import type { BatchRecord, LineResult, ShardPlan } from '../../../src/domain/batches/batch.types.js';
 import { outputFileRecord } from '../../../src/domain/files/files.service.js';
 import { systemClock } from '../../../src/domain/shared/clock.js';
@@ -223,13 +227,22 @@ describe.each(cases)('batch repositories on $name', ({ open }) => {
     expect(await finalization.ready(now, 100)).not.toContain(batch.id);
   });
 
-  it('BillingService.record with a sink collects the record instead of writing it', async () => {
+  it("a batch line's collecting meter holds credit, collects its record without writing it, and releases the hold on finish", async () => {
     const billing = new BillingService(projects, usage, () => ({ inputPerMillionUsd: 1, outputPerMillionUsd: 0 }), systemClock);
+    const credit = new CreditMeter(billing, new ReservationBook());
     const before = (await usage.listByProject(projectId, 1000)).items.length;
-    const collected: UsageRecord[] = [];
-    await billing.record({ principal: { projectId, keyId }, model: 'm', route: 'batch', inputTokens: 2, outputTokens: 0, requestId: 'req_deferred', status: 200 }, collected);
-    expect(collected).toHaveLength(1);
-    expect(collected[0]!.costMicros).toBe(2);
+    const balance = (await projects.balanceOf(projectId))!;
+    const principal = apiKeyPrincipal(projectId, keyId, 'batch_line');
+    const call = { model: 'm', route: 'batch', requestId: 'req_deferred', inputTokens: 2, maxOutputTokens: 0 };
+    const meter = credit.collecting();
+    const admission = await meter.admit(principal, { ...call, estimateMicros: balance });
+    // The line's hold takes the whole balance until the line is written.
+    await expect(credit.admit(principal, { ...call, estimateMicros: 1 })).rejects.toMatchObject({ kind: 'insufficient_quota' });
+    await admission.settle({ inputTokens: 2, outputTokens: 0, status: 200 });
+    expect(meter.records).toHaveLength(1);
+    expect(meter.records[0]!).toMatchObject({ projectId, keyId, route: 'batch', requestId: 'req_deferred', costMicros: 2 });
     expect((await usage.listByProject(projectId, 1000)).items.length).toBe(before);
+    meter.finish();
+    (await credit.admit(principal, { ...call, estimateMicros: 1 })).release();
   });
 });

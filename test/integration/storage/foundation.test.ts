@@ -6,9 +6,15 @@ import type { Database } from '../../../src/storage/db/database.js';
 import { migrateToLatest, pendingMigrations } from '../../../src/storage/db/migrate.js';
 import { MIGRATIONS } from '../../../src/storage/db/migrations/index.js';
 import { ProjectsRepository } from '../../../src/storage/db/repositories/projects.repository.js';
-import { ApiKeysRepository, type ApiKeyRecord } from '../../../src/storage/db/repositories/api-keys.repository.js';
-import { UsageRepository, type UsageRecord } from '../../../src/storage/db/repositories/usage.repository.js';
+import { ApiKeysRepository } from '../../../src/storage/db/repositories/api-keys.repository.js';
+import type { ApiKeyRecord } from '../../../src/domain/auth/api-key.types.js';
+import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
+import type { UsageRecord } from '../../../src/domain/billing/usage.types.js';
 import { BillingService } from '../../../src/domain/billing/billing.service.js';
+import { CreditMeter } from '../../../src/domain/billing/credit-meter.js';
+import { ReservationBook } from '../../../src/domain/billing/reservations.js';
+import type { MeteredCall } from '../../../src/domain/billing/meter.js';
+import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
 import { systemClock } from '../../../src/domain/shared/clock.js';
 import { newId, newUuid } from '../../../src/domain/shared/ids.js';
 import { isAppError } from '../../../src/domain/shared/errors.js';
@@ -24,6 +30,9 @@ describe.each(cases)('foundation storage on $name', ({ open }) => {
   let keys: ApiKeysRepository;
   let usage: UsageRepository;
   let billing: BillingService;
+  const callOf = (requestId: string, estimateMicros: number): MeteredCall => ({
+    model: 'm', route: 'r', requestId, inputTokens: 1, maxOutputTokens: 0, estimateMicros,
+  });
 
   const newProject = async (balanceMicros: number) =>
     projects.insert({ id: newUuid(), name: 'p', balanceMicros, createdAtMs: Date.now() });
@@ -123,74 +132,69 @@ describe.each(cases)('foundation storage on $name', ({ open }) => {
     it('sequential calls stop exactly at zero: ten admitted for ten calls of balance', async () => {
       const COST = 1_000;
       const project = await newProject(10 * COST);
-      const principal = { projectId: project.id, keyId: null };
+      const meter = new CreditMeter(billing, new ReservationBook());
+      const principal = apiKeyPrincipal(project.id, null);
       let admitted = 0;
       for (let i = 0; i < 15; i++) {
+        let admission;
         try {
-          await billing.assertCanSpend(project.id);
+          admission = await meter.admit(principal, callOf(`req_${i}`, COST));
         } catch (err) {
           expect(isAppError(err) && err.kind).toBe('insufficient_quota');
           continue;
         }
         admitted++;
-        await billing.record({ principal, model: 'm', route: 'r', inputTokens: 1, outputTokens: 0, requestId: `req_${i}`, status: 200, costMicros: COST });
+        await admission.settle({ inputTokens: 1, outputTokens: 0, status: 200, costMicros: COST });
       }
       expect(admitted).toBe(10);
       expect(await projects.balanceOf(project.id)).toBe(0);
     });
 
-    it('50 concurrent calls overdraw only by the calls in flight at zero; each admitted call recorded once', async () => {
+    it('200 concurrent calls on credit for 20 admit exactly 20, each recorded once, and never overdraw', async () => {
       const COST = 1_000;
-      const CALLS_OF_BALANCE = 10;
-      const project = await newProject(CALLS_OF_BALANCE * COST);
-      const principal = { projectId: project.id, keyId: null };
-      let recorded = 0;
-      let crossedZero = false; // set once the 10th debit has committed
-      let admittedAtCrossing = 0;
-      let admittedAfterCrossing = 0;
+      const project = await newProject(20 * COST);
+      const meter = new CreditMeter(billing, new ReservationBook());
+      const principal = apiKeyPrincipal(project.id, null);
       let refused = 0;
       const admitted: string[] = [];
-      const waiters: { records: number; resolve: () => void }[] = [];
-      const recordsDone = (records: number) =>
-        recorded >= records ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ records, resolve }));
-
-      // Call i checks only once floor(i / 4) debits have committed, so checks and debits
-      // interleave whatever the database's speed; calls 40..49 check after the 10th debit.
       const one = async (i: number) => {
-        await recordsDone(Math.floor(i / 4));
         await sleep(i % 3);
-        const checkedAfterCrossing = crossedZero;
+        let admission;
         try {
-          await billing.assertCanSpend(project.id);
+          admission = await meter.admit(principal, callOf(`req_${i}`, COST));
         } catch (err) {
           if (!isAppError(err) || err.kind !== 'insufficient_quota') throw err;
           refused++;
           return;
         }
-        if (checkedAfterCrossing) admittedAfterCrossing++;
         admitted.push(`req_${i}`);
-        await sleep(i % 3);
-        await billing.record({ principal, model: 'm', route: 'r', inputTokens: 1, outputTokens: 0, requestId: `req_${i}`, status: 200, costMicros: COST });
-        if (++recorded === CALLS_OF_BALANCE) {
-          crossedZero = true;
-          admittedAtCrossing = admitted.length;
-        }
-        for (const waiter of waiters.filter((w) => w.records <= recorded)) waiter.resolve();
+        await sleep(i % 5);
+        await admission.settle({ inputTokens: 1, outputTokens: 0, status: 200, costMicros: COST });
       };
-      await Promise.all(Array.from({ length: 50 }, (_, i) => one(i)));
+      await Promise.all(Array.from({ length: 200 }, (_, i) => one(i)));
 
-      expect(admitted.length + refused).toBe(50);
-      expect(refused).toBeGreaterThanOrEqual(10);
-      expect(admitted.filter((id) => Number(id.slice(4)) >= 40)).toEqual([]);
-      expect(admittedAfterCrossing).toBe(0);
-      expect(admitted.length).toBe(admittedAtCrossing);
-      // The overdraft is exactly the calls that were in flight when the balance reached zero.
-      const balance = (await projects.balanceOf(project.id))!;
-      expect(balance).toBe(-(admittedAtCrossing - CALLS_OF_BALANCE) * COST);
-      const records = (await usage.listByProject(project.id, 100)).items;
+      expect(admitted).toHaveLength(20);
+      expect(refused).toBe(180);
+      expect(await projects.balanceOf(project.id)).toBe(0);
+      const records = (await usage.listByProject(project.id, 300)).items;
       expect(records.map((r) => r.requestId).sort()).toEqual([...admitted].sort());
-      expect(records.reduce((sum, r) => sum + r.costMicros, 0)).toBe(admitted.length * COST);
-      await expect(billing.assertCanSpend(project.id)).rejects.toMatchObject({ kind: 'insufficient_quota' });
+      await expect(meter.admit(principal, callOf('req_after', 1))).rejects.toMatchObject({ kind: 'insufficient_quota' });
+    });
+
+    it('a hold is replaced by the actual cost: calls cheaper than estimated leave room for more', async () => {
+      const project = await newProject(10_000);
+      const meter = new CreditMeter(billing, new ReservationBook());
+      const principal = apiKeyPrincipal(project.id, null);
+      const first = await meter.admit(principal, callOf('req_a', 6_000));
+      // 4,000 left beside the hold: an estimate of 5,000 does not fit while the first is in flight.
+      await expect(meter.admit(principal, callOf('req_b', 5_000))).rejects.toMatchObject({ kind: 'insufficient_quota' });
+      await first.settle({ inputTokens: 1, outputTokens: 0, status: 200, costMicros: 1_000 });
+      const second = await meter.admit(principal, callOf('req_b', 5_000));
+      second.release(); // failed: nothing charged, the hold is given back
+      const third = await meter.admit(principal, callOf('req_c', 9_000));
+      await third.settle({ inputTokens: 1, outputTokens: 0, status: 200, costMicros: 9_000 });
+      expect(await projects.balanceOf(project.id)).toBe(0);
+      expect((await usage.listByProject(project.id, 10)).items.map((r) => r.requestId)).toEqual(['req_c', 'req_a']);
     });
   });
 });

@@ -1,9 +1,9 @@
 /** Domain records → admin API wire objects (snake_case, Unix seconds, dollars). */
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 import { microsToUsd } from '../../../domain/shared/money.js';
-import type { Project } from '../../../storage/db/repositories/projects.repository.js';
-import type { ApiKeyRecord } from '../../../storage/db/repositories/api-keys.repository.js';
-import type { UsageRecord } from '../../../storage/db/repositories/usage.repository.js';
+import type { Project } from '../../../domain/projects/project.types.js';
+import type { ApiKeyRecord } from '../../../domain/auth/api-key.types.js';
+import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 
 export const projectToWire = (p: Project) => ({
   id: p.id,

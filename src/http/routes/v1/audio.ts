@@ -15,7 +15,7 @@ import type { Container } from '../../../container.js';
 import { AppError, invalidRequest, isAppError } from '../../../domain/shared/errors.js';
 import type { AudioUpload, TranscriptionService } from '../../../domain/audio/transcription.service.js';
 import { MAX_AUDIO_BYTES, type AudioTask } from '../../../domain/audio/transcription-request.js';
-import { principalOf } from '../../plugins/api-key-auth.js';
+import { callerOf } from '../../auth/caller-auth.js';
 import { clientAbortSignal } from '../../sse.js';
 
 const tooLarge = () =>
@@ -61,7 +61,7 @@ async function handle(service: TranscriptionService, task: AudioTask, request: F
   try {
     const { fields, upload } = await readForm(request, dir);
     const context = { requestId: request.id, signal: clientAbortSignal(reply) };
-    const rendered = await service.run(principalOf(request), task, fields, upload, context);
+    const rendered = await service.run(callerOf(request), task, fields, upload, context);
     const type = rendered.contentType === 'text/plain' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
     return reply.type(type).send(rendered.body);
   } catch (err) {

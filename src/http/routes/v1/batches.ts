@@ -4,7 +4,7 @@ import type { Static } from '@sinclair/typebox';
 import type { Container } from '../../../container.js';
 import { DEFAULT_BATCH_PAGE, MAX_BATCH_PAGE } from '../../../domain/batches/batch.types.js';
 import { toListPage } from '../../../domain/shared/pagination.js';
-import { principalOf } from '../../plugins/api-key-auth.js';
+import { principalOf } from '../../auth/caller-auth.js';
 import { batchWire } from '../../mappers/files-batches.js';
 import { readLimit } from '../../../domain/shared/pagination.js';
 import { BatchIdParams, BatchList, BatchListQuery, BatchObject } from '../../schemas/files-batches.js';

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import { CHAT_ROUTE } from '../../../domain/inference/chat-completions.service.js';
-import { principalOf } from '../../plugins/api-key-auth.js';
+import { callerOf } from '../../auth/caller-auth.js';
 import { ChatCompletionObject } from '../../schemas/chat-completions.js';
 import { clientAbortSignal, sendSse } from '../../sse.js';
 
@@ -16,12 +16,12 @@ const schema = {
 export function registerChatCompletionsRoute(scope: FastifyInstance, container: Container): void {
   const service = container.inference.chatCompletions;
   scope.post('/chat/completions', { schema }, async (request, reply) => {
-    const principal = principalOf(request);
+    const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
     const context = { requestId: request.id, signal, route: CHAT_ROUTE };
     if ((request.body as { stream?: unknown }).stream === true) {
-      return sendSse(reply, await service.openStream(principal, request.body, context), signal);
+      return sendSse(reply, await service.openStream(caller, request.body, context), signal);
     }
-    return service.create(principal, request.body, context);
+    return service.create(caller, request.body, context);
   });
 }

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import { EMBEDDINGS_ROUTE } from '../../../domain/inference/embeddings.service.js';
-import { principalOf } from '../../plugins/api-key-auth.js';
+import { callerOf } from '../../auth/caller-auth.js';
 import { clientAbortSignal } from '../../sse.js';
 
 const schema = {
@@ -14,6 +14,6 @@ const schema = {
 export function registerEmbeddingsRoute(scope: FastifyInstance, container: Container): void {
   const service = container.inference.embeddings;
   scope.post('/embeddings', { schema }, async (request, reply) =>
-    service.create(principalOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: EMBEDDINGS_ROUTE }),
+    service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: EMBEDDINGS_ROUTE }),
   );
 }

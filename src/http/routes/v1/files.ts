@@ -19,7 +19,7 @@ import {
 } from '../../../domain/files/files.types.js';
 import { isAppError } from '../../../domain/shared/errors.js';
 import { toListPage } from '../../../domain/shared/pagination.js';
-import { principalOf } from '../../plugins/api-key-auth.js';
+import { principalOf } from '../../auth/caller-auth.js';
 import { fileWire, readChoice } from '../../mappers/files-batches.js';
 import { readLimit } from '../../../domain/shared/pagination.js';
 import { DeletedFile, FileIdParams, FileList, FileListQuery, FileObject } from '../../schemas/files-batches.js';

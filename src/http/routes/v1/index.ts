@@ -1,7 +1,8 @@
-/** Everything under /v1: API-key auth and rate limits for the scope, then each route module. */
+/** Everything under /v1: the route modules, admitted by API key and paid from project credit. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Container } from '../../../container.js';
-import { registerApiKeyAuth } from '../../plugins/api-key-auth.js';
+import { ApiKeyStrategy } from '../../auth/api-key-strategy.js';
+import { apiScope, type RouteModule } from '../api-scope.js';
 import { registerChatCompletionsRoute } from './chat-completions.js';
 import { registerResponsesRoute } from './responses.js';
 import { registerEmbeddingsRoute } from './embeddings.js';
@@ -11,25 +12,24 @@ import { registerFilesRoutes } from './files.js';
 import { registerBatchesRoutes } from './batches.js';
 import { registerAudioRoutes } from './audio.js';
 
-const OPENAPI_PATH = '/v1/openapi.json';
+/** Route modules register here, one line each. */
+export const V1_ROUTE_MODULES: readonly RouteModule[] = [
+  registerChatCompletionsRoute,
+  registerResponsesRoute,
+  registerEmbeddingsRoute,
+  registerModerationsRoute,
+  registerModelsRoutes,
+  registerAudioRoutes,
+  registerFilesRoutes,
+  registerBatchesRoutes,
+];
 
 export const v1Routes: FastifyPluginAsync<{ container: Container }> = async (scope, { container }) => {
-  registerApiKeyAuth(scope, {
-    authenticator: container.authenticator,
-    rateLimiter: container.rateLimiter,
-    requestsPerMinute: container.config.rateLimit.requestsPerMinute,
-    publicPaths: new Set([OPENAPI_PATH]),
-  });
-
+  // Public: outside the authenticated scope below.
   scope.get('/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
-
-  // Route modules register here, one line each.
-  registerChatCompletionsRoute(scope, container);
-  registerResponsesRoute(scope, container);
-  registerEmbeddingsRoute(scope, container);
-  registerModerationsRoute(scope, container);
-  registerModelsRoutes(scope, container);
-  registerAudioRoutes(scope, container);
-  registerFilesRoutes(scope, container);
-  registerBatchesRoutes(scope, container);
+  await scope.register(apiScope, {
+    container,
+    strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),
+    routes: V1_ROUTE_MODULES,
+  });
 };

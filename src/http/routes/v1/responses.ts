@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import { RESPONSES_ROUTE } from '../../../domain/inference/responses.service.js';
-import { principalOf } from '../../plugins/api-key-auth.js';
+import { callerOf } from '../../auth/caller-auth.js';
 import { clientAbortSignal } from '../../sse.js';
 
 const schema = {
@@ -14,6 +14,6 @@ const schema = {
 export function registerResponsesRoute(scope: FastifyInstance, container: Container): void {
   const service = container.inference.responses;
   scope.post('/responses', { schema }, async (request, reply) =>
-    service.create(principalOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: RESPONSES_ROUTE }),
+    service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: RESPONSES_ROUTE }),
   );
 }

@@ -1,14 +1,6 @@
 import type { ApiKeysTable, Database } from '../database.js';
+import type { ApiKeyRecord, ApiKeyStore } from '../../../domain/auth/api-key.types.js';
 
-export interface ApiKeyRecord {
-  id: string;
-  projectId: string;
-  name: string;
-  prefix: string;
-  keyHash: string;
-  createdAtMs: number;
-  revokedAtMs: number | null;
-}
 
 const toRecord = (row: ApiKeysTable): ApiKeyRecord => ({
   id: row.id,
@@ -20,7 +12,7 @@ const toRecord = (row: ApiKeysTable): ApiKeyRecord => ({
   revokedAtMs: row.revoked_at === null ? null : Number(row.revoked_at),
 });
 
-export class ApiKeysRepository {
+export class ApiKeysRepository implements ApiKeyStore {
   constructor(private readonly database: Database) {}
 
   async insert(key: ApiKeyRecord): Promise<void> {

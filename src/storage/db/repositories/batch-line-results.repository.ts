@@ -12,7 +12,8 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database, Tables } from '../database.js';
-import type { UsageRecord, UsageRepository } from './usage.repository.js';
+import type { UsageRepository } from './usage.repository.js';
+import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 import { ACTIVE_STATUSES, type LineResult } from '../../../domain/batches/batch.types.js';
 
 export interface ResultEntry {

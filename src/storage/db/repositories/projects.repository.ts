@@ -1,12 +1,8 @@
 import { sql } from 'kysely';
 import { CompiledQueries, kyselyQuery, type Database, type ProjectsTable, type SqlStatement } from '../database.js';
+import type { Project, ProjectStore } from '../../../domain/projects/project.types.js';
+import type { BalanceStore } from '../../../domain/billing/balance-reader.js';
 
-export interface Project {
-  id: string;
-  name: string;
-  balanceMicros: number;
-  createdAtMs: number;
-}
 
 const toProject = (row: ProjectsTable): Project => ({
   id: row.id,
@@ -20,7 +16,7 @@ type BalanceRow = Pick<ProjectsTable, 'id' | 'balance_micros'>;
 /** Balance reads of up to this many projects at once use a compiled statement. */
 const MAX_COMPILED_IDS = 16;
 
-export class ProjectsRepository {
+export class ProjectsRepository implements ProjectStore, BalanceStore {
   readonly #compiled = new CompiledQueries();
 
   constructor(private readonly database: Database) {}

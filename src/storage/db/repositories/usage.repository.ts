@@ -1,20 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
+import type { UsageRecord } from '../../../domain/billing/usage.types.js';
+import type { UsageStore } from '../../../domain/billing/usage-writer.js';
+import type { UsageHistory } from '../../../domain/projects/project.types.js';
 
-export interface UsageRecord {
-  id: string;
-  projectId: string;
-  keyId: string | null;
-  model: string;
-  route: string;
-  inputTokens: number;
-  outputTokens: number;
-  costMicros: number;
-  requestId: string;
-  status: number;
-  createdAtMs: number;
-}
 
 const toRecord = (row: UsageRecordsTable): UsageRecord => ({
   id: row.id,
@@ -55,7 +45,7 @@ function rowParameters(records: readonly UsageRecord[]): unknown[] {
 
 const MAX_COMPILED_ROWS = 32;
 
-export class UsageRepository {
+export class UsageRepository implements UsageStore, UsageHistory {
   readonly #compiled = new CompiledQueries();
 
   constructor(private readonly database: Database) {}

@@ -1,0 +1,22 @@
+/** A project (tenant) and the store the domain needs for projects. */
+import type { Page } from '../shared/pagination.js';
+import type { UsageRecord } from '../billing/usage.types.js';
+
+export interface Project {
+  id: string;
+  name: string;
+  balanceMicros: number;
+  createdAtMs: number;
+}
+
+export interface ProjectStore {
+  insert(project: Project): Promise<Project>;
+  findById(id: string): Promise<Project | undefined>;
+  /** Adds `deltaMicros` (may be negative) and returns the project with its new balance. */
+  adjustBalance(id: string, deltaMicros: number): Promise<Project | undefined>;
+}
+
+export interface UsageHistory {
+  /** Newest first, after the record `after` when given. */
+  listByProject(projectId: string, limit: number, after?: string): Promise<Page<UsageRecord>>;
+}

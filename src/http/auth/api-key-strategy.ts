@@ -1,0 +1,51 @@
+/**
+ * The API-key strategy of `/v1`: `x-api-key: <key>` or `Authorization: Bearer <key>` (so
+ * the OpenAI SDKs work unchanged; `x-api-key` wins), optionally pinned to a project by
+ * `x-project-id`. Callers pay from their project's credit.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Caller, Principal } from '../../domain/access/caller.js';
+import type { ApiKeyAuthenticator } from '../../domain/auth/authenticator.js';
+import type { Meter } from '../../domain/billing/meter.js';
+import { AppError } from '../../domain/shared/errors.js';
+import { headerOf, type AuthStrategy } from './strategy.js';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The key the request presents, or undefined when it presents none. */
+export function presentedApiKey(request: FastifyRequest): string | undefined {
+  const apiKey = headerOf(request, 'x-api-key');
+  if (apiKey) return apiKey.trim();
+  const authorization = headerOf(request, 'authorization');
+  if (authorization === undefined) return undefined;
+  const match = BEARER.exec(authorization);
+  if (match) return match[1];
+  // Only a word that looks like a scheme is echoed: the header may hold a bare key.
+  const scheme = /^([A-Za-z]{1,16})\s/.exec(authorization)?.[1];
+  throw new AppError(
+    'authentication',
+    `Unsupported Authorization header${scheme ? ` scheme "${scheme}"` : ''}: expected "Authorization: Bearer <API key>" or "x-api-key: <API key>"`,
+    { code: 'invalid_authorization_header' },
+  );
+}
+
+export class ApiKeyStrategy implements AuthStrategy {
+  readonly needs = 'headers';
+
+  constructor(
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly meter: Meter,
+  ) {}
+
+  authenticate(request: FastifyRequest): Caller | Promise<Caller> {
+    const key = presentedApiKey(request);
+    const projectId = headerOf(request, 'x-project-id');
+    const principal = this.authenticator.authenticateCached(key, projectId);
+    if (principal) return this.#caller(principal);
+    return this.authenticator.authenticate(key, projectId).then((found) => this.#caller(found));
+  }
+
+  #caller(principal: Principal): Caller {
+    return { principal, meter: this.meter };
+  }
+}
