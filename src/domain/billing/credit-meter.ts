@@ -37,10 +37,15 @@ export class CreditMeter implements Meter {
   async hold(principal: Principal, call: MeteredCall): Promise<Hold> {
     const projectId = payingProject(principal);
     const estimate = call.estimateMicros ?? this.billing.costOf(call.model, call.inputTokens, call.maxOutputTokens);
-    const balance = await this.billing.balanceOf(projectId);
-    const hold = balance === undefined ? null : this.reservations.tryHold(projectId, balance, estimate);
-    if (!hold) throw insufficientQuota();
-    return hold;
+    const epoch = this.reservations.beginRead();
+    try {
+      const balance = await this.billing.balanceOf(projectId);
+      const hold = balance === undefined ? null : this.reservations.tryHold(projectId, balance, estimate, epoch);
+      if (!hold) throw insufficientQuota();
+      return hold;
+    } finally {
+      this.reservations.endRead(epoch);
+    }
   }
 
   /** A meter for one batch line: see CollectingMeter. */
@@ -65,9 +70,11 @@ class CreditAdmission implements Admission {
     const record = this.billing.usageRecord(this.principal, this.call, usage);
     try {
       await this.billing.write(record);
-    } finally {
+    } catch (err) {
       this.hold.release();
+      throw err;
     }
+    this.hold.settled();
     return record;
   }
 
@@ -107,6 +114,6 @@ export class CollectingMeter implements Meter {
 
   /** The collected records were written (or will never be): give the held credit back. */
   finish(): void {
-    for (const hold of this.#holds.splice(0)) hold.release();
+    for (const hold of this.#holds.splice(0)) hold.settled();
   }
 }

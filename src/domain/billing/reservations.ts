@@ -7,42 +7,85 @@
  * database (no write per call on the request path). The price is that replicas do not
  * see each other's holds: with N replicas a burst can admit up to N times what one
  * replica would (the README states the bound; a test checks it).
+ *
+ * A balance read that was under way when a call's debit committed may or may not include
+ * that debit. Holds given back after a commit are therefore logged with an epoch, and a
+ * read still counts those released after it began: it never sees neither the debit nor
+ * the hold.
  */
 export interface Hold {
   readonly projectId: string;
   readonly micros: number;
-  /** Gives the held credit back. Idempotent. */
+  /** Gives the held credit back: the call ended without charge. Idempotent. */
   release(): void;
+  /** Gives the held credit back once the call's debit is committed. Idempotent. */
+  settled(): void;
+}
+
+interface Released {
+  epoch: number;
+  projectId: string;
+  micros: number;
 }
 
 export class ReservationBook {
   readonly #held = new Map<string, number>();
+  /** Counts settlements; a read remembers the epoch it began in. */
+  #epoch = 0;
+  /** Holds released after a commit, oldest first, kept while a read begun before them is under way. */
+  #released: Released[] = [];
+  /** Reads under way, by the epoch they began in (insertion order is epoch order). */
+  readonly #reads = new Map<number, number>();
 
   /** Credit held for `projectId` by calls in flight. */
   heldFor(projectId: string): number {
     return this.#held.get(projectId) ?? 0;
   }
 
+  /** Marks a balance read as begun; pass the epoch to tryHold() and endRead(). */
+  beginRead(): number {
+    const epoch = this.#epoch;
+    this.#reads.set(epoch, (this.#reads.get(epoch) ?? 0) + 1);
+    return epoch;
+  }
+
+  endRead(epoch: number): void {
+    const left = (this.#reads.get(epoch) ?? 1) - 1;
+    if (left > 0) this.#reads.set(epoch, left);
+    else this.#reads.delete(epoch);
+    const oldest = this.#reads.keys().next();
+    const keepAfter = oldest.done ? this.#epoch : oldest.value;
+    let drop = 0;
+    while (drop < this.#released.length && this.#released[drop]!.epoch <= keepAfter) drop++;
+    if (drop > 0) this.#released = this.#released.slice(drop);
+  }
+
   /**
-   * Holds `micros` against `balance` when it fits: the balance less what is already held
-   * must stay positive and cover the hold. Synchronous, so check and hold are one step.
+   * Holds `micros` against `balance`, read in `readEpoch`, when it fits: the balance less
+   * what is held must stay positive and cover the hold. Synchronous, so check and hold
+   * are one step.
    */
-  tryHold(projectId: string, balance: number, micros: number): Hold | null {
+  tryHold(projectId: string, balance: number, micros: number, readEpoch: number): Hold | null {
     const held = this.heldFor(projectId);
-    const available = balance - held;
+    const available = balance - held - this.#releasedSince(projectId, readEpoch);
     if (available <= 0 || micros > available) return null;
     this.#held.set(projectId, held + micros);
-    let released = false;
-    return {
-      projectId,
-      micros,
-      release: () => {
-        if (released) return;
-        released = true;
-        const left = this.heldFor(projectId) - micros;
-        if (left <= 0) this.#held.delete(projectId);
-        else this.#held.set(projectId, left);
-      },
+    let done = false;
+    const giveBack = (afterCommit: boolean) => {
+      if (done) return;
+      done = true;
+      const left = this.heldFor(projectId) - micros;
+      if (left <= 0) this.#held.delete(projectId);
+      else this.#held.set(projectId, left);
+      if (afterCommit && this.#reads.size > 0) this.#released.push({ epoch: ++this.#epoch, projectId, micros });
+      else if (afterCommit) this.#epoch++;
     };
+    return { projectId, micros, release: () => giveBack(false), settled: () => giveBack(true) };
+  }
+
+  #releasedSince(projectId: string, epoch: number): number {
+    let micros = 0;
+    for (const r of this.#released) if (r.epoch > epoch && r.projectId === projectId) micros += r.micros;
+    return micros;
   }
 }
