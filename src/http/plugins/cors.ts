@@ -5,8 +5,8 @@
  *
  * Written here rather than taken from @fastify/cors (same behaviour with `origin: true`),
  * because that plugin copies its options object and sets its headers on every request,
- * browser or not, though SDKs, servers and curl send no Origin header: about 3% of the
- * proxy path's CPU at saturation (bench/RESULTS.md, session 5). Here a request without
+ * browser or not, though SDKs, servers and curl send no Origin header: a measurable share
+ * of the proxy path's CPU at saturation (bench/RESULTS.md). Here a request without
  * Origin costs one constant header.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';

@@ -110,7 +110,7 @@ export class OrtRuntime {
       graphOptimizationLevel: 'all',
       extra: {
         session: {
-          // Between the kernels of one run, idle threads spin for up to 200 µs before they
+          // Between the kernels of one run, idle threads spin briefly before they
           // sleep (kernels of a decoder step follow one another within that; a longer spin
           // only burns a core other processes want); when the run ends they stop at once,
           // leaving the cores to the event loop.

@@ -4,8 +4,8 @@
  *
  * Written here rather than taken from rate-limiter-flexible's RateLimiterMemory, which
  * counts the same way, because that one answers only through a promise. The check runs on
- * every request; its promise and the turns after it cost 2–4% of the proxy path's CPU at
- * saturation (bench/RESULTS.md, session 5). This answers synchronously.
+ * every request; its promise and the turns after it were a measurable share of the proxy
+ * path's CPU at saturation (bench/RESULTS.md). This answers synchronously.
  */
 import type { RateDecision, RateLimiter } from './rate-limiter.js';
 

@@ -54,7 +54,7 @@ export class OpenAIBackend implements InferenceBackend {
     const chat = readChatCompletion(body);
     if (!chat) throw upstreamProtocolError(params.model.id, 'the answer has no choices');
     const usage = chat.usage ?? (await this.#countChatUsage(params, chat.content + (chat.reasoning ?? '')));
-    // Spelled out: on Node 20 a literal that spreads and then adds properties costs 1–2 µs.
+    // Spelled out: on Node 20 a literal that spreads and then adds properties takes V8's slow path.
     return { content: chat.content, reasoning: chat.reasoning, finishReason: chat.finishReason, usage, upstreamRequestId: header(headers['x-request-id']) };
   }
 

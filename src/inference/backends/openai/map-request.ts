@@ -15,7 +15,8 @@ function wireMessages(params: ChatParams) {
 
 export function chatBody(params: ChatParams, stream: boolean): Record<string, unknown> {
   // Not `{ ...sampling, model, messages }`: on Node 20 a literal that spreads and then adds
-  // properties costs 1–2 µs, this 0.06 µs (sampling holds neither key, so order is moot).
+  // properties takes V8's slow path, Object.assign does not (sampling holds neither key, so
+  // order is moot).
   const body: Record<string, unknown> = Object.assign({ model: upstreamModel(params.model), messages: wireMessages(params) }, params.sampling);
   if (Object.keys(params.options).length > 0) body.metadata = params.options;
   if (stream) {
