@@ -15,7 +15,8 @@ import { newId } from '../domain/shared/ids.js';
 import type { BlobStore } from '../storage/blobs/blob-store.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
-import type { BatchFinalizationRepository, TerminalPatch } from '../storage/db/repositories/batch-finalization.repository.js';
+import type { BatchFinalizationRepository } from '../storage/db/repositories/batch-finalization.repository.js';
+import type { TerminalPatch } from '../domain/batches/batch-stores.js';
 import type { BatchLineResultsRepository } from '../storage/db/repositories/batch-line-results.repository.js';
 
 export interface BatchFinalizerDeps {

@@ -4,11 +4,9 @@
  * (src/worker); this service only plans the shards it will lease.
  */
 import { BlobNotFoundError, type BlobStore } from '../../storage/blobs/blob-store.js';
-import type { BatchesRepository, SweptBatch } from '../../storage/db/repositories/batches.repository.js';
-import type { BatchLineResultsRepository } from '../../storage/db/repositories/batch-line-results.repository.js';
-import type { BatchFinalizationRepository, TerminalPatch } from '../../storage/db/repositories/batch-finalization.repository.js';
+import type { BatchFinalizationStore, BatchResultCounts, BatchStore, SweptBatch, TerminalPatch } from './batch-stores.js';
 import type { FileRecord } from '../files/files.types.js';
-import type { FilesRepository } from '../../storage/db/repositories/files.repository.js';
+import type { FileStore } from '../files/files.types.js';
 import type { Principal } from '../access/caller.js';
 import type { Clock } from '../shared/clock.js';
 import { AppError, isAppError } from '../shared/errors.js';
@@ -29,10 +27,10 @@ import { validateBatchInput } from './batch-validator.js';
 import { isTerminal, MAX_INPUT_BYTES, type BatchError, type BatchRecord } from './batch.types.js';
 
 export interface BatchesServiceDeps {
-  batches: BatchesRepository;
-  results: BatchLineResultsRepository;
-  finalization: BatchFinalizationRepository;
-  files: FilesRepository;
+  batches: BatchStore;
+  results: BatchResultCounts;
+  finalization: BatchFinalizationStore;
+  files: FileStore;
   blobs: BlobStore;
   clock: Clock;
   completionWindowSeconds: number;

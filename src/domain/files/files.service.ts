@@ -10,7 +10,6 @@
  */
 import type { Readable } from 'node:stream';
 import { BlobNotFoundError, BlobTooLargeError, type BlobStore } from '../../storage/blobs/blob-store.js';
-import type { FilesRepository } from '../../storage/db/repositories/files.repository.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
@@ -31,11 +30,12 @@ import {
   UploadStreamError,
   type FileListQuery,
   type FileRecord,
+  type FileStore,
   type UploadPart,
 } from './files.types.js';
 
 export interface FilesServiceDeps {
-  files: FilesRepository;
+  files: FileStore;
   blobs: BlobStore;
   clock: Clock;
   /** Whether a batch that has not ended still reads this blob. */

@@ -1,3 +1,4 @@
+import type { Page } from '../shared/pagination.js';
 /** Files: uploads (purpose `batch`) and the outputs batches write (purpose `batch_output`). */
 import type { Readable } from 'node:stream';
 
@@ -51,4 +52,22 @@ export class UploadStreamError extends Error {
     super(message, options);
     this.name = 'UploadStreamError';
   }
+}
+
+/** A deleted or expired record whose blob may still be on storage. */
+export interface RetiredFile {
+  id: string;
+  blobKey: string;
+}
+
+/** The store the files service needs; FilesRepository implements it. */
+export interface FileStore {
+  insert(file: FileRecord): Promise<void>;
+  /** Hides soft-deleted and expired records. */
+  findLive(projectId: string, id: string, nowMs: number): Promise<FileRecord | undefined>;
+  list(projectId: string, query: FileListQuery, nowMs: number): Promise<Page<FileRecord>>;
+  softDelete(projectId: string, id: string, nowMs: number): Promise<boolean>;
+  blobHasLiveRecord(blobKey: string, nowMs: number): Promise<boolean>;
+  retiredUnpurged(nowMs: number, limit: number): Promise<RetiredFile[]>;
+  markBlobPurged(blobKey: string, nowMs: number): Promise<void>;
 }

@@ -8,20 +8,13 @@ import type { Database } from '../database.js';
 import { fileRow } from './files.repository.js';
 import { dropLedger } from './batch-line-results.repository.js';
 import type { FileRecord } from '../../../domain/files/files.types.js';
-import type { BatchStatus, RequestCounts } from '../../../domain/batches/batch.types.js';
-
-export interface TerminalPatch {
-  status: Extract<BatchStatus, 'completed' | 'expired' | 'cancelled'>;
-  atMs: number;
-  counts: RequestCounts;
-  outputFileId: string | null;
-  errorFileId: string | null;
-}
+import type { BatchStatus } from '../../../domain/batches/batch.types.js';
+import type { BatchFinalizationStore, TerminalPatch } from '../../../domain/batches/batch-stores.js';
 
 const TIMESTAMP_OF = { completed: 'completed_at', expired: 'expired_at', cancelled: 'cancelled_at' } as const;
 const FINISHABLE: BatchStatus[] = ['in_progress', 'finalizing', 'cancelling'];
 
-export class BatchFinalizationRepository {
+export class BatchFinalizationRepository implements BatchFinalizationStore {
   constructor(private readonly database: Database) {}
 
   /** Batches with all shards done and no live finalization lease. */

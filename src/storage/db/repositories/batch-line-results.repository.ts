@@ -15,16 +15,12 @@ import type { Database, Tables } from '../database.js';
 import type { UsageRepository } from './usage.repository.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 import { ACTIVE_STATUSES, type LineResult } from '../../../domain/batches/batch.types.js';
+import type { BatchResultCounts, ResultCounts } from '../../../domain/batches/batch-stores.js';
 
 export interface ResultEntry {
   result: LineResult;
   /** The usage the line's calls produced, written only if this entry is the one recorded. */
   usage: readonly UsageRecord[];
-}
-
-export interface ResultCounts {
-  completed: number;
-  failed: number;
 }
 
 /** Drops a batch's line results and shards; run inside the transaction that ends the batch. */
@@ -37,7 +33,7 @@ const keyOf = (batchId: string, lineNo: number) => `${batchId}\n${lineNo}`;
 
 const PAGE = 1_000;
 
-export class BatchLineResultsRepository {
+export class BatchLineResultsRepository implements BatchResultCounts {
   constructor(
     private readonly database: Database,
     private readonly usage: UsageRepository,

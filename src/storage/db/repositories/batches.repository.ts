@@ -2,6 +2,7 @@ import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { BatchesTable, Database, Tables } from '../database.js';
 import { dropLedger } from './batch-line-results.repository.js';
 import type { Page } from '../../../domain/shared/pagination.js';
+import type { BatchStore, SweptBatch } from '../../../domain/batches/batch-stores.js';
 import {
   ACTIVE_STATUSES,
   CANCELLABLE_STATUSES,
@@ -45,13 +46,6 @@ const SHARD_INSERT_CHUNK = 200;
 /** Statuses of a batch whose creating request may still be validating its input. */
 const VALIDATION_STATUSES: BatchStatus[] = ['validating', 'cancelling'];
 
-/** A batch the validation sweep ended, with the input blob it may have been keeping alive. */
-export interface SweptBatch {
-  id: string;
-  status: 'failed' | 'cancelled';
-  inputBlobKey: string | null;
-}
-
 /** No shards planned and no heartbeat since `staleBeforeMs` (older rows: created before it). */
 const validationStale = (eb: ExpressionBuilder<Tables, 'batches'>, staleBeforeMs: number) =>
   eb.and([
@@ -60,7 +54,7 @@ const validationStale = (eb: ExpressionBuilder<Tables, 'batches'>, staleBeforeMs
   ]);
 
 /** Batch records and their status transitions; every transition is a conditional UPDATE. */
-export class BatchesRepository {
+export class BatchesRepository implements BatchStore {
   constructor(private readonly database: Database) {}
 
   async insert(batch: BatchRecord): Promise<void> {

@@ -1,7 +1,7 @@
 import type { ExpressionBuilder } from 'kysely';
 import type { Database, FilesTable, Tables } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
-import type { FileListQuery, FilePurpose, FileRecord, FileStatus } from '../../../domain/files/files.types.js';
+import type { FileListQuery, FilePurpose, FileRecord, FileStatus, FileStore, RetiredFile } from '../../../domain/files/files.types.js';
 import { ACTIVE_STATUSES } from '../../../domain/batches/batch.types.js';
 
 const toRecord = (row: FilesTable): FileRecord => ({
@@ -39,17 +39,11 @@ export const fileRow = (file: FileRecord): FilesTable => ({
 const isLive = (eb: ExpressionBuilder<Tables, 'files'>, nowMs: number) =>
   eb.and([eb('deleted_at', 'is', null), eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowMs)])]);
 
-/** A deleted or expired record whose blob may still be on storage. */
-export interface RetiredFile {
-  id: string;
-  blobKey: string;
-}
-
 /**
  * File records. Every read is scoped to a project and hides soft-deleted and expired
  * records (an expired record is read as deleted; only the janitor still sees it).
  */
-export class FilesRepository {
+export class FilesRepository implements FileStore {
   constructor(private readonly database: Database) {}
 
   async insert(file: FileRecord): Promise<void> {
