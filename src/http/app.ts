@@ -10,6 +10,7 @@ import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
+import { WORDING_KEYWORD } from './schemas/wording.js';
 
 export async function buildApp(container: Container): Promise<FastifyInstance> {
   const { config } = container;
@@ -27,7 +28,20 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     requestTimeout: 0,
     connectionTimeout: 0,
     keepAliveTimeout: 72_000,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // verbose: a refused value and its schema node ride on the error, for the domain's wording
+    // (schemas/wording.ts); `x-error` is that wording, an annotation Ajv must know in strict mode.
+    // allowUnionTypes: OpenAI's string-or-array fields are `type: ['string', 'array']`, so a
+    // fault is reported at the field, not as a failed branch of an anyOf.
+    ajv: {
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        allErrors: false,
+        verbose: true,
+        allowUnionTypes: true,
+        keywords: [WORDING_KEYWORD],
+      },
+    },
   });
 
   registerRequestContext(app, container.metrics);
