@@ -15,5 +15,8 @@ export const serializeAsBefore = { serializerCompiler: () => stringify };
 
 const acceptAll: FastifySchemaCompiler<unknown> = () => () => true;
 
-/** Request schemas not enforced by Fastify (the handler's reader is the check), responses as above. */
-export const documentOnly = { ...serializeAsBefore, validatorCompiler: acceptAll };
+/** Request schemas not enforced by Fastify: the handler's own reader is the check. */
+export const notValidated = { validatorCompiler: acceptAll };
+
+/** Both: nothing about the route's behaviour changes, only the OpenAPI document. */
+export const documentOnly = { ...serializeAsBefore, ...notValidated };

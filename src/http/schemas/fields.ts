@@ -4,7 +4,7 @@
  * the readers do (null is "not sent"). No `default` anywhere: Ajv would write it into the
  * body, and the domain decides defaults.
  */
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { worded, type Wording } from './wording.js';
 
 type Doc = {
@@ -12,7 +12,7 @@ type Doc = {
 };
 
 /** A JSON-schema node with a `type` list (`['string', 'null']`), which Ajv checks in one step. */
-export const typed = <T = unknown>(type: string | string[], rest: Record<string, unknown> = {}, wording?: Wording): TSchema => {
+export const typed = <T = unknown>(type: string | string[], rest: Record<string, unknown> = {}, wording?: Wording): TUnsafe<T> => {
   const schema = Type.Unsafe<T>({ type, ...rest });
   return wording ? worded(schema, wording) : schema;
 };

@@ -103,3 +103,12 @@ export function wordValidationIssue(issue: ValidationIssue, context: string): Wo
     `{param} ${issue.message ?? 'is invalid'}`;
   return { message: fill(template, param, data), param, code: own(wording, 'code') ?? 'invalid_request_error' };
 }
+
+/** The OpenAPI document without the wording annotations: they are this server's, not its clients'. */
+export function withoutWording<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(withoutWording) as T;
+  if (typeof node !== 'object' || node === null) return node;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) if (key !== WORDING_KEYWORD) copy[key] = withoutWording(value);
+  return copy as T;
+}

@@ -10,6 +10,8 @@ import { registerModelsRoutes } from './models.js';
 import { registerFilesRoutes } from './files.js';
 import { registerBatchesRoutes } from './batches.js';
 import { registerAudioRoutes } from './audio.js';
+import { serializeAsBefore } from '../../schemas/document-only.js';
+import { OpenApiDocument } from '../../schemas/ops.js';
 
 const OPENAPI_PATH = '/v1/openapi.json';
 
@@ -21,7 +23,7 @@ export const v1Routes: FastifyPluginAsync<{ container: Container }> = async (sco
     publicPaths: new Set([OPENAPI_PATH]),
   });
 
-  scope.get('/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
+  scope.get('/openapi.json', { schema: { hide: true, response: { 200: OpenApiDocument } }, ...serializeAsBefore }, async () => scope.swagger());
 
   // Route modules register here, one line each.
   registerChatCompletionsRoute(scope, container);
