@@ -23,11 +23,15 @@ const ONLY_TEXT = '{param} must be "text"; only text content is supported';
 
 const PartType = typed('string', { enum: ['text', 'input_text', 'output_text'] }, { default: ONLY_TEXT, missing: ONLY_TEXT });
 
-/** The part's type is checked first (in allOf, which Ajv runs before `required`), as the domain does. */
+/**
+ * The part's type is checked first (in allOf, which Ajv runs before `required`), as the
+ * domain does; the allOf branch has no `type` of its own, so a part that is not an object
+ * fails on the outer one.
+ */
 const TextPart = typed(
   'object',
   {
-    allOf: [{ type: 'object', required: ['type'], properties: { type: PartType } }],
+    allOf: [{ required: ['type'], properties: { type: PartType } }],
     required: ['text'],
     properties: { type: PartType, text: typed('string', {}, { default: '{param} must be a string', missing: '{param} must be a string' }) },
   },
@@ -65,7 +69,7 @@ export const ChatCompletionBody = JsonBody(
   {
     model: RequiredString({ description: 'a model id from GET /v1/models' }),
     messages: typed('array', { minItems: 1, items: ChatMessageIn }, { default: '{param} must be a non-empty array', null: '{param} is required' }),
-    n: OptionalInteger(1, { description: 'only 1 is supported' }, { maximum: 'n must be 1; only one choice per request is supported' }),
+    n: OptionalInteger(1, { maximum: 1, description: 'only 1 is supported' }, { maximum: 'n must be 1; only one choice per request is supported' }),
     tools: Refused({ type: 'array', minItems: 1 }, 'tools are not supported', { description: 'not supported; an empty list is accepted' }),
     stream: OptionalBoolean({ description: 'true: server-sent events of chat.completion.chunk objects' }),
     stream_options: OptionalObject({ properties: { include_usage: OptionalBoolean() } }),

@@ -31,7 +31,7 @@ export const OptionalNumber = (min: number, max: number, doc: Doc = {}) =>
     typed<number | null>(['number', 'null'], { minimum: min, maximum: max, ...doc }, { default: `{param} must be a number between ${min} and ${max}` }),
   );
 
-export const OptionalInteger = (min: number, doc: Doc = {}, wording: Wording = {}) =>
+export const OptionalInteger = (min: number, doc: Doc & { maximum?: number } = {}, wording: Wording = {}) =>
   Type.Optional(
     typed<number | null>(
       ['integer', 'null'],

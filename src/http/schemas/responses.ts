@@ -16,11 +16,11 @@ import {
 
 const ItemType = typed('string', { const: 'message' }, { default: '{param} must be "message"; only message items are supported' });
 
-/** A message item; its `type` is checked first (in allOf, which Ajv runs before `required`), as the domain does. */
+/** A message item; its `type` is checked first (in allOf, which Ajv runs before `required`; see TextPart), as the domain does. */
 const InputItem = typed(
   'object',
   {
-    allOf: [{ type: 'object', properties: { type: ItemType } }],
+    allOf: [{ properties: { type: ItemType } }],
     required: ['role', 'content'],
     properties: { type: Type.Optional(ItemType), ...messageProperties },
   },
@@ -55,7 +55,8 @@ export const ResponsesBody = JsonBody(
     }),
     instructions: OptionalString({ description: 'a leading system message; for zero-shot models, the candidate labels' }),
     max_output_tokens: OptionalInteger(1),
-    max_tokens: OptionalInteger(1, { description: 'read when max_output_tokens is absent' }),
+    // Not typed: the domain reads it only when max_output_tokens is absent, and ignores it otherwise.
+    max_tokens: Type.Optional(Type.Unsafe<unknown>({ description: 'an integer of at least 1, read when max_output_tokens is absent' })),
     truncation: OptionalString({ enum: ['auto', 'disabled', null] }, { enum: 'truncation must be "auto" or "disabled"' }),
     reasoning: OptionalObject({ properties: { effort: OptionalString() } }),
     temperature: OptionalNumber(0, 2),
