@@ -10,6 +10,22 @@ import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
+import { WORDING_KEYWORD, withoutWording } from './schemas/wording.js';
+
+/**
+ * verbose: a refused value and its schema node ride on the error, for the domain's wording
+ * (schemas/wording.ts); `x-error` is that wording, an annotation Ajv must know in strict
+ * mode. allowUnionTypes: OpenAI's string-or-array fields are `type: ['string', 'array']`,
+ * so a fault is reported at the field, not as a failed branch of an anyOf.
+ */
+export const AJV_OPTIONS = {
+  coerceTypes: false,
+  removeAdditional: false,
+  allErrors: false,
+  verbose: true,
+  allowUnionTypes: true,
+  keywords: [WORDING_KEYWORD],
+};
 
 export async function buildApp(container: Container): Promise<FastifyInstance> {
   const { config } = container;
@@ -27,7 +43,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     requestTimeout: 0,
     connectionTimeout: 0,
     keepAliveTimeout: 72_000,
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: { customOptions: AJV_OPTIONS },
   });
 
   registerRequestContext(app, container.metrics);
@@ -41,11 +57,14 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   });
   await app.register(swagger, {
     openapi: {
+      // 3.1: schemas are JSON Schema, so `type: ['string', 'null']` is valid as written.
+      openapi: '3.1.0',
       info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, batch and decision API' },
       servers: [{ url: '/' }],
       components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
       security: [{ ApiKey: [] }],
     },
+    transformObject: (document) => withoutWording('openapiObject' in document ? document.openapiObject : document.swaggerObject),
   });
 
   registerOpsRoutes(app, container);

@@ -7,6 +7,7 @@
  */
 import type { FastifyError } from 'fastify';
 import { AppError, type ErrorKind } from '../domain/shared/errors.js';
+import { wordValidationIssue, type ValidationIssue } from './schemas/wording.js';
 
 const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
@@ -64,19 +65,8 @@ const INTERNAL: AppError = new AppError('internal', 'Internal server error', { c
 /** Translates Fastify's own errors (parsing, limits, schema validation) into AppErrors. */
 export function fastifyErrorToApp(error: FastifyError): AppError | null {
   if (error.validation && error.validation.length > 0) {
-    const first = error.validation[0]!;
-    const params = first.params as Record<string, unknown>;
-    const missing = typeof params.missingProperty === 'string' ? params.missingProperty : null;
-    const extra = typeof params.additionalProperty === 'string' ? params.additionalProperty : null;
-    const pathParts = first.instancePath.split('/').filter(Boolean);
-    if (missing ?? extra) pathParts.push((missing ?? extra)!);
-    const param = pathParts.length > 0 ? pathParts.join('.') : null;
-    const context = error.validationContext ?? 'body';
-    const where = context === 'body' ? '' : `${context} `;
-    let message = `${where}${param ?? `request ${context}`} ${first.message ?? 'is invalid'}`;
-    if (missing) message = `${missing} is required`;
-    else if (extra) message = `Unrecognized request argument supplied: ${param}`;
-    return new AppError('invalid_request', message, { param, code: 'invalid_request_error' });
+    const { message, param, code } = wordValidationIssue(error.validation[0] as ValidationIssue, error.validationContext ?? 'body');
+    return new AppError('invalid_request', message, { param, code });
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -43,7 +43,7 @@ function readInputs(body: Body): { inputs: string[]; listed: boolean } {
   return { inputs: input as string[], listed: true };
 }
 
-function parseEmbeddingsRequest(raw: unknown): EmbeddingsRequest {
+export function parseEmbeddingsRequest(raw: unknown): EmbeddingsRequest {
   const body = requireObject(raw);
   const model = requiredString(body, 'model');
   const { inputs, listed } = readInputs(body);

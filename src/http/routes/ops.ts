@@ -1,17 +1,19 @@
 /** Liveness, readiness and Prometheus metrics: outside /v1, no API key. */
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../container.js';
+import { serializeAsBefore } from '../schemas/document-only.js';
+import { Health, MetricsText, Readiness } from '../schemas/ops.js';
 
 export function registerOpsRoutes(app: FastifyInstance, container: Container): void {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { hide: true, response: { 200: Health } }, ...serializeAsBefore }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+  app.get('/readyz', { schema: { hide: true, response: { 200: Readiness, 503: Readiness } }, ...serializeAsBefore }, async (request, reply) => {
     const readiness = await container.readiness();
     if (!readiness.ready) request.log.warn({ readiness }, 'not ready');
     return reply.code(readiness.ready ? 200 : 503).send({ status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks });
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/metrics', { schema: { hide: true, response: { 200: MetricsText } }, ...serializeAsBefore }, async (_request, reply) => {
     const body = await container.metrics.registry.metrics();
     return reply.type(container.metrics.registry.contentType).send(body);
   });

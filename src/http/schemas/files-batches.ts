@@ -1,5 +1,13 @@
-/** Wire schemas of the Files and Batch APIs (OpenAI shapes, snake_case), for docs and serialization. */
+/**
+ * Wire schemas of the Files and Batch APIs (OpenAI shapes, snake_case), for docs and
+ * serialization, and their requests. The upload form and the create-batch body are
+ * documented, not validated by Fastify: the upload is read part by part as it streams, and
+ * every refused create must still be recorded as a failed batch by the service.
+ */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { BATCH_ENDPOINTS, COMPLETION_WINDOW } from '../../domain/batches/batch.types.js';
+import { FILE_PURPOSES, MAX_UPLOAD_BYTES } from '../../domain/files/files.types.js';
+import { typed } from './fields.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const UnixSeconds = Type.Integer({ description: 'Unix timestamp, seconds' });
@@ -65,10 +73,13 @@ export const BatchList = ListOf(BatchObject);
 export const FileIdParams = Type.Object({ file_id: Type.String() });
 export const BatchIdParams = Type.Object({ batch_id: Type.String() });
 
-/** Query strings are read as text and checked by hand, so that a bad `limit` is `invalid_limit`. */
+const choice = (values: readonly string[], param: string, code: string, description: string) =>
+  Type.Optional(typed<string>('string', { enum: values, description }, { default: `${param} must be one of ${values.join(', ')}`, code }));
+
+/** `limit` is read as text and checked by hand (readLimit), so that a bad one is `invalid_limit`. */
 export const FileListQuery = Type.Object({
-  purpose: Type.Optional(Type.String({ description: '`batch` or `batch_output`' })),
-  order: Type.Optional(Type.String({ description: '`desc` (default) or `asc`, by created_at' })),
+  purpose: choice(FILE_PURPOSES, 'purpose', 'invalid_purpose', 'only files of this purpose'),
+  order: choice(['asc', 'desc'], 'order', 'invalid_request_error', '`desc` (default) or `asc`, by created_at'),
   after: Type.Optional(Type.String({ description: 'a file id: the `last_id` of the previous page' })),
   limit: Type.Optional(Type.String({ description: 'integer 1..10000, default 10000' })),
 });
@@ -77,3 +88,21 @@ export const BatchListQuery = Type.Object({
   after: Type.Optional(Type.String({ description: 'a batch id: the `last_id` of the previous page' })),
   limit: Type.Optional(Type.String({ description: 'integer 1..100, default 20' })),
 });
+
+export const FileUploadForm = Type.Object({
+  purpose: Type.Literal('batch', { description: 'before or after the file; a bad purpose before it is refused before the file is read' }),
+  file: Type.String({ format: 'binary', description: `a .jsonl file of at most ${MAX_UPLOAD_BYTES / 1024 / 1024} MB` }),
+});
+
+/** Served as stored, streamed. */
+export const FileContent = { content: { 'application/jsonl': { schema: Type.String({ description: 'the file, one JSON object a line' }) } } };
+
+export const BatchCreateBody = Type.Object(
+  {
+    input_file_id: Type.String({ description: 'an uploaded file of purpose batch' }),
+    endpoint: Type.Union(BATCH_ENDPOINTS.map((e) => Type.Literal(e)), { description: 'the url every line of the file uses' }),
+    completion_window: Type.Optional(Type.Literal(COMPLETION_WINDOW)),
+    metadata: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
+  },
+  { description: 'A refused request is still recorded, as a failed batch carrying the error.' },
+);

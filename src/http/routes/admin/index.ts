@@ -3,23 +3,26 @@
  * authenticated by `Authorization: Bearer $SLUICE_ADMIN_TOKEN`.
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Container } from '../../../container.js';
 import { AppError, invalidRequest } from '../../../domain/shared/errors.js';
 import { secretsEqual } from '../../../domain/auth/api-keys.js';
 import { usdToMicros } from '../../../domain/shared/money.js';
 import { readLimit, toListPage } from '../../../domain/shared/pagination.js';
+import { serializeAsBefore } from '../../schemas/document-only.js';
+import {
+  ApiKeyList,
+  ApiKeyObject,
+  CreditsBody,
+  IdParams,
+  NameBody,
+  NewApiKey,
+  OptionalNameBody,
+  ProjectObject,
+  UsageList,
+  UsageQuery,
+} from '../../schemas/admin.js';
 import { keyToWire, projectToWire, usageToWire } from './mappers.js';
-
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
-const NameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
-const OptionalNameBody = Type.Object(
-  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
-  { additionalProperties: false },
-);
-const CreditsBody = Type.Object({ amount_usd: Type.Number() }, { additionalProperties: false });
-const UsageQuery = Type.Object({ limit: Type.Optional(Type.String()), after: Type.Optional(Type.String()) });
 
 function registerAdminAuth(scope: FastifyInstance, token: string): void {
   scope.addHook('onRequest', async (request) => {
@@ -37,16 +40,17 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
   registerAdminAuth(scope, container.config.adminToken!);
   const tags = ['admin'];
 
-  scope.post('/projects', { schema: { tags, body: NameBody } }, async (request) =>
+  scope.post('/projects', { schema: { tags, body: NameBody, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>
     projectToWire(await projects.createProject(request.body.name)),
   );
 
-  scope.get('/projects/:id', { schema: { tags, params: IdParams } }, async (request) =>
+  scope.get('/projects/:id', { schema: { tags, params: IdParams, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>
     projectToWire(await projects.getProject(request.params.id)),
   );
 
   const keysRoute = {
-    schema: { tags, params: IdParams, body: OptionalNameBody },
+    schema: { tags, params: IdParams, body: OptionalNameBody, response: { 200: NewApiKey } },
+    ...serializeAsBefore,
     // No body at all is a key named "default", as in the CLI.
     preValidation: async (request: FastifyRequest) => {
       request.body ??= {};
@@ -57,22 +61,24 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
     return { ...keyToWire(record), key };
   });
 
-  scope.get('/projects/:id/keys', { schema: { tags, params: IdParams } }, async (request) => {
+  scope.get('/projects/:id/keys', { schema: { tags, params: IdParams, response: { 200: ApiKeyList } }, ...serializeAsBefore }, async (request) => {
     const keys = await projects.listKeys(request.params.id);
-    return { object: 'list', data: keys.map(keyToWire) };
+    return { object: 'list' as const, data: keys.map(keyToWire) };
   });
 
-  scope.post('/keys/:id/revoke', { schema: { tags, params: IdParams } }, async (request) =>
+  scope.post('/keys/:id/revoke', { schema: { tags, params: IdParams, response: { 200: ApiKeyObject } }, ...serializeAsBefore }, async (request) =>
     keyToWire(await projects.revokeKey(request.params.id)),
   );
 
-  scope.post('/projects/:id/credits', { schema: { tags, params: IdParams, body: CreditsBody } }, async (request) => {
+  const creditsSchema = { tags, params: IdParams, body: CreditsBody, response: { 200: ProjectObject } };
+  scope.post('/projects/:id/credits', { schema: creditsSchema, ...serializeAsBefore }, async (request) => {
     const micros = usdToMicros(request.body.amount_usd);
     if (!Number.isSafeInteger(micros)) throw invalidRequest('amount_usd is out of range', 'amount_usd');
     return projectToWire(await projects.grantCredits(request.params.id, micros));
   });
 
-  scope.get('/projects/:id/usage', { schema: { tags, params: IdParams, querystring: UsageQuery } }, async (request) => {
+  const usageSchema = { tags, params: IdParams, querystring: UsageQuery, response: { 200: UsageList } };
+  scope.get('/projects/:id/usage', { schema: usageSchema, ...serializeAsBefore }, async (request) => {
     const limit = readLimit(request.query.limit, 100, 20);
     const page = await projects.listUsage(request.params.id, limit, request.query.after);
     return toListPage(page, usageToWire);

@@ -7,7 +7,7 @@ import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 
 export const projectToWire = (p: Project) => ({
   id: p.id,
-  object: 'project',
+  object: 'project' as const,
   name: p.name,
   balance_usd: microsToUsd(p.balanceMicros),
   created_at: toUnixSeconds(p.createdAtMs),
@@ -15,7 +15,7 @@ export const projectToWire = (p: Project) => ({
 
 export const keyToWire = (k: ApiKeyRecord) => ({
   id: k.id,
-  object: 'api_key',
+  object: 'api_key' as const,
   project_id: k.projectId,
   name: k.name,
   prefix: k.prefix,
@@ -26,7 +26,7 @@ export const keyToWire = (k: ApiKeyRecord) => ({
 
 export const usageToWire = (u: UsageRecord) => ({
   id: u.id,
-  object: 'usage_record',
+  object: 'usage_record' as const,
   project_id: u.projectId,
   key_id: u.keyId,
   model: u.model,

@@ -17,6 +17,9 @@ import type { AudioUpload, TranscriptionService } from '../../../domain/audio/tr
 import { MAX_AUDIO_BYTES, type AudioTask } from '../../../domain/audio/transcription-request.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { clientAbortSignal } from '../../sse.js';
+import { documentOnly } from '../../schemas/document-only.js';
+import { TranscriptionForm, TranscriptionResponse, TranslationForm } from '../../schemas/audio.js';
+import type { TSchema } from '@sinclair/typebox';
 
 const tooLarge = () =>
   new AppError('payload_too_large', `Audio file is too large: the limit is ${MAX_AUDIO_BYTES / 1024 / 1024} MB`, {
@@ -78,11 +81,18 @@ async function audioScope(scope: FastifyInstance, { container }: { container: Co
   scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
   await scope.register(multipart, { limits: { fileSize: MAX_AUDIO_BYTES, files: 2, fields: 32, parts: 40, fieldSize: 64 * 1024 } });
   const service = container.transcription;
-  const schema = (summary: string) => ({ tags: ['audio'], summary, consumes: ['multipart/form-data'] });
-  scope.post('/audio/transcriptions', { schema: schema('Transcribe audio (multipart: file, model, …)') }, (request, reply) =>
+  // The form is read as it streams (readForm), so the body schema documents and does not validate.
+  const schema = (summary: string, body: TSchema) => ({
+    tags: ['audio'],
+    summary,
+    consumes: ['multipart/form-data'],
+    body,
+    response: { 200: TranscriptionResponse },
+  });
+  scope.post('/audio/transcriptions', { schema: schema('Transcribe audio', TranscriptionForm), ...documentOnly }, (request, reply) =>
     handle(service, 'transcribe', request, reply),
   );
-  scope.post('/audio/translations', { schema: schema('Translate audio to English text (multipart: file, model, …)') }, (request, reply) =>
+  scope.post('/audio/translations', { schema: schema('Translate audio to English text', TranslationForm), ...documentOnly }, (request, reply) =>
     handle(service, 'translate', request, reply),
   );
 }

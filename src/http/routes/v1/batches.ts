@@ -7,7 +7,8 @@ import { toListPage } from '../../../domain/shared/pagination.js';
 import { principalOf } from '../../auth/caller-auth.js';
 import { batchWire } from '../../mappers/files-batches.js';
 import { readLimit } from '../../../domain/shared/pagination.js';
-import { BatchIdParams, BatchList, BatchListQuery, BatchObject } from '../../schemas/files-batches.js';
+import { notValidated } from '../../schemas/document-only.js';
+import { BatchCreateBody, BatchIdParams, BatchList, BatchListQuery, BatchObject } from '../../schemas/files-batches.js';
 
 const tags = ['batches'];
 
@@ -20,10 +21,11 @@ export function registerBatchesRoutes(scope: FastifyInstance, container: Contain
       schema: {
         tags,
         summary: 'Create a batch over an uploaded .jsonl file',
-        // No type here: every body reaches the service, which answers with the spec's messages.
-        body: { description: 'object: input_file_id, endpoint (/v1/chat/completions), completion_window (24h), metadata' },
+        body: BatchCreateBody,
         response: { 200: BatchObject },
       },
+      // Every body reaches the service, which answers with the spec's messages and records the refusal.
+      ...notValidated,
     },
     async (request) => batchWire(await batches.create(principalOf(request), request.body)),
   );

@@ -3,13 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import { CHAT_ROUTE } from '../../../domain/inference/chat-completions.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
-import { ChatCompletionObject } from '../../schemas/chat-completions.js';
+import { ChatCompletionBody, ChatCompletionObject } from '../../schemas/chat-completions.js';
 import { clientAbortSignal, sendSse } from '../../sse.js';
 
 const schema = {
   tags: ['inference'],
   summary: 'Create a chat completion (OpenAI-compatible; `stream: true` for SSE)',
-  body: { type: 'object', description: 'model, messages, metadata (model options), sampling parameters, stream' },
+  body: ChatCompletionBody,
   response: { 200: ChatCompletionObject },
 };
 

@@ -3,17 +3,20 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import { EMBEDDINGS_ROUTE } from '../../../domain/inference/embeddings.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
+import { serializeAsBefore } from '../../schemas/document-only.js';
+import { EmbeddingList, EmbeddingsBody } from '../../schemas/embeddings.js';
 import { clientAbortSignal } from '../../sse.js';
 
 const schema = {
   tags: ['inference'],
   summary: 'Create embeddings (one vector per input)',
-  body: { type: 'object', description: 'model, input (string or array of strings), encoding_format (float|base64), dimensions' },
+  body: EmbeddingsBody,
+  response: { 200: EmbeddingList },
 };
 
 export function registerEmbeddingsRoute(scope: FastifyInstance, container: Container): void {
   const service = container.inference.embeddings;
-  scope.post('/embeddings', { schema }, async (request, reply) =>
+  scope.post('/embeddings', { schema, ...serializeAsBefore }, async (request, reply) =>
     service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: EMBEDDINGS_ROUTE }),
   );
 }

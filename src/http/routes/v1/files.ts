@@ -22,7 +22,8 @@ import { toListPage } from '../../../domain/shared/pagination.js';
 import { principalOf } from '../../auth/caller-auth.js';
 import { fileWire, readChoice } from '../../mappers/files-batches.js';
 import { readLimit } from '../../../domain/shared/pagination.js';
-import { DeletedFile, FileIdParams, FileList, FileListQuery, FileObject } from '../../schemas/files-batches.js';
+import { notValidated, serializeAsBefore } from '../../schemas/document-only.js';
+import { DeletedFile, FileContent, FileIdParams, FileList, FileListQuery, FileObject, FileUploadForm } from '../../schemas/files-batches.js';
 
 const tags = ['files'];
 
@@ -82,7 +83,17 @@ async function filesScope(scope: FastifyInstance, { container }: { container: Co
 
   scope.post(
     '/files',
-    { schema: { tags, summary: 'Upload a .jsonl file (multipart: purpose=batch, file)', response: { 200: FileObject } } },
+    {
+      schema: {
+        tags,
+        summary: 'Upload a .jsonl file',
+        consumes: ['multipart/form-data'],
+        body: FileUploadForm,
+        response: { 200: FileObject },
+      },
+      // Read part by part as it streams (uploadParts): the form schema documents it.
+      ...notValidated,
+    },
     (request, reply) => upload(container, request, reply),
   );
 
@@ -109,7 +120,10 @@ async function filesScope(scope: FastifyInstance, { container }: { container: Co
 
   scope.get<{ Params: Static<typeof FileIdParams> }>(
     '/files/:file_id/content',
-    { schema: { tags, summary: 'Download a file (application/jsonl, streamed)', params: FileIdParams } },
+    {
+      schema: { tags, summary: 'Download a file (application/jsonl, streamed)', params: FileIdParams, response: { 200: FileContent } },
+      ...serializeAsBefore,
+    },
     async (request, reply) => {
       const { file, body } = await files.openContent(principalOf(request).projectId, request.params.file_id);
       const asciiName = file.filename.replace(/[^\x20-\x7e]|["\\]/g, '_');

@@ -11,6 +11,8 @@ import { registerModelsRoutes } from './models.js';
 import { registerFilesRoutes } from './files.js';
 import { registerBatchesRoutes } from './batches.js';
 import { registerAudioRoutes } from './audio.js';
+import { serializeAsBefore } from '../../schemas/document-only.js';
+import { OpenApiDocument } from '../../schemas/ops.js';
 
 /** Route modules register here, one line each. */
 export const V1_ROUTE_MODULES: readonly RouteModule[] = [
@@ -26,7 +28,7 @@ export const V1_ROUTE_MODULES: readonly RouteModule[] = [
 
 export const v1Routes: FastifyPluginAsync<{ container: Container }> = async (scope, { container }) => {
   // Public: outside the authenticated scope below.
-  scope.get('/openapi.json', { schema: { hide: true } }, async () => scope.swagger());
+  scope.get('/openapi.json', { schema: { hide: true, response: { 200: OpenApiDocument } }, ...serializeAsBefore }, async () => scope.swagger());
   await scope.register(apiScope, {
     container,
     strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),

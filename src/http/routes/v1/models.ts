@@ -3,6 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import type { ModelConfig } from '../../../config/schema.js';
 import { notFound } from '../../../domain/shared/errors.js';
+import { serializeAsBefore } from '../../schemas/document-only.js';
+import { ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
 
 /** Catalog models have no creation date of their own; a fixed one keeps answers stable. */
 const CREATED = 1_767_225_600; // 2026-01-01T00:00:00Z
@@ -12,10 +14,10 @@ const modelWire = (model: ModelConfig) => ({ id: model.id, object: 'model', crea
 export function registerModelsRoutes(scope: FastifyInstance, container: Container): void {
   const { registry } = container;
   const list = { object: 'list', data: registry.list().map(modelWire) };
-  scope.get('/models', { schema: { tags: ['models'], summary: 'List models' } }, async () => list);
+  scope.get('/models', { schema: { tags: ['models'], summary: 'List models', response: { 200: ModelList } }, ...serializeAsBefore }, async () => list);
   scope.get<{ Params: { id: string } }>(
     '/models/:id',
-    { schema: { tags: ['models'], summary: 'Retrieve a model', params: { type: 'object', properties: { id: { type: 'string' } } } } },
+    { schema: { tags: ['models'], summary: 'Retrieve a model', params: ModelIdParams, response: { 200: ModelObject } }, ...serializeAsBefore },
     async (request) => {
       const model = registry.find(request.params.id);
       if (!model) throw notFound(`The model \`${request.params.id}\` does not exist`, 'model_not_found', 'model');

@@ -3,17 +3,20 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import { MODERATIONS_ROUTE } from '../../../domain/inference/moderations.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
+import { serializeAsBefore } from '../../schemas/document-only.js';
+import { ModerationResponse, ModerationsBody } from '../../schemas/moderations.js';
 import { clientAbortSignal } from '../../sse.js';
 
 const schema = {
   tags: ['inference'],
   summary: 'Classify text against the 13 moderation categories',
-  body: { type: 'object', description: 'input (string, array of strings, or text parts), model (optional)' },
+  body: ModerationsBody,
+  response: { 200: ModerationResponse },
 };
 
 export function registerModerationsRoute(scope: FastifyInstance, container: Container): void {
   const service = container.inference.moderations;
-  scope.post('/moderations', { schema }, async (request, reply) =>
+  scope.post('/moderations', { schema, ...serializeAsBefore }, async (request, reply) =>
     service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: MODERATIONS_ROUTE }),
   );
 }

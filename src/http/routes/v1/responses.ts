@@ -3,17 +3,20 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import { RESPONSES_ROUTE } from '../../../domain/inference/responses.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
+import { serializeAsBefore } from '../../schemas/document-only.js';
+import { ResponseObject, ResponsesBody } from '../../schemas/responses.js';
 import { clientAbortSignal } from '../../sse.js';
 
 const schema = {
   tags: ['inference'],
   summary: 'Create a model response (OpenAI Responses shape)',
-  body: { type: 'object', description: 'model, input, instructions, max_output_tokens, metadata, temperature, top_p, truncation' },
+  body: ResponsesBody,
+  response: { 200: ResponseObject },
 };
 
 export function registerResponsesRoute(scope: FastifyInstance, container: Container): void {
   const service = container.inference.responses;
-  scope.post('/responses', { schema }, async (request, reply) =>
+  scope.post('/responses', { schema, ...serializeAsBefore }, async (request, reply) =>
     service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: RESPONSES_ROUTE }),
   );
 }

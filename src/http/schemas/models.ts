@@ -1,0 +1,13 @@
+/** GET /v1/models and /v1/models/{id}: OpenAI's model-list shape. */
+import { Type } from '@sinclair/typebox';
+
+export const ModelIdParams = Type.Object({ id: Type.String({ description: 'a model id' }) });
+
+export const ModelObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('model'),
+  created: Type.Integer({ description: 'Unix timestamp, seconds (fixed: catalog models have no date of their own)' }),
+  owned_by: Type.String(),
+});
+
+export const ModelList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ModelObject) });

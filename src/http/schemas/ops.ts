@@ -1,0 +1,13 @@
+/** The operations routes (hidden from the OpenAPI document, which is for API clients). */
+import { Type } from '@sinclair/typebox';
+
+export const Health = Type.Object({ status: Type.Literal('ok') });
+
+export const Readiness = Type.Object({
+  status: Type.String({ description: '`ready` (200) or `not_ready` (503)' }),
+  checks: Type.Record(Type.String(), Type.String()),
+});
+
+export const MetricsText = Type.String({ description: 'Prometheus text exposition format' });
+
+export const OpenApiDocument = Type.Object({}, { additionalProperties: true, description: 'this document' });
