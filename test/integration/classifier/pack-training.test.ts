@@ -5,7 +5,7 @@
  * trained heads, the trained head replacing zero-shot scores on the route's engine, and
  * calibration lowering the ECE of a deliberately over-confident head.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -104,5 +104,30 @@ describe('sluice packs train (in process)', () => {
     expect(Object.keys(report.thresholds!).sort()).toEqual(['harassment', 'illicit', 'violence']);
     expect(report.before.bins.reduce((n, b) => n + b.count, 0)).toBe(report.before.pairs);
     void pack;
+  });
+
+  it('recomputes the label-embedding cache when the backbone changes, and only then', async () => {
+    const model = config.models['zlm-v1-moderation-edge']!;
+    const events: string[] = [];
+    await backend.packs.assemble(model, (e) => events.push(`${e.set}:${e.outcome}`));
+    expect(events).toEqual(['moderation:hit', 'unsafe:hit']);
+    // New weights in the backbone's directory: a different fingerprint. Heads trained on
+    // the old backbone are refused until retrained.
+    buildBertEncoder(path.join(modelsDir, 'all-minilm-l6-v2'), wordPieceTokenizer(Object.values(MARKERS)), undefined, 12);
+    const fresh = new OnnxBackend(config.runtimes, pino({ level: 'silent' }), {}, config.models);
+    const file = path.join(modelsDir, 'zlm-v1-moderation-edge', 'pack.json');
+    const trained = readFileSync(file, 'utf8');
+    try {
+      writeFileSync(file, JSON.stringify({ ...JSON.parse(trained), heads: {} }));
+      events.length = 0;
+      await fresh.packs.assemble(model, (e) => events.push(`${e.set}:${e.outcome}`));
+      expect(events).toEqual(['moderation:computed', 'unsafe:computed']);
+      writeFileSync(file, trained);
+      await expect(fresh.packs.pack(model)).rejects.toThrow(
+        /^Model zlm-v1-moderation-edge cannot be loaded: zlm-v1-moderation-edge\/heads\/moderation-\w+\.json: key backbone: the head was trained on another backbone; run `sluice packs train` again$/,
+      );
+    } finally {
+      await fresh.close();
+    }
   });
 });
