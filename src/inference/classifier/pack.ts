@@ -20,6 +20,7 @@ export interface Backbone {
   embed(texts: readonly string[], signal?: AbortSignal): Promise<{ vectors: Float32Array[]; tokens: number }>;
   /** Whether the tokenizer knows `word` as a whole token (word splitting of domains). */
   hasWord(word: string): boolean;
+  countTokens(text: string): number;
 }
 
 export interface SetScores {

@@ -127,6 +127,20 @@ describe('zlm-v1-iab-domain-classifier', () => {
   });
 });
 
+describe('context length', () => {
+  it('counts tokens with the backbone tokenizer: the domain classifier refuses more than 100', async () => {
+    const long = `https://example.com/${Array.from({ length: 120 }, () => 'news').join('/')}`;
+    const res = await call(server.baseUrl, 'POST', '/v1/chat/completions', {
+      key,
+      body: { model: 'zlm-v1-iab-domain-classifier', messages: [{ role: 'user', content: long }] },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('context_length_exceeded');
+    // The words the backbone reads: [CLS] example news ×120 [SEP].
+    expect(res.body.error.message).toBe('Input exceeds max_tokens (100) for model: zlm-v1-iab-domain-classifier (the input has 123 tokens)');
+  });
+});
+
 describe('POST /v1/moderations (zlm-v1-moderation-edge)', () => {
   it('answers all 13 categories in order, decisions from the thresholds, flagged from them', async () => {
     const res = await call(server.baseUrl, 'POST', '/v1/moderations', { key, body: { input: ['hello world', 'I will hurt you'] } });

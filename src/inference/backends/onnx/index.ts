@@ -115,6 +115,10 @@ export class OnnxBackend implements InferenceBackend {
   }
 
   async countTokens(model: ModelConfig, text: string): Promise<number> {
+    if (isPackModel(model.id)) {
+      const pack = await this.#pack(model, undefined);
+      return pack.backbone.countTokens(packText(pack, text));
+    }
     return this.#use(model, undefined, null, async (engine) => engine.countTokens(text));
   }
 

@@ -153,6 +153,7 @@ export class PackHost {
       dim,
       embed: (texts, signal) => embed(backbone, texts, signal),
       hasWord: (word) => tokenizer.idOf(word) !== undefined,
+      countTokens: (text) => tokenizer.count(text),
     };
   }
 }
