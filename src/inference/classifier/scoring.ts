@@ -22,24 +22,39 @@ export interface LinearHead {
   bias: Float32Array;
 }
 
-/** out[r] = Σ_d m[r, d] · x[d]; one pass over the matrix, four accumulators for the JIT. */
+/**
+ * out[r] = Σ_d m[r, d] · x[d]: one pass over the matrix, four rows at a time so each
+ * x[d] is loaded once per four rows (the JIT keeps the four sums in registers).
+ */
 export function matVec(m: Matrix, x: Float32Array, out: Float32Array = new Float32Array(m.rows)): Float32Array {
-  const { dim, data } = m;
+  const { rows, dim, data } = m;
   if (x.length !== dim) throw new Error(`vector has ${x.length} dimensions, the matrix ${dim}`);
-  for (let r = 0, base = 0; r < m.rows; r++, base += dim) {
-    let a = 0;
-    let b = 0;
-    let c = 0;
-    let e = 0;
-    let d = 0;
-    for (; d + 3 < dim; d += 4) {
-      a += data[base + d]! * x[d]!;
-      b += data[base + d + 1]! * x[d + 1]!;
-      c += data[base + d + 2]! * x[d + 2]!;
-      e += data[base + d + 3]! * x[d + 3]!;
+  let r = 0;
+  for (; r + 3 < rows; r += 4) {
+    const b0 = r * dim;
+    const b1 = b0 + dim;
+    const b2 = b1 + dim;
+    const b3 = b2 + dim;
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    for (let d = 0; d < dim; d++) {
+      const v = x[d]!;
+      s0 += data[b0 + d]! * v;
+      s1 += data[b1 + d]! * v;
+      s2 += data[b2 + d]! * v;
+      s3 += data[b3 + d]! * v;
     }
-    for (; d < dim; d++) a += data[base + d]! * x[d]!;
-    out[r] = a + b + c + e;
+    out[r] = s0;
+    out[r + 1] = s1;
+    out[r + 2] = s2;
+    out[r + 3] = s3;
+  }
+  for (; r < rows; r++) {
+    let s = 0;
+    for (let d = 0; d < dim; d++) s += data[r * dim + d]! * x[d]!;
+    out[r] = s;
   }
   return out;
 }

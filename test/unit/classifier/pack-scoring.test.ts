@@ -30,9 +30,15 @@ describe('pack manifest validation', () => {
 });
 
 describe('scoring', () => {
-  it('matVec is the matrix-vector product', () => {
+  it('matVec is the matrix-vector product, for row counts on and off its block of four', () => {
     const m = { rows: 2, dim: 5, data: Float32Array.from([1, 2, 3, 4, 5, -1, 0, 0, 0, 1]) };
     expect(Array.from(matVec(m, Float32Array.from([1, 1, 1, 1, 2])))).toEqual([20, 1]);
+    const rows = 7;
+    const dim = 3;
+    const data = Float32Array.from({ length: rows * dim }, (_, i) => (i % 5) - 2);
+    const x = Float32Array.from([1, -2, 0.5]);
+    const expected = Array.from({ length: rows }, (_, r) => data[r * 3]! * 1 + data[r * 3 + 1]! * -2 + data[r * 3 + 2]! * 0.5);
+    expect(Array.from(matVec({ rows, dim, data }, x))).toEqual(expected);
   });
 
   it('calibrates with temperature and bias', () => {
