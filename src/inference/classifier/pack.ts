@@ -9,7 +9,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { labelSet, type LabelSet, type LabelSetName } from './label-sets.js';
 import { ZERO_SHOT_CALIBRATION, type PackManifest } from './manifest.js';
-import { calibrate, headLabelIndex, rollUp, setLogits, type LinearHead, type Matrix } from './scoring.js';
+import { calibrate, headLabelIndex, matVec, rollUp, setLogits, type LinearHead, type Matrix } from './scoring.js';
 import { readHead } from './heads.js';
 
 /** The encoder a pack runs on: normalised sentence embeddings plus its tokenizer. */
@@ -92,6 +92,19 @@ export class ClassifierPack {
       out.set(name, { set: state.set, probs: this.#probs(state, vector), trained: state.head !== null });
     }
     return out;
+  }
+
+  /**
+   * Zero-shot probabilities of labels the pack does not have (the decision route's
+   * questions outside its label sets): the labels embedded in one backbone call, scored
+   * against `vector` with the zero-shot calibration.
+   */
+  async scoreFreeLabels(vector: Float32Array, labels: readonly string[], signal?: AbortSignal): Promise<Float32Array> {
+    if (labels.length === 0) return new Float32Array(0);
+    const { vectors } = await this.backbone.embed(labels, signal);
+    const data = new Float32Array(labels.length * vector.length);
+    vectors.forEach((v, i) => data.set(v, i * vector.length));
+    return calibrate(matVec({ rows: labels.length, dim: vector.length, data }, vector), ZERO_SHOT_CALIBRATION);
   }
 
   /** Uncalibrated logits of a set (training and calibration read these). */

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
-import { MODERATION_LABELS } from '../../../src/inference/classifier/label-sets.js';
+import { findLabel, MODERATION_LABELS } from '../../../src/inference/classifier/label-sets.js';
+import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 
 let server: TestServer;
 let modelsDir: string;
@@ -124,6 +125,24 @@ describe('zlm-v1-iab-domain-classifier', () => {
     expectEnrichedFields(result);
     // The words the backbone saw: the domain and path split, www and the suffix dropped.
     expect(result.user_intent.name).toBe('news example sports weather travel time');
+  });
+});
+
+describe('the in-process API the decision route reads', () => {
+  it('scores every label set with its tree, finds labels by path, and scores labels outside the pack zero-shot', async () => {
+    const registry = server.container.registry;
+    const model = registry.find('zlm-v1-iab-classify-edge')!;
+    const backend = (await registry.backendFor(model, 'runTask')) as OnnxBackend;
+    const scores = await backend.scorePack(model, 'Football scores from the weekend league games.', undefined, ['sports', 'cooking']);
+    const content = scores.sets.get('iab_content_2_2')!;
+    expect([...scores.sets.keys()]).toEqual(['iab_content_2_2', 'iab_audience_1_1']);
+    expect(content.probs).toHaveLength(content.set.labels.length);
+    const soccer = findLabel(content.set, 'sports > soccer');
+    expect(content.set.labels[soccer]!.path).toEqual(['Sports', 'Soccer']);
+    // The parent covers its branch.
+    expect(content.probs[content.set.labels[soccer]!.parent]).toBeGreaterThanOrEqual(content.probs[soccer]!);
+    expect(scores.free).toHaveLength(2);
+    for (const p of scores.free) expect(isScore(p)).toBe(true);
   });
 });
 

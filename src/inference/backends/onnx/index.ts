@@ -103,11 +103,13 @@ export class OnnxBackend implements InferenceBackend {
   /**
    * Per-label probabilities of `text` under every label set of a pack (calibrated, rolled
    * up), with the label sets' trees: the in-process API the decision route reads. Look a
-   * label up with `findLabel(scores.sets.get(set).set, nameOrPath)`.
+   * label up with `findLabel(scores.sets.get(set).set, nameOrPath)`; `freeLabels`, labels
+   * outside the pack, are scored zero-shot on the same embedding (`free`, in their order).
    */
-  async scorePack(model: ModelConfig, text: string, signal?: AbortSignal): Promise<PackScores> {
+  async scorePack(model: ModelConfig, text: string, signal?: AbortSignal, freeLabels: readonly string[] = []): Promise<PackScores & { free: Float32Array }> {
     const pack = await this.#pack(model, signal);
-    return pack.score(packText(pack, text), signal);
+    const scores = await pack.score(packText(pack, text), signal);
+    return { ...scores, free: await pack.scoreFreeLabels(scores.vector, freeLabels, signal) };
   }
 
   async transcribe(params: TranscriptionParams): Promise<TranscriptionOutput> {
