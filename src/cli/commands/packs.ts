@@ -72,7 +72,21 @@ function metricsLine(name: string, m: CalibrationMetrics): string {
 
 async function train(id: string, file: string, options: { json?: boolean; l2: string; seed: string }): Promise<void> {
   await withPack(id, file, async ({ pack, vectors, truth }) => {
-    const { heads, reports } = trainHeads(pack, vectors, truth, { l2: Number(options.l2), seed: Number(options.seed) });
+    const l2 = Number(options.l2);
+    const seed = Number(options.seed);
+    if (!(l2 >= 0) || !Number.isInteger(seed)) throw new AppError('invalid_request', '--l2 must be a number ≥ 0 and --seed an integer');
+    // One bar per label set, over the epoch budget (early stopping may end it sooner).
+    let bar: ReturnType<typeof progress> | null = null;
+    let current = '';
+    const { heads, reports } = trainHeads(pack, vectors, truth, { l2, seed }, (set, _epoch, max) => {
+      if (set !== current) {
+        bar?.stop();
+        bar = progress(`training ${set} (epochs)`, max);
+        current = set;
+      }
+      bar!.tick(1);
+    });
+    (bar as ReturnType<typeof progress> | null)?.stop();
     if (heads.size === 0) throw new AppError('invalid_request', `${path.basename(file)} has no positive example for any label of ${id}`);
     await writePackChanges(pack, { heads });
     if (options.json) return printJson({ model: id, sets: reports });

@@ -43,6 +43,7 @@ export function trainHeads(
   vectors: readonly Float32Array[],
   truthBySet: Map<LabelSetName, Uint8Array[]>,
   options: Partial<TrainOptions> = {},
+  onEpoch?: (set: LabelSetName, epoch: number, maxEpochs: number) => void,
 ): { heads: Map<LabelSetName, LinearHead>; reports: SetTrainingReport[] } {
   const opts = { ...DEFAULT_TRAIN, ...options };
   const { train, validation } = splitIndices(vectors.length, opts.seed);
@@ -53,7 +54,10 @@ export function trainHeads(
     const cols = learnable(truth, set.labels.length);
     if (cols.length === 0) continue;
     const project = (rows: number[]) => ({ x: rows.map((n) => vectors[n]!), y: rows.map((n) => Uint8Array.from(cols, (c) => truth[n]![c]!)) });
-    const fitted = trainHead(cols.map((c) => set.labels[c]!.key), project(train), project(validation), opts);
+    const fitted = trainHead(cols.map((c) => set.labels[c]!.key), project(train), project(validation), {
+      ...opts,
+      onEpoch: (epoch) => onEpoch?.(set.name, epoch, opts.maxEpochs),
+    });
     heads.set(set.name, fitted.head);
     const held = project(validation.length > 0 ? validation : train);
     const probs = held.x.map((x) => headProbs(fitted.head, x));
