@@ -9,6 +9,7 @@ import type { ClassifierPack, PackScores } from './pack.js';
 import { domainToWords } from './domain-words.js';
 import { extractKeyphrases, isStopWord, words } from './keywords.js';
 import { iabResult, moderationResult, type Enrichment } from './outputs.js';
+import { outputLimits } from './manifest.js';
 
 /** Words of the intent's `name`: the text's content words, as the digest's example reads. */
 const INTENT_NAME_WORDS = 8;
@@ -25,7 +26,9 @@ export function packText(pack: ClassifierPack, input: string): string {
 }
 
 async function enrich(pack: ClassifierPack, text: string, scores: PackScores, signal?: AbortSignal): Promise<Enrichment> {
-  const phrases = await extractKeyphrases(pack.backbone, text, scores.vector, pack.manifest.top_k, signal);
+  const topics = outputLimits(pack.manifest, 'topics');
+  const keywords = outputLimits(pack.manifest, 'keywords');
+  const phrases = await extractKeyphrases(pack.backbone, text, scores.vector, Math.max(topics.topK, keywords.topK), signal);
   const intents = scores.sets.get('user_intent');
   let category = 'informational';
   let score = 0;
@@ -40,7 +43,11 @@ async function enrich(pack: ClassifierPack, text: string, scores: PackScores, si
     });
   }
   const name = words(text).filter((w) => !isStopWord(w)).slice(0, INTENT_NAME_WORDS).join(' ');
-  return { topics: phrases.topics, keywords: phrases.keywords, intent: { name, category, score } };
+  return {
+    topics: phrases.topics.filter((t) => t.score >= topics.minScore).slice(0, topics.topK),
+    keywords: phrases.keywords.slice(0, keywords.topK),
+    intent: { name, category, score },
+  };
 }
 
 export async function classifyIab(pack: ClassifierPack, input: string, signal?: AbortSignal): Promise<PackAnswer<Record<string, unknown>>> {

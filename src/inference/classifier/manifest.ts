@@ -23,6 +23,15 @@ const Calibration = Type.Object(
 
 const SetName = Type.Union(LABEL_SET_NAMES.map((n) => Type.Literal(n)));
 
+/** The lists an answer carries, each with its own length and score floor. */
+export const OUTPUT_LISTS = ['audience', 'iab_1_0', 'iab_2_2', 'topics', 'keywords'] as const;
+export type OutputList = (typeof OUTPUT_LISTS)[number];
+
+const OutputLimits = Type.Object(
+  { top_k: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })), min_score: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })) },
+  { additionalProperties: false },
+);
+
 export const ManifestSchema = Type.Object(
   {
     format: Type.Literal(PACK_FORMAT),
@@ -40,6 +49,15 @@ export const ManifestSchema = Type.Object(
     label_sets: Type.Array(SetName, { minItems: 1, uniqueItems: true }),
     top_k: Type.Integer({ minimum: 1, maximum: 100 }),
     min_score: Type.Number({ minimum: 0, maximum: 1 }),
+    /** Per output list, overriding top_k / min_score. */
+    outputs: Type.Optional(
+      Type.Partial(
+        Type.Object(
+          Object.fromEntries(OUTPUT_LISTS.map((name) => [name, OutputLimits])) as Record<OutputList, typeof OutputLimits>,
+          { additionalProperties: false },
+        ),
+      ),
+    ),
     /** Zero-shot scores: p = sigmoid(cosine / temperature + bias), per label set. */
     calibration: Type.Record(Type.String(), Calibration),
     /** Trained heads per label set, files relative to the pack (replace zero-shot scores of that set). */
@@ -57,6 +75,12 @@ export type SetCalibration = Static<typeof Calibration>;
 export const ZERO_SHOT_CALIBRATION: SetCalibration = { temperature: 0.05, bias: -6 };
 
 export class ManifestError extends Error {}
+
+/** The length and score floor of one output list: its own setting, else the pack's. */
+export function outputLimits(manifest: PackManifest, list: OutputList): { topK: number; minScore: number } {
+  const own = manifest.outputs?.[list];
+  return { topK: own?.top_k ?? manifest.top_k, minScore: own?.min_score ?? manifest.min_score };
+}
 
 /** `<id>/pack.json: key <path>: <what>`; never the absolute directory (messages reach clients). */
 function problem(packId: string, key: string, what: string): ManifestError {

@@ -10,7 +10,7 @@
 import type { ModerationResult } from '../backend.js';
 import { loadIabTaxonomies, type Content10Node } from './taxonomy.js';
 import { MODERATION_LABELS, type Label, type LabelSet } from './label-sets.js';
-import type { PackManifest } from './manifest.js';
+import { outputLimits, type OutputList, type PackManifest } from './manifest.js';
 import type { PackScores } from './pack.js';
 import { topK } from './scoring.js';
 import type { RankedPhrase } from './keywords.js';
@@ -67,14 +67,15 @@ function treeEntry(label: Label, score: number): Record<string, unknown> {
   return entry;
 }
 
-function picks(manifest: PackManifest, probs: Float32Array): number[] {
-  return topK(probs, manifest.top_k, manifest.min_score);
+function picks(manifest: PackManifest, list: OutputList, probs: Float32Array): number[] {
+  const { topK: k, minScore } = outputLimits(manifest, list);
+  return topK(probs, k, minScore);
 }
 
 function treeList(manifest: PackManifest, scores: PackScores, set: 'iab_content_2_2' | 'iab_audience_1_1', detailed: boolean, round: Round) {
   const s = scores.sets.get(set);
   if (!s) return [];
-  return picks(manifest, s.probs).map((i) =>
+  return picks(manifest, set === 'iab_content_2_2' ? 'iab_2_2' : 'audience', s.probs).map((i) =>
     detailed ? treeEntry(s.set.labels[i]!, round(s.probs[i]!)) : { name: s.set.labels[i]!.name, score: round(s.probs[i]!) },
   );
 }
@@ -82,7 +83,7 @@ function treeList(manifest: PackManifest, scores: PackScores, set: 'iab_content_
 function content10List(manifest: PackManifest, scores: PackScores, detailed: boolean, round: Round) {
   const s = scores.sets.get('iab_content_2_2')!;
   const { nodes, scores: p } = content10Scores(s.set, s.probs);
-  return picks(manifest, p).map((i) => {
+  return picks(manifest, 'iab_1_0', p).map((i) => {
     const n = nodes[i]!;
     const score = round(p[i]!);
     return detailed ? { code: n.code, name: n.name, tier: n.tier, parent_code: n.parentCode, score } : { name: n.name, score };

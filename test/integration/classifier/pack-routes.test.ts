@@ -117,6 +117,21 @@ describe.each(['zlm-v2-iab-classify-edge-enriched', 'zlm-v1-multi-iab-classify']
   });
 });
 
+describe('output limits', () => {
+  it('top_k and min_score per output list override the pack-wide ones', async () => {
+    const model = 'zlm-v2-iab-classify-edge-enriched';
+    const file = path.join(modelsDir, model, 'pack.json');
+    const manifest = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(file, JSON.stringify({ ...manifest, top_k: 4, min_score: 0, outputs: { audience: { top_k: 1 }, iab_1_0: { min_score: 1 }, keywords: { top_k: 2 } } }));
+    const { result } = await classify(model, 'Mastering technology quietly reshaped the rhythm of everyday life for people.');
+    expect(result.audience).toHaveLength(1);
+    expect(result.content.iab_1_0).toEqual([]);
+    expect(result.content.iab_2_2).toHaveLength(4);
+    expect(result.keywords).toHaveLength(2);
+    expect(result.topics).toHaveLength(4);
+  });
+});
+
 describe('zlm-v1-iab-domain-classifier', () => {
   it('reads the domain as words and answers content, topics, keywords and intent, no audience', async () => {
     const { result } = await classify('zlm-v1-iab-domain-classifier', 'https://www.news.example.co.uk/sports-weather/traveltime.html');

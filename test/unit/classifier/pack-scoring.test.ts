@@ -22,6 +22,8 @@ describe('pack manifest validation', () => {
     [{ ...good, heads: { user_intent: 'heads/x.json' } }, "key heads.user_intent: is not one of this pack's label_sets (moderation, unsafe)"],
     [{ ...good, heads: { moderation: '../../etc/passwd' } }, 'key heads: ../../etc/passwd must be a path inside the pack'],
     [{ ...good, thresholds: { spam: 0.5 } }, 'key thresholds.spam: is not a moderation category'],
+    [{ ...good, outputs: { audience: { top_k: 0 } } }, 'key outputs.audience.top_k: Expected integer to be greater or equal to 1'],
+    [{ ...good, outputs: { colours: {} } }, 'key outputs.colours: Unexpected property'],
     [{ ...good, thresholds: { hate: 2 } }, 'key thresholds.hate: Expected number to be less or equal to 1'],
     [{ ...good, label_sets: ['moderation'], calibration: {} }, 'key label_sets: a moderation pack needs the moderation and unsafe label sets'],
   ])('names the file and key of a bad manifest (%#)', (raw, message) => {
