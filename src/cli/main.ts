@@ -11,6 +11,7 @@ import { registerAdminCommands } from './commands/admin.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerModelsCommands } from './commands/models.js';
 import { registerWorkerCommands } from './commands/worker.js';
+import { registerPacksCommands } from './commands/packs.js';
 
 export function buildProgram(): Command {
   const program = new Command()
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerAdminCommands(program);
   registerModelsCommands(program);
   registerWorkerCommands(program);
+  registerPacksCommands(program);
   return program;
 }
 

@@ -8,6 +8,8 @@ import { ModelRegistry } from '../../inference/registry.js';
 import { HubError } from '../../inference/hub/hub-client.js';
 import { pullModel, type PullEvent, type PullOptions } from '../../inference/hub/pull.js';
 import { printJson } from '../context.js';
+import { isPackModel } from '../../inference/classifier/manifest.js';
+import { pullPack } from './packs.js';
 
 const MB = 1024 * 1024;
 
@@ -54,10 +56,16 @@ function progressReporter(): { onEvent: (e: PullEvent) => void; stop: () => void
 }
 
 async function pull(id: string, options: PullOptions): Promise<void> {
+  // A zlm-* classifier pack is assembled from its backbone (pulled only when missing).
+  if (isPackModel(id)) return pullPack(id, (backbone) => pullFiles(backbone, {}));
+  printJson(await pullFiles(id, options));
+}
+
+async function pullFiles(id: string, options: PullOptions) {
   const config = loadConfig();
   const reporter = progressReporter();
   try {
-    printJson(await pullModel(config, id, options, reporter.onEvent));
+    return await pullModel(config, id, options, reporter.onEvent);
   } catch (err) {
     if (err instanceof HubError) throw new AppError('unavailable', err.message);
     throw err;

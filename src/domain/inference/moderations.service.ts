@@ -73,7 +73,12 @@ function resultWire(result: ModerationResult) {
     categories[name] = result.categories[name] ?? false;
     applied[name] = ['text'];
   }
-  return { flagged: result.flagged, categories, category_scores: scores, category_applied_input_types: applied };
+  // The overall unsafe score (the binary head) sits beside `flagged`, where the service's
+  // earlier answers carried it, when the model has one; OpenAI's SDKs ignore it.
+  if (result.unsafeScore === undefined) {
+    return { flagged: result.flagged, categories, category_scores: scores, category_applied_input_types: applied };
+  }
+  return { flagged: result.flagged, unsafe_score: result.unsafeScore, categories, category_scores: scores, category_applied_input_types: applied };
 }
 
 export class ModerationsService {

@@ -187,8 +187,9 @@ describe('the sluice command', () => {
     const { env } = setup();
     Object.assign(process.env, env, { LOG_LEVEL: 'silent' });
     capture();
-    expect(await runCli(['models', 'pull', 'zlm-v1-moderation-edge'])).toBe(1);
-    expect(stderr).toEqual(['error: No public Hub repository is known for zlm-v1-moderation-edge; pass --repo <owner/name>']);
+    // (A zlm-* id is a classifier pack: `models pull` assembles it, see test/integration/classifier.)
+    expect(await runCli(['models', 'pull', 'gpt-oss-120b'])).toBe(1);
+    expect(stderr).toEqual(['error: No public Hub repository is known for gpt-oss-120b; pass --repo <owner/name>']);
   });
 
   it('`models list` shows each model, its backend, and whether it can run', async () => {

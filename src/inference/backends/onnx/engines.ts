@@ -17,7 +17,7 @@ import { noRuntimeFor } from './errors.js';
 
 export type EngineKind = 'embeddings' | 'zero-shot' | 'gliner-pii' | 'gliner2' | 'summarization' | 'whisper';
 
-/** Model ids the onnx runtime serves. The zlm-* classifiers and moderation are not here yet. */
+/** Model ids the onnx runtime serves with an engine of their own (the zlm-* classifier packs run on an embedding model: ./packs.ts). */
 export const ENGINE_KINDS: Readonly<Record<string, EngineKind>> = {
   'all-minilm-l6-v2': 'embeddings',
   'bge-small-en-v1.5': 'embeddings',

@@ -10,6 +10,8 @@ import type {
   EmbeddingOutput,
   EmbeddingParams,
   InferenceBackend,
+  ModerationOutput,
+  ModerationParams,
   TaskOutput,
   TaskParams,
   TranscriptionOutput,
@@ -22,6 +24,10 @@ import type { BatcherStats } from '../../runtime/dynamic-batcher.js';
 import { modelFilesMissing, noRuntimeFor, throwIfAborted, toOnnxError } from './errors.js';
 import { missingFiles } from './loader.js';
 import { ENGINE_KINDS, loadEngine, requiredFiles, type Engine, type EngineKind } from './engines.js';
+import { PackHost } from './packs.js';
+import { isPackModel } from '../../classifier/manifest.js';
+import { classifyIab, moderateTexts, packText } from '../../classifier/classify.js';
+import type { PackScores } from '../../classifier/pack.js';
 
 /** Hooks the composition root wires to metrics. */
 export interface OnnxObservers {
@@ -30,7 +36,7 @@ export interface OnnxObservers {
 }
 
 export function createOnnxBackend(deps: BackendDeps, observers: OnnxObservers = {}): InferenceBackend {
-  return new OnnxBackend(deps.config.runtimes, deps.logger, observers);
+  return new OnnxBackend(deps.config.runtimes, deps.logger, observers, deps.config.models);
 }
 
 export class OnnxBackend implements InferenceBackend {
@@ -39,16 +45,25 @@ export class OnnxBackend implements InferenceBackend {
   readonly #models = new Map<string, LazyResource<Engine>>();
   /** Loaded engines by model id (for batching statistics). */
   readonly #engines = new Map<string, Engine>();
+  /** The zlm-* classifier packs, which run on an embedding model of this backend. */
+  readonly packs: PackHost;
 
   constructor(
     private readonly options: RuntimesConfig,
     private readonly logger: Logger,
     private readonly observers: OnnxObservers = {},
+    models: Readonly<Record<string, ModelConfig>> = {},
   ) {
     this.runtime = new OrtRuntime(options.onnxThreads ? { intraOpThreads: options.onnxThreads } : {});
+    this.packs = new PackHost(
+      models,
+      (backbone, texts, signal) => this.#use(backbone, signal, 'embeddings', (engine) => engine.embed(texts)),
+      logger,
+    );
   }
 
   async status(model: ModelConfig): Promise<BackendStatus> {
+    if (isPackModel(model.id)) return this.packs.status(model);
     const kind = ENGINE_KINDS[model.id];
     if (!kind) return { ready: false, detail: `the onnx runtime has no implementation for ${model.id}` };
     const dir = model.binding.path;
@@ -67,9 +82,34 @@ export class OnnxBackend implements InferenceBackend {
   }
 
   async runTask(params: TaskParams): Promise<TaskOutput> {
+    if (isPackModel(params.model.id)) {
+      const pack = await this.#pack(params.model, params.signal);
+      if (pack.manifest.kind === 'moderation') throw noRuntimeFor(params.model.id);
+      const { result, tokens } = await classifyIab(pack, params.input, params.signal);
+      return { result, usage: { inputTokens: tokens, outputTokens: 0 } };
+    }
     const kind = ENGINE_KINDS[params.model.id];
     if (!kind || kind === 'embeddings' || kind === 'whisper') throw noRuntimeFor(params.model.id);
     return this.#use(params.model, params.signal, kind, (engine) => engine.runTask(params));
+  }
+
+  async moderate(params: ModerationParams): Promise<ModerationOutput> {
+    const pack = await this.#pack(params.model, params.signal);
+    if (pack.manifest.kind !== 'moderation') throw noRuntimeFor(params.model.id);
+    const { result, tokens } = await moderateTexts(pack, params.inputs, params.signal);
+    return { results: result, usage: { inputTokens: tokens, outputTokens: 0 } };
+  }
+
+  /**
+   * Per-label probabilities of `text` under every label set of a pack (calibrated, rolled
+   * up), with the label sets' trees: the in-process API the decision route reads. Look a
+   * label up with `findLabel(scores.sets.get(set).set, nameOrPath)`; `freeLabels`, labels
+   * outside the pack, are scored zero-shot on the same embedding (`free`, in their order).
+   */
+  async scorePack(model: ModelConfig, text: string, signal?: AbortSignal, freeLabels: readonly string[] = []): Promise<PackScores & { free: Float32Array }> {
+    const pack = await this.#pack(model, signal);
+    const scores = await pack.score(packText(pack, text), signal);
+    return { ...scores, free: await pack.scoreFreeLabels(scores.vector, freeLabels, signal) };
   }
 
   async transcribe(params: TranscriptionParams): Promise<TranscriptionOutput> {
@@ -77,6 +117,10 @@ export class OnnxBackend implements InferenceBackend {
   }
 
   async countTokens(model: ModelConfig, text: string): Promise<number> {
+    if (isPackModel(model.id)) {
+      const pack = await this.#pack(model, undefined);
+      return pack.backbone.countTokens(packText(pack, text));
+    }
     return this.#use(model, undefined, null, async (engine) => engine.countTokens(text));
   }
 
@@ -85,7 +129,20 @@ export class OnnxBackend implements InferenceBackend {
     return this.#engines.get(modelId)?.batchStats ?? null;
   }
 
+  async #pack(model: ModelConfig, signal: AbortSignal | undefined) {
+    if (signal) throwIfAborted(signal);
+    if (!isPackModel(model.id)) throw noRuntimeFor(model.id);
+    try {
+      return await this.packs.pack(model);
+    } catch (err) {
+      const appError = toOnnxError(err, model.id);
+      if (appError.kind === 'internal') this.logger.error({ err, model: model.id }, 'classifier pack failed to load');
+      throw appError;
+    }
+  }
+
   async close(): Promise<void> {
+    this.packs.forget();
     await Promise.allSettled([...this.#models.values()].map((m) => m.close()));
     this.#models.clear();
     await this.runtime.close();
@@ -105,7 +162,9 @@ export class OnnxBackend implements InferenceBackend {
   }
 
   #resource(model: ModelConfig, kind: EngineKind): LazyResource<Engine> {
-    let resource = this.#models.get(model.id);
+    // A pack may name a backbone directory of its own: one resource per id and directory.
+    const key = `${model.id}\0${model.binding.path ?? ''}`;
+    let resource = this.#models.get(key);
     if (resource) return resource;
     const dir = model.binding.path ?? '';
     resource = new LazyResource<Engine>({
@@ -126,7 +185,7 @@ export class OnnxBackend implements InferenceBackend {
       },
       idleMs: this.options.idleUnloadSeconds * 1000,
     });
-    this.#models.set(model.id, resource);
+    this.#models.set(key, resource);
     return resource;
   }
 }

@@ -1,0 +1,119 @@
+/**
+ * The label sets a classifier pack scores: the two IAB trees (Content 2.2, Audience 1.1),
+ * the 13 moderation categories in OpenAI's order plus the binary unsafe head, and the
+ * four user intents. Each label carries the text that is embedded for zero-shot scoring
+ * (name, tier path, description) and its parent's index, so a branch rolls up.
+ */
+import { loadIabTaxonomies, type TaxonomyNode } from './taxonomy.js';
+
+export const LABEL_SET_NAMES = ['iab_content_2_2', 'iab_audience_1_1', 'moderation', 'unsafe', 'user_intent'] as const;
+export type LabelSetName = (typeof LABEL_SET_NAMES)[number];
+
+export interface Label {
+  /** Stable key within the set: the taxonomy id as a string, or the category name. */
+  key: string;
+  name: string;
+  /** Tier names from the root down ([name] for flat sets). */
+  path: string[];
+  /** What is embedded for zero-shot scoring. */
+  text: string;
+  /** Index of the parent label in the same set, or -1. */
+  parent: number;
+  node?: TaxonomyNode;
+}
+
+export interface LabelSet {
+  name: LabelSetName;
+  labels: Label[];
+  /** Whether labels form a tree (scores roll up to parents). */
+  tree: boolean;
+}
+
+/** OpenAI's order (digest §1.3); `/v1/moderations` answers every one, always in this order. */
+export const MODERATION_LABELS: readonly { name: string; description: string }[] = [
+  { name: 'harassment', description: 'content that expresses, incites or promotes harassing language towards any target' },
+  { name: 'harassment/threatening', description: 'harassment that also includes violence or serious harm towards any target' },
+  { name: 'hate', description: 'content that expresses, incites or promotes hate based on race, gender, ethnicity, religion, nationality, sexual orientation, disability or caste' },
+  { name: 'hate/threatening', description: 'hateful content that also includes violence or serious harm towards the targeted group' },
+  { name: 'illicit', description: 'content that gives advice or instruction on how to commit illicit acts, such as shoplifting' },
+  { name: 'illicit/violent', description: 'illicit content that also includes references to violence or procuring a weapon' },
+  { name: 'self-harm', description: 'content that promotes, encourages or depicts acts of self-harm, such as suicide, cutting and eating disorders' },
+  { name: 'self-harm/intent', description: 'content where the speaker expresses that they are engaging or intend to engage in acts of self-harm' },
+  { name: 'self-harm/instructions', description: 'content that encourages performing acts of self-harm or gives instructions on how to commit them' },
+  { name: 'sexual', description: 'content meant to arouse sexual excitement, such as the description of sexual activity' },
+  { name: 'sexual/minors', description: 'sexual content that includes an individual who is under 18 years old' },
+  { name: 'violence', description: 'content that depicts death, violence or physical injury' },
+  { name: 'violence/graphic', description: 'content that depicts death, violence or physical injury in graphic detail' },
+];
+
+export const USER_INTENTS: readonly { name: string; description: string }[] = [
+  { name: 'informational', description: 'the reader wants to learn or understand something' },
+  { name: 'navigational', description: 'the reader wants to reach a specific website, brand or page' },
+  { name: 'transactional', description: 'the reader wants to buy, subscribe, download or sign up now' },
+  { name: 'commercial', description: 'the reader is comparing products or services before a purchase' },
+];
+
+function treeSet(name: LabelSetName, nodes: readonly TaxonomyNode[]): LabelSet {
+  // Extension placeholders ("*Country Extension") are slots for values, not segments.
+  const kept = nodes.filter((n) => !n.name.startsWith('*'));
+  const index = new Map(kept.map((n, i) => [n.id, i]));
+  const labels = kept.map((node): Label => {
+    const path = node.tiers[node.tiers.length - 1] === node.name ? node.tiers : [...node.tiers, node.name];
+    return { key: String(node.id), name: node.name, path, text: path.join(' > '), parent: index.get(node.parentId ?? -1) ?? -1, node };
+  });
+  return { name, labels, tree: true };
+}
+
+function flatSet(name: LabelSetName, entries: readonly { name: string; description: string }[]): LabelSet {
+  return {
+    name,
+    labels: entries.map((e) => ({ key: e.name, name: e.name, path: [e.name], text: `${e.name}: ${e.description}`, parent: -1 })),
+    tree: false,
+  };
+}
+
+const built = new Map<LabelSetName, LabelSet>();
+
+/** The label set named `name`, built once per process. */
+export function labelSet(name: LabelSetName): LabelSet {
+  let set = built.get(name);
+  if (set) return set;
+  switch (name) {
+    case 'iab_content_2_2':
+      set = treeSet(name, loadIabTaxonomies().content22.nodes);
+      break;
+    case 'iab_audience_1_1':
+      set = treeSet(name, loadIabTaxonomies().audience11.nodes);
+      break;
+    case 'moderation':
+      set = flatSet(name, MODERATION_LABELS);
+      break;
+    case 'unsafe':
+      set = flatSet(name, [{ name: 'unsafe', description: 'harmful, abusive, hateful, sexual, violent, illegal or self-harm content' }]);
+      break;
+    case 'user_intent':
+      set = flatSet(name, USER_INTENTS);
+      break;
+  }
+  built.set(name, set);
+  return set;
+}
+
+/**
+ * The index of the label `query` names in `set`, matched case-insensitively by key (the
+ * taxonomy id), name, or tier path ("Sports > Soccer" or "Sports/Soccer"); -1 if none.
+ * A bare name shared by several nodes resolves to the shallowest.
+ */
+export function findLabel(set: LabelSet, query: string): number {
+  const q = query.trim().toLowerCase();
+  const asPath = q.split(/\s*[>/|]\s*/).join(' > ');
+  let best = -1;
+  set.labels.forEach((label, i) => {
+    if (label.key.toLowerCase() === q || label.path.join(' > ').toLowerCase() === asPath) {
+      if (best === -1 || label.path.length < set.labels[best]!.path.length || label.key.toLowerCase() === q) best = i;
+      return;
+    }
+    if (label.name.toLowerCase() === q && (best === -1 || label.path.length < set.labels[best]!.path.length)) best = i;
+  });
+  return best;
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { defaultManifest, validateManifest } from '../../../src/inference/classifier/manifest.js';
+import { findLabel, labelSet, type LabelSet } from '../../../src/inference/classifier/label-sets.js';
+import { calibrate, matVec, rollUp, sigmoid, topK } from '../../../src/inference/classifier/scoring.js';
+import { content10Scores } from '../../../src/inference/classifier/outputs.js';
+
+describe('pack manifest validation', () => {
+  const good = defaultManifest('zlm-v1-moderation-edge');
+
+  it('accepts the default manifest of every pack', () => {
+    for (const id of ['zlm-v1-iab-classify-edge', 'zlm-v2-iab-classify-edge-enriched', 'zlm-v1-multi-iab-classify', 'zlm-v1-iab-domain-classifier', 'zlm-v1-moderation-edge']) {
+      expect(validateManifest(id, defaultManifest(id))).toMatchObject({ id });
+    }
+  });
+
+  it.each([
+    [{ ...good, top_k: 0 }, 'zlm-v1-moderation-edge/pack.json: key top_k: Expected integer to be greater or equal to 1'],
+    [{ ...good, backbone: {} }, 'key backbone.model: Expected required property'],
+    [{ ...good, kind: 'other' }, 'key kind:'],
+    [{ ...good, extra: 1 }, 'key extra: Unexpected property'],
+    [{ ...good, id: 'zlm-v1-iab-classify-edge' }, 'key id: is "zlm-v1-iab-classify-edge", but the pack directory is zlm-v1-moderation-edge'],
+    [{ ...good, heads: { user_intent: 'heads/x.json' } }, "key heads.user_intent: is not one of this pack's label_sets (moderation, unsafe)"],
+    [{ ...good, heads: { moderation: '../../etc/passwd' } }, 'key heads: ../../etc/passwd must be a path inside the pack'],
+    [{ ...good, thresholds: { spam: 0.5 } }, 'key thresholds.spam: is not a moderation category'],
+    [{ ...good, outputs: { audience: { top_k: 0 } } }, 'key outputs.audience.top_k: Expected integer to be greater or equal to 1'],
+    [{ ...good, outputs: { colours: {} } }, 'key outputs.colours: Unexpected property'],
+    [{ ...good, thresholds: { hate: 2 } }, 'key thresholds.hate: Expected number to be less or equal to 1'],
+    [{ ...good, label_sets: ['moderation'], calibration: {} }, 'key label_sets: a moderation pack needs the moderation and unsafe label sets'],
+  ])('names the file and key of a bad manifest (%#)', (raw, message) => {
+    expect(() => validateManifest('zlm-v1-moderation-edge', raw)).toThrow(message);
+  });
+});
+
+describe('scoring', () => {
+  it('matVec is the matrix-vector product, for row counts on and off its block of four', () => {
+    const m = { rows: 2, dim: 5, data: Float32Array.from([1, 2, 3, 4, 5, -1, 0, 0, 0, 1]) };
+    expect(Array.from(matVec(m, Float32Array.from([1, 1, 1, 1, 2])))).toEqual([20, 1]);
+    const rows = 7;
+    const dim = 3;
+    const data = Float32Array.from({ length: rows * dim }, (_, i) => (i % 5) - 2);
+    const x = Float32Array.from([1, -2, 0.5]);
+    const expected = Array.from({ length: rows }, (_, r) => data[r * 3]! * 1 + data[r * 3 + 1]! * -2 + data[r * 3 + 2]! * 0.5);
+    expect(Array.from(matVec({ rows, dim, data }, x))).toEqual(expected);
+  });
+
+  it('calibrates with temperature and bias', () => {
+    const p = calibrate(Float32Array.from([0.3, 0.5]), { temperature: 0.05, bias: -6 });
+    expect(p[0]).toBeCloseTo(0.5, 6);
+    expect(p[1]).toBeCloseTo(sigmoid(4), 6);
+  });
+
+  it('rolls a branch up: every ancestor scores at least its best descendant', () => {
+    const set = labelSet('iab_content_2_2');
+    const leaf = findLabel(set, 'Healthy Living > Wellness > Physical Therapy');
+    const probs = new Float32Array(set.labels.length).fill(0.01);
+    probs[leaf] = 0.9;
+    rollUp(set, probs);
+    const wellness = set.labels[leaf]!.parent;
+    const healthy = set.labels[wellness]!.parent;
+    expect([probs[wellness], probs[healthy]].map((x) => Math.round(x! * 100))).toEqual([90, 90]);
+    expect(set.labels[healthy]!.parent).toBe(-1);
+    expect(probs[findLabel(set, 'Automotive')]).toBeCloseTo(0.01, 6);
+  });
+
+  it('a flat set does not roll up', () => {
+    const set: LabelSet = labelSet('moderation');
+    const probs = Float32Array.from(set.labels.map((_, i) => i / 20));
+    expect(Array.from(rollUp(set, probs.slice()))).toEqual(Array.from(probs));
+  });
+
+  it('scores Content 1.0 codes from the 2.2 nodes they map to, parents from children', () => {
+    const set = labelSet('iab_content_2_2');
+    const probs = new Float32Array(set.labels.length);
+    probs[findLabel(set, '379')] = 0.8; // News and Politics ← IAB12 (News)
+    const { nodes, scores } = content10Scores(set, probs);
+    const at = (code: string) => scores[nodes.findIndex((n) => n.code === code)];
+    expect(at('IAB12')).toBeCloseTo(0.8, 6);
+    expect(at('IAB19')).toBe(0);
+  });
+
+  it('topK picks the best k at or above the minimum, best first', () => {
+    const v = Float32Array.from([0.1, 0.9, 0.5, 0.7, 0.05, 0.95]);
+    expect(topK(v, 3, 0)).toEqual([5, 1, 3]);
+    expect(topK(v, 10, 0.5)).toEqual([5, 1, 3, 2]);
+  });
+});

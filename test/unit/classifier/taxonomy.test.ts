@@ -1,0 +1,56 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defaultTaxonomyDir, loadIabTaxonomies, type Taxonomy } from '../../../src/inference/classifier/taxonomy.js';
+import { findLabel, labelSet } from '../../../src/inference/classifier/label-sets.js';
+
+function perTier(t: Taxonomy): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const n of t.nodes) counts[n.tiers.length] = (counts[n.tiers.length] ?? 0) + 1;
+  return counts;
+}
+
+describe('the shipped IAB taxonomies (assets/iab)', () => {
+  const tax = loadIabTaxonomies();
+
+  it('ships the files with their CC BY 3.0 attribution', () => {
+    expect(existsSync(path.join(defaultTaxonomyDir(), 'ATTRIBUTION.md'))).toBe(true);
+  });
+
+  it('parses Content 2.2: 1,179 nodes by tier, ids and parent ids', () => {
+    expect(tax.content22.nodes).toHaveLength(1179);
+    expect(perTier(tax.content22)).toEqual({ 1: 35, 2: 560, 3: 524, 4: 60 });
+    expect(tax.content22.byId.get(236)).toEqual({ id: 236, parentId: 232, name: 'Physical Therapy', tiers: ['Healthy Living', 'Wellness', 'Physical Therapy'] });
+    expect(tax.content22.byId.get(286)).toMatchObject({ parentId: null, name: 'Medical Health', tiers: ['Medical Health'] });
+    for (const n of tax.content22.nodes) if (n.parentId !== null) expect(tax.content22.byId.has(n.parentId)).toBe(true);
+  });
+
+  it('parses Audience 1.1: 1,558 nodes down to tier 6', () => {
+    expect(tax.audience11.nodes).toHaveLength(1558);
+    expect(perTier(tax.audience11)).toEqual({ 1: 3, 2: 70, 3: 589, 4: 466, 5: 166, 6: 264 });
+    expect(tax.audience11.byId.get(703)).toEqual({ id: 703, parentId: 687, name: 'Consumer Electronics', tiers: ['Interest', 'Technology & Computing', 'Consumer Electronics'] });
+  });
+
+  it('parses Content 1.0 codes and maps them to 2.2 ids through the official mappings', () => {
+    expect(tax.content10).toHaveLength(392);
+    expect(tax.content10.filter((n) => n.tier === 1)).toHaveLength(26);
+    expect(tax.content10.find((n) => n.code === 'IAB19-6')).toEqual({ code: 'IAB19-6', name: 'Cell Phones', tier: 2, parentCode: 'IAB19' });
+    expect(tax.content10To22.get('IAB12')).toEqual([379]);
+    expect(tax.content22.byId.get(379)!.name).toBe('News and Politics');
+    expect(tax.content10To22.size).toBe(378);
+  });
+
+  it('label sets drop extension placeholders and keep parents; labels are found by id, name or path', () => {
+    const audience = labelSet('iab_audience_1_1');
+    expect(audience.labels.some((l) => l.name.startsWith('*'))).toBe(false);
+    const content = labelSet('iab_content_2_2');
+    expect(content.labels).toHaveLength(1179);
+    const pt = findLabel(content, 'healthy living > wellness > physical therapy');
+    expect(content.labels[pt]!.key).toBe('236');
+    expect(findLabel(content, 'Healthy Living/Wellness/Physical Therapy')).toBe(pt);
+    expect(findLabel(content, 'PHYSICAL THERAPY')).toBe(pt);
+    expect(findLabel(content, '236')).toBe(pt);
+    expect(content.labels[content.labels[pt]!.parent]!.name).toBe('Wellness');
+    expect(findLabel(content, 'no such label')).toBe(-1);
+  });
+});
