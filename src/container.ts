@@ -10,7 +10,7 @@ import { migrateToLatest, pendingMigrations } from './storage/db/migrate.js';
 import { ProjectsRepository } from './storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from './storage/db/repositories/api-keys.repository.js';
 import { UsageRepository } from './storage/db/repositories/usage.repository.js';
-import { LocalDiskBlobStore } from './storage/blobs/local-disk.js';
+import { createBlobStore } from './storage/blobs/create-blob-store.js';
 import type { BlobStore } from './storage/blobs/blob-store.js';
 import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
 import { ApiKeyAuthenticator } from './domain/auth/authenticator.js';
@@ -98,7 +98,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     keys: new ApiKeysRepository(database),
     usage: new UsageRepository(database),
   };
-  const blobs = overrides.blobs ?? new LocalDiskBlobStore(config.blobs.root);
+  const blobs = overrides.blobs ?? createBlobStore(config.blobs);
   const rateLimiter = createRateLimiter({
     requestsPerMinute: config.rateLimit.requestsPerMinute,
     redisUrl: config.redisUrl,

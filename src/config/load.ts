@@ -9,6 +9,7 @@ import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { CATALOG, catalogEntry } from '../inference/catalog.js';
 import { usdToMicros } from '../domain/shared/money.js';
+import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig } from './schema.js';
 
 export class ConfigError extends Error {
@@ -170,7 +171,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: env.LOG_LEVEL ?? file.log_level ?? 'info',
     dataDir,
     database: resolveDatabase(env.DATABASE_URL ?? file.database_url, dataDir, cwd, problems),
-    blobs: { kind: 'local', root: path.join(dataDir, 'blobs') },
+    blobs: resolveBlobConfig(file, env, dataDir, problems),
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
     auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
@@ -238,6 +239,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     dataDir: config.dataDir,
     database: config.database.kind === 'postgres' ? 'postgres (DATABASE_URL)' : config.database.path,
     redis: config.redisUrl ? 'configured' : 'none (in-memory rate limits)',
+    blobs: describeBlobConfig(config.blobs),
     adminApi: config.adminToken ? 'enabled' : 'disabled',
     workers: config.workers.inProcess ? 'in-process' : 'off',
     upstreamModels: Object.values(config.models)

@@ -51,6 +51,18 @@ export const ConfigFileSchema = Type.Object(
     data_dir: Type.Optional(Type.String({ minLength: 1 })),
     database_url: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|sqlite:)' })),
     redis_url: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+    blobs: Type.Optional(
+      Type.Object(
+        {
+          url: Type.Optional(
+            Type.String({ pattern: '^s3://', description: 's3://bucket/prefix?endpoint=…&region=…&force_path_style=true (default: local disk)' }),
+          ),
+          access_key_id: Type.Optional(Type.String({ minLength: 1 })),
+          secret_access_key: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     models_dir: Type.Optional(Type.String({ minLength: 1 })),
     free_credits_usd: Type.Optional(NonNegative('credits granted to every new project')),
     rate_limits: Type.Optional(
@@ -129,6 +141,22 @@ export interface ModelConfig {
   binding: ModelBinding;
 }
 
+/** An S3-compatible bucket (AWS S3, MinIO, R2, Ceph RGW); credentials are secrets, never logged. */
+export interface S3BlobConfig {
+  kind: 's3';
+  bucket: string;
+  /** Keys are stored under this prefix ('' for the bucket's root). */
+  prefix: string;
+  /** null: AWS S3's own endpoint for the region. */
+  endpoint: string | null;
+  region: string;
+  forcePathStyle: boolean;
+  /** null: the SDK's default chain (instance profile, web identity, …). */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+}
+
+export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;
+
 export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
 
 export interface BatchConfig {
@@ -160,7 +188,7 @@ export interface Config {
   logLevel: string;
   dataDir: string;
   database: DatabaseConfig;
-  blobs: { kind: 'local'; root: string };
+  blobs: BlobConfig;
   redisUrl: string | null;
   adminToken: string | null;
   auth: { cacheTtlMs: number };
