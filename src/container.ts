@@ -19,6 +19,7 @@ import { BillingService } from './domain/billing/billing.service.js';
 import { systemClock, type Clock } from './domain/shared/clock.js';
 import { Metrics } from './observability/metrics.js';
 import type { ChatCompletionsPort } from './domain/inference/chat-completions.port.js';
+import { probeSharedDependencies, warnIfRedisUnreachable } from './observability/dependency-probes.js';
 import { createInferenceServices, type InferenceServices } from './domain/inference/index.js';
 import { BACKEND_FACTORIES, ModelRegistry } from './inference/registry.js';
 import { createOnnxBackend } from './inference/backends/onnx/index.js';
@@ -104,6 +105,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     redisUrl: config.redisUrl,
     keyPrefix: config.rateLimit.redisPrefix,
   });
+  const probeTargets = { blobs, rateLimiter, redisConfigured: config.redisUrl !== null, logger };
+  void warnIfRedisUnreachable(probeTargets);
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
   const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
@@ -166,11 +169,13 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       } catch (err) {
         checks.database = `unreachable: ${(err as Error).message}`;
       }
+      Object.assign(checks, await probeSharedDependencies(probeTargets));
       return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
     },
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
       await rateLimiter.close();
+      if (!overrides.blobs) await blobs.close?.();
       await registry.close();
       await database.close();
     },

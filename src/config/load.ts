@@ -167,6 +167,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       port,
       bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
       trustProxy: file.server?.trust_proxy ?? false,
+      shutdownGraceMs: (envInteger(env, 'SHUTDOWN_GRACE_SECONDS', problems, 1, 3600) ?? file.server?.shutdown_grace_seconds ?? 30) * 1000,
     },
     logLevel: env.LOG_LEVEL ?? file.log_level ?? 'info',
     dataDir,

@@ -41,6 +41,9 @@ export const ConfigFileSchema = Type.Object(
           port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
           body_limit_mb: Type.Optional(PositiveInt('JSON body limit in MB')),
           trust_proxy: Type.Optional(Type.Boolean()),
+          shutdown_grace_seconds: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 3600, description: 'on SIGTERM, how long in-flight requests and streams may finish before the process exits' }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -184,7 +187,7 @@ export interface RuntimesConfig {
 }
 
 export interface Config {
-  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean };
+  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean; shutdownGraceMs: number };
   logLevel: string;
   dataDir: string;
   database: DatabaseConfig;

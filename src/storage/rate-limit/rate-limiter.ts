@@ -18,6 +18,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request of `key`; in memory the answer is immediate, through Redis it is a promise. */
   consume(key: string): RateDecision | Promise<RateDecision>;
+  /** Readiness of a shared store (Redis): throws while it cannot be reached. */
+  check?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ class RedisRateLimiter implements RateLimiter {
     private readonly limiter: RateLimiterAbstract,
     private readonly onClose: () => Promise<void>,
     private readonly connected: Promise<void>,
+    private readonly ping: () => Promise<unknown>,
   ) {
     void connected.then(() => (this.#ready = true));
   }
@@ -74,6 +77,12 @@ class RedisRateLimiter implements RateLimiter {
       if (rejection instanceof RateLimiterRes) return decisionFrom(rejection, false);
       throw rejection;
     }
+  }
+
+  /** Waits for the first connection attempt to settle; without the offline queue, a ping fails at once while disconnected. */
+  async check(): Promise<void> {
+    await this.connected;
+    await this.ping();
   }
 
   close(): Promise<void> {
@@ -95,5 +104,6 @@ export function createRateLimiter(options: { requestsPerMinute: number; redisUrl
       redis.disconnect();
     },
     firstConnection(redis, FIRST_CONNECT_WAIT_MS),
+    () => redis.ping(),
   );
 }
