@@ -20,6 +20,10 @@ import { systemClock, type Clock } from './domain/shared/clock.js';
 import { Metrics } from './observability/metrics.js';
 import type { ChatCompletionsPort } from './domain/inference/chat-completions.port.js';
 import { probeSharedDependencies, warnIfRedisUnreachable } from './observability/dependency-probes.js';
+import { startTracing, type Tracing } from './observability/tracing.js';
+import { TracingBlobStore } from './observability/tracing-blob-store.js';
+import { traceBackendFactories, traceBilling } from './observability/trace-decorators.js';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { createInferenceServices, type InferenceServices } from './domain/inference/index.js';
 import { BACKEND_FACTORIES, ModelRegistry } from './inference/registry.js';
 import { createOnnxBackend } from './inference/backends/onnx/index.js';
@@ -43,6 +47,8 @@ export interface ContainerOverrides {
   clock?: Clock;
   logger?: Logger;
   metrics?: Metrics;
+  /** Replace the OTLP exporter when tracing is on (tests: an in-memory exporter). */
+  spanProcessors?: SpanProcessor[];
 }
 
 export interface Readiness {
@@ -91,6 +97,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const logger = overrides.logger ?? createLogger(config);
   const clock = overrides.clock ?? systemClock;
   const metrics = overrides.metrics ?? new Metrics();
+  const tracing: Tracing | null = config.tracing.enabled ? startTracing(config.tracing, overrides.spanProcessors) : null;
   const database = overrides.database ?? openDatabase(config.database);
   await migrateToLatest(database);
 
@@ -99,7 +106,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     keys: new ApiKeysRepository(database),
     usage: new UsageRepository(database),
   };
-  const blobs = overrides.blobs ?? createBlobStore(config.blobs);
+  const untracedBlobs = overrides.blobs ?? createBlobStore(config.blobs);
+  const blobs = tracing ? new TracingBlobStore(untracedBlobs, config.blobs.kind) : untracedBlobs;
   const rateLimiter = createRateLimiter({
     requestsPerMinute: config.rateLimit.requestsPerMinute,
     redisUrl: config.redisUrl,
@@ -115,11 +123,13 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
     metrics.usageCostMicros.inc([record.model], record.costMicros);
   });
+  if (tracing) traceBilling(billing);
 
-  const registry = new ModelRegistry(config, logger, {
+  const backendFactories: typeof BACKEND_FACTORIES = {
     ...BACKEND_FACTORIES,
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
-  });
+  };
+  const registry = new ModelRegistry(config, logger, tracing ? traceBackendFactories(backendFactories) : backendFactories);
   const inference = createInferenceServices({ registry, billing, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
   const transcription = new TranscriptionService({
@@ -178,6 +188,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       if (!overrides.blobs) await blobs.close?.();
       await registry.close();
       await database.close();
+      await tracing?.shutdown();
     },
   };
 }

@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { CATALOG, catalogEntry } from '../inference/catalog.js';
 import { usdToMicros } from '../domain/shared/money.js';
 import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
+import { resolveTracingConfig } from './tracing-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig } from './schema.js';
 
 export class ConfigError extends Error {
@@ -173,6 +174,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDir,
     database: resolveDatabase(env.DATABASE_URL ?? file.database_url, dataDir, cwd, problems),
     blobs: resolveBlobConfig(file, env, dataDir, problems),
+    tracing: resolveTracingConfig(env, problems),
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
     auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
@@ -241,6 +243,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     database: config.database.kind === 'postgres' ? 'postgres (DATABASE_URL)' : config.database.path,
     redis: config.redisUrl ? 'configured' : 'none (in-memory rate limits)',
     blobs: describeBlobConfig(config.blobs),
+    tracing: config.tracing.enabled ? `otlp ${config.tracing.endpoint ?? '(exporter default)'}` : 'off',
     adminApi: config.adminToken ? 'enabled' : 'disabled',
     workers: config.workers.inProcess ? 'in-process' : 'off',
     upstreamModels: Object.values(config.models)

@@ -158,6 +158,13 @@ export interface S3BlobConfig {
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
 }
 
+/** OpenTelemetry tracing (src/config/tracing-config.ts); null endpoint: the exporter's default. */
+export interface TracingConfig {
+  enabled: boolean;
+  endpoint: string | null;
+  serviceName: string;
+}
+
 export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;
 
 export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
@@ -192,6 +199,7 @@ export interface Config {
   dataDir: string;
   database: DatabaseConfig;
   blobs: BlobConfig;
+  tracing: TracingConfig;
   redisUrl: string | null;
   adminToken: string | null;
   auth: { cacheTtlMs: number };
