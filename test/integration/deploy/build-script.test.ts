@@ -2,10 +2,10 @@
  * The Dockerfile's build, checked without Docker (these machines have no engine). Always:
  * both stages run deploy/build.sh, every file they COPY exists, the image runs as a non-root
  * user. With SLUICE_TEST_DOCKER_BUILD=1: the two stages are run for real, each in a clean
- * temporary directory holding only what the Dockerfile copies (npm working from its cache,
- * npm_config_offline=true), and the built server starts and answers /readyz. That run
- * installs 1.5 GB of packages and compiles better-sqlite3, several minutes on two cores,
- * so it is not part of the default suite.
+ * temporary directory holding only what the Dockerfile copies, and the built server starts
+ * and answers /readyz. That run installs 1.5 GB of packages (from npm's cache where it can,
+ * npm_config_prefer_offline=true, from the registry for the rest) and compiles
+ * better-sqlite3: several minutes on two cores and not network-free, so it is opt-in.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync } from 'node:fs';
@@ -92,7 +92,7 @@ function stageDirectory(stage: Stage): string {
 function runStage(dir: string, step: string): void {
   const result = spawnSync('sh', ['deploy/build.sh', step], {
     cwd: dir,
-    env: { ...process.env, npm_config_offline: 'true' },
+    env: { ...process.env, npm_config_prefer_offline: 'true' },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
