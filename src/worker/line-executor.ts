@@ -23,6 +23,7 @@ import { isTerminal, type BatchRunInfo, type LineGate, type LineResult } from '.
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { UsageRecord } from '../storage/db/repositories/usage.repository.js';
 import type { ResultWriter } from './result-writer.js';
+import { inBatchLineSpan } from '../observability/batch-tracing.js';
 import { sleep } from './sleep.js';
 
 export interface LineTask {
@@ -86,7 +87,9 @@ export class LineExecutor {
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     for (let attempt = 1; ; attempt++) {
       try {
-        const body = await this.deps.chatCompletions.create(principal, task.body, { requestId, signal, route: 'batch', usageSink: usage });
+        const body = await inBatchLineSpan(task.batch.id, task.lineNo, attempt, () =>
+          this.deps.chatCompletions.create(principal, task.body, { requestId, signal, route: 'batch', usageSink: usage }),
+        );
         return { body };
       } catch (err) {
         // A drain that ran out of time: leave the line unrecorded so another worker runs it.

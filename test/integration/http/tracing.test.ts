@@ -11,7 +11,8 @@ import { SpanKind } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
-import { MODEL, requestLines, upstreamYaml, uploadFile } from '../batches/support/batch-helpers.js';
+import { MODEL, isTerminal, requestLines, startBatch, upstreamYaml, uploadFile, waitForBatch } from '../batches/support/batch-helpers.js';
+import { batchSpanContext } from '../../../src/observability/batch-tracing.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
@@ -36,6 +37,7 @@ describe('tracing with an in-memory exporter', () => {
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' },
       yaml: upstreamYaml(upstream.baseUrl),
       overrides: { spanProcessors: [new SimpleSpanProcessor(exporter)] },
+      startWorkers: true,
     });
     tenant = await server.newTenant();
   });
@@ -96,6 +98,24 @@ describe('tracing with an in-memory exporter', () => {
     expect(parentOf(put)).toBe(server_.spanContext().spanId);
     expect(put.attributes).toMatchObject({ 'blob.key': `files/${res.body.id}.jsonl`, 'blob.backend': 'local', 'blob.bytes': Buffer.byteLength(requestLines(2)) });
   });
+
+  it('batch lines: one root span per line, linked to its batch, with the line\'s inference and usage as children', async () => {
+    exporter.reset();
+    const { batch } = await startBatch(server.baseUrl, tenant.key, requestLines(3));
+    const done = await waitForBatch(server.baseUrl, tenant.key, batch.id, isTerminal);
+    expect(done.status).toBe('completed');
+    const spans = exporter.getFinishedSpans();
+    const lines = spans.filter((s) => s.name === 'batch.line');
+    expect(lines.map((s) => s.attributes['sluice.batch_line']).sort()).toEqual([1, 2, 3]);
+    const batchContext = batchSpanContext(batch.id);
+    for (const line of lines) {
+      expect(parentOf(line)).toBeUndefined();
+      expect(line.attributes).toMatchObject({ 'sluice.batch_id': batch.id, 'sluice.attempt': 1 });
+      expect(line.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([[batchContext.traceId, batchContext.spanId]]);
+      const children = spans.filter((s) => parentOf(s) === line.spanContext().spanId).map((s) => s.name);
+      expect(children).toEqual(expect.arrayContaining(['inference.chat', 'billing.usage_transaction']));
+    }
+  }, 60_000);
 
   it('errors: a refused key (403 invalid_api_key) is a span with its status and no project; the key is not in it', async () => {
     exporter.reset();
