@@ -92,5 +92,8 @@ describe('S3 unreachable', () => {
     expect(res.status).toBe(500);
     expect(res.body.error).toMatchObject({ code: 'storage_error', type: 'internal_error', message: 'Storage error; retry the request' });
     expect((await call(broken.baseUrl, 'GET', '/v1/files', { key: tenant.key })).body.data).toEqual([]);
+    const ready = await call(broken.baseUrl, 'GET', '/readyz');
+    expect(ready.status).toBe(503);
+    expect(ready.body.checks.blob_store).toBe('unreachable (ECONNREFUSED)');
   }, 30_000);
 });
