@@ -3,7 +3,7 @@
  * hundred lines) and deploy/prove-scale-out.ts (5,000 by default, for operators): 3 HTTP
  * replicas and 2 batch workers on one PostgreSQL schema, one Redis and one S3 bucket
  * (s3rver), behind a round-robin proxy. While a batch runs, one replica and one worker are
- * SIGKILLed and restarted; then: no line lost or duplicated, every line billed once, a file
+ * SIGKILLed and restarted while chat requests flow through the proxy; then: no line lost or duplicated, every line billed once, a file
  * uploaded through one replica downloads from another, the per-key limit is shared, and a
  * key revoked on one replica is refused by all within the auth cache TTL.
  */
@@ -27,6 +27,8 @@ export interface ScaleReport {
   usageRecords: number;
   servedByReplica: number[];
   admittedOfTwiceTheLimit: number;
+  /** Chat requests through the proxy during the kill: answered, and cut with their replica. */
+  chat: { ok: number; cut: number };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -125,6 +127,26 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
         await sql<{ status: string; done: string }>`select status, (select count(*) from batch_line_results r where r.batch_id = b.id) as done from batches b where id = ${batchId}`.execute(database.db)
       ).rows[0]!;
 
+    // Chat load through the proxy for the whole kill-and-restart window (one request at a
+    // time, under the per-key limit).
+    const chatKey = await newKey(project.id);
+    const chat = { ok: 0, cut: 0, running: true };
+    const chatLoad = (async () => {
+      while (chat.running && chat.ok + chat.cut < RPM - 5) {
+        const res = await fetch(`${proxy.baseUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'x-api-key': chatKey.key, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+        });
+        await res.arrayBuffer();
+        // 502: the proxy's replica died with the request in flight (a balancer would retry it).
+        if (res.status === 200) chat.ok += 1;
+        else if (res.status === 502) chat.cut += 1;
+        else throw new Error(`chat under load answered ${res.status}`);
+        await sleep(100);
+      }
+    })();
+
     // Mid-batch: SIGKILL one replica and one worker, then restart both.
     while (Number((await progress()).done) < options.lines / 4) await sleep(50);
     log(`killing replica 0 and worker 0 at ${(await progress()).done} lines`);
@@ -135,6 +157,8 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
     assert.ok(Number((await progress()).done) < options.lines, 'the batch was still running when the processes were killed');
     [replicas[0], workers[0]] = await Promise.all([spawnTracked('replica'), spawnTracked('worker')]);
     log('restarted');
+    chat.running = false;
+    await chatLoad;
 
     let state = await progress();
     while (!['completed', 'failed', 'expired', 'cancelled'].includes(state.status)) {
@@ -155,6 +179,13 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
     ).rows[0]!;
     assert.equal(Number(usage.n), options.lines, 'one usage record per line');
     assert.equal(Number(usage.distinct_requests), options.lines);
+
+    // Chat answered through the kill: each 200 billed once; a request cut mid-flight at most once.
+    const chatBilled = Number(
+      (await sql<{ n: string }>`select count(*) as n from usage_records where key_id = ${chatKey.id}`.execute(database.db)).rows[0]!.n,
+    );
+    assert.ok(chat.ok > 0, 'chat requests were answered during the kill');
+    assert.ok(chatBilled >= chat.ok && chatBilled <= chat.ok + chat.cut, `chat billed ${chatBilled} for ${chat.ok} answered, ${chat.cut} cut`);
 
     // A file uploaded through one replica downloads from another.
     const shared = await upload(replicas[1]!.baseUrl!, batchKey.key, '{"custom_id":"x"}\n');
@@ -192,6 +223,7 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
       usageRecords: Number(usage.n),
       servedByReplica: [...proxy.served],
       admittedOfTwiceTheLimit: admitted,
+      chat: { ok: chat.ok, cut: chat.cut },
     };
   } finally {
     for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
