@@ -59,6 +59,7 @@ function firstConnection(redis: Redis, timeoutMs: number): Promise<void> {
 class RedisRateLimiter implements RateLimiter {
   /** Set once `connected` has settled: from then on consume() does not wait a turn for it. */
   #ready = false;
+  #closed = false;
 
   constructor(
     private readonly limiter: RateLimiterAbstract,
@@ -79,13 +80,19 @@ class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  /** Waits for the first connection attempt to settle; without the offline queue, a ping fails at once while disconnected. */
+  /**
+   * Waits for the first connection attempt to settle; without the offline queue, a ping fails
+   * at once while disconnected. After close() there is nothing to check (a short-lived CLI
+   * command must not report Redis unreachable because it closed the connection itself).
+   */
   async check(): Promise<void> {
     await this.connected;
+    if (this.#closed) return;
     await this.ping();
   }
 
   close(): Promise<void> {
+    this.#closed = true;
     return this.onClose();
   }
 }
