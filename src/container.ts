@@ -10,7 +10,7 @@ import { migrateToLatest, pendingMigrations } from './storage/db/migrate.js';
 import { ProjectsRepository } from './storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from './storage/db/repositories/api-keys.repository.js';
 import { UsageRepository } from './storage/db/repositories/usage.repository.js';
-import { LocalDiskBlobStore } from './storage/blobs/local-disk.js';
+import { createBlobStore } from './storage/blobs/create-blob-store.js';
 import type { BlobStore } from './storage/blobs/blob-store.js';
 import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
 import { ApiKeyAuthenticator } from './domain/auth/authenticator.js';
@@ -21,6 +21,11 @@ import { ReservationBook } from './domain/billing/reservations.js';
 import { systemClock, type Clock } from './domain/shared/clock.js';
 import { Metrics } from './observability/metrics.js';
 import type { ChatCompletionsPort } from './domain/inference/chat-completions.port.js';
+import { probeSharedDependencies, warnIfRedisUnreachable } from './observability/dependency-probes.js';
+import { startTracing, type Tracing } from './observability/tracing.js';
+import { TracingBlobStore } from './observability/tracing-blob-store.js';
+import { traceBackendFactories, traceBilling } from './observability/trace-decorators.js';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { createInferenceServices, type InferenceServices } from './domain/inference/index.js';
 import { BACKEND_FACTORIES, ModelRegistry } from './inference/registry.js';
 import { createOnnxBackend } from './inference/backends/onnx/index.js';
@@ -45,6 +50,8 @@ export interface ContainerOverrides {
   clock?: Clock;
   logger?: Logger;
   metrics?: Metrics;
+  /** Replace the OTLP exporter when tracing is on (tests: an in-memory exporter). */
+  spanProcessors?: SpanProcessor[];
 }
 
 export interface Readiness {
@@ -95,6 +102,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const logger = overrides.logger ?? createLogger(config);
   const clock = overrides.clock ?? systemClock;
   const metrics = overrides.metrics ?? new Metrics();
+  const tracing: Tracing | null = config.tracing.enabled ? startTracing(config.tracing, overrides.spanProcessors) : null;
   const database = overrides.database ?? openDatabase(config.database);
   await migrateToLatest(database);
 
@@ -103,12 +111,15 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     keys: new ApiKeysRepository(database),
     usage: new UsageRepository(database),
   };
-  const blobs = overrides.blobs ?? new LocalDiskBlobStore(config.blobs.root);
+  const untracedBlobs = overrides.blobs ?? createBlobStore(config.blobs);
+  const blobs = tracing ? new TracingBlobStore(untracedBlobs, config.blobs.kind) : untracedBlobs;
   const rateLimiter = createRateLimiter({
     requestsPerMinute: config.rateLimit.requestsPerMinute,
     redisUrl: config.redisUrl,
     keyPrefix: config.rateLimit.redisPrefix,
   });
+  const probeTargets = { blobs, rateLimiter, redisConfigured: config.redisUrl !== null, logger };
+  void warnIfRedisUnreachable(probeTargets);
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
   const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
@@ -117,11 +128,13 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
     metrics.usageCostMicros.inc([record.model], record.costMicros);
   });
+  if (tracing) traceBilling(billing);
 
-  const registry = new ModelRegistry(config, logger, {
+  const backendFactories: typeof BACKEND_FACTORIES = {
     ...BACKEND_FACTORIES,
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
-  });
+  };
+  const registry = new ModelRegistry(config, logger, tracing ? traceBackendFactories(backendFactories) : backendFactories);
   const creditMeter = new CreditMeter(billing, new ReservationBook());
   const inference = createInferenceServices({ registry, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
@@ -172,13 +185,16 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       } catch (err) {
         checks.database = `unreachable: ${(err as Error).message}`;
       }
+      Object.assign(checks, await probeSharedDependencies(probeTargets));
       return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
     },
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
       await rateLimiter.close();
+      if (!overrides.blobs) await blobs.close?.();
       await registry.close();
       await database.close();
+      await tracing?.shutdown();
     },
   };
 }

@@ -18,7 +18,8 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
   await options.extendApp?.(app, container);
   container.logger.info({ config: describeConfig(config) }, 'starting sluice');
 
-  closeWithGrace({ delay: 30_000, logger: { error: (m: unknown) => container.logger.error(m) } }, async ({ signal, err }) => {
+  // Past the deadline close-with-grace exits 1, cutting what is still open (SHUTDOWN_GRACE_SECONDS).
+  closeWithGrace({ delay: config.server.shutdownGraceMs, logger: { error: (m: unknown) => container.logger.error(m) } }, async ({ signal, err }) => {
     if (err) container.logger.error({ err }, 'shutting down after error');
     else container.logger.info({ signal }, 'shutting down');
     await app.close(); // stops accepting, waits for in-flight requests

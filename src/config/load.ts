@@ -9,6 +9,8 @@ import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { CATALOG, catalogEntry } from '../inference/catalog.js';
 import { usdToMicros } from '../domain/shared/money.js';
+import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
+import { resolveTracingConfig } from './tracing-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig } from './schema.js';
 
 export class ConfigError extends Error {
@@ -170,11 +172,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       port,
       bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
       trustProxy: file.server?.trust_proxy ?? false,
+      shutdownGraceMs: (envInteger(env, 'SHUTDOWN_GRACE_SECONDS', problems, 1, 3600) ?? file.server?.shutdown_grace_seconds ?? 30) * 1000,
     },
     logLevel: env.LOG_LEVEL ?? file.log_level ?? 'info',
     dataDir,
     database: resolveDatabase(env.DATABASE_URL ?? file.database_url, dataDir, cwd, problems),
-    blobs: { kind: 'local', root: path.join(dataDir, 'blobs') },
+    blobs: resolveBlobConfig(file, env, dataDir, problems),
+    tracing: resolveTracingConfig(env, problems),
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
     auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
@@ -242,6 +246,8 @@ export function describeConfig(config: Config): Record<string, unknown> {
     dataDir: config.dataDir,
     database: config.database.kind === 'postgres' ? 'postgres (DATABASE_URL)' : config.database.path,
     redis: config.redisUrl ? 'configured' : 'none (in-memory rate limits)',
+    blobs: describeBlobConfig(config.blobs),
+    tracing: config.tracing.enabled ? `otlp ${config.tracing.endpoint ?? '(exporter default)'}` : 'off',
     adminApi: config.adminToken ? 'enabled' : 'disabled',
     workers: config.workers.inProcess ? 'in-process' : 'off',
     upstreamModels: Object.values(config.models)

@@ -44,6 +44,9 @@ export const ConfigFileSchema = Type.Object(
           port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
           body_limit_mb: Type.Optional(PositiveInt('JSON body limit in MB')),
           trust_proxy: Type.Optional(Type.Boolean()),
+          shutdown_grace_seconds: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 3600, description: 'on SIGTERM, how long in-flight requests and streams may finish before the process exits' }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -54,6 +57,18 @@ export const ConfigFileSchema = Type.Object(
     data_dir: Type.Optional(Type.String({ minLength: 1 })),
     database_url: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|sqlite:)' })),
     redis_url: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+    blobs: Type.Optional(
+      Type.Object(
+        {
+          url: Type.Optional(
+            Type.String({ pattern: '^s3://', description: 's3://bucket/prefix?endpoint=…&region=…&force_path_style=true (default: local disk)' }),
+          ),
+          access_key_id: Type.Optional(Type.String({ minLength: 1 })),
+          secret_access_key: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     models_dir: Type.Optional(Type.String({ minLength: 1 })),
     free_credits_usd: Type.Optional(NonNegative('credits granted to every new project')),
     rate_limits: Type.Optional(
@@ -134,6 +149,29 @@ export interface ModelConfig {
   binding: ModelBinding;
 }
 
+/** An S3-compatible bucket (AWS S3, MinIO, R2, Ceph RGW); credentials are secrets, never logged. */
+export interface S3BlobConfig {
+  kind: 's3';
+  bucket: string;
+  /** Keys are stored under this prefix ('' for the bucket's root). */
+  prefix: string;
+  /** null: AWS S3's own endpoint for the region. */
+  endpoint: string | null;
+  region: string;
+  forcePathStyle: boolean;
+  /** null: the SDK's default chain (instance profile, web identity, …). */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+}
+
+/** OpenTelemetry tracing (src/config/tracing-config.ts); null endpoint: the exporter's default. */
+export interface TracingConfig {
+  enabled: boolean;
+  endpoint: string | null;
+  serviceName: string;
+}
+
+export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;
+
 export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
 
 export interface BatchConfig {
@@ -161,11 +199,12 @@ export interface RuntimesConfig {
 }
 
 export interface Config {
-  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean };
+  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean; shutdownGraceMs: number };
   logLevel: string;
   dataDir: string;
   database: DatabaseConfig;
-  blobs: { kind: 'local'; root: string };
+  blobs: BlobConfig;
+  tracing: TracingConfig;
   redisUrl: string | null;
   adminToken: string | null;
   auth: { cacheTtlMs: number };

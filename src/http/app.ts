@@ -6,6 +6,7 @@ import { newRequestId } from '../domain/shared/ids.js';
 import { handleFrameworkError, registerErrorHandling } from './plugins/error-handler.js';
 import { registerCors } from './plugins/cors.js';
 import { registerRequestContext } from './plugins/request-context.js';
+import { registerTracing } from './plugins/tracing.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
@@ -47,6 +48,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   });
 
   registerRequestContext(app, container.metrics);
+  if (config.tracing.enabled) registerTracing(app);
   registerErrorHandling(app);
 
   registerCors(app, {

@@ -25,6 +25,7 @@ import type { UsageRecord } from '../domain/billing/usage.types.js';
 import { apiKeyPrincipal } from '../domain/access/caller.js';
 import type { CollectingMeter, CreditMeter } from '../domain/billing/credit-meter.js';
 import type { ResultWriter } from './result-writer.js';
+import { inBatchLineSpan } from '../observability/batch-tracing.js';
 import { sleep } from './sleep.js';
 
 export interface LineTask {
@@ -93,7 +94,9 @@ export class LineExecutor {
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     for (let attempt = 1; ; attempt++) {
       try {
-        const body = await this.deps.chatCompletions.create(caller, task.body, { requestId, signal, route: 'batch' });
+        const body = await inBatchLineSpan(task.batch.id, task.lineNo, attempt, () =>
+          this.deps.chatCompletions.create(caller, task.body, { requestId, signal, route: 'batch' }),
+        );
         return { body };
       } catch (err) {
         // A drain that ran out of time: leave the line unrecorded so another worker runs it.

@@ -37,4 +37,8 @@ export interface BlobStore {
   stat(key: string): Promise<{ bytes: number } | null>;
   /** Deleting a missing blob is not an error. */
   delete(key: string): Promise<void>;
+  /** Readiness probe: throws while the storage cannot be reached or used. */
+  check?(): Promise<void>;
+  /** Releases connections; the store is not used afterwards. */
+  close?(): void | Promise<void>;
 }

@@ -3,8 +3,8 @@
  * are fsynced, then renamed into place, so a reader sees either nothing or the whole blob.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { constants, createReadStream, createWriteStream } from 'node:fs';
+import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -72,6 +72,12 @@ export class LocalDiskBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.#pathOf(key), { force: true });
+  }
+
+  /** Readiness: the root exists (or can be made) and is a writable directory. */
+  async check(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    await access(this.root, constants.W_OK);
   }
 
   async #fsync(file: string): Promise<void> {

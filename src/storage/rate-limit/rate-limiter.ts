@@ -18,6 +18,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Counts one request of `key`; in memory the answer is immediate, through Redis it is a promise. */
   consume(key: string): RateDecision | Promise<RateDecision>;
+  /** Readiness of a shared store (Redis): throws while it cannot be reached. */
+  check?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,11 +59,13 @@ function firstConnection(redis: Redis, timeoutMs: number): Promise<void> {
 class RedisRateLimiter implements RateLimiter {
   /** Set once `connected` has settled: from then on consume() does not wait a turn for it. */
   #ready = false;
+  #closed = false;
 
   constructor(
     private readonly limiter: RateLimiterAbstract,
     private readonly onClose: () => Promise<void>,
     private readonly connected: Promise<void>,
+    private readonly ping: () => Promise<unknown>,
   ) {
     void connected.then(() => (this.#ready = true));
   }
@@ -76,7 +80,19 @@ class RedisRateLimiter implements RateLimiter {
     }
   }
 
+  /**
+   * Waits for the first connection attempt to settle; without the offline queue, a ping fails
+   * at once while disconnected. After close() there is nothing to check (a short-lived CLI
+   * command must not report Redis unreachable because it closed the connection itself).
+   */
+  async check(): Promise<void> {
+    await this.connected;
+    if (this.#closed) return;
+    await this.ping();
+  }
+
   close(): Promise<void> {
+    this.#closed = true;
     return this.onClose();
   }
 }
@@ -95,5 +111,6 @@ export function createRateLimiter(options: { requestsPerMinute: number; redisUrl
       redis.disconnect();
     },
     firstConnection(redis, FIRST_CONNECT_WAIT_MS),
+    () => redis.ping(),
   );
 }

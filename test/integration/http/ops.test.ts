@@ -25,7 +25,7 @@ describe('operations routes', () => {
   it('GET /readyz is ready when the database answers and migrations are applied', async () => {
     const res = await call(server.baseUrl, 'GET', '/readyz');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok' } });
+    expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', blob_store: 'ok' } });
   });
 
   it('GET /metrics counts requests by route template, method and status', async () => {
@@ -75,7 +75,7 @@ describe('readiness failures', () => {
       await sql`delete from kysely_migration where name = ${'0001-foundation'}`.execute(server.container.database.db);
       const res = await call(server.baseUrl, 'GET', '/readyz');
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending: 0001-foundation' } });
+      expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending: 0001-foundation', blob_store: 'ok' } });
       expect(res.headers.get('x-request-id')).toMatch(/^req_/);
     } finally {
       await server.close();

@@ -1,0 +1,160 @@
+/**
+ * Scale-out figures, each side of a ratio measured in the same run:
+ *  - blobs: 100 MB streamed up and back down through the S3 store (s3rver on loopback)
+ *    vs the local-disk store, with the process's peak RSS growth during the S3 upload
+ *    (the upload streams in parts, so it stays far below 100 MB);
+ *  - chat proxy requests/s with PostgreSQL vs SQLite behind the same server (alternating
+ *    rounds; target: PostgreSQL ≥ 0.5 of SQLite on one box);
+ *  - batch lines/s with two workers vs one, on PostgreSQL and a shared S3 bucket.
+ * Everything runs in this process (the upstream is the tests' fake, answering after a
+ * fixed delay), so absolute figures are for comparison only.
+ */
+import { Readable } from 'node:stream';
+import { createRequire } from 'node:module';
+import type { BenchRow } from './run.js';
+import { startTestServer, type TestServer } from '../test/helpers/harness.js';
+import { postgresReachable, postgresSchemaDatabase, tempDir } from '../test/helpers/databases.js';
+import { startFakeS3, type FakeS3 } from '../test/helpers/s3-server.js';
+import { startFakeUpstream, type FakeUpstream } from '../test/helpers/fake-upstream.js';
+import { LocalDiskBlobStore } from '../src/storage/blobs/local-disk.js';
+import { S3BlobStore } from '../src/storage/blobs/s3.js';
+import type { BlobStore } from '../src/storage/blobs/blob-store.js';
+import { MODEL, isTerminal, requestLines, startBatch, upstreamYaml, waitForBatch } from '../test/integration/batches/support/batch-helpers.js';
+
+const MB = 1024 * 1024;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BATCH_LINES = Number(process.env.BENCH_SCALE_LINES ?? 2000);
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<{ requests: { total: number }; non2xx: number; duration: number }>;
+
+function hundredMegabytes(): Readable {
+  const chunk = Buffer.alloc(MB, 120);
+  return Readable.from((function* () {
+    for (let i = 0; i < 100; i++) yield chunk;
+  })());
+}
+
+async function roundTrip(store: BlobStore, key: string): Promise<{ upSeconds: number; downSeconds: number; rssGrowthMb: number }> {
+  const base = process.memoryUsage.rss();
+  let peak = base;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
+  let started = performance.now();
+  await store.put(key, hundredMegabytes(), { maxBytes: 101 * MB });
+  const upSeconds = (performance.now() - started) / 1000;
+  clearInterval(timer);
+  started = performance.now();
+  let bytes = 0;
+  for await (const chunk of await store.get(key)) bytes += (chunk as Buffer).length;
+  if (bytes !== 100 * MB) throw new Error(`read back ${bytes} bytes`);
+  const downSeconds = (performance.now() - started) / 1000;
+  await store.delete(key);
+  return { upSeconds, downSeconds, rssGrowthMb: (peak - base) / MB };
+}
+
+async function blobRows(s3: FakeS3): Promise<BenchRow[]> {
+  const local = new LocalDiskBlobStore(tempDir('sluice-bench-blobs-'));
+  const remote = new S3BlobStore(s3.config('bench'));
+  const disk = await roundTrip(local, 'bench/100mb.bin');
+  const bucket = await roundTrip(remote, 'bench/100mb.bin');
+  remote.close();
+  return [
+    { name: 'blobs: 100 MB upload, local disk', value: 100 / disk.upSeconds, unit: 'MB/s' },
+    { name: 'blobs: 100 MB upload, S3 (s3rver)', value: 100 / bucket.upSeconds, unit: 'MB/s' },
+    { name: 'blobs: upload S3 ÷ local disk', value: disk.upSeconds / bucket.upSeconds, unit: '×' },
+    { name: 'blobs: 100 MB download, local disk', value: 100 / disk.downSeconds, unit: 'MB/s' },
+    { name: 'blobs: 100 MB download, S3 (s3rver)', value: 100 / bucket.downSeconds, unit: 'MB/s' },
+    { name: 'blobs: download S3 ÷ local disk', value: disk.downSeconds / bucket.downSeconds, unit: '×' },
+    { name: 'blobs: peak RSS growth during the S3 upload', value: bucket.rssGrowthMb, unit: 'MB', note: 'the whole file would be 100 MB' },
+  ];
+}
+
+async function requestsPerSecond(server: TestServer, key: string): Promise<number> {
+  const result = await autocannon({
+    url: `${server.baseUrl}/v1/chat/completions`,
+    method: 'POST',
+    connections: 16,
+    duration: SECONDS,
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  if (result.non2xx > 0) throw new Error(`${result.non2xx} non-2xx answers`);
+  return result.requests.total / result.duration;
+}
+
+async function proxyRows(upstream: FakeUpstream): Promise<BenchRow[]> {
+  const { database } = await postgresSchemaDatabase();
+  const env = { RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '1000000' };
+  const sqlite = await startTestServer({ env, yaml: upstreamYaml(upstream.baseUrl) });
+  const postgres = await startTestServer({ env, yaml: upstreamYaml(upstream.baseUrl), overrides: { database } });
+  const keys = [(await sqlite.newTenant()).key, (await postgres.newTenant()).key];
+  const ratios: number[] = [];
+  let last = [0, 0];
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const onSqlite = await requestsPerSecond(sqlite, keys[0]!);
+      const onPostgres = await requestsPerSecond(postgres, keys[1]!);
+      ratios.push(onPostgres / onSqlite);
+      last = [onSqlite, onPostgres];
+    }
+  } finally {
+    await sqlite.close();
+    await postgres.close();
+  }
+  ratios.sort((a, b) => a - b);
+  return [
+    { name: 'chat proxy: SQLite (last round)', value: last[0]!, unit: 'req/s' },
+    { name: 'chat proxy: PostgreSQL (last round)', value: last[1]!, unit: 'req/s' },
+    { name: 'chat proxy: PostgreSQL ÷ SQLite', value: ratios[Math.floor(ratios.length / 2)]!, unit: '×', note: `median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(3)).join(', ')}; target ≥ 0.5` },
+  ];
+}
+
+async function batchSeconds(servers: TestServer[], key: string): Promise<number> {
+  const started = performance.now();
+  const { batch } = await startBatch(servers[0]!.baseUrl, key, requestLines(BATCH_LINES));
+  const done = await waitForBatch(servers[0]!.baseUrl, key, batch.id, isTerminal, 600_000);
+  if (done.request_counts.completed !== BATCH_LINES) throw new Error(`batch ended ${done.status} with ${JSON.stringify(done.request_counts)}`);
+  return (performance.now() - started) / 1000;
+}
+
+async function workerRows(s3: FakeS3, upstream: FakeUpstream): Promise<BenchRow[]> {
+  upstream.chat({ delayMs: 20 });
+  const { url } = await postgresSchemaDatabase();
+  const env = {
+    DATABASE_URL: url,
+    BLOB_URL: `s3://${s3.bucket}/workers?endpoint=${s3.endpoint}`,
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
+    RATE_LIMIT_RPM: '100000',
+  };
+  const yaml = upstreamYaml(upstream.baseUrl, { global_concurrency: 8, per_batch_concurrency: 64, shard_lines: 100 });
+  const one = await startTestServer({ env, yaml, startWorkers: true });
+  const key = (await one.newTenant({ balanceUsd: 1000 })).key;
+  try {
+    const oneWorker = await batchSeconds([one], key);
+    const two = await startTestServer({ env, yaml, startWorkers: true });
+    try {
+      const twoWorkers = await batchSeconds([one, two], key);
+      return [
+        { name: 'batch: 1 worker', value: BATCH_LINES / oneWorker, unit: 'lines/s', note: `${BATCH_LINES} lines, upstream 20 ms, 8 lines in flight per worker` },
+        { name: 'batch: 2 workers', value: BATCH_LINES / twoWorkers, unit: 'lines/s' },
+        { name: 'batch: 2 workers ÷ 1', value: oneWorker / twoWorkers, unit: '×' },
+      ];
+    } finally {
+      await two.close();
+    }
+  } finally {
+    await one.close();
+  }
+}
+
+export default async function scaleBench(): Promise<BenchRow[]> {
+  if (!(await postgresReachable())) throw new Error('the scale bench needs the PostgreSQL server (SLUICE_TEST_POSTGRES_URL)');
+  const s3 = await startFakeS3();
+  const upstream = await startFakeUpstream();
+  try {
+    return [...(await blobRows(s3)), ...(await proxyRows(upstream)), ...(await workerRows(s3, upstream))];
+  } finally {
+    await upstream.close();
+    await s3.close();
+  }
+}

@@ -1,0 +1,27 @@
+#!/bin/sh
+# The build steps of the Dockerfile, in one place so that a test can run them outside Docker
+# (test/integration/deploy/build-script.test.ts runs both stages in a clean directory).
+#   deploy/build.sh compile   all dependencies, then TypeScript to dist/  (the build stage)
+#   deploy/build.sh runtime   production dependencies only                (the runtime stage)
+# npm settings come from the environment as usual (e.g. npm_config_offline=true).
+set -eu
+cd "$(dirname "$0")/.."
+
+case "${1:-}" in
+  compile)
+    # --ignore-scripts: `prepare` would compile before the sources are all in place.
+    npm ci --ignore-scripts --no-audit --no-fund
+    npm rebuild better-sqlite3
+    npx tsc -p tsconfig.build.json
+    test -f dist/src/main.js
+    ;;
+  runtime)
+    npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+    # Native add-ons: better-sqlite3 builds (or fetches) its binding; ffmpeg's installer picks its binary.
+    npm rebuild better-sqlite3 @ffmpeg-installer/linux-x64 @ffmpeg-installer/ffmpeg
+    ;;
+  *)
+    echo "usage: deploy/build.sh compile|runtime" >&2
+    exit 64
+    ;;
+esac

@@ -1,0 +1,30 @@
+/**
+ * Tracing from the standard OpenTelemetry variables: on when an OTLP endpoint is given
+ * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces) or
+ * OTEL_TRACES_EXPORTER=otlp; off with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
+ * Only OTLP over HTTP is supported. Headers (OTEL_EXPORTER_OTLP_HEADERS) are read by the
+ * exporter itself and never logged.
+ */
+import type { TracingConfig } from './schema.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function resolveTracingConfig(env: Env, problems: string[]): TracingConfig {
+  const serviceName = env.OTEL_SERVICE_NAME || 'sluice';
+  const off: TracingConfig = { enabled: false, endpoint: null, serviceName };
+  if (env.OTEL_SDK_DISABLED === 'true') return off;
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  if (exporters.includes('none')) return off;
+  const unsupported = exporters.filter((e) => e !== 'otlp');
+  if (unsupported.length > 0) problems.push(`OTEL_TRACES_EXPORTER: only "otlp" (or "none") is supported, got "${unsupported.join(',')}"`);
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol && protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    problems.push(`OTEL_EXPORTER_OTLP_PROTOCOL: only OTLP over HTTP (http/protobuf) is supported, got "${protocol}"`);
+  }
+  const tracesEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  const baseEndpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const endpoint = tracesEndpoint || (baseEndpoint ? `${baseEndpoint.replace(/\/+$/, '')}/v1/traces` : null);
+  if (endpoint && !/^https?:\/\//.test(endpoint)) problems.push('OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL');
+  const enabled = endpoint !== null || exporters.includes('otlp');
+  return { enabled, endpoint, serviceName };
+}

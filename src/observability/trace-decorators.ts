@@ -1,0 +1,60 @@
+/**
+ * Spans around the work of other modules, added from outside them when tracing is on:
+ * inference backends (ONNX, GGUF, and the upstream call's parent span), the credit check
+ * and the usage transaction. Decorators rather than edits inside those modules, so the
+ * tracing-off path is exactly the code it was.
+ */
+import type { Span } from '@opentelemetry/api';
+import type { InferenceBackend } from '../inference/backend.js';
+import type { BackendFactory } from '../inference/registry.js';
+import type { BillingService } from '../domain/billing/billing.service.js';
+import { failSpan, inSpan, tracer } from './tracing.js';
+
+const PROMISE_CAPABILITIES = ['chat', 'runTask', 'embed', 'moderate', 'transcribe'] as const;
+
+type ModelParams = { model: { id: string } };
+
+/** The same backend with a span per inference call (`inference.<capability>`, model and runtime attributes). */
+export function traceBackend(backend: InferenceBackend): InferenceBackend {
+  const traced: InferenceBackend = Object.create(backend) as InferenceBackend;
+  for (const capability of PROMISE_CAPABILITIES) {
+    const call = backend[capability] as ((params: ModelParams) => Promise<unknown>) | undefined;
+    if (!call) continue;
+    (traced as unknown as Record<string, unknown>)[capability] = (params: ModelParams) =>
+      inSpan(`inference.${capability}`, { 'sluice.model': params.model.id, 'sluice.runtime': backend.kind }, () => call.call(backend, params));
+  }
+  const stream = backend.chatStream;
+  if (stream) {
+    traced.chatStream = (params) => tracedStream(`inference.chatStream`, params.model.id, backend.kind, () => stream.call(backend, params));
+  }
+  return traced;
+}
+
+async function* tracedStream<T>(name: string, model: string, runtime: string, open: () => AsyncIterable<T>): AsyncIterable<T> {
+  const span: Span = tracer().startSpan(name, { attributes: { 'sluice.model': model, 'sluice.runtime': runtime } });
+  try {
+    yield* open();
+  } catch (err) {
+    failSpan(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+export function traceBackendFactories<K extends string>(factories: Partial<Record<K, BackendFactory>>): Partial<Record<K, BackendFactory>> {
+  const traced: Partial<Record<K, BackendFactory>> = {};
+  for (const [kind, factory] of Object.entries(factories) as [K, BackendFactory | undefined][]) {
+    if (factory) traced[kind] = (deps) => traceBackend(factory(deps));
+  }
+  return traced;
+}
+
+/** Spans for the credit check before a call (the balance read that admission waits for) and the usage transaction after it. */
+export function traceBilling(billing: BillingService): void {
+  const balanceOf = billing.balanceOf.bind(billing);
+  const write = billing.write.bind(billing);
+  billing.balanceOf = (projectId) => inSpan('billing.credit_check', { 'sluice.project_id': projectId }, () => balanceOf(projectId));
+  billing.write = (record) =>
+    inSpan('billing.usage_transaction', { 'sluice.project_id': record.projectId, 'sluice.model': record.model }, () => write(record));
+}

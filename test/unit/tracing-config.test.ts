@@ -1,0 +1,37 @@
+/** Tracing from the standard OTEL_* variables: off by default, on with an OTLP endpoint, refused for what is unsupported. */
+import { describe, expect, it } from 'vitest';
+import { resolveTracingConfig } from '../../src/config/tracing-config.js';
+
+function resolve(env: Record<string, string>) {
+  const problems: string[] = [];
+  return { config: resolveTracingConfig(env, problems), problems };
+}
+
+describe('tracing config', () => {
+  it('is off with no OTEL_* variables', () => {
+    expect(resolve({})).toEqual({ config: { enabled: false, endpoint: null, serviceName: 'sluice' }, problems: [] });
+  });
+
+  it('OTEL_EXPORTER_OTLP_ENDPOINT turns it on, traces under /v1/traces; the traces endpoint is used as given', () => {
+    expect(resolve({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_SERVICE_NAME: 'api' }).config).toEqual({
+      enabled: true,
+      endpoint: 'http://collector:4318/v1/traces',
+      serviceName: 'api',
+    });
+    expect(resolve({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://c.example/otlp/traces' }).config.endpoint).toBe('https://c.example/otlp/traces');
+    expect(resolve({ OTEL_TRACES_EXPORTER: 'otlp' }).config).toMatchObject({ enabled: true, endpoint: null });
+  });
+
+  it('OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none keeps it off whatever the endpoint', () => {
+    expect(resolve({ OTEL_SDK_DISABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }).config.enabled).toBe(false);
+    expect(resolve({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }).config.enabled).toBe(false);
+  });
+
+  it('refuses exporters and protocols other than OTLP over HTTP', () => {
+    expect(resolve({ OTEL_TRACES_EXPORTER: 'zipkin' }).problems).toEqual(['OTEL_TRACES_EXPORTER: only "otlp" (or "none") is supported, got "zipkin"']);
+    expect(resolve({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).problems).toEqual([
+      'OTEL_EXPORTER_OTLP_PROTOCOL: only OTLP over HTTP (http/protobuf) is supported, got "grpc"',
+    ]);
+    expect(resolve({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).problems).toEqual(['OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL']);
+  });
+});
