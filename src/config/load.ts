@@ -111,7 +111,8 @@ function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: 
   for (const id of Object.keys(configured)) {
     if (!catalogEntry(id)) problems.push(`models.${id}: unknown model id (known: ${CATALOG.map((e) => e.id).join(', ')})`);
   }
-  const models: Record<string, ModelConfig> = {};
+  // Null prototype: model ids come from requests, and `constructor` must not find Object's.
+  const models: Record<string, ModelConfig> = Object.create(null) as Record<string, ModelConfig>;
   for (const entry of CATALOG) {
     const m = configured[entry.id] ?? {};
     const backend = m.backend ?? (m.base_url ? 'openai' : entry.defaultBackend);

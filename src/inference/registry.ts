@@ -78,7 +78,8 @@ export class ModelRegistry {
 
   /** The model for `name` (ids are matched case-insensitively), or undefined. */
   find(name: string): ModelConfig | undefined {
-    return this.config.models[name] ?? this.#byName.get(name.toLowerCase());
+    // Only the Map: `name` comes from requests (`constructor`, `__proto__` are not models).
+    return this.#byName.get(name.toLowerCase());
   }
 
   /**

@@ -61,7 +61,7 @@ export function selectFiles(files: HubFile[], model: ModelConfig, options: PullO
 }
 
 export function findModel(config: Readonly<Config>, id: string): ModelConfig {
-  const model = config.models[id] ?? Object.values(config.models).find((m) => m.id.toLowerCase() === id.toLowerCase());
+  const model = Object.values(config.models).find((m) => m.id.toLowerCase() === id.toLowerCase());
   if (!model) throw new HubError(`Unknown model ${id}; \`sluice models list\` shows every id`);
   return model;
 }
