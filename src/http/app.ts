@@ -5,6 +5,7 @@ import type { Container } from '../container.js';
 import { newRequestId } from '../domain/shared/ids.js';
 import { handleFrameworkError, registerErrorHandling } from './plugins/error-handler.js';
 import { registerCors } from './plugins/cors.js';
+import { registerJsonBody } from './plugins/json-body.js';
 import { registerRequestContext } from './plugins/request-context.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
@@ -32,6 +33,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
 
   registerRequestContext(app, container.metrics);
   registerErrorHandling(app);
+  registerJsonBody(app);
 
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
