@@ -9,7 +9,7 @@ import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { CATALOG, catalogEntry } from '../inference/catalog.js';
 import { usdToMicros } from '../domain/shared/money.js';
-import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig } from './schema.js';
+import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -145,6 +145,19 @@ function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: 
   return models;
 }
 
+function resolveTimeouts(file: ConfigFile, problems: string[]): ServerTimeouts {
+  const timeouts = {
+    headersMs: file.server?.headers_timeout_ms ?? 30_000,
+    bodyIdleMs: file.server?.body_idle_timeout_ms ?? 30_000,
+    requestMs: file.server?.request_timeout_ms ?? 900_000,
+  };
+  // Node refuses a header timeout longer than the whole-request one.
+  if (timeouts.headersMs > timeouts.requestMs) {
+    problems.push('server.headers_timeout_ms: must not exceed server.request_timeout_ms');
+  }
+  return timeouts;
+}
+
 /** Pure apart from reading the config file named by the environment. */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Readonly<Config> {
   const problems: string[] = [];
@@ -167,6 +180,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       port,
       bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
       trustProxy: file.server?.trust_proxy ?? false,
+      timeouts: resolveTimeouts(file, problems),
     },
     logLevel: env.LOG_LEVEL ?? file.log_level ?? 'info',
     dataDir,

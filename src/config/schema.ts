@@ -41,6 +41,13 @@ export const ConfigFileSchema = Type.Object(
           port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
           body_limit_mb: Type.Optional(PositiveInt('JSON body limit in MB')),
           trust_proxy: Type.Optional(Type.Boolean()),
+          headers_timeout_ms: Type.Optional(PositiveInt('time a client has to send the request line and headers (default 30000)')),
+          body_idle_timeout_ms: Type.Optional(
+            PositiveInt('longest pause between two pieces of a request body before 408 (default 30000)'),
+          ),
+          request_timeout_ms: Type.Optional(
+            PositiveInt('time a client has to send a whole request, body included (default 900000: 100 MB at 115 KB/s)'),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -155,8 +162,21 @@ export interface RuntimesConfig {
   embeddingBatchWaitMs: number;
 }
 
+/**
+ * How long a client may take to send its request. None of them bounds the answer: a long
+ * inference or a stream runs as long as its backend allows.
+ */
+export interface ServerTimeouts {
+  /** Request line and headers. */
+  headersMs: number;
+  /** The longest silence while a body is being received. */
+  bodyIdleMs: number;
+  /** The whole request, body included. */
+  requestMs: number;
+}
+
 export interface Config {
-  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean };
+  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean; timeouts: ServerTimeouts };
   logLevel: string;
   dataDir: string;
   database: DatabaseConfig;
