@@ -237,6 +237,15 @@ export function loadConfigOrExit(env: Env = process.env, cwd: string = process.c
   }
 }
 
+/** The database the environment names, for start-up error messages; null when the config does not load. */
+export function databaseConfigOrNull(env: Env = process.env, cwd: string = process.cwd()): DatabaseConfig | null {
+  try {
+    return loadConfig(env, cwd).database;
+  } catch {
+    return null;
+  }
+}
+
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);

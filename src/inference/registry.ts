@@ -132,7 +132,7 @@ export class ModelRegistry {
     if (cached && cached.expiresAtMs > now) return cached.status;
     const status = await this.#probe(model);
     // The operator's view, paths included; API clients get publicDetail.
-    if (!status.ready) this.logger.warn({ model: model.id, detail: status.detail }, 'model not available');
+    if (!status.ready) this.logger.info({ model: model.id, detail: status.detail }, 'model not available');
     this.#status.set(model.id, { status, expiresAtMs: now + (status.ready ? READY_TTL_MS : NOT_READY_TTL_MS) });
     return status;
   }

@@ -41,6 +41,10 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
     projectToWire(await projects.createProject(request.body.name)),
   );
 
+  scope.get('/projects', { schema: { tags, querystring: UsageQuery } }, async (request) =>
+    toListPage(await projects.listProjects(readLimit(request.query.limit, 100, 20), request.query.after), projectToWire),
+  );
+
   scope.get('/projects/:id', { schema: { tags, params: IdParams } }, async (request) =>
     projectToWire(await projects.getProject(request.params.id)),
   );
