@@ -216,6 +216,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     hub: {
       endpoint: (env.HF_ENDPOINT || file.hub?.endpoint || 'https://huggingface.co').replace(/\/+$/, ''),
       token: envSecret(env, 'HF_TOKEN', cwd, problems),
+      connectTimeoutMs: file.hub?.connect_timeout_ms ?? 10_000,
+      idleTimeoutMs: file.hub?.idle_timeout_ms ?? 30_000,
     },
     configFile: source,
   };

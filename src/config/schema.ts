@@ -106,7 +106,11 @@ export const ConfigFileSchema = Type.Object(
     ),
     hub: Type.Optional(
       Type.Object(
-        { endpoint: Type.Optional(Type.String({ pattern: '^https?://', description: 'Hugging Face Hub endpoint (HF_ENDPOINT)' })) },
+        {
+          endpoint: Type.Optional(Type.String({ pattern: '^https?://', description: 'Hugging Face Hub endpoint (HF_ENDPOINT)' })),
+          connect_timeout_ms: Type.Optional(PositiveInt('`sluice models pull`: time to connect to the Hub (default 10000)')),
+          idle_timeout_ms: Type.Optional(PositiveInt('`sluice models pull`: longest silence of the Hub mid-answer (default 30000)')),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -192,7 +196,7 @@ export interface Config {
   batches: BatchConfig;
   runtimes: RuntimesConfig;
   /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
-  hub: { endpoint: string; token: string | null };
+  hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };
   /** Where the file was read from, for the start-up summary. */
   configFile: string | null;
 }
