@@ -16,7 +16,7 @@ import { registerWorkerCommands } from './commands/worker.js';
 export function buildProgram(): Command {
   const program = new Command()
     .name('sluice')
-    .description('Sluice: self-hostable OpenAI-compatible inference, batch and decision API')
+    .description('Sluice: self-hostable OpenAI-compatible inference, classification and batch API')
     .showHelpAfterError()
     .exitOverride();
   registerServerCommands(program);

@@ -58,7 +58,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   });
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, batch and decision API' },
+      info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, classification and batch API' },
       servers: [{ url: '/' }],
       components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
       security: [{ ApiKey: [] }],
