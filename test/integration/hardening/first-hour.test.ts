@@ -31,12 +31,14 @@ function sluice(dir: string, args: string[], env: Record<string, string> = {}) {
 
 describe('listing projects', { timeout: 120_000 }, () => {
   let server: TestServer;
-  const ids: string[] = [];
+  /** The three projects in the listing's order: newest first, ties (same millisecond) by id, descending. */
+  let ordered: Array<{ id: string; name: string; createdAtMs: number }> = [];
   const admin = (pathName: string) => call(server.baseUrl, 'GET', `/admin/v1${pathName}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
 
   beforeAll(async () => {
     server = await startTestServer();
-    for (const name of ['one', 'two', 'three']) ids.push((await server.container.projects.createProject(name)).id);
+    for (const name of ['one', 'two', 'three']) ordered.push(await server.container.projects.createProject(name));
+    ordered = ordered.sort((a, b) => b.createdAtMs - a.createdAtMs || (b.id < a.id ? -1 : 1));
   });
   afterAll(() => server.close());
 
@@ -44,10 +46,16 @@ describe('listing projects', { timeout: 120_000 }, () => {
     const first = await admin('/projects?limit=2');
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ object: 'list', has_more: true });
-    expect(first.body.data.map((p: { name: string }) => p.name)).toEqual(['three', 'two']);
-    expect(first.body.data[0]).toEqual({ id: ids[2], object: 'project', name: 'three', balance_usd: expect.any(Number), created_at: expect.any(Number) });
+    expect(first.body.data.map((p: { id: string }) => p.id)).toEqual([ordered[0]!.id, ordered[1]!.id]);
+    expect(first.body.data[0]).toEqual({
+      id: ordered[0]!.id,
+      object: 'project',
+      name: ordered[0]!.name,
+      balance_usd: expect.any(Number),
+      created_at: expect.any(Number),
+    });
     const second = await admin(`/projects?limit=2&after=${first.body.last_id}`);
-    expect(second.body.data.map((p: { name: string }) => p.name)).toEqual(['one']);
+    expect(second.body.data.map((p: { id: string }) => p.id)).toEqual([ordered[2]!.id]);
     expect(second.body.has_more).toBe(false);
   });
 
