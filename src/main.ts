@@ -1,6 +1,7 @@
 /** `npm start`: load config, build the container and the app, listen, and shut down gracefully. */
 import closeWithGrace from 'close-with-grace';
-import { describeConfig, loadConfigOrExit } from './config/load.js';
+import { databaseConfigOrNull, describeConfig, loadConfigOrExit } from './config/load.js';
+import { describeStartupFailure } from './storage/db/connect-errors.js';
 import type { FastifyInstance } from 'fastify';
 import { createContainer, type Container } from './container.js';
 import { buildApp } from './http/app.js';
@@ -33,7 +34,8 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
 /** True when this file is the process's entry point, however it was named (symlink, spaces, relative path). */
 if (isEntryPoint(import.meta.url)) {
   serve().catch((err) => {
-    console.error(err);
-    process.exit(1);
+    const failure = describeStartupFailure(err, databaseConfigOrNull());
+    console.error(failure?.message ?? err);
+    process.exit(failure?.exitCode ?? 1);
   });
 }

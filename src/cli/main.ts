@@ -5,7 +5,8 @@
  */
 import { Command, CommanderError } from 'commander';
 import { isEntryPoint } from '../entry-point.js';
-import { ConfigError } from '../config/load.js';
+import { ConfigError, databaseConfigOrNull } from '../config/load.js';
+import { describeStartupFailure } from '../storage/db/connect-errors.js';
 import { AppError } from '../domain/shared/errors.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { registerServerCommands } from './commands/server.js';
@@ -16,7 +17,7 @@ import { registerPacksCommands } from './commands/packs.js';
 export function buildProgram(): Command {
   const program = new Command()
     .name('sluice')
-    .description('Sluice: self-hostable OpenAI-compatible inference, batch and decision API')
+    .description('Sluice: self-hostable OpenAI-compatible inference, classification and batch API')
     .showHelpAfterError()
     .exitOverride();
   registerServerCommands(program);
@@ -41,12 +42,22 @@ export async function runCli(argv: string[]): Promise<number> {
       console.error(`error: ${err.message}`);
       return 1;
     }
+    const failure = describeStartupFailure(err, databaseConfigOrNull());
+    if (failure) {
+      console.error(failure.message);
+      return failure.exitCode;
+    }
     console.error(err);
     return 1;
   }
 }
 
 if (isEntryPoint(import.meta.url)) {
+  // `sluice models list | head`: the reader left; that is the end of the output, not a crash.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
   runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });

@@ -11,7 +11,7 @@ import { CATALOG, catalogEntry } from '../inference/catalog.js';
 import { usdToMicros } from '../domain/shared/money.js';
 import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
 import { resolveTracingConfig } from './tracing-config.js';
-import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig } from './schema.js';
+import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -115,7 +115,8 @@ function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: 
   for (const id of Object.keys(configured)) {
     if (!catalogEntry(id)) problems.push(`models.${id}: unknown model id (known: ${CATALOG.map((e) => e.id).join(', ')})`);
   }
-  const models: Record<string, ModelConfig> = {};
+  // Null prototype: model ids come from requests, and `constructor` must not find Object's.
+  const models: Record<string, ModelConfig> = Object.create(null) as Record<string, ModelConfig>;
   for (const entry of CATALOG) {
     const m = configured[entry.id] ?? {};
     const backend = m.backend ?? (m.base_url ? 'openai' : entry.defaultBackend);
@@ -150,6 +151,19 @@ function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: 
   return models;
 }
 
+function resolveTimeouts(file: ConfigFile, problems: string[]): ServerTimeouts {
+  const timeouts = {
+    headersMs: file.server?.headers_timeout_ms ?? 30_000,
+    bodyIdleMs: file.server?.body_idle_timeout_ms ?? 30_000,
+    requestMs: file.server?.request_timeout_ms ?? 900_000,
+  };
+  // Node refuses a header timeout longer than the whole-request one.
+  if (timeouts.headersMs > timeouts.requestMs) {
+    problems.push('server.headers_timeout_ms: must not exceed server.request_timeout_ms');
+  }
+  return timeouts;
+}
+
 /** Pure apart from reading the config file named by the environment. */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Readonly<Config> {
   const problems: string[] = [];
@@ -173,6 +187,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
       trustProxy: file.server?.trust_proxy ?? false,
       shutdownGraceMs: (envInteger(env, 'SHUTDOWN_GRACE_SECONDS', problems, 1, 3600) ?? file.server?.shutdown_grace_seconds ?? 30) * 1000,
+      timeouts: resolveTimeouts(file, problems),
     },
     logLevel: env.LOG_LEVEL ?? file.log_level ?? 'info',
     dataDir,
@@ -209,6 +224,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     hub: {
       endpoint: (env.HF_ENDPOINT || file.hub?.endpoint || 'https://huggingface.co').replace(/\/+$/, ''),
       token: envSecret(env, 'HF_TOKEN', cwd, problems),
+      connectTimeoutMs: file.hub?.connect_timeout_ms ?? 10_000,
+      idleTimeoutMs: file.hub?.idle_timeout_ms ?? 30_000,
     },
     configFile: source,
   };
@@ -227,6 +244,15 @@ export function loadConfigOrExit(env: Env = process.env, cwd: string = process.c
       process.exit(78);
     }
     throw err;
+  }
+}
+
+/** The database the environment names, for start-up error messages; null when the config does not load. */
+export function databaseConfigOrNull(env: Env = process.env, cwd: string = process.cwd()): DatabaseConfig | null {
+  try {
+    return loadConfig(env, cwd).database;
+  } catch {
+    return null;
   }
 }
 

@@ -47,6 +47,13 @@ export const ConfigFileSchema = Type.Object(
           shutdown_grace_seconds: Type.Optional(
             Type.Integer({ minimum: 1, maximum: 3600, description: 'on SIGTERM, how long in-flight requests and streams may finish before the process exits' }),
           ),
+          headers_timeout_ms: Type.Optional(PositiveInt('time a client has to send the request line and headers (default 30000)')),
+          body_idle_timeout_ms: Type.Optional(
+            PositiveInt('longest pause between two pieces of a request body before 408 (default 30000)'),
+          ),
+          request_timeout_ms: Type.Optional(
+            PositiveInt('time a client has to send a whole request, body included (default 900000: 100 MB at 115 KB/s)'),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -117,7 +124,11 @@ export const ConfigFileSchema = Type.Object(
     ),
     hub: Type.Optional(
       Type.Object(
-        { endpoint: Type.Optional(Type.String({ pattern: '^https?://', description: 'Hugging Face Hub endpoint (HF_ENDPOINT)' })) },
+        {
+          endpoint: Type.Optional(Type.String({ pattern: '^https?://', description: 'Hugging Face Hub endpoint (HF_ENDPOINT)' })),
+          connect_timeout_ms: Type.Optional(PositiveInt('`sluice models pull`: time to connect to the Hub (default 10000)')),
+          idle_timeout_ms: Type.Optional(PositiveInt('`sluice models pull`: longest silence of the Hub mid-answer (default 30000)')),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -198,8 +209,21 @@ export interface RuntimesConfig {
   embeddingBatchWaitMs: number;
 }
 
+/**
+ * How long a client may take to send its request. None of them bounds the answer: a long
+ * inference or a stream runs as long as its backend allows.
+ */
+export interface ServerTimeouts {
+  /** Request line and headers. */
+  headersMs: number;
+  /** The longest silence while a body is being received. */
+  bodyIdleMs: number;
+  /** The whole request, body included. */
+  requestMs: number;
+}
+
 export interface Config {
-  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean; shutdownGraceMs: number };
+  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean; shutdownGraceMs: number; timeouts: ServerTimeouts };
   logLevel: string;
   dataDir: string;
   database: DatabaseConfig;
@@ -216,7 +240,7 @@ export interface Config {
   batches: BatchConfig;
   runtimes: RuntimesConfig;
   /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
-  hub: { endpoint: string; token: string | null };
+  hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };
   /** Where the file was read from, for the start-up summary. */
   configFile: string | null;
 }

@@ -5,6 +5,9 @@ import type { Container } from '../container.js';
 import { newRequestId } from '../domain/shared/ids.js';
 import { handleFrameworkError, registerErrorHandling } from './plugins/error-handler.js';
 import { registerCors } from './plugins/cors.js';
+import { registerJsonBody } from './plugins/json-body.js';
+import { handleClientError, registerClientErrors } from './plugins/client-errors.js';
+import { registerSlowClientGuards } from './plugins/slow-clients.js';
 import { registerRequestContext } from './plugins/request-context.js';
 import { registerTracing } from './plugins/tracing.js';
 import { lazyChildLogger } from './request-logger.js';
@@ -30,6 +33,7 @@ export const AJV_OPTIONS = {
 
 export async function buildApp(container: Container): Promise<FastifyInstance> {
   const { config } = container;
+  const { timeouts } = config.server;
   const app = Fastify({
     loggerInstance: container.logger as FastifyBaseLogger,
     genReqId: () => newRequestId(),
@@ -40,9 +44,19 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     trustProxy: config.server.trustProxy,
     return503OnClosing: true,
     frameworkErrors: handleFrameworkError,
-    // Slow clients must not hold sockets forever; long inference is bounded per backend.
-    requestTimeout: 0,
+    clientErrorHandler: handleClientError,
+    // Slow clients must not hold sockets forever: headers and the whole request are timed
+    // by Node, a stalled body by slow-clients.ts. Answers are not timed here (connection
+    // timeout off): long inference and streams are bounded per backend.
+    requestTimeout: timeouts.requestMs,
     connectionTimeout: 0,
+    http: {
+      headersTimeout: timeouts.headersMs,
+      // Node checks both timeouts on this period (30 s by default, too coarse for short ones).
+      connectionsCheckingInterval: Math.max(50, Math.min(5_000, Math.floor(timeouts.headersMs / 4))),
+      // client-errors.ts answers a missing Host in the envelope instead.
+      requireHostHeader: false,
+    },
     keepAliveTimeout: 72_000,
     ajv: { customOptions: AJV_OPTIONS },
   });
@@ -50,6 +64,9 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerRequestContext(app, container.metrics);
   if (config.tracing.enabled) registerTracing(app);
   registerErrorHandling(app);
+  registerJsonBody(app);
+  registerClientErrors(app);
+  registerSlowClientGuards(app, timeouts.bodyIdleMs);
 
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
@@ -61,7 +78,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     openapi: {
       // 3.1: schemas are JSON Schema, so `type: ['string', 'null']` is valid as written.
       openapi: '3.1.0',
-      info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, batch and decision API' },
+      info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, classification and batch API' },
       servers: [{ url: '/' }],
       components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
       security: [{ ApiKey: [] }],

@@ -52,8 +52,11 @@ export function appErrorToHttp(error: AppError, overrides?: StatusOverrides): Ht
   const status = overrides?.[error.kind] ?? STATUS[error.kind].status;
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
-  // The OpenAI SDKs retry 409 and 429 by default; say so when a retry cannot help.
-  if (status === 409 || error.kind === 'insufficient_quota') headers['x-should-retry'] = 'false';
+  // The OpenAI SDKs retry 409, 429 and 5xx by default; say so when a retry cannot help
+  // (a model without a backend is a configuration error, not a passing fault).
+  if (status === 409 || error.kind === 'insufficient_quota' || error.code === 'model_not_available') {
+    headers['x-should-retry'] = 'false';
+  }
   const { challenge } = error;
   if (challenge?.headers) Object.assign(headers, challenge.headers);
   const body = challenge?.body !== undefined ? challenge.body : errorEnvelope(error);

@@ -147,8 +147,10 @@ export interface TranscriptionOutput {
 
 export interface BackendStatus {
   ready: boolean;
-  /** What is missing and how to fix it, when not ready. */
+  /** What is missing and how to fix it, when not ready; for the operator (may name server paths). */
   detail: string;
+  /** The same for API clients, without server paths; `detail` when absent. */
+  publicDetail?: string;
 }
 
 export interface InferenceBackend {

@@ -78,7 +78,8 @@ export class ModelRegistry {
 
   /** The model for `name` (ids are matched case-insensitively), or undefined. */
   find(name: string): ModelConfig | undefined {
-    return this.config.models[name] ?? this.#byName.get(name.toLowerCase());
+    // Only the Map: `name` comes from requests (`constructor`, `__proto__` are not models).
+    return this.#byName.get(name.toLowerCase());
   }
 
   /**
@@ -111,7 +112,7 @@ export class ModelRegistry {
       }
     }
     return this.status(model).then((status) => {
-      if (!status.ready) throw notAvailable(model, status.detail);
+      if (!status.ready) throw notAvailable(model, status.publicDetail ?? status.detail);
       return this.#capable(model, capability);
     });
   }
@@ -130,6 +131,8 @@ export class ModelRegistry {
     const now = Date.now();
     if (cached && cached.expiresAtMs > now) return cached.status;
     const status = await this.#probe(model);
+    // The operator's view, paths included; API clients get publicDetail.
+    if (!status.ready) this.logger.info({ model: model.id, detail: status.detail }, 'model not available');
     this.#status.set(model.id, { status, expiresAtMs: now + (status.ready ? READY_TTL_MS : NOT_READY_TTL_MS) });
     return status;
   }
@@ -166,7 +169,12 @@ export class ModelRegistry {
       return { backend: kind, ...(await backend.status(model)) };
     } catch (err) {
       this.logger.warn({ err, model: model.id }, 'backend status check failed');
-      return { backend: kind, ready: false, detail: `status check failed: ${(err as Error).message}` };
+      return {
+        backend: kind,
+        ready: false,
+        detail: `status check failed: ${(err as Error).message}`,
+        publicDetail: 'its status check failed (the server log says why)',
+      };
     }
   }
 

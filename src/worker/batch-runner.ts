@@ -101,6 +101,8 @@ export class BatchRunner implements BackgroundWorker {
   async stop(): Promise<void> {
     if (this.#stopping) return;
     this.#stopping = true;
+    // Never started (workers off in this process): nothing to drain, nothing to report.
+    if (!this.#loop) return;
     this.wake();
     await this.#loop;
     const drain = setTimeout(() => this.#abort.abort(new Error('batch runner drain timed out')), this.deps.drainMs ?? 30_000);

@@ -6,7 +6,8 @@
  * hand finishes or is released, then the process exits.
  */
 import closeWithGrace from 'close-with-grace';
-import { describeConfig, loadConfigOrExit } from '../config/load.js';
+import { databaseConfigOrNull, describeConfig, loadConfigOrExit } from '../config/load.js';
+import { describeStartupFailure } from '../storage/db/connect-errors.js';
 import { createContainer } from '../container.js';
 
 /** Longer than the runner's own drain (30 s), so leases are released before exit. */
@@ -21,13 +22,16 @@ export async function runWorker(): Promise<void> {
     await container.close();
   });
   container.startWorkers();
-  container.logger.info({ config: describeConfig(config), workers: container.workers.map((w) => w.name) }, 'sluice worker started');
+  // No `listen`: a worker serves no HTTP, and saying it listens would send people looking for it.
+  const { listen: _listen, ...described } = describeConfig(config);
+  container.logger.info({ config: described, workers: container.workers.map((w) => w.name) }, 'sluice worker started');
 }
 
 const invokedDirectly = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
 if (invokedDirectly) {
   runWorker().catch((err) => {
-    console.error(err);
-    process.exit(1);
+    const failure = describeStartupFailure(err, databaseConfigOrNull());
+    console.error(failure?.message ?? err);
+    process.exit(failure?.exitCode ?? 1);
   });
 }

@@ -106,7 +106,14 @@ describe('config defaults and overrides', () => {
   it('runs with no configuration at all', () => {
     const dir = tempDir('sluice-config-');
     const config = loadConfig({}, dir);
-    expect(config.server).toEqual({ host: '0.0.0.0', port: 8080, bodyLimitBytes: 10 * 1024 * 1024, trustProxy: false, shutdownGraceMs: 30_000 });
+    expect(config.server).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+      bodyLimitBytes: 10 * 1024 * 1024,
+      trustProxy: false,
+      shutdownGraceMs: 30_000,
+      timeouts: { headersMs: 30_000, bodyIdleMs: 30_000, requestMs: 900_000 },
+    });
     expect(config.dataDir).toBe(path.join(dir, 'data'));
     expect(config.database).toEqual({ kind: 'sqlite', path: path.join(dir, 'data', 'sluice.db') });
     expect(config.billing.freeCreditsMicros).toBe(1_000_000);

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { usdToMicros } from '../../domain/shared/money.js';
 import { invalidRequest } from '../../domain/shared/errors.js';
 import { keyToWire, projectToWire } from '../../http/routes/admin/mappers.js';
+import { readLimit, toListPage } from '../../domain/shared/pagination.js';
 import { printJson, withContainer } from '../context.js';
 
 export function registerAdminCommands(program: Command): void {
@@ -13,6 +14,17 @@ export function registerAdminCommands(program: Command): void {
     .description('create a project (with the configured free credits)')
     .action(async (name: string) =>
       withContainer(async (c) => printJson(projectToWire(await c.projects.createProject(name)))),
+    );
+  projects
+    .command('list')
+    .option('--limit <n>', 'projects per page (1-100)', '20')
+    .option('--after <project-id>', 'continue after this project (the last id of the previous page)')
+    .description('list projects, newest first, a page at a time')
+    .action(async (options: { limit: string; after?: string }) =>
+      withContainer(async (c) => {
+        const page = await c.projects.listProjects(readLimit(options.limit, 100, 20), options.after);
+        printJson(toListPage(page, projectToWire));
+      }),
     );
   projects
     .command('show')

@@ -30,7 +30,7 @@ function verbose(out: TranscriptionOutput, request: TranscriptionRequest): Recor
   const body: Record<string, unknown> = {
     task: request.task,
     // A translation is English whatever was spoken.
-    language: request.task === 'translate' ? 'english' : (WHISPER_LANGUAGES[out.language] ?? out.language),
+    language: request.task === 'translate' ? 'english' : (Object.hasOwn(WHISPER_LANGUAGES, out.language) ? WHISPER_LANGUAGES[out.language]! : out.language),
     duration: out.duration,
     text: out.text,
   };

@@ -3,6 +3,7 @@
  * word for word ("Batch creation validation"), checked in the spec's order.
  */
 import { AppError } from '../shared/errors.js';
+import { MAX_JSON_DEPTH } from '../shared/json-depth.js';
 import {
   BATCH_ENDPOINTS,
   COMPLETION_WINDOW,
@@ -37,6 +38,8 @@ export const tooManyLines = () => batchInvalid(`Input file exceeds maximum of ${
 export const lineTooLarge = (line: number) =>
   batchInvalid(`Line ${line} exceeds maximum size of ${MAX_LINE_BYTES} bytes`, { line });
 export const lineNotJson = (line: number) => batchInvalid(`Line ${line} is not valid JSON`, { line });
+export const lineTooDeep = (line: number) =>
+  batchInvalid(`Line ${line} nests deeper than ${MAX_JSON_DEPTH} levels, the limit for JSON bodies`, { line });
 
 export interface CreateBatchInput {
   inputFileId: string;

@@ -10,12 +10,14 @@ import {
   checkInputLine,
   inputTooLarge,
   lineNotJson,
+  lineTooDeep,
   lineTooLarge,
   newLineRulesState,
   noLines,
   tooManyLines,
 } from './batch-input.js';
 import { splitJsonlLines } from './jsonl-lines.js';
+import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../shared/json-depth.js';
 
 export interface ValidatedInput {
   totalLines: number;
@@ -54,10 +56,13 @@ export async function validateBatchInput(
     if (line.blank) continue;
     total += 1;
     if (total > MAX_INPUT_LINES) throw tooManyLines();
+    if (!isUtf8(line.bytes)) throw lineNotJson(line.no);
+    const text = line.bytes.toString('utf8');
+    // Before parsing: the runner stringifies the line's body, which a deep one overflows.
+    if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) throw lineTooDeep(line.no);
     let value: unknown;
     try {
-      if (!isUtf8(line.bytes)) throw new Error('not UTF-8');
-      value = JSON.parse(line.bytes.toString('utf8'));
+      value = JSON.parse(text);
     } catch {
       throw lineNotJson(line.no);
     }

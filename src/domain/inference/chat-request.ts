@@ -31,13 +31,14 @@ export interface ChatRequest {
   labels: string[] | null;
 }
 
-const ROLES: Record<string, ChatRole> = {
-  system: 'system',
-  developer: 'system',
-  user: 'user',
-  assistant: 'assistant',
-  tool: 'tool',
-};
+/** A Map: the role is the client's string, and `constructor` must not name a role. */
+const ROLES: ReadonlyMap<string, ChatRole> = new Map([
+  ['system', 'system'],
+  ['developer', 'system'],
+  ['user', 'user'],
+  ['assistant', 'assistant'],
+  ['tool', 'tool'],
+]);
 
 const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
 
@@ -70,7 +71,7 @@ export function readMessage(value: unknown, param: string): ChatMessage {
   }
   const m = value as Body;
   if (m.role === undefined || m.role === null) throw invalidRequest(`${param}.role is required`, `${param}.role`);
-  const role = typeof m.role === 'string' ? ROLES[m.role] : undefined;
+  const role = typeof m.role === 'string' ? ROLES.get(m.role) : undefined;
   if (!role) {
     throw invalidRequest(`${param}.role must be one of system, user, assistant, tool, developer`, `${param}.role`);
   }

@@ -12,6 +12,11 @@ export interface Project {
 export interface ProjectStore {
   insert(project: Project): Promise<Project>;
   findById(id: string): Promise<Project | undefined>;
+  /**
+   * Newest first (creation time, then id); `after` is the last project of the previous
+   * page. Undefined when `after` names no project.
+   */
+  listPage(limit: number, after?: string): Promise<Page<Project> | undefined>;
   /** Adds `deltaMicros` (may be negative) and returns the project with its new balance. */
   adjustBalance(id: string, deltaMicros: number): Promise<Project | undefined>;
 }

@@ -44,6 +44,13 @@ export class ProjectsService {
     return project;
   }
 
+  /** Every project, newest first, a page at a time; `after` is the last id of the previous page. */
+  async listProjects(limit: number, after?: string): Promise<Page<Project>> {
+    const page = await this.deps.projects.listPage(limit, after === undefined ? undefined : after.toLowerCase());
+    if (!page) throw invalidRequest(`after must be the id of a project, got "${after}"`, 'after', 'invalid_cursor');
+    return page;
+  }
+
   /** Returns the record and the plaintext key, which is never available again. */
   async createKey(projectId: string, name: unknown): Promise<{ record: ApiKeyRecord; key: string }> {
     const project = await this.getProject(projectId);

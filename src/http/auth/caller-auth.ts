@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
 import { rateLimitKeyOf, type Caller, type Principal } from '../../domain/access/caller.js';
 import type { RateDecision, RateLimiter } from '../../storage/rate-limit/rate-limiter.js';
-import { parseJsonBody } from '../json-body.js';
+import { jsonParseOptions, parseJsonText } from '../plugins/json-body.js';
 import type { AuthStrategy } from './strategy.js';
 
 declare module 'fastify' {
@@ -95,12 +95,15 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
     scope.addHook('onRequest', authenticate);
     return;
   }
-  // The strategy verifies the exact bytes; the handler's body is parsed from those bytes.
+  // The strategy verifies the exact bytes; the handler's body is parsed from those bytes,
+  // by the same rules as every JSON body (nesting bound, prototype keys refused).
+  const parseOptions = jsonParseOptions(scope);
+  scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
     request.rawBody = bytes;
     try {
-      done(null, parseJsonBody(bytes));
+      done(null, parseJsonText(request, bytes.toString('utf8'), parseOptions));
     } catch (err) {
       done(err as Error, undefined);
     }

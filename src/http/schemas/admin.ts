@@ -39,6 +39,14 @@ const apiKeyFields = {
   revoked_at: Nullable(UnixSeconds),
 };
 
+export const ProjectList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(ProjectObject),
+  first_id: Nullable(Type.String()),
+  last_id: Nullable(Type.String()),
+  has_more: Type.Boolean(),
+});
+
 export const ApiKeyObject = Type.Object(apiKeyFields);
 export const NewApiKey = Type.Object({ ...apiKeyFields, key: Type.String({ description: 'the secret, shown only in this answer' }) });
 export const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ApiKeyObject) });

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { Agent, fetch, type Response } from 'undici';
 
 export interface HubFile {
   /** Path inside the repository, `/`-separated. */
@@ -46,18 +47,53 @@ function nextLink(header: string | null): string | null {
 
 const encodePath = (p: string): string => p.split('/').map(encodeURIComponent).join('/');
 
+export interface HubTimeouts {
+  /** Time to establish a connection. */
+  connectTimeoutMs: number;
+  /** Longest silence while waiting for headers or body bytes. */
+  idleTimeoutMs: number;
+}
+
+const UNREACHABLE_HINT = 'check the network, or set HF_ENDPOINT to a reachable Hub mirror';
+
+/** Network failures as one line: what failed, where, what to try. */
+function transportError(what: string, endpoint: string, err: unknown): HubError {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code ?? (err as { code?: string }).code;
+  const why =
+    code === 'UND_ERR_CONNECT_TIMEOUT'
+      ? 'the connection timed out'
+      : code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT'
+        ? 'it stopped answering'
+        : (code ?? cause?.message ?? (err as Error).message);
+  return new HubError(`${what} failed: cannot reach ${endpoint} (${why}); ${UNREACHABLE_HINT}`);
+}
+
 export class HubClient {
+  readonly #dispatcher: Agent;
+
   constructor(
     private readonly endpoint: string,
     private readonly token: string | null,
-  ) {}
+    timeouts: HubTimeouts = { connectTimeoutMs: 10_000, idleTimeoutMs: 30_000 },
+  ) {
+    this.#dispatcher = new Agent({
+      connect: { timeout: timeouts.connectTimeoutMs },
+      headersTimeout: timeouts.idleTimeoutMs,
+      bodyTimeout: timeouts.idleTimeoutMs,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
 
   /** Every file of `repo` at `revision`, from the tree API (following its pagination). */
   async listFiles(repo: string, revision: string): Promise<HubFile[]> {
     const files: HubFile[] = [];
     let url: string | null = `${this.endpoint}/api/models/${repo}/tree/${encodeURIComponent(revision)}?recursive=true`;
     while (url) {
-      const response = await this.#get(url);
+      const response = await this.#get(url, {}, `Listing ${repo}`);
       if (response.status === 404) throw new HubError(`Repository ${repo} (revision ${revision}) was not found on ${this.endpoint}`);
       if (response.status === 401 || response.status === 403) {
         throw new HubError(`${this.endpoint} refused access to ${repo} (status ${response.status}); set HF_TOKEN for gated or private repositories`);
@@ -97,7 +133,8 @@ export class HubClient {
         await this.#fetchInto(url, file, part, onProgress);
         break;
       } catch (err) {
-        if (err instanceof HubError || attempt >= DOWNLOAD_ATTEMPTS) throw err;
+        if (err instanceof HubError) throw err;
+        if (attempt >= DOWNLOAD_ATTEMPTS) throw transportError(`Downloading ${file.path}`, this.endpoint, err);
         // Network trouble: the next attempt resumes from what reached the disk.
       }
     }
@@ -116,7 +153,7 @@ export class HubClient {
       onProgress(have);
       return;
     }
-    const response = await this.#get(url, have > 0 ? { range: `bytes=${have}-` } : {});
+    const response = await this.#get(url, have > 0 ? { range: `bytes=${have}-` } : {}, null);
     if (response.status === 200 && have > 0) have = 0; // the server ignored the range: start over
     else if (response.status !== 200 && response.status !== 206) {
       await response.body?.cancel();
@@ -136,9 +173,14 @@ export class HubClient {
     await pipeline(body, counter, createWriteStream(part, { flags: have > 0 ? 'a' : 'w' }));
   }
 
-  #get(url: string, headers: Record<string, string> = {}): Promise<Response> {
+  /** A GET with the timeouts; `what` names a failure as a HubError (null: the caller retries raw errors). */
+  async #get(url: string, headers: Record<string, string>, what: string | null): Promise<Response> {
     if (this.token) headers.authorization = `Bearer ${this.token}`;
-    return fetch(url, { headers, redirect: 'follow' });
+    try {
+      return await fetch(url, { headers, redirect: 'follow', dispatcher: this.#dispatcher });
+    } catch (err) {
+      throw what ? transportError(what, this.endpoint, err) : err;
+    }
   }
 }
 

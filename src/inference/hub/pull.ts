@@ -61,7 +61,7 @@ export function selectFiles(files: HubFile[], model: ModelConfig, options: PullO
 }
 
 export function findModel(config: Readonly<Config>, id: string): ModelConfig {
-  const model = config.models[id] ?? Object.values(config.models).find((m) => m.id.toLowerCase() === id.toLowerCase());
+  const model = Object.values(config.models).find((m) => m.id.toLowerCase() === id.toLowerCase());
   if (!model) throw new HubError(`Unknown model ${id}; \`sluice models list\` shows every id`);
   return model;
 }
@@ -78,24 +78,28 @@ export async function pullModel(
   const dir = model.binding.path;
   if (!dir) throw new HubError(`Model ${model.id} has no model directory`);
   const revision = options.revision ?? 'main';
-  const hub = new HubClient(config.hub.endpoint, config.hub.token);
+  const hub = new HubClient(config.hub.endpoint, config.hub.token, config.hub);
 
-  const files = selectFiles(await hub.listFiles(repo, revision), model, options);
-  if (files.length === 0) throw new HubError(`No files of ${repo} match the selection`);
-  const totalBytes = files.reduce((n, f) => n + f.size, 0);
-  onEvent({ type: 'plan', repo, dir, files, totalBytes });
+  try {
+    const files = selectFiles(await hub.listFiles(repo, revision), model, options);
+    if (files.length === 0) throw new HubError(`No files of ${repo} match the selection`);
+    const totalBytes = files.reduce((n, f) => n + f.size, 0);
+    onEvent({ type: 'plan', repo, dir, files, totalBytes });
 
-  const result: PullResult = { model: model.id, repo, dir, downloaded: [], present: [], bytes: totalBytes };
-  let finishedBytes = 0;
-  for (const file of files) {
-    const dest = path.join(dir, ...file.path.split('/'));
-    if (!dest.startsWith(path.resolve(dir) + path.sep)) throw new HubError(`Refusing a file outside the model directory: ${file.path}`);
-    const outcome = await hub.download(repo, revision, file, dest, (bytes) =>
-      onEvent({ type: 'progress', file: file.path, doneBytes: finishedBytes + bytes, totalBytes }),
-    );
-    finishedBytes += file.size;
-    (outcome === 'downloaded' ? result.downloaded : result.present).push(file.path);
-    onEvent({ type: 'file', file: file.path, outcome });
+    const result: PullResult = { model: model.id, repo, dir, downloaded: [], present: [], bytes: totalBytes };
+    let finishedBytes = 0;
+    for (const file of files) {
+      const dest = path.join(dir, ...file.path.split('/'));
+      if (!dest.startsWith(path.resolve(dir) + path.sep)) throw new HubError(`Refusing a file outside the model directory: ${file.path}`);
+      const outcome = await hub.download(repo, revision, file, dest, (bytes) =>
+        onEvent({ type: 'progress', file: file.path, doneBytes: finishedBytes + bytes, totalBytes }),
+      );
+      finishedBytes += file.size;
+      (outcome === 'downloaded' ? result.downloaded : result.present).push(file.path);
+      onEvent({ type: 'file', file: file.path, outcome });
+    }
+    return result;
+  } finally {
+    await hub.close();
   }
-  return result;
 }

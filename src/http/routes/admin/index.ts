@@ -18,6 +18,7 @@ import {
   NameBody,
   NewApiKey,
   OptionalNameBody,
+  ProjectList,
   ProjectObject,
   UsageList,
   UsageQuery,
@@ -42,6 +43,10 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
 
   scope.post('/projects', { schema: { tags, body: NameBody, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>
     projectToWire(await projects.createProject(request.body.name)),
+  );
+
+  scope.get('/projects', { schema: { tags, querystring: UsageQuery, response: { 200: ProjectList } }, ...serializeAsBefore }, async (request) =>
+    toListPage(await projects.listProjects(readLimit(request.query.limit, 100, 20), request.query.after), projectToWire),
   );
 
   scope.get('/projects/:id', { schema: { tags, params: IdParams, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>

@@ -1,8 +1,9 @@
 /** Failures of the gguf backend, normalised to AppError. */
 import { AppError, isAppError } from '../../../domain/shared/errors.js';
 
-export function ggufFileMissing(modelId: string, where: string): AppError {
-  return new AppError('unavailable', `Model ${modelId} is not installed: no .gguf file in ${where}; run \`sluice models pull ${modelId}\``, {
+/** API clients are told what is missing, not where: `sluice models list` shows the operator the path. */
+export function ggufFileMissing(modelId: string): AppError {
+  return new AppError('unavailable', `Model ${modelId} is not installed: no .gguf file in its model directory; run \`sluice models pull ${modelId}\``, {
     code: 'model_not_available',
     param: 'model',
   });

@@ -33,7 +33,8 @@ export class GgufBackend implements InferenceBackend {
     const where = model.binding.path;
     if (!where) return { ready: false, detail: 'no model path configured' };
     const file = await findGguf(where);
-    return file ? { ready: true, detail: `gguf model ${file}` } : { ready: false, detail: `no .gguf file in ${where}` };
+    if (file) return { ready: true, detail: `gguf model ${file}` };
+    return { ready: false, detail: `no .gguf file in ${where}`, publicDetail: 'no .gguf file in its model directory' };
   }
 
   async chat(params: ChatParams): Promise<ChatOutput> {
@@ -98,7 +99,7 @@ export class GgufBackend implements InferenceBackend {
     resource = new LazyResource<GgufModel>({
       load: async () => {
         const file = await findGguf(where);
-        if (!file) throw ggufFileMissing(model.id, where);
+        if (!file) throw ggufFileMissing(model.id);
         const started = Date.now();
         const llama = await sharedLlama(this.logger);
         const loaded = await GgufModel.load(llama, file, {

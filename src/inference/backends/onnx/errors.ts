@@ -2,10 +2,11 @@
 import { AppError, isAppError } from '../../../domain/shared/errors.js';
 import { OrtRuntimeError } from '../../runtime/ort-runtime.js';
 
-export function modelFilesMissing(modelId: string, dir: string, missing: readonly string[]): AppError {
+/** API clients are told what is missing, not where: `sluice models list` shows the operator the path. */
+export function modelFilesMissing(modelId: string, missing: readonly string[]): AppError {
   return new AppError(
     'unavailable',
-    `Model ${modelId} is not installed: ${missing.join(', ')} missing in ${dir}; run \`sluice models pull ${modelId}\``,
+    `Model ${modelId} is not installed: ${missing.join(', ')} missing from its model directory; run \`sluice models pull ${modelId}\``,
     { code: 'model_not_available', param: 'model' },
   );
 }

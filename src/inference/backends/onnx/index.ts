@@ -70,7 +70,10 @@ export class OnnxBackend implements InferenceBackend {
     if (!dir) return { ready: false, detail: 'no model directory configured' };
     const req = requiredFiles(kind);
     const missing = await missingFiles(dir, req.files, req.graphs);
-    if (missing.length > 0) return { ready: false, detail: `missing in ${dir}: ${missing.join(', ')}` };
+    if (missing.length > 0) {
+      const files = missing.join(', ');
+      return { ready: false, detail: `missing in ${dir}: ${files}`, publicDetail: `missing from its model directory: ${files}` };
+    }
     return { ready: true, detail: `onnx ${kind} model in ${dir}` };
   }
 
@@ -171,7 +174,7 @@ export class OnnxBackend implements InferenceBackend {
       load: async () => {
         const req = requiredFiles(kind);
         const missing = await missingFiles(dir, req.files, req.graphs);
-        if (missing.length > 0) throw modelFilesMissing(model.id, dir, missing);
+        if (missing.length > 0) throw modelFilesMissing(model.id, missing);
         const started = Date.now();
         const engine = await loadEngine(kind, { runtime: this.runtime, dir, model, options: this.options, ...this.observers });
         this.#engines.set(model.id, engine);

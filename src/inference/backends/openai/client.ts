@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
-import { upstreamHttpError, upstreamTransportError } from './errors.js';
+import { upstreamHttpError, upstreamNotJson, upstreamTransportError } from './errors.js';
 import { onAbort } from '../../../domain/shared/abort.js';
 
 export interface UpstreamTarget {
@@ -72,8 +72,9 @@ export class UpstreamClient {
     }
     try {
       return { body: JSON.parse(answer.text) as T, headers: answer.headers };
-    } catch (err) {
-      throw upstreamTransportError(target.modelId, Object.assign(err as Error, { code: 'invalid_json' }), call.signal);
+    } catch {
+      const type = answer.headers['content-type'];
+      throw upstreamNotJson(target.modelId, answer.statusCode, Array.isArray(type) ? type[0] : type);
     }
   }
 

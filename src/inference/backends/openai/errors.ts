@@ -41,6 +41,20 @@ export function parseUpstreamError(text: string): UpstreamErrorBody {
   return { message: message?.slice(0, MAX_MESSAGE_CHARS) ?? null, code, param: str(inner.param) };
 }
 
+/**
+ * A 404 from the web server rather than from the API: no JSON, HTML, or the frameworks'
+ * bare "Not Found". An API's own 404 (an unknown model) says more and is passed through.
+ */
+function isRouteMiss(text: string, body: UpstreamErrorBody): boolean {
+  if (body.message === null || /^(404 )?not found\.?$/i.test(body.message)) return true;
+  try {
+    JSON.parse(text);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 function retryAfter(header: string | string[] | undefined): number | undefined {
   const raw = Array.isArray(header) ? header[0] : header;
   const seconds = raw === undefined ? NaN : Number(raw);
@@ -72,6 +86,14 @@ export function upstreamHttpError(
   }
   if (status === 408) {
     return upstreamTimeout(modelId, status);
+  }
+  if (status === 404 && isRouteMiss(text, body)) {
+    return new AppError(
+      'upstream',
+      `Upstream for model ${modelId} has no such path (status 404 ${body.message ?? 'Not Found'}); ` +
+        `check that models.${modelId}.base_url ends in /v1`,
+      { code: 'upstream_error', upstreamStatus: status },
+    );
   }
   const kind = PASSTHROUGH[status];
   if (kind) {
@@ -115,6 +137,11 @@ export function upstreamTransportError(modelId: string, err: unknown, signal: Ab
     retryable: true,
     cause: err,
   });
+}
+
+/** A success status whose body is not JSON (an HTML page, a proxy's text). */
+export function upstreamNotJson(modelId: string, status: number, contentType: string | undefined): AppError {
+  return upstreamProtocolError(modelId, `it answered status ${status} with a body that is not JSON (content-type ${contentType ?? 'none'})`);
 }
 
 /** An answer Sluice cannot use: malformed JSON or SSE, a missing result, an SSE `error` event. */

@@ -91,8 +91,9 @@ export function readModerations(body: unknown, expected: number): ModerationResu
     const scores = obj(result?.category_scores);
     const flags = obj(result?.categories);
     if (!result || !scores) return null;
-    const categoryScores: Record<string, number> = {};
-    const categories: Record<string, boolean> = {};
+    // The upstream's keys: null prototype, so none of them can reach Object's members.
+    const categoryScores = Object.create(null) as Record<string, number>;
+    const categories = Object.create(null) as Record<string, boolean>;
     for (const [name, value] of Object.entries(scores)) if (typeof value === 'number') categoryScores[name] = value;
     for (const [name, value] of Object.entries(flags ?? {})) if (typeof value === 'boolean') categories[name] = value;
     const unsafe = num(result.unsafe_score);

@@ -39,6 +39,26 @@ export class ProjectsRepository implements ProjectStore, BalanceStore {
     return row ? toProject(row) : undefined;
   }
 
+  /**
+   * Newest first (creation time, then id); `after` is the last project of the previous
+   * page. Undefined when `after` names no project.
+   */
+  async listPage(limit: number, after?: string): Promise<{ items: Project[]; hasMore: boolean } | undefined> {
+    let query = this.database.db.selectFrom('projects').selectAll();
+    if (after !== undefined) {
+      const cursor = await this.findById(after);
+      if (!cursor) return undefined;
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', cursor.createdAtMs),
+          eb.and([eb('created_at', '=', cursor.createdAtMs), eb('id', '<', cursor.id)]),
+        ]),
+      );
+    }
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    return { items: rows.slice(0, limit).map(toProject), hasMore: rows.length > limit };
+  }
+
   async balanceOf(id: string): Promise<number | undefined> {
     return (await this.balancesOf([id])).get(id);
   }

@@ -28,18 +28,19 @@ async function ner(engine: GlinerEngine, text: string, options: Record<string, u
   if (!labels) throw invalidRequest('metadata.labels is required for the ner use case', 'metadata.labels');
   assertLabelCount(labels, 'metadata.labels');
   const found = byLabel(await engine.extract(text, labels, readThreshold(options)));
-  return { entities: Object.fromEntries(labels.map((l) => [l, found[l] ?? []])) };
+  return { entities: Object.fromEntries(labels.map((l) => [l, (Object.hasOwn(found, l) ? found[l]! : [])])) };
 }
 
 async function json(engine: GlinerEngine, text: string, options: Record<string, unknown>) {
   const threshold = readThreshold(options);
-  const data: Record<string, Record<string, string | string[] | null>[]> = {};
+  // Group and field names are the client's strings: null-prototype objects keep them as keys.
+  const data = Object.create(null) as Record<string, Record<string, string | string[] | null>[]>;
   for (const [group, entries] of Object.entries(readSchema(options))) {
     const fields = entries.map(parseField);
     const labels = [...new Set(fields.map((f) => f.name))];
     assertLabelCount(labels, 'metadata.schema');
     const found = (await engine.extract(text, labels, threshold)).sort((a, b) => b.score - a.score);
-    const record: Record<string, string | string[] | null> = {};
+    const record = Object.create(null) as Record<string, string | string[] | null>;
     for (const f of fields) {
       const hits = found.filter((e) => e.label === f.name).map((e) => e.text);
       record[f.name] = f.type === 'list' ? [...new Set(hits)] : (hits[0] ?? null);
@@ -50,7 +51,7 @@ async function json(engine: GlinerEngine, text: string, options: Record<string, 
 }
 
 async function classification(engine: GlinerEngine, text: string, options: Record<string, unknown>) {
-  const result: Record<string, string | null> = {};
+  const result = Object.create(null) as Record<string, string | null>;
   for (const [task, labels] of Object.entries(readSchema(options))) {
     assertLabelCount(labels, 'metadata.schema');
     const spans = await engine.extract(text, labels, 0);

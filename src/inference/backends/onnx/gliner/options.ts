@@ -31,7 +31,8 @@ export function readSchema(options: Record<string, unknown>): Record<string, str
   const v = options.schema;
   const bad = () => invalidRequest('metadata.schema must be an object whose values are arrays of strings', 'metadata.schema');
   if (!v || typeof v !== 'object' || Array.isArray(v) || Object.keys(v).length === 0) throw bad();
-  const out: Record<string, string[]> = {};
+  // Group names are the client's: null prototype, so `__proto__` is stored, not swallowed.
+  const out = Object.create(null) as Record<string, string[]>;
   for (const [group, entries] of Object.entries(v)) {
     if (!Array.isArray(entries) || entries.length === 0 || entries.some((e) => typeof e !== 'string' || e.trim() === '')) throw bad();
     out[group] = entries.map((e: string) => e.trim());

@@ -8,13 +8,16 @@ import { invalidRequest } from '../../../../domain/shared/errors.js';
 import type { Entity, GlinerEngine } from './engine.js';
 import { assertLabelCount, readChoice, readStringList, readThreshold } from './options.js';
 
-export const PII_CATEGORIES: Readonly<Record<string, readonly string[]>> = {
+export const PII_CATEGORIES: Readonly<Record<string, readonly string[]>> = Object.freeze({
   identity: ['person', 'organization', 'date of birth', 'social security number', 'passport number', 'driver license number', 'national id number'],
   contact: ['email', 'phone number', 'address', 'social media handle', 'ip address'],
   financial: ['credit card number', 'bank account number', 'iban', 'transaction number', 'tax id'],
   medical: ['medical condition', 'medication', 'health insurance number', 'medical record number'],
   credentials: ['username', 'password', 'api key', 'access token'],
-};
+});
+
+/** Own groups only: category names come from requests. */
+const isCategory = (name: string): boolean => Object.hasOwn(PII_CATEGORIES, name);
 
 const MASKS = ['label', 'char', 'generic'] as const;
 type Mask = (typeof MASKS)[number];
@@ -22,9 +25,9 @@ type Mask = (typeof MASKS)[number];
 function piiLabels(options: Record<string, unknown>, requested: readonly string[] | null): string[] {
   const explicit = readStringList(options, 'labels');
   if (explicit) return explicit;
-  const categories = readStringList(options, 'categories') ?? (requested && requested.every((r) => r in PII_CATEGORIES) ? [...requested] : null);
+  const categories = readStringList(options, 'categories') ?? (requested && requested.every(isCategory) ? [...requested] : null);
   if (categories) {
-    const unknown = categories.filter((c) => !(c in PII_CATEGORIES));
+    const unknown = categories.filter((c) => !isCategory(c));
     if (unknown.length > 0) {
       throw invalidRequest(`metadata.categories: unknown ${unknown.join(', ')} (known: ${Object.keys(PII_CATEGORIES).join(', ')})`, 'metadata.categories');
     }
@@ -51,8 +54,9 @@ export function redact(text: string, entities: readonly Entity[], mask: Mask, re
   return out;
 }
 
+/** Labels are the client's strings: a null-prototype object keeps `__proto__` an ordinary key. */
 export function byLabel(entities: readonly Entity[]): Record<string, string[]> {
-  const out: Record<string, string[]> = {};
+  const out = Object.create(null) as Record<string, string[]>;
   for (const e of entities) {
     const list = (out[e.label] ??= []);
     if (!list.includes(e.text)) list.push(e.text);

@@ -1,0 +1,195 @@
+/**
+ * A property-based fuzz of the HTTP surface (fast-check): random methods, paths over
+ * every route with hostile segments (prototype names, long, unicode, traversal), query
+ * strings, credentials, content types and bodies (JSON of any shape, near-valid request
+ * bodies, invalid JSON). Every answer must:
+ *   - not be a server fault: no 500, and a 5xx only for the upstream/availability codes
+ *     that describe the environment (the fuzz binds every model to a fake upstream);
+ *   - carry an `x-request-id`;
+ *   - if an error, be the spec's envelope `{error: {message, type, code, param}}`.
+ * The suite runs a bounded number of requests; `npm run fuzz` runs a longer one.
+ */
+import fc from 'fast-check';
+import { CATALOG_IDS } from '../../src/inference/catalog.js';
+
+export interface FuzzTarget {
+  baseUrl: string;
+  apiKey: string;
+  adminToken: string;
+}
+
+export interface FuzzStats {
+  requests: number;
+  byStatus: Map<number, number>;
+}
+
+interface FuzzRequest {
+  method: string;
+  path: string;
+  auth: 'key' | 'admin' | 'none' | 'bad' | 'bare';
+  contentType: string | null;
+  body: string | null;
+}
+
+const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'prototype'];
+
+const segment = fc.oneof(
+  fc.constantFrom(...PROTOTYPE_NAMES, ...CATALOG_IDS, '..', '%2e%2e', '%00', '%', 'file-abc', 'batch_abc', '00000000-0000-4000-8000-000000000000'),
+  fc.string({ maxLength: 40 }).map(encodeURIComponent),
+  fc.string({ unit: 'grapheme', maxLength: 20 }).map(encodeURIComponent),
+  fc.constant('x'.repeat(300)),
+);
+
+const ROUTES: Array<(s: string) => string> = [
+  () => '/v1/chat/completions',
+  () => '/v1/responses',
+  () => '/v1/embeddings',
+  () => '/v1/moderations',
+  () => '/v1/models',
+  (s) => `/v1/models/${s}`,
+  () => '/v1/files',
+  (s) => `/v1/files/${s}`,
+  (s) => `/v1/files/${s}/content`,
+  () => '/v1/batches',
+  (s) => `/v1/batches/${s}`,
+  (s) => `/v1/batches/${s}/cancel`,
+  () => '/v1/audio/transcriptions',
+  () => '/v1/audio/translations',
+  () => '/admin/v1/projects',
+  (s) => `/admin/v1/projects/${s}`,
+  (s) => `/admin/v1/projects/${s}/keys`,
+  (s) => `/admin/v1/projects/${s}/credits`,
+  (s) => `/admin/v1/projects/${s}/usage`,
+  (s) => `/admin/v1/keys/${s}/revoke`,
+  () => '/healthz',
+  () => '/readyz',
+  () => '/metrics',
+  (s) => `/${s}`,
+];
+
+const query = fc.oneof(
+  fc.constant(''),
+  fc.constantFrom('?limit=2', '?limit=0', '?limit=-1', '?limit=abc', '?limit=100000', '?after=constructor', '?after=__proto__', '?purpose=batch'),
+  fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 12 }), { maxKeys: 3 }).map(
+    (q) => (Object.keys(q).length ? `?${new URLSearchParams(q).toString()}` : ''),
+  ),
+);
+
+const modelName = fc.oneof(fc.constantFrom(...CATALOG_IDS, ...PROTOTYPE_NAMES), fc.string({ maxLength: 30 }), fc.integer(), fc.constant(null));
+
+/** Bodies shaped like real requests, with each field possibly wrong. */
+const requestLike = fc.record(
+  {
+    model: modelName,
+    messages: fc.oneof(
+      fc.array(fc.record({ role: fc.constantFrom('user', 'system', 'assistant', 'tool', 'developer', ...PROTOTYPE_NAMES), content: fc.oneof(fc.string({ maxLength: 50 }), fc.jsonValue({ maxDepth: 3 })) }, { requiredKeys: [] }), { maxLength: 4 }),
+      fc.jsonValue({ maxDepth: 2 }),
+    ),
+    input: fc.oneof(fc.string({ maxLength: 80 }), fc.array(fc.string({ maxLength: 20 }), { maxLength: 4 }), fc.jsonValue({ maxDepth: 3 })),
+    metadata: fc.oneof(fc.dictionary(fc.constantFrom(...PROTOTYPE_NAMES, 'labels', 'categories', 'schema', 'usecase', 'threshold'), fc.jsonValue({ maxDepth: 3 })), fc.jsonValue({ maxDepth: 2 })),
+    stream: fc.oneof(fc.boolean(), fc.jsonValue({ maxDepth: 1 })),
+    max_tokens: fc.oneof(fc.integer(), fc.double(), fc.string({ maxLength: 5 })),
+    temperature: fc.oneof(fc.double(), fc.string({ maxLength: 5 })),
+    input_file_id: fc.oneof(fc.constantFrom('file-abc', ...PROTOTYPE_NAMES), fc.string({ maxLength: 20 })),
+    endpoint: fc.constantFrom('/v1/chat/completions', '/v1/embeddings', 'constructor', ''),
+    completion_window: fc.constantFrom('24h', '1h', ''),
+    name: fc.oneof(fc.string({ maxLength: 30 }), fc.integer()),
+    amount_usd: fc.oneof(fc.double(), fc.integer(), fc.string({ maxLength: 6 })),
+    encoding_format: fc.constantFrom('float', 'base64', 'constructor'),
+    dimensions: fc.oneof(fc.integer(), fc.double()),
+  },
+  { requiredKeys: [] },
+);
+
+const body = fc.oneof(
+  { weight: 5, arbitrary: requestLike.map((b) => JSON.stringify(b)) },
+  { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.stringify(v)) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
+  { weight: 1, arbitrary: fc.constantFrom('', '{', '{"a":', 'null', '[]', '"x"', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}') },
+  { weight: 1, arbitrary: fc.integer({ min: 60, max: 3_000 }).map((n) => '{"a":'.repeat(n) + '1' + '}'.repeat(n)) },
+);
+
+const contentType = fc.constantFrom(
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'multipart/form-data; boundary=x',
+  'multipart/form-data',
+  'application/x-www-form-urlencoded',
+  'application/octet-stream',
+  'nonsense',
+  null,
+);
+
+export const requestArbitrary: fc.Arbitrary<FuzzRequest> = fc
+  .record({
+    method: fc.constantFrom('GET', 'POST', 'POST', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'HEAD'),
+    route: fc.nat({ max: ROUTES.length - 1 }),
+    segment,
+    query,
+    auth: fc.constantFrom('key', 'key', 'key', 'admin', 'none', 'bad', 'bare'),
+    contentType,
+    body,
+  })
+  .map(({ method, route, segment: s, query: q, auth, contentType: type, body: b }) => {
+    const hasBody = method !== 'GET' && method !== 'HEAD';
+    return { method, path: ROUTES[route]!(s) + q, auth, contentType: hasBody ? type : null, body: hasBody ? b : null } as FuzzRequest;
+  });
+
+function headersFor(request: FuzzRequest, target: FuzzTarget): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (request.auth === 'key') headers.authorization = `Bearer ${target.apiKey}`;
+  if (request.auth === 'admin') headers.authorization = `Bearer ${target.adminToken}`;
+  if (request.auth === 'bad') headers.authorization = 'Bearer sk-not-a-real-key';
+  if (request.auth === 'bare') headers.authorization = target.apiKey;
+  if (request.contentType) headers['content-type'] = request.contentType;
+  return headers;
+}
+
+/** 5xx codes that describe the environment (upstream, missing model files), not a fault. */
+const ENVIRONMENT_CODES = new Set(['model_not_available', 'upstream_error', 'upstream_timeout']);
+
+/** Sends one request and returns a description of what is wrong with the answer, or null. */
+export async function checkOne(request: FuzzRequest, target: FuzzTarget, stats: FuzzStats): Promise<string | null> {
+  const response = await fetch(target.baseUrl + request.path, {
+    method: request.method,
+    headers: headersFor(request, target),
+    body: request.body ?? undefined,
+  });
+  const text = await response.text();
+  stats.requests++;
+  stats.byStatus.set(response.status, (stats.byStatus.get(response.status) ?? 0) + 1);
+  if (!/^req_[0-9a-f]{24}$/.test(response.headers.get('x-request-id') ?? '')) return `no x-request-id (status ${response.status})`;
+  if (response.status < 400) return null;
+  if (request.method === 'HEAD') return response.status === 500 ? 'HEAD answered 500' : null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return `error ${response.status} is not JSON: ${text.slice(0, 120)}`;
+  }
+  const error = (parsed as { error?: Record<string, unknown> })?.error;
+  const isEnvelope =
+    typeof error === 'object' &&
+    error !== null &&
+    typeof error.message === 'string' &&
+    typeof error.type === 'string' &&
+    (error.code === null || typeof error.code === 'string') &&
+    (error.param === null || typeof error.param === 'string');
+  if (!isEnvelope) return `error ${response.status} is not the envelope: ${text.slice(0, 160)}`;
+  if (response.status === 500) return `500: ${text.slice(0, 160)}`;
+  if (response.status >= 500 && !ENVIRONMENT_CODES.has(error.code as string)) return `${response.status}: ${text.slice(0, 160)}`;
+  return null;
+}
+
+export async function fuzzHttpSurface(target: FuzzTarget, options: { numRuns: number; seed?: number }): Promise<FuzzStats> {
+  const stats: FuzzStats = { requests: 0, byStatus: new Map() };
+  await fc.assert(
+    fc.asyncProperty(requestArbitrary, async (request) => {
+      const problem = await checkOne(request, target, stats);
+      if (problem) throw new Error(`${request.method} ${request.path.slice(0, 200)}: ${problem}`);
+    }),
+    { numRuns: options.numRuns, seed: options.seed },
+  );
+  return stats;
+}

@@ -1,0 +1,20 @@
+/**
+ * The long fuzz run: `npm run fuzz` (FUZZ_RUNS, default 10000; FUZZ_SEED to replay).
+ * Prints the request count by status, or the first failing request, shrunk.
+ */
+import { fuzzHttpSurface } from './http-surface.js';
+import { describeStats, startFuzzEnv } from './fuzz-env.js';
+
+const numRuns = Number(process.env.FUZZ_RUNS ?? 10_000);
+const seed = process.env.FUZZ_SEED === undefined ? Date.now() % 2 ** 31 : Number(process.env.FUZZ_SEED);
+const { env, target } = await startFuzzEnv();
+try {
+  console.log(`fuzzing ${numRuns} requests, seed ${seed}`);
+  const stats = await fuzzHttpSurface(target, { numRuns, seed });
+  console.log(`ok: ${describeStats(stats)}`);
+} catch (err) {
+  console.error((err as Error).message);
+  process.exitCode = 1;
+} finally {
+  await env.close();
+}
