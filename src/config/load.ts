@@ -148,6 +148,16 @@ function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: 
   return models;
 }
 
+/** The decision route's alias target: one of the models served on /v1/systemone. */
+function resolveDecision(env: Env, file: ConfigFile, problems: string[]): Config['decision'] {
+  const defaultModel = env.DECISION_DEFAULT_MODEL || file.decision?.default_model || null;
+  if (defaultModel !== null && !catalogEntry(defaultModel)?.routes.includes('systemone')) {
+    const decisionModels = CATALOG.filter((e) => e.routes.includes('systemone')).map((e) => e.id);
+    problems.push(`decision.default_model (DECISION_DEFAULT_MODEL): ${defaultModel} is not a decision model (one of ${decisionModels.join(', ')})`);
+  }
+  return { defaultModel, aliases: file.decision?.aliases ?? ['jev-latest', 'jev'] };
+}
+
 /** Pure apart from reading the config file named by the environment. */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Readonly<Config> {
   const problems: string[] = [];
@@ -202,6 +212,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       embeddingBatchSize: file.runtimes?.embedding_batch_size ?? 32,
       embeddingBatchWaitMs: file.runtimes?.embedding_batch_wait_ms ?? 2,
     },
+    decision: resolveDecision(env, file, problems),
     hub: {
       endpoint: (env.HF_ENDPOINT || file.hub?.endpoint || 'https://huggingface.co').replace(/\/+$/, ''),
       token: envSecret(env, 'HF_TOKEN', cwd, problems),

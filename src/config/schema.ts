@@ -100,6 +100,15 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    decision: Type.Optional(
+      Type.Object(
+        {
+          default_model: Type.Optional(Type.String({ minLength: 1, description: 'the decision model `jev-latest` and the other aliases answer with' })),
+          aliases: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'model names sent by System One clients (default: jev-latest, jev)' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     hub: Type.Optional(
       Type.Object(
         { endpoint: Type.Optional(Type.String({ pattern: '^https?://', description: 'Hugging Face Hub endpoint (HF_ENDPOINT)' })) },
@@ -176,6 +185,8 @@ export interface Config {
   workers: { inProcess: boolean };
   batches: BatchConfig;
   runtimes: RuntimesConfig;
+  /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: they are 404. */
+  decision: { defaultModel: string | null; aliases: readonly string[] };
   /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
   hub: { endpoint: string; token: string | null };
   /** Where the file was read from, for the start-up summary. */

@@ -52,7 +52,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
-    exposedHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'],
+    exposedHeaders: ['x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'],
     maxAgeSeconds: 600,
   });
   await app.register(swagger, {

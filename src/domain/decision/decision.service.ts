@@ -1,0 +1,216 @@
+/**
+ * POST /v1/systemone: up to 16 named questions about one state, answered by a decision
+ * model in one call. The body is read with FastAPI-style 422s (validation.ts), the model
+ * resolved (aliases such as `jev-latest` → the configured default), every question
+ * planned (plan.ts: label-mapped, brand safety / purchase intent, or zero-shot), and the
+ * state scored once by the model; the call is billed on input tokens only.
+ */
+import type { ModelConfig } from '../../config/schema.js';
+import type { Caller } from '../access/caller.js';
+import { meteredCall } from '../billing/meter.js';
+import { AppError, invalidRequest, notFound } from '../shared/errors.js';
+import { meteredCallOf } from '../inference/metered-call.js';
+import {
+  calibrateOptions,
+  calibrateYes,
+  calibratorFor,
+  choiceAnswer,
+  noulAnswer,
+  scoreAnswer,
+  type DecisionAnswer,
+} from './answers.js';
+import { planQuestion, zeroShotTexts, type QuestionPlan } from './plan.js';
+import type { DecisionModel, StateScores } from './scorer.port.js';
+import type { DecisionScorer } from './scorer.port.js';
+import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText } from './validation.js';
+
+export const DECISION_ROUTE = '/v1/systemone';
+export const DECISION_MODELS: readonly string[] = [
+  'zlm-v1-moderation-edge',
+  'zlm-v1-iab-classify-edge',
+  'zlm-v1-iab-domain-classifier',
+  'zlm-v2-iab-classify-edge-enriched',
+];
+const DOMAIN_MODEL = 'zlm-v1-iab-domain-classifier';
+const DOMAIN_OR_URL = /^(?:https?:\/\/)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}(?::\d{1,5})?(?:[/?#]\S*)?$/i;
+
+export interface DecisionSettings {
+  /** The model `jev-latest` and the other aliases answer with; null: aliases are 404. */
+  defaultModel: string | null;
+  aliases: readonly string[];
+}
+
+export interface ModelLookup {
+  find(name: string): ModelConfig | undefined;
+}
+
+export interface DecisionResponse {
+  model: string;
+  answers: Record<string, DecisionAnswer>;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+}
+
+/** System One's versioned ids (`jev-1.13.0`) are aliases too. */
+const VERSIONED_ALIAS = /^jev-\d+(\.\d+)*$/i;
+
+export class DecisionService {
+  constructor(
+    private readonly models: ModelLookup,
+    private readonly scorer: DecisionScorer,
+    private readonly settings: DecisionSettings,
+  ) {}
+
+  resolveModel(name: string): ModelConfig {
+    const lower = name.toLowerCase();
+    const alias = this.settings.aliases.some((a) => a.toLowerCase() === lower) || VERSIONED_ALIAS.test(name);
+    const id = alias ? this.settings.defaultModel : name;
+    const model = id === null ? undefined : this.models.find(id);
+    if (!model) throw notFound(`The model \`${name}\` does not exist`, 'model_not_found', 'model');
+    if (!DECISION_MODELS.includes(model.id)) {
+      throw invalidRequest(
+        `Model ${model.id} does not answer decisions; use one of ${DECISION_MODELS.join(', ')}`,
+        'model',
+        'model_not_supported',
+      );
+    }
+    return model;
+  }
+
+  async decide(caller: Caller, body: unknown, context: { requestId: string; signal?: AbortSignal }): Promise<DecisionResponse> {
+    const request = readDecisionRequest(body);
+    const model = this.resolveModel(request.model);
+    if (model.id === DOMAIN_MODEL) assertDomainState(request.state);
+    const state = freeTextString(request.state);
+    const questionTexts = [...request.questions.values()].map(questionText);
+    const decisionModel = await this.scorer.open(model, context.signal);
+    const iab = model.entry.task !== 'moderation';
+    const plans = new Map([...request.questions].map(([name, q]) => [name, planQuestion(q, decisionModel.labelSets, iab)]));
+    const call = meteredCallOf(model, DECISION_ROUTE, context.requestId, [state, ...questionTexts], 0);
+    return meteredCall(caller.meter, caller.principal, call, async () => {
+      const scores = await decisionModel.scoreState(state, context.signal);
+      const wanted = zeroShotTexts([...plans.values()]);
+      if ([...plans.values()].some((p) => p.kind === 'brand_safety')) wanted.push(...decisionModel.sensitiveTopics);
+      const vectors = await decisionModel.embedTexts(wanted, context.signal);
+      const answers = Object.create(null) as Record<string, DecisionAnswer>;
+      for (const [name, question] of request.questions) {
+        answers[name] = answer(question, plans.get(name)!, { model: decisionModel, scores, vectors });
+      }
+      let inputTokens = scores.tokens;
+      for (const text of questionTexts) inputTokens += decisionModel.countTokens(text);
+      const value: DecisionResponse = {
+        model: model.id,
+        answers,
+        usage: { input_tokens: inputTokens, output_tokens: 0, total_tokens: inputTokens },
+      };
+      return { value, usage: { inputTokens, outputTokens: 0, status: 200 } };
+    });
+  }
+}
+
+function assertDomainState(state: FreeText): void {
+  if (typeof state === 'string' && DOMAIN_OR_URL.test(state.trim())) return;
+  throw unprocessable([
+    {
+      type: 'value_error',
+      loc: ['body', 'state'],
+      msg: `Value error, state must be a URL or a domain for ${DOMAIN_MODEL}`,
+      input: state,
+      ctx: { error: `state must be a URL or a domain for ${DOMAIN_MODEL}` },
+    },
+  ]);
+}
+
+/** The question as the model reads it (instructions, then criteria): what `usage` counts. */
+function questionText(question: DecisionQuestion): string {
+  const parts: string[] = [];
+  if (question.instructions !== null) parts.push(freeTextString(question.instructions));
+  if (question.type === 'choice') for (const c of question.criteria) parts.push(c.description === null ? c.name : `${c.name}: ${freeTextString(c.description)}`);
+  if (question.type === 'score') for (const level of question.criteria) parts.push(freeTextString(level));
+  if (question.type === 'noul' && question.criteria) {
+    for (const text of [question.criteria.true, question.criteria.false]) if (text !== null) parts.push(freeTextString(text));
+  }
+  return parts.join('\n');
+}
+
+interface Evidence {
+  model: DecisionModel;
+  scores: StateScores;
+  vectors: ReadonlyMap<string, Float32Array>;
+}
+
+const dot = (a: Float32Array, b: Float32Array): number => {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+};
+
+function similarity(e: Evidence, text: string): number {
+  const vector = e.vectors.get(text);
+  if (!vector) throw new AppError('internal', `text was not embedded: ${text.slice(0, 40)}`);
+  return dot(vector, e.scores.vector);
+}
+
+/** σ(cos/T + b): the pack's zero-shot probability that the state matches `text`. */
+function yesProbability(e: Evidence, text: string): number {
+  const { temperature, bias } = e.model.zeroShot;
+  return 1 / (1 + Math.exp(-(similarity(e, text) / temperature + bias)));
+}
+
+/** softmax(cos_i / T) over options. */
+function optionWeights(e: Evidence, texts: readonly string[]): number[] {
+  const logits = texts.map((t) => similarity(e, t) / e.model.zeroShot.temperature);
+  const top = Math.max(...logits);
+  return logits.map((l) => Math.exp(l - top));
+}
+
+function labelProbability(e: Evidence, ref: { set: string; index: number }): number {
+  return e.scores.probs.get(ref.set as never)?.[ref.index] ?? 0;
+}
+
+/** The branch's rolled-up score: the Sensitive Topics label when the pack has it, else the best zero-shot match of its topics. */
+function sensitiveScore(e: Evidence): number {
+  const content = e.model.labelSets.find((s) => s.name === 'iab_content_2_2');
+  const branch = content ? content.labels.findIndex((l) => l.parent === -1 && l.name === 'Sensitive Topics') : -1;
+  if (content && branch !== -1) return labelProbability(e, { set: content.name, index: branch });
+  return e.model.sensitiveTopics.reduce((best, topic) => Math.max(best, yesProbability(e, topic)), 0);
+}
+
+function purchaseIntentScore(e: Evidence): number {
+  const audience = e.model.labelSets.find((s) => s.name === 'iab_audience_1_1');
+  if (!audience) return 0;
+  const root = audience.labels.findIndex((l) => l.parent === -1 && l.name.startsWith('Purchase Intent'));
+  return root === -1 ? 0 : labelProbability(e, { set: audience.name, index: root });
+}
+
+function yesOf(plan: QuestionPlan, e: Evidence): number {
+  switch (plan.kind) {
+    case 'labels':
+      return labelProbability(e, plan.refs[0]!);
+    case 'brand_safety': {
+      const unsafe = sensitiveScore(e);
+      return plan.yesMeansUnsafe ? unsafe : 1 - unsafe;
+    }
+    case 'purchase_intent':
+      return purchaseIntentScore(e);
+    case 'zero_shot_yes':
+      return plan.text === null ? 0.5 : yesProbability(e, plan.text);
+    case 'zero_shot_options': {
+      const [yes, no] = optionWeights(e, plan.texts);
+      return yes! / (yes! + no!);
+    }
+  }
+}
+
+function optionsOf(plan: QuestionPlan, e: Evidence): number[] {
+  if (plan.kind === 'labels') return plan.refs.map((ref) => labelProbability(e, ref));
+  if (plan.kind === 'zero_shot_options') return optionWeights(e, plan.texts);
+  throw new AppError('internal', `a ${plan.kind} plan has no options`);
+}
+
+function answer(question: DecisionQuestion, plan: QuestionPlan, e: Evidence): DecisionAnswer {
+  const cal = calibratorFor(e.model.calibration, question.type);
+  if (question.type === 'noul') return noulAnswer(calibrateYes(yesOf(plan, e), cal));
+  const probs = calibrateOptions(optionsOf(plan, e), cal);
+  if (question.type === 'choice') return choiceAnswer(question.criteria.map((c) => c.name), probs);
+  return scoreAnswer(question.criteria.map(freeTextString), probs);
+}

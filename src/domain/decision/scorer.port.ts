@@ -1,0 +1,36 @@
+/**
+ * What the decision service needs from a decision model (a classifier pack on its
+ * backbone), so the domain never touches a runtime: the model's label sets, the state's
+ * label scores and embedding (one backbone pass per request), embeddings of free texts
+ * (cached across requests), its tokenizer, and the fitted calibrators.
+ */
+import type { ModelConfig } from '../../config/schema.js';
+import type { LabelSet, LabelSetName } from '../../inference/classifier/label-sets.js';
+import type { ModelCalibration } from './answers.js';
+
+export interface StateScores {
+  /** The state's normalised embedding. */
+  vector: Float32Array;
+  /** Tokens of the state as the backbone read it. */
+  tokens: number;
+  /** Calibrated, rolled-up probability of every label of each set, in the set's order. */
+  probs: ReadonlyMap<LabelSetName, Float32Array>;
+}
+
+export interface DecisionModel {
+  readonly labelSets: readonly LabelSet[];
+  /** Names of the IAB Content 2.2 Sensitive Topics branch (brand safety), for models that do not score it as labels. */
+  readonly sensitiveTopics: readonly string[];
+  /** Zero-shot similarity calibration: p = σ(cos/T + b) for one text, softmax(cos/T) over options. */
+  readonly zeroShot: { temperature: number; bias: number };
+  readonly calibration: ModelCalibration | null;
+  scoreState(text: string, signal?: AbortSignal): Promise<StateScores>;
+  /** Normalised embeddings of `texts`, each computed once per model and then cached. */
+  embedTexts(texts: readonly string[], signal?: AbortSignal): Promise<Map<string, Float32Array>>;
+  countTokens(text: string): number;
+}
+
+export interface DecisionScorer {
+  /** Throws 503 `model_not_available` when the model cannot run. */
+  open(model: ModelConfig, signal?: AbortSignal): Promise<DecisionModel>;
+}

@@ -1,0 +1,148 @@
+/**
+ * The decision route's `embedding` scorer over the classifier packs of the onnx backend:
+ * the state is scored by the pack (one backbone pass: its label scores and its
+ * embedding), free texts (criteria, levels, noul instructions) are embedded on the same
+ * backbone in one call for all of a request's uncached texts and kept in a bounded LRU
+ * cache per backbone, and the per-question-type calibrators are read from
+ * `decision-calibration.json` in the model's directory (re-read when it changes).
+ */
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { ModelConfig } from '../../config/schema.js';
+import type { ModelCalibration } from '../../domain/decision/answers.js';
+import type { DecisionModel, DecisionScorer, StateScores } from '../../domain/decision/scorer.port.js';
+import { AppError } from '../../domain/shared/errors.js';
+import type { ModelRegistry } from '../registry.js';
+import { OnnxBackend } from '../backends/onnx/index.js';
+import { packText } from '../classifier/classify.js';
+import { ZERO_SHOT_CALIBRATION } from '../classifier/manifest.js';
+import type { ClassifierPack } from '../classifier/pack.js';
+import { defaultTaxonomyDir, TAXONOMY_FILES } from '../classifier/taxonomy.js';
+
+export const DECISION_CALIBRATION_FILE = 'decision-calibration.json';
+/** Cached text embeddings per backbone (a few MB at 384 dimensions). */
+const CACHE_ENTRIES = 8192;
+
+class EmbeddingCache {
+  readonly #entries = new Map<string, Float32Array>();
+  get(key: string): Float32Array | undefined {
+    const hit = this.#entries.get(key);
+    if (hit) {
+      this.#entries.delete(key);
+      this.#entries.set(key, hit);
+    }
+    return hit;
+  }
+  set(key: string, vector: Float32Array): void {
+    this.#entries.set(key, vector);
+    if (this.#entries.size > CACHE_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
+  }
+}
+
+let sensitive: string[] | null = null;
+/**
+ * The Content 2.2 Sensitive Topics branch (tier-1 "Sensitive Topics"), read from the
+ * shipped TSV: its rows carry alphanumeric ids that the packs' label sets do not load.
+ */
+export function sensitiveTopicNames(): string[] {
+  if (sensitive) return sensitive;
+  const text = readFileSync(path.join(defaultTaxonomyDir(), TAXONOMY_FILES.content22), 'utf8');
+  sensitive = text
+    .split(/\r?\n/)
+    .map((line) => line.split('\t').map((c) => c.trim()))
+    .filter((cells) => cells[3] === 'Sensitive Topics' && cells[2] !== 'Sensitive Topics' && cells[2])
+    .map((cells) => cells[2]!);
+  return sensitive;
+}
+
+interface CalibrationFile {
+  mtimeMs: number;
+  calibration: ModelCalibration | null;
+}
+
+function isCalibrator(v: unknown): boolean {
+  const c = v as { temperature?: unknown; bias?: unknown } | null;
+  return typeof c === 'object' && c !== null && typeof c.temperature === 'number' && c.temperature > 0 && typeof c.bias === 'number';
+}
+
+export class PackDecisionScorer implements DecisionScorer {
+  readonly #caches = new Map<string, EmbeddingCache>();
+  readonly #calibrations = new Map<string, CalibrationFile>();
+
+  constructor(private readonly registry: ModelRegistry) {}
+
+  async open(model: ModelConfig, signal?: AbortSignal): Promise<DecisionModel> {
+    const backend = await this.registry.backendFor(model, model.entry.task === 'moderation' ? 'moderate' : 'runTask');
+    if (!(backend instanceof OnnxBackend)) {
+      throw new AppError('unavailable', `Model ${model.id} answers decisions only on its in-process classifier pack`, {
+        code: 'model_not_available',
+        param: 'model',
+      });
+    }
+    const pack = await backend.decisionPack(model, signal);
+    return this.#model(model, pack);
+  }
+
+  #model(model: ModelConfig, pack: ClassifierPack): DecisionModel {
+    const { backbone } = pack;
+    let cache = this.#caches.get(backbone.fingerprint);
+    if (!cache) this.#caches.set(backbone.fingerprint, (cache = new EmbeddingCache()));
+    const texts = cache;
+    return {
+      labelSets: pack.labelSets,
+      sensitiveTopics: pack.manifest.kind === 'moderation' ? [] : sensitiveTopicNames(),
+      zeroShot: ZERO_SHOT_CALIBRATION,
+      calibration: this.#calibration(model),
+      async scoreState(text: string, signal?: AbortSignal): Promise<StateScores> {
+        const scores = await pack.score(packText(pack, text), signal);
+        return { vector: scores.vector, tokens: scores.tokens, probs: new Map([...scores.sets].map(([name, s]) => [name, s.probs])) };
+      },
+      async embedTexts(wanted: readonly string[], signal?: AbortSignal): Promise<Map<string, Float32Array>> {
+        const out = new Map<string, Float32Array>();
+        const missing: string[] = [];
+        for (const text of wanted) {
+          const hit = texts.get(text);
+          if (hit) out.set(text, hit);
+          else if (!out.has(text)) missing.push(text);
+        }
+        if (missing.length > 0) {
+          const { vectors } = await backbone.embed(missing, signal);
+          missing.forEach((text, i) => {
+            texts.set(text, vectors[i]!);
+            out.set(text, vectors[i]!);
+          });
+        }
+        return out;
+      },
+      countTokens: (text: string) => backbone.countTokens(text),
+    };
+  }
+
+  /** The model's fitted calibrators, or null (identity) when none are stored. */
+  #calibration(model: ModelConfig): ModelCalibration | null {
+    const file = path.join(model.binding.path ?? '', DECISION_CALIBRATION_FILE);
+    let mtimeMs = 0;
+    try {
+      mtimeMs = statSync(file).mtimeMs;
+    } catch {
+      return null;
+    }
+    const known = this.#calibrations.get(model.id);
+    if (known && known.mtimeMs === mtimeMs) return known.calibration;
+    let calibration: ModelCalibration | null = null;
+    try {
+      const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      calibration = {};
+      for (const type of ['noul', 'choice', 'score'] as const) {
+        if (isCalibrator(parsed[type])) calibration[type] = parsed[type] as ModelCalibration['noul'];
+      }
+    } catch {
+      throw new AppError('unavailable', `Model ${model.id} cannot be used: its ${DECISION_CALIBRATION_FILE} is not valid JSON`, {
+        code: 'model_not_available',
+        param: 'model',
+      });
+    }
+    this.#calibrations.set(model.id, { mtimeMs, calibration });
+    return calibration;
+  }
+}
