@@ -19,9 +19,8 @@ import {
   scoreAnswer,
   type DecisionAnswer,
 } from './answers.js';
-import { planQuestion, zeroShotTexts, type QuestionPlan } from './plan.js';
-import type { DecisionModel, StateScores } from './scorer.port.js';
-import type { DecisionScorer } from './scorer.port.js';
+import { planQuestion, zeroShotTexts, type LabelRef, type QuestionPlan } from './plan.js';
+import type { DecisionModel, DecisionScorer, StateScores } from './scorer.port.js';
 import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText } from './validation.js';
 
 export const DECISION_ROUTE = '/v1/systemone';
@@ -163,8 +162,8 @@ function optionWeights(e: Evidence, texts: readonly string[]): number[] {
   return logits.map((l) => Math.exp(l - top));
 }
 
-function labelProbability(e: Evidence, ref: { set: string; index: number }): number {
-  return e.scores.probs.get(ref.set as never)?.[ref.index] ?? 0;
+function labelProbability(e: Evidence, ref: LabelRef): number {
+  return e.scores.probs.get(ref.set)?.[ref.index] ?? 0;
 }
 
 /** The branch's rolled-up score: the Sensitive Topics label when the pack has it, else the best zero-shot match of its topics. */
