@@ -14,7 +14,7 @@
  *   to buy/purchase" reads the Purchase Intent audiences.
  * - everything else is zero-shot (rule 5) over the texts listed here.
  */
-import { findLabel, type LabelSet, type LabelSetName } from '../../inference/classifier/label-sets.js';
+import type { LabelSet, LabelSetName } from '../../inference/classifier/label-sets.js';
 import { freeTextString, type DecisionQuestion } from './validation.js';
 
 export interface LabelRef {
@@ -35,9 +35,9 @@ const BRAND_SAFETY = /\bbrand[- ]?safe(ty)?\b|\bsafe for (advertis\w*|brands?|ad
 const UNSAFE_WORDING = /\bunsafe\b|\bnot (brand[- ])?safe\b|\brisk(y)?\b/i;
 const PURCHASE_INTENT =
   /\b(purchase|commercial|buying) intent\b|\bintent to (buy|purchase)\b|\b(likely|looking|ready|planning|plans?|wants?|intends?) to (buy|purchase)\b/i;
-/** "Is this about X?", "Does it mention X?", "Is the text related to X?" → X. */
+/** "Is this about X?", "Does it mention X?", "Is the text related to X?", "Is this X?" → X. */
 const ABOUT =
-  /^(?:is|does|do|are)\s+(?:this|it|the\s+(?:content|text|page|article|post|state))\s+(?:about|related\s+to|(?:contain|mention|discuss|cover|concern)s?)\s+(.+)$/i;
+  /^(?:is|does|do|are)\s+(?:this|it|the\s+(?:content|text|page|article|post|state))\s+(?:(?:about|related\s+to|(?:contain|mention|discuss|cover|concern)s?)\s+)?(.+)$/i;
 
 /** The label sets a model's questions may name, in the order they are searched. */
 export function namedSets(sets: readonly LabelSet[]): LabelSet[] {
@@ -45,14 +45,48 @@ export function namedSets(sets: readonly LabelSet[]): LabelSet[] {
   return order.map((name) => sets.find((s) => s.name === name)).filter((s): s is LabelSet => s !== undefined);
 }
 
+interface NameIndex {
+  byPath: Map<string, number>;
+  byName: Map<string, number>;
+}
+const indices = new WeakMap<LabelSet, NameIndex>();
+
+/**
+ * findLabel's matching (tier path, else name; the shallowest label on a shared name) as
+ * two Maps built once per set: a request may name 16 × 32 criteria, and a scan of the
+ * 2,700 IAB labels per name costs milliseconds each.
+ */
+function nameIndex(set: LabelSet): NameIndex {
+  let index = indices.get(set);
+  if (index) return index;
+  index = { byPath: new Map(), byName: new Map() };
+  const depth = (i: number) => set.labels[i]!.path.length;
+  for (const [i, label] of set.labels.entries()) {
+    const path = label.path.join(' > ').toLowerCase();
+    const name = label.name.toLowerCase();
+    const atPath = index.byPath.get(path);
+    if (atPath === undefined || depth(i) < depth(atPath)) index.byPath.set(path, i);
+    const atName = index.byName.get(name);
+    if (atName === undefined || depth(i) < depth(atName)) index.byName.set(name, i);
+  }
+  indices.set(set, index);
+  return index;
+}
+
+function lookUp(set: LabelSet, query: string): number {
+  const q = query.trim().toLowerCase();
+  const { byPath, byName } = nameIndex(set);
+  return byPath.get(q.split(/\s*[>/|]\s*/).join(' > ')) ?? byName.get(q) ?? -1;
+}
+
 /** The label `text` names in any of `sets`, or null. Bare numbers are not names (they would hit taxonomy ids). */
 export function labelNamed(sets: readonly LabelSet[], text: string): LabelRef | null {
   const name = text.trim();
   if (name === '' || /^\d+$/.test(name)) return null;
   for (const set of sets) {
-    let index = findLabel(set, name);
+    let index = lookUp(set, name);
     // Audience 1.1 marks extension branches with a star ("Purchase Intent*").
-    if (index === -1 && set.name === 'iab_audience_1_1') index = findLabel(set, `${name}*`);
+    if (index === -1 && set.name === 'iab_audience_1_1') index = lookUp(set, `${name}*`);
     if (index !== -1) return { set: set.name, index };
   }
   return null;

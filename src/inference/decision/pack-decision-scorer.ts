@@ -2,8 +2,8 @@
  * The decision route's `embedding` scorer over the classifier packs of the onnx backend:
  * the state is scored by the pack (one backbone pass: its label scores and its
  * embedding), free texts (criteria, levels, noul instructions) are embedded on the same
- * backbone in one call for all of a request's uncached texts and kept in a bounded LRU
- * cache per backbone, and the per-question-type calibrators are read from
+ * backbone in one call for all of a request's uncached texts and kept (with their token
+ * counts) in bounded LRU caches per backbone, and the per-question-type calibrators are read from
  * `decision-calibration.json` in the model's directory (re-read when it changes).
  */
 import { readFileSync, statSync } from 'node:fs';
@@ -23,9 +23,10 @@ export const DECISION_CALIBRATION_FILE = 'decision-calibration.json';
 /** Cached text embeddings per backbone (a few MB at 384 dimensions). */
 const CACHE_ENTRIES = 8192;
 
-class EmbeddingCache {
-  readonly #entries = new Map<string, Float32Array>();
-  get(key: string): Float32Array | undefined {
+/** A bounded least-recently-used map of texts to what the backbone made of them. */
+class TextCache<V> {
+  readonly #entries = new Map<string, V>();
+  get(key: string): V | undefined {
     const hit = this.#entries.get(key);
     if (hit) {
       this.#entries.delete(key);
@@ -33,8 +34,8 @@ class EmbeddingCache {
     }
     return hit;
   }
-  set(key: string, vector: Float32Array): void {
-    this.#entries.set(key, vector);
+  set(key: string, value: V): void {
+    this.#entries.set(key, value);
     if (this.#entries.size > CACHE_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
   }
 }
@@ -66,7 +67,7 @@ function isCalibrator(v: unknown): boolean {
 }
 
 export class PackDecisionScorer implements DecisionScorer {
-  readonly #caches = new Map<string, EmbeddingCache>();
+  readonly #caches = new Map<string, { vectors: TextCache<Float32Array>; tokens: TextCache<number> }>();
   readonly #calibrations = new Map<string, CalibrationFile>();
 
   constructor(private readonly registry: ModelRegistry) {}
@@ -86,8 +87,8 @@ export class PackDecisionScorer implements DecisionScorer {
   #model(model: ModelConfig, pack: ClassifierPack): DecisionModel {
     const { backbone } = pack;
     let cache = this.#caches.get(backbone.fingerprint);
-    if (!cache) this.#caches.set(backbone.fingerprint, (cache = new EmbeddingCache()));
-    const texts = cache;
+    if (!cache) this.#caches.set(backbone.fingerprint, (cache = { vectors: new TextCache(), tokens: new TextCache() }));
+    const { vectors: texts, tokens } = cache;
     return {
       labelSets: pack.labelSets,
       sensitiveTopics: pack.manifest.kind === 'moderation' ? [] : sensitiveTopicNames(),
@@ -114,7 +115,12 @@ export class PackDecisionScorer implements DecisionScorer {
         }
         return out;
       },
-      countTokens: (text: string) => backbone.countTokens(text),
+      // Question texts repeat across requests; tokenizing them again costs more than the lookup.
+      countTokens(text: string): number {
+        let count = tokens.get(text);
+        if (count === undefined) tokens.set(text, (count = backbone.countTokens(text)));
+        return count;
+      },
     };
   }
 
