@@ -21,6 +21,7 @@ import {
 } from './answers.js';
 import { planQuestion, zeroShotTexts, type LabelRef, type QuestionPlan } from './plan.js';
 import type { DecisionModel, DecisionScorer, StateScores } from './scorer.port.js';
+import type { LabelSetName } from '../../inference/classifier/label-sets.js';
 import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText } from './validation.js';
 
 export const DECISION_ROUTE = '/v1/systemone';
@@ -86,7 +87,7 @@ export class DecisionService {
     const plans = new Map([...request.questions].map(([name, q]) => [name, planQuestion(q, decisionModel.labelSets, iab)]));
     const call = meteredCallOf(model, DECISION_ROUTE, context.requestId, [state, ...questionTexts], 0);
     return meteredCall(caller.meter, caller.principal, call, async () => {
-      const scores = await decisionModel.scoreState(state, context.signal);
+      const scores = await decisionModel.scoreState(state, labelSetsRead([...plans.values()], decisionModel), context.signal);
       const wanted = zeroShotTexts([...plans.values()]);
       if ([...plans.values()].some((p) => p.kind === 'brand_safety')) wanted.push(...decisionModel.sensitiveTopics);
       const vectors = await decisionModel.embedTexts(wanted, context.signal);
@@ -104,6 +105,17 @@ export class DecisionService {
       return { value, usage: { inputTokens, outputTokens: 0, status: 200 } };
     });
   }
+}
+
+/** The label sets the plans read: only those are scored (a label-matrix product each). */
+function labelSetsRead(plans: readonly QuestionPlan[], model: DecisionModel): Set<LabelSetName> {
+  const sets = new Set<LabelSetName>();
+  for (const plan of plans) {
+    if (plan.kind === 'labels') plan.refs.forEach((ref) => sets.add(ref.set));
+    if (plan.kind === 'purchase_intent') sets.add('iab_audience_1_1');
+    if (plan.kind === 'brand_safety' && sensitiveBranch(model) !== -1) sets.add('iab_content_2_2');
+  }
+  return sets;
 }
 
 function assertDomainState(state: FreeText): void {
@@ -167,10 +179,15 @@ function labelProbability(e: Evidence, ref: LabelRef): number {
 }
 
 /** The branch's rolled-up score: the Sensitive Topics label when the pack has it, else the best zero-shot match of its topics. */
+/** Index of the Sensitive Topics root in the model's Content 2.2 labels, or -1. */
+function sensitiveBranch(model: DecisionModel): number {
+  const content = model.labelSets.find((s) => s.name === 'iab_content_2_2');
+  return content ? content.labels.findIndex((l) => l.parent === -1 && l.name === 'Sensitive Topics') : -1;
+}
+
 function sensitiveScore(e: Evidence): number {
-  const content = e.model.labelSets.find((s) => s.name === 'iab_content_2_2');
-  const branch = content ? content.labels.findIndex((l) => l.parent === -1 && l.name === 'Sensitive Topics') : -1;
-  if (content && branch !== -1) return labelProbability(e, { set: content.name, index: branch });
+  const branch = sensitiveBranch(e.model);
+  if (branch !== -1) return labelProbability(e, { set: 'iab_content_2_2', index: branch });
   return e.model.sensitiveTopics.reduce((best, topic) => Math.max(best, yesProbability(e, topic)), 0);
 }
 

@@ -13,7 +13,7 @@ export interface StateScores {
   vector: Float32Array;
   /** Tokens of the state as the backbone read it. */
   tokens: number;
-  /** Calibrated, rolled-up probability of every label of each set, in the set's order. */
+  /** Calibrated, rolled-up probability of every label of each set asked for, in the set's order. */
   probs: ReadonlyMap<LabelSetName, Float32Array>;
 }
 
@@ -24,7 +24,8 @@ export interface DecisionModel {
   /** Zero-shot similarity calibration: p = σ(cos/T + b) for one text, softmax(cos/T) over options. */
   readonly zeroShot: { temperature: number; bias: number };
   readonly calibration: ModelCalibration | null;
-  scoreState(text: string, signal?: AbortSignal): Promise<StateScores>;
+  /** One backbone pass over the state; label scores of the `sets` named only (each costs a label-matrix product). */
+  scoreState(text: string, sets: ReadonlySet<LabelSetName>, signal?: AbortSignal): Promise<StateScores>;
   /** Normalised embeddings of `texts`, each computed once per model and then cached. */
   embedTexts(texts: readonly string[], signal?: AbortSignal): Promise<Map<string, Float32Array>>;
   countTokens(text: string): number;

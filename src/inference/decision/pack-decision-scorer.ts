@@ -17,6 +17,7 @@ import { OnnxBackend } from '../backends/onnx/index.js';
 import { packText } from '../classifier/classify.js';
 import { ZERO_SHOT_CALIBRATION } from '../classifier/manifest.js';
 import type { ClassifierPack } from '../classifier/pack.js';
+import type { LabelSetName } from '../classifier/label-sets.js';
 import { defaultTaxonomyDir, TAXONOMY_FILES } from '../classifier/taxonomy.js';
 
 export const DECISION_CALIBRATION_FILE = 'decision-calibration.json';
@@ -94,9 +95,11 @@ export class PackDecisionScorer implements DecisionScorer {
       sensitiveTopics: pack.manifest.kind === 'moderation' ? [] : sensitiveTopicNames(),
       zeroShot: ZERO_SHOT_CALIBRATION,
       calibration: this.#calibration(model),
-      async scoreState(text: string, signal?: AbortSignal): Promise<StateScores> {
-        const scores = await pack.score(packText(pack, text), signal);
-        return { vector: scores.vector, tokens: scores.tokens, probs: new Map([...scores.sets].map(([name, s]) => [name, s.probs])) };
+      async scoreState(text: string, sets: ReadonlySet<LabelSetName>, signal?: AbortSignal): Promise<StateScores> {
+        const { vectors, tokens } = await backbone.embed([packText(pack, text)], signal);
+        const vector = vectors[0]!;
+        const scored = pack.scoreVector(vector, [...sets]);
+        return { vector, tokens, probs: new Map([...scored].map(([name, s]) => [name, s.probs])) };
       },
       async embedTexts(wanted: readonly string[], signal?: AbortSignal): Promise<Map<string, Float32Array>> {
         const out = new Map<string, Float32Array>();
