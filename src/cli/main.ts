@@ -12,6 +12,7 @@ import { registerServerCommands } from './commands/server.js';
 import { registerModelsCommands } from './commands/models.js';
 import { registerWorkerCommands } from './commands/worker.js';
 import { registerPacksCommands } from './commands/packs.js';
+import { registerCalibrateCommand } from './commands/calibrate.js';
 
 export function buildProgram(): Command {
   const program = new Command()
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerModelsCommands(program);
   registerWorkerCommands(program);
   registerPacksCommands(program);
+  registerCalibrateCommand(program);
   return program;
 }
 

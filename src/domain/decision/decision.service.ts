@@ -15,6 +15,7 @@ import {
   calibrateYes,
   calibratorFor,
   choiceAnswer,
+  normalise,
   noulAnswer,
   scoreAnswer,
   type DecisionAnswer,
@@ -87,15 +88,10 @@ export class DecisionService {
     const plans = new Map([...request.questions].map(([name, q]) => [name, planQuestion(q, decisionModel.labelSets, iab)]));
     const call = meteredCallOf(model, DECISION_ROUTE, context.requestId, [state, ...questionTexts], 0);
     return meteredCall(caller.meter, caller.principal, call, async () => {
-      const scores = await decisionModel.scoreState(state, labelSetsRead([...plans.values()], decisionModel), context.signal);
-      const wanted = zeroShotTexts([...plans.values()]);
-      if ([...plans.values()].some((p) => p.kind === 'brand_safety')) wanted.push(...decisionModel.sensitiveTopics);
-      const vectors = await decisionModel.embedTexts(wanted, context.signal);
+      const evidence = await gather(decisionModel, state, [...plans.values()], context.signal);
       const answers = Object.create(null) as Record<string, DecisionAnswer>;
-      for (const [name, question] of request.questions) {
-        answers[name] = answer(question, plans.get(name)!, { model: decisionModel, scores, vectors });
-      }
-      let inputTokens = scores.tokens;
+      for (const [name, question] of request.questions) answers[name] = answer(question, plans.get(name)!, evidence);
+      let inputTokens = evidence.scores.tokens;
       for (const text of questionTexts) inputTokens += decisionModel.countTokens(text);
       const value: DecisionResponse = {
         model: model.id,
@@ -104,6 +100,18 @@ export class DecisionService {
       };
       return { value, usage: { inputTokens, outputTokens: 0, status: 200 } };
     });
+  }
+
+  /**
+   * The uncalibrated probabilities of one question about `state` (noul: [P(yes)]; choice
+   * and score: one per option, summing to 1): what `sluice calibrate` fits on. Not billed.
+   */
+  async uncalibrated(model: ModelConfig, state: FreeText, question: DecisionQuestion): Promise<number[]> {
+    if (model.id === DOMAIN_MODEL) assertDomainState(state);
+    const decisionModel = await this.scorer.open(model);
+    const plan = planQuestion(question, decisionModel.labelSets, model.entry.task !== 'moderation');
+    const evidence = await gather(decisionModel, freeTextString(state), [plan]);
+    return rawProbabilities(question, plan, evidence);
   }
 }
 
@@ -116,6 +124,15 @@ function labelSetsRead(plans: readonly QuestionPlan[], model: DecisionModel): Se
     if (plan.kind === 'brand_safety' && sensitiveBranch(model) !== -1) sets.add('iab_content_2_2');
   }
   return sets;
+}
+
+/** The state scored once (the label sets the plans read) and the zero-shot texts embedded. */
+async function gather(model: DecisionModel, state: string, plans: readonly QuestionPlan[], signal?: AbortSignal): Promise<Evidence> {
+  const scores = await model.scoreState(state, labelSetsRead(plans, model), signal);
+  const wanted = zeroShotTexts(plans);
+  if (plans.some((p) => p.kind === 'brand_safety')) wanted.push(...model.sensitiveTopics);
+  const vectors = await model.embedTexts(wanted, signal);
+  return { model, scores, vectors };
 }
 
 function assertDomainState(state: FreeText): void {
@@ -223,10 +240,15 @@ function optionsOf(plan: QuestionPlan, e: Evidence): number[] {
   throw new AppError('internal', `a ${plan.kind} plan has no options`);
 }
 
+function rawProbabilities(question: DecisionQuestion, plan: QuestionPlan, e: Evidence): number[] {
+  return question.type === 'noul' ? [yesOf(plan, e)] : normalise(optionsOf(plan, e));
+}
+
 function answer(question: DecisionQuestion, plan: QuestionPlan, e: Evidence): DecisionAnswer {
   const cal = calibratorFor(e.model.calibration, question.type);
-  if (question.type === 'noul') return noulAnswer(calibrateYes(yesOf(plan, e), cal));
-  const probs = calibrateOptions(optionsOf(plan, e), cal);
+  const raw = rawProbabilities(question, plan, e);
+  if (question.type === 'noul') return noulAnswer(calibrateYes(raw[0]!, cal));
+  const probs = calibrateOptions(raw, cal);
   if (question.type === 'choice') return choiceAnswer(question.criteria.map((c) => c.name), probs);
   return scoreAnswer(question.criteria.map(freeTextString), probs);
 }
