@@ -155,7 +155,13 @@ function resolveDecision(env: Env, file: ConfigFile, problems: string[]): Config
     const decisionModels = CATALOG.filter((e) => e.routes.includes('systemone')).map((e) => e.id);
     problems.push(`decision.default_model (DECISION_DEFAULT_MODEL): ${defaultModel} is not a decision model (one of ${decisionModels.join(', ')})`);
   }
-  return { defaultModel, aliases: file.decision?.aliases ?? ['jev-latest', 'jev'] };
+  const scorers = file.decision?.scorers ?? {};
+  for (const id of Object.keys(scorers)) {
+    if (!catalogEntry(id)?.routes.includes('systemone')) problems.push(`decision.scorers.${id}: not a decision model`);
+  }
+  const nliModel = file.decision?.nli_model ?? 'deberta-v3-small';
+  if (!catalogEntry(nliModel)) problems.push(`decision.nli_model: unknown model id ${nliModel}`);
+  return { defaultModel, aliases: file.decision?.aliases ?? ['jev-latest', 'jev'], scorers, nliModel };
 }
 
 /** Pure apart from reading the config file named by the environment. */

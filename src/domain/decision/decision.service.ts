@@ -21,7 +21,7 @@ import {
   type DecisionAnswer,
 } from './answers.js';
 import { planQuestion, zeroShotTexts, type LabelRef, type QuestionPlan } from './plan.js';
-import type { DecisionModel, DecisionScorer, StateScores } from './scorer.port.js';
+import type { DecisionModel, DecisionScorer, StateScores, ZeroShotScores } from './scorer.port.js';
 import type { LabelSetName } from '../../inference/classifier/label-sets.js';
 import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText } from './validation.js';
 
@@ -131,8 +131,8 @@ async function gather(model: DecisionModel, state: string, plans: readonly Quest
   const scores = await model.scoreState(state, labelSetsRead(plans, model), signal);
   const wanted = zeroShotTexts(plans);
   if (plans.some((p) => p.kind === 'brand_safety')) wanted.push(...model.sensitiveTopics);
-  const vectors = await model.embedTexts(wanted, signal);
-  return { model, scores, vectors };
+  const zeroShot = await model.zeroShot(scores, state, wanted, signal);
+  return { model, scores, zeroShot };
 }
 
 function assertDomainState(state: FreeText): void {
@@ -163,32 +163,7 @@ function questionText(question: DecisionQuestion): string {
 interface Evidence {
   model: DecisionModel;
   scores: StateScores;
-  vectors: ReadonlyMap<string, Float32Array>;
-}
-
-const dot = (a: Float32Array, b: Float32Array): number => {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-};
-
-function similarity(e: Evidence, text: string): number {
-  const vector = e.vectors.get(text);
-  if (!vector) throw new AppError('internal', `text was not embedded: ${text.slice(0, 40)}`);
-  return dot(vector, e.scores.vector);
-}
-
-/** σ(cos/T + b): the pack's zero-shot probability that the state matches `text`. */
-function yesProbability(e: Evidence, text: string): number {
-  const { temperature, bias } = e.model.zeroShot;
-  return 1 / (1 + Math.exp(-(similarity(e, text) / temperature + bias)));
-}
-
-/** softmax(cos_i / T) over options. */
-function optionWeights(e: Evidence, texts: readonly string[]): number[] {
-  const logits = texts.map((t) => similarity(e, t) / e.model.zeroShot.temperature);
-  const top = Math.max(...logits);
-  return logits.map((l) => Math.exp(l - top));
+  zeroShot: ZeroShotScores;
 }
 
 function labelProbability(e: Evidence, ref: LabelRef): number {
@@ -205,7 +180,7 @@ function sensitiveBranch(model: DecisionModel): number {
 function sensitiveScore(e: Evidence): number {
   const branch = sensitiveBranch(e.model);
   if (branch !== -1) return labelProbability(e, { set: 'iab_content_2_2', index: branch });
-  return e.model.sensitiveTopics.reduce((best, topic) => Math.max(best, yesProbability(e, topic)), 0);
+  return e.model.sensitiveTopics.reduce((best, topic) => Math.max(best, e.zeroShot.yes(topic)), 0);
 }
 
 function purchaseIntentScore(e: Evidence): number {
@@ -226,17 +201,16 @@ function yesOf(plan: QuestionPlan, e: Evidence): number {
     case 'purchase_intent':
       return purchaseIntentScore(e);
     case 'zero_shot_yes':
-      return plan.text === null ? 0.5 : yesProbability(e, plan.text);
+      return plan.text === null ? 0.5 : e.zeroShot.yes(plan.text);
     case 'zero_shot_options': {
-      const [yes, no] = optionWeights(e, plan.texts);
-      return yes! / (yes! + no!);
+      return e.zeroShot.options(plan.texts)[0]!;
     }
   }
 }
 
 function optionsOf(plan: QuestionPlan, e: Evidence): number[] {
   if (plan.kind === 'labels') return plan.refs.map((ref) => labelProbability(e, ref));
-  if (plan.kind === 'zero_shot_options') return optionWeights(e, plan.texts);
+  if (plan.kind === 'zero_shot_options') return e.zeroShot.options(plan.texts);
   throw new AppError('internal', `a ${plan.kind} plan has no options`);
 }
 

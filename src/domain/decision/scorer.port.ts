@@ -17,17 +17,30 @@ export interface StateScores {
   probs: ReadonlyMap<LabelSetName, Float32Array>;
 }
 
+/** Zero-shot answers about one state, for the texts asked for (rule 5). */
+export interface ZeroShotScores {
+  /** A distribution over the options (choice criteria, score levels, a noul's true/false texts). */
+  options(texts: readonly string[]): number[];
+  /** The probability that the state matches `text` (a noul's instructions or yes text). */
+  yes(text: string): number;
+}
+
+/** The zero-shot scorers a decision model may be configured with. */
+export type ZeroShotScorerKind = 'embedding' | 'nli';
+
 export interface DecisionModel {
   readonly labelSets: readonly LabelSet[];
   /** Names of the IAB Content 2.2 Sensitive Topics branch (brand safety), for models that do not score it as labels. */
   readonly sensitiveTopics: readonly string[];
-  /** Zero-shot similarity calibration: p = σ(cos/T + b) for one text, softmax(cos/T) over options. */
-  readonly zeroShot: { temperature: number; bias: number };
   readonly calibration: ModelCalibration | null;
   /** One backbone pass over the state; label scores of the `sets` named only (each costs a label-matrix product). */
   scoreState(text: string, sets: ReadonlySet<LabelSetName>, signal?: AbortSignal): Promise<StateScores>;
-  /** Normalised embeddings of `texts`, each computed once per model and then cached. */
-  embedTexts(texts: readonly string[], signal?: AbortSignal): Promise<Map<string, Float32Array>>;
+  /**
+   * Scores `texts` against the state, all in one batch: `embedding` compares the state's
+   * embedding with theirs (cached per text), `nli` runs every (state, text) pair through
+   * the cross-encoder.
+   */
+  zeroShot(state: StateScores, stateText: string, texts: readonly string[], signal?: AbortSignal): Promise<ZeroShotScores>;
   countTokens(text: string): number;
 }
 

@@ -10,12 +10,12 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelConfig } from '../../config/schema.js';
 import type { ModelCalibration } from '../../domain/decision/answers.js';
-import type { DecisionModel, DecisionScorer, StateScores } from '../../domain/decision/scorer.port.js';
+import type { DecisionModel, DecisionScorer, StateScores, ZeroShotScorerKind, ZeroShotScores } from '../../domain/decision/scorer.port.js';
+import { embedCached, embeddingScores, nliScores, type NliRunner } from './zero-shot-scores.js';
 import { AppError } from '../../domain/shared/errors.js';
 import type { ModelRegistry } from '../registry.js';
 import { OnnxBackend } from '../backends/onnx/index.js';
 import { packText } from '../classifier/classify.js';
-import { ZERO_SHOT_CALIBRATION } from '../classifier/manifest.js';
 import type { ClassifierPack } from '../classifier/pack.js';
 import type { LabelSetName } from '../classifier/label-sets.js';
 import { defaultTaxonomyDir, TAXONOMY_FILES } from '../classifier/taxonomy.js';
@@ -25,7 +25,7 @@ export const DECISION_CALIBRATION_FILE = 'decision-calibration.json';
 const CACHE_ENTRIES = 8192;
 
 /** A bounded least-recently-used map of texts to what the backbone made of them. */
-class TextCache<V> {
+export class TextCache<V> {
   readonly #entries = new Map<string, V>();
   get(key: string): V | undefined {
     const hit = this.#entries.get(key);
@@ -71,7 +71,11 @@ export class PackDecisionScorer implements DecisionScorer {
   readonly #caches = new Map<string, { vectors: TextCache<Float32Array>; tokens: TextCache<number> }>();
   readonly #calibrations = new Map<string, CalibrationFile>();
 
-  constructor(private readonly registry: ModelRegistry) {}
+  constructor(
+    private readonly registry: ModelRegistry,
+    /** The zero-shot scorer of each decision model (default `embedding`), and the NLI model `nli` runs on. */
+    private readonly scorers: { byModel: Readonly<Record<string, ZeroShotScorerKind>>; nliModel: string } = { byModel: {}, nliModel: 'deberta-v3-small' },
+  ) {}
 
   async open(model: ModelConfig, signal?: AbortSignal): Promise<DecisionModel> {
     const backend = await this.registry.backendFor(model, model.entry.task === 'moderation' ? 'moderate' : 'runTask');
@@ -82,10 +86,23 @@ export class PackDecisionScorer implements DecisionScorer {
       });
     }
     const pack = await backend.decisionPack(model, signal);
-    return this.#model(model, pack);
+    const kind = this.scorers.byModel[model.id] ?? 'embedding';
+    const nli = kind === 'nli' ? await this.#nli(signal) : null;
+    return this.#model(model, pack, nli);
   }
 
-  #model(model: ModelConfig, pack: ClassifierPack): DecisionModel {
+  /** The NLI model and the onnx backend that runs it; 503 `model_not_available` when it cannot run. */
+  async #nli(signal?: AbortSignal): Promise<NliRunner> {
+    const model = this.registry.find(this.scorers.nliModel);
+    if (!model) throw new AppError('unavailable', `The nli scorer's model ${this.scorers.nliModel} is not configured`, { code: 'model_not_available', param: 'model' });
+    const backend = await this.registry.backendFor(model, 'runTask');
+    if (!(backend instanceof OnnxBackend)) {
+      throw new AppError('unavailable', `The nli scorer runs ${model.id} in process only`, { code: 'model_not_available', param: 'model' });
+    }
+    return (premise, hypotheses) => backend.nliPairs(model, premise, hypotheses, signal);
+  }
+
+  #model(model: ModelConfig, pack: ClassifierPack, nli: NliRunner | null): DecisionModel {
     const { backbone } = pack;
     let cache = this.#caches.get(backbone.fingerprint);
     if (!cache) this.#caches.set(backbone.fingerprint, (cache = { vectors: new TextCache(), tokens: new TextCache() }));
@@ -93,7 +110,6 @@ export class PackDecisionScorer implements DecisionScorer {
     return {
       labelSets: pack.labelSets,
       sensitiveTopics: pack.manifest.kind === 'moderation' ? [] : sensitiveTopicNames(),
-      zeroShot: ZERO_SHOT_CALIBRATION,
       calibration: this.#calibration(model),
       async scoreState(text: string, sets: ReadonlySet<LabelSetName>, signal?: AbortSignal): Promise<StateScores> {
         const { vectors, tokens } = await backbone.embed([packText(pack, text)], signal);
@@ -101,22 +117,10 @@ export class PackDecisionScorer implements DecisionScorer {
         const scored = pack.scoreVector(vector, [...sets]);
         return { vector, tokens, probs: new Map([...scored].map(([name, s]) => [name, s.probs])) };
       },
-      async embedTexts(wanted: readonly string[], signal?: AbortSignal): Promise<Map<string, Float32Array>> {
-        const out = new Map<string, Float32Array>();
-        const missing: string[] = [];
-        for (const text of wanted) {
-          const hit = texts.get(text);
-          if (hit) out.set(text, hit);
-          else if (!out.has(text)) missing.push(text);
-        }
-        if (missing.length > 0) {
-          const { vectors } = await backbone.embed(missing, signal);
-          missing.forEach((text, i) => {
-            texts.set(text, vectors[i]!);
-            out.set(text, vectors[i]!);
-          });
-        }
-        return out;
+      async zeroShot(state: StateScores, stateText: string, wanted: readonly string[], signal?: AbortSignal): Promise<ZeroShotScores> {
+        const unique = [...new Set(wanted)];
+        if (nli) return nliScores(unique, await nli(stateText, unique));
+        return embeddingScores(state.vector, await embedCached(texts, backbone, unique, signal));
       },
       // Question texts repeat across requests; tokenizing them again costs more than the lookup.
       countTokens(text: string): number {

@@ -117,6 +117,14 @@ export class OnnxBackend implements InferenceBackend {
     return this.#pack(model, signal);
   }
 
+  /** Entailment and contradiction logits of `premise` against each hypothesis on an NLI model (the decision route's `nli` scorer). */
+  async nliPairs(model: ModelConfig, premise: string, hypotheses: readonly string[], signal?: AbortSignal): Promise<Array<{ entailment: number; contradiction: number }>> {
+    return this.#use(model, signal, 'zero-shot', async (engine) => {
+      if (!engine.pairLogits) throw noRuntimeFor(model.id);
+      return engine.pairLogits(premise, hypotheses);
+    });
+  }
+
   async transcribe(params: TranscriptionParams): Promise<TranscriptionOutput> {
     return this.#use(params.model, params.signal, 'whisper', (engine) => engine.transcribe(params));
   }
