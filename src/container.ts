@@ -29,6 +29,8 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { createInferenceServices, type InferenceServices } from './domain/inference/index.js';
 import { BACKEND_FACTORIES, ModelRegistry } from './inference/registry.js';
 import { createOnnxBackend } from './inference/backends/onnx/index.js';
+import { DecisionService } from './domain/decision/decision.service.js';
+import { PackDecisionScorer } from './inference/decision/pack-decision-scorer.js';
 import { TranscriptionService } from './domain/audio/transcription.service.js';
 import { FfmpegDecoder } from './domain/audio/ffmpeg-decoder.js';
 import { FilesService } from './domain/files/files.service.js';
@@ -79,6 +81,8 @@ export interface Container {
   registry: ModelRegistry;
   /** The synchronous inference routes' services (chat completions, responses, embeddings, moderations). */
   inference: InferenceServices;
+  /** POST /v1/systemone. */
+  decision: DecisionService;
   /** Speech to text (the audio transcription and translation routes). */
   transcription: TranscriptionService;
   /** Files and Batch APIs; their runner and janitor are in `workers`. */
@@ -138,6 +142,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const creditMeter = new CreditMeter(billing, new ReservationBook());
   const inference = createInferenceServices({ registry, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
+  const decision = new DecisionService(registry, new PackDecisionScorer(registry, { byModel: config.decision.scorers, nliModel: config.decision.nliModel }), config.decision);
   const transcription = new TranscriptionService({
     registry,
     decoder: new FfmpegDecoder(),
@@ -166,6 +171,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     chatCompletions,
     registry,
     inference,
+    decision,
     transcription,
     files,
     batches,

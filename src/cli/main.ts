@@ -13,11 +13,12 @@ import { registerServerCommands } from './commands/server.js';
 import { registerModelsCommands } from './commands/models.js';
 import { registerWorkerCommands } from './commands/worker.js';
 import { registerPacksCommands } from './commands/packs.js';
+import { registerCalibrateCommand } from './commands/calibrate.js';
 
 export function buildProgram(): Command {
   const program = new Command()
     .name('sluice')
-    .description('Sluice: self-hostable OpenAI-compatible inference, classification and batch API')
+    .description('Sluice: self-hostable OpenAI-compatible inference, classification, batch and decision API')
     .showHelpAfterError()
     .exitOverride();
   registerServerCommands(program);
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerModelsCommands(program);
   registerWorkerCommands(program);
   registerPacksCommands(program);
+  registerCalibrateCommand(program);
   return program;
 }
 

@@ -164,6 +164,22 @@ function resolveTimeouts(file: ConfigFile, problems: string[]): ServerTimeouts {
   return timeouts;
 }
 
+/** The decision route's alias target: one of the models served on /v1/systemone. */
+function resolveDecision(env: Env, file: ConfigFile, problems: string[]): Config['decision'] {
+  const defaultModel = env.DECISION_DEFAULT_MODEL || file.decision?.default_model || null;
+  if (defaultModel !== null && !catalogEntry(defaultModel)?.routes.includes('systemone')) {
+    const decisionModels = CATALOG.filter((e) => e.routes.includes('systemone')).map((e) => e.id);
+    problems.push(`decision.default_model (DECISION_DEFAULT_MODEL): ${defaultModel} is not a decision model (one of ${decisionModels.join(', ')})`);
+  }
+  const scorers = file.decision?.scorers ?? {};
+  for (const id of Object.keys(scorers)) {
+    if (!catalogEntry(id)?.routes.includes('systemone')) problems.push(`decision.scorers.${id}: not a decision model`);
+  }
+  const nliModel = file.decision?.nli_model ?? 'deberta-v3-small';
+  if (!catalogEntry(nliModel)) problems.push(`decision.nli_model: unknown model id ${nliModel}`);
+  return { defaultModel, aliases: file.decision?.aliases ?? ['jev-latest', 'jev'], scorers, nliModel };
+}
+
 /** Pure apart from reading the config file named by the environment. */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Readonly<Config> {
   const problems: string[] = [];
@@ -221,6 +237,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       embeddingBatchSize: file.runtimes?.embedding_batch_size ?? 32,
       embeddingBatchWaitMs: file.runtimes?.embedding_batch_wait_ms ?? 2,
     },
+    decision: resolveDecision(env, file, problems),
     hub: {
       endpoint: (env.HF_ENDPOINT || file.hub?.endpoint || 'https://huggingface.co').replace(/\/+$/, ''),
       token: envSecret(env, 'HF_TOKEN', cwd, problems),

@@ -122,6 +122,21 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    decision: Type.Optional(
+      Type.Object(
+        {
+          default_model: Type.Optional(Type.String({ minLength: 1, description: 'the decision model `jev-latest` and the other aliases answer with' })),
+          aliases: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'model names sent by System One clients (default: jev-latest, jev)' })),
+          scorers: Type.Optional(
+            Type.Record(Type.String(), Type.Union([Type.Literal('embedding'), Type.Literal('nli')]), {
+              description: 'zero-shot scorer per decision model (default embedding)',
+            }),
+          ),
+          nli_model: Type.Optional(Type.String({ minLength: 1, description: 'the NLI cross-encoder the nli scorer runs (default deberta-v3-small)' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     hub: Type.Optional(
       Type.Object(
         {
@@ -239,6 +254,14 @@ export interface Config {
   workers: { inProcess: boolean };
   batches: BatchConfig;
   runtimes: RuntimesConfig;
+  /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: they are 404. */
+  decision: {
+    defaultModel: string | null;
+    aliases: readonly string[];
+    /** Zero-shot scorer per decision model; absent: `embedding`. */
+    scorers: Readonly<Record<string, 'embedding' | 'nli'>>;
+    nliModel: string;
+  };
   /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
   hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };
   /** Where the file was read from, for the start-up summary. */

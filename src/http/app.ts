@@ -71,14 +71,14 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
-    exposedHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'],
+    exposedHeaders: ['x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'],
     maxAgeSeconds: 600,
   });
   await app.register(swagger, {
     openapi: {
       // 3.1: schemas are JSON Schema, so `type: ['string', 'null']` is valid as written.
       openapi: '3.1.0',
-      info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, classification and batch API' },
+      info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, classification, batch and decision API' },
       servers: [{ url: '/' }],
       components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
       security: [{ ApiKey: [] }],

@@ -10,4 +10,10 @@ export const ModelObject = Type.Object({
   owned_by: Type.String(),
 });
 
-export const ModelList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ModelObject) });
+export const SystemOneModel = Type.Object({ name: Type.String(), description: Type.String(), release_date: Type.String({ description: 'YYYY-MM-DD' }) });
+
+export const ModelList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(ModelObject),
+  models: Type.Array(SystemOneModel, { description: 'the same models in System One’s list shape' }),
+});

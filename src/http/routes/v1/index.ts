@@ -11,6 +11,7 @@ import { registerModelsRoutes } from './models.js';
 import { registerFilesRoutes } from './files.js';
 import { registerBatchesRoutes } from './batches.js';
 import { registerAudioRoutes } from './audio.js';
+import { registerDecisionRoute } from '../decision/systemone.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { OpenApiDocument } from '../../schemas/ops.js';
 
@@ -33,5 +34,12 @@ export const v1Routes: FastifyPluginAsync<{ container: Container }> = async (sco
     container,
     strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),
     routes: V1_ROUTE_MODULES,
+  });
+  // The decision route's own statuses (spec, POST /systemone): 402 when out of credit, 401 for a bad key.
+  await scope.register(apiScope, {
+    container,
+    strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),
+    routes: [registerDecisionRoute],
+    statusOverrides: { insufficient_quota: 402, permission: 401 },
   });
 };

@@ -3,17 +3,27 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import type { ModelConfig } from '../../../config/schema.js';
 import { notFound } from '../../../domain/shared/errors.js';
+import { ROUTE_PATHS } from '../../../inference/registry.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
 
 /** Catalog models have no creation date of their own; a fixed one keeps answers stable. */
 const CREATED = 1_767_225_600; // 2026-01-01T00:00:00Z
 
+const RELEASE_DATE = '2026-01-01';
+
 const modelWire = (model: ModelConfig) => ({ id: model.id, object: 'model', created: CREATED, owned_by: 'sluice' });
+
+/** System One clients read `models: [{name, description, release_date}]` from the same list. */
+const systemOneEntry = (model: ModelConfig) => ({
+  name: model.id,
+  description: `${model.entry.task} model, served on ${model.entry.routes.map((r) => ROUTE_PATHS[r]).join(', ')}`,
+  release_date: RELEASE_DATE,
+});
 
 export function registerModelsRoutes(scope: FastifyInstance, container: Container): void {
   const { registry } = container;
-  const list = { object: 'list', data: registry.list().map(modelWire) };
+  const list = { object: 'list', data: registry.list().map(modelWire), models: registry.list().map(systemOneEntry) };
   scope.get('/models', { schema: { tags: ['models'], summary: 'List models', response: { 200: ModelList } }, ...serializeAsBefore }, async () => list);
   scope.get<{ Params: { id: string } }>(
     '/models/:id',

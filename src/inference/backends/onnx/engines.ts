@@ -47,6 +47,8 @@ export interface Engine {
   embed(inputs: readonly string[]): Promise<{ vectors: Float32Array[]; tokens: number }>;
   runTask(params: TaskParams): Promise<TaskOutput>;
   transcribe(params: TranscriptionParams): Promise<TranscriptionOutput>;
+  /** NLI models: entailment and contradiction logits of a premise against each hypothesis. */
+  pairLogits?(premise: string, hypotheses: readonly string[]): Promise<Array<{ entailment: number; contradiction: number }>>;
   readonly batchStats?: BatcherStats;
   close(): Promise<void>;
 }
@@ -104,6 +106,7 @@ export async function loadEngine(kind: EngineKind, ctx: EngineContext): Promise<
           const { result, tokens } = await e.classify(params.input, params.labels ?? []);
           return { result, usage: { inputTokens: tokens, outputTokens: 0 } };
         },
+        pairLogits: (premise, hypotheses) => e.pairLogits(premise, hypotheses),
       });
     }
     case 'gliner-pii':

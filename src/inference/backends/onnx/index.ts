@@ -27,7 +27,7 @@ import { ENGINE_KINDS, loadEngine, requiredFiles, type Engine, type EngineKind }
 import { PackHost } from './packs.js';
 import { isPackModel } from '../../classifier/manifest.js';
 import { classifyIab, moderateTexts, packText } from '../../classifier/classify.js';
-import type { PackScores } from '../../classifier/pack.js';
+import type { ClassifierPack, PackScores } from '../../classifier/pack.js';
 
 /** Hooks the composition root wires to metrics. */
 export interface OnnxObservers {
@@ -113,6 +113,19 @@ export class OnnxBackend implements InferenceBackend {
     const pack = await this.#pack(model, signal);
     const scores = await pack.score(packText(pack, text), signal);
     return { ...scores, free: await pack.scoreFreeLabels(scores.vector, freeLabels, signal) };
+  }
+
+  /** The loaded classifier pack of `model` (the decision route reads its label sets, scores and backbone). */
+  async decisionPack(model: ModelConfig, signal?: AbortSignal): Promise<ClassifierPack> {
+    return this.#pack(model, signal);
+  }
+
+  /** Entailment and contradiction logits of `premise` against each hypothesis on an NLI model (the decision route's `nli` scorer). */
+  async nliPairs(model: ModelConfig, premise: string, hypotheses: readonly string[], signal?: AbortSignal): Promise<Array<{ entailment: number; contradiction: number }>> {
+    return this.#use(model, signal, 'zero-shot', async (engine) => {
+      if (!engine.pairLogits) throw noRuntimeFor(model.id);
+      return engine.pairLogits(premise, hypotheses);
+    });
   }
 
   async transcribe(params: TranscriptionParams): Promise<TranscriptionOutput> {

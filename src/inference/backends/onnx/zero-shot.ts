@@ -27,6 +27,8 @@ export class ZeroShotEngine {
     private readonly entailment: number,
     private readonly maxTokens: number,
     private readonly padId: number,
+    /** Index of the contradiction class, or -1 when the model has none. */
+    private readonly contradiction: number = -1,
   ) {}
 
   static async load(runtime: OrtRuntime, dir: string): Promise<ZeroShotEngine> {
@@ -39,11 +41,30 @@ export class ZeroShotEngine {
     const tokenizer = await TextTokenizer.fromDir(dir);
     const session = await runtime.load(graph);
     const maxTokens = Math.min(512, config.max_position_embeddings ?? 512);
-    return new ZeroShotEngine(session, tokenizer, Number(entailment[0]), maxTokens, config.pad_token_id ?? 0);
+    const contradiction = labels.find(([, name]) => name.toLowerCase().startsWith('contra'));
+    return new ZeroShotEngine(session, tokenizer, Number(entailment[0]), maxTokens, config.pad_token_id ?? 0, contradiction ? Number(contradiction[0]) : -1);
   }
 
   get sessions(): OrtSession[] {
     return [this.session];
+  }
+
+  /**
+   * Entailment and contradiction logits of `premise` against each hypothesis as given
+   * (no template), all pairs in one batch: the decision route's `nli` scorer.
+   * Contradiction is -Infinity when the model has no such class.
+   */
+  async pairLogits(premise: string, hypotheses: readonly string[]): Promise<Array<{ entailment: number; contradiction: number }>> {
+    if (hypotheses.length === 0) return [];
+    const rows = hypotheses.map((h) => this.tokenizer.encode(premise, this.maxTokens, h));
+    const out = await this.session.run(pickFeeds(padBatch(rows, this.padId), this.session.inputNames), { fetch: ['logits'] });
+    const logits = out.logits!;
+    const classes = logits.dims[1]!;
+    const data = logits.data as Float32Array;
+    return hypotheses.map((_, i) => ({
+      entailment: data[i * classes + this.entailment]!,
+      contradiction: this.contradiction === -1 ? -Infinity : data[i * classes + this.contradiction]!,
+    }));
   }
 
   /** {label: probability}, sorted by probability, descending. */

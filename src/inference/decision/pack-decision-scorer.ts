@@ -1,0 +1,161 @@
+/**
+ * The decision route's `embedding` scorer over the classifier packs of the onnx backend:
+ * the state is scored by the pack (one backbone pass: its label scores and its
+ * embedding), free texts (criteria, levels, noul instructions) are embedded on the same
+ * backbone in one call for all of a request's uncached texts and kept (with their token
+ * counts) in bounded LRU caches per backbone, and the per-question-type calibrators are read from
+ * `decision-calibration.json` in the model's directory (re-read when it changes).
+ */
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { ModelConfig } from '../../config/schema.js';
+import type { ModelCalibration } from '../../domain/decision/answers.js';
+import type { DecisionModel, DecisionScorer, StateScores, ZeroShotScorerKind, ZeroShotScores } from '../../domain/decision/scorer.port.js';
+import { embedCached, embeddingScores, nliScores, type NliRunner } from './zero-shot-scores.js';
+import { AppError } from '../../domain/shared/errors.js';
+import type { ModelRegistry } from '../registry.js';
+import { OnnxBackend } from '../backends/onnx/index.js';
+import { packText } from '../classifier/classify.js';
+import type { ClassifierPack } from '../classifier/pack.js';
+import type { LabelSetName } from '../classifier/label-sets.js';
+import { defaultTaxonomyDir, TAXONOMY_FILES } from '../classifier/taxonomy.js';
+
+export const DECISION_CALIBRATION_FILE = 'decision-calibration.json';
+/** Cached text embeddings per backbone (a few MB at 384 dimensions). */
+const CACHE_ENTRIES = 8192;
+
+/** A bounded least-recently-used map of texts to what the backbone made of them. */
+export class TextCache<V> {
+  readonly #entries = new Map<string, V>();
+  get(key: string): V | undefined {
+    const hit = this.#entries.get(key);
+    if (hit) {
+      this.#entries.delete(key);
+      this.#entries.set(key, hit);
+    }
+    return hit;
+  }
+  set(key: string, value: V): void {
+    this.#entries.set(key, value);
+    if (this.#entries.size > CACHE_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
+  }
+}
+
+let sensitive: string[] | null = null;
+/**
+ * The Content 2.2 Sensitive Topics branch (tier-1 "Sensitive Topics"), read from the
+ * shipped TSV: its rows carry alphanumeric ids that the packs' label sets do not load.
+ */
+export function sensitiveTopicNames(): string[] {
+  if (sensitive) return sensitive;
+  const text = readFileSync(path.join(defaultTaxonomyDir(), TAXONOMY_FILES.content22), 'utf8');
+  sensitive = text
+    .split(/\r?\n/)
+    .map((line) => line.split('\t').map((c) => c.trim()))
+    .filter((cells) => cells[3] === 'Sensitive Topics' && cells[2] !== 'Sensitive Topics' && cells[2])
+    .map((cells) => cells[2]!);
+  return sensitive;
+}
+
+interface CalibrationFile {
+  mtimeMs: number;
+  calibration: ModelCalibration | null;
+}
+
+function isCalibrator(v: unknown): boolean {
+  const c = v as { temperature?: unknown; bias?: unknown } | null;
+  return typeof c === 'object' && c !== null && typeof c.temperature === 'number' && c.temperature > 0 && typeof c.bias === 'number';
+}
+
+export class PackDecisionScorer implements DecisionScorer {
+  readonly #caches = new Map<string, { vectors: TextCache<Float32Array>; tokens: TextCache<number> }>();
+  readonly #calibrations = new Map<string, CalibrationFile>();
+
+  constructor(
+    private readonly registry: ModelRegistry,
+    /** The zero-shot scorer of each decision model (default `embedding`), and the NLI model `nli` runs on. */
+    private readonly scorers: { byModel: Readonly<Record<string, ZeroShotScorerKind>>; nliModel: string } = { byModel: {}, nliModel: 'deberta-v3-small' },
+  ) {}
+
+  async open(model: ModelConfig, signal?: AbortSignal): Promise<DecisionModel> {
+    const backend = await this.registry.backendFor(model, model.entry.task === 'moderation' ? 'moderate' : 'runTask');
+    if (!(backend instanceof OnnxBackend)) {
+      throw new AppError('unavailable', `Model ${model.id} answers decisions only on its in-process classifier pack`, {
+        code: 'model_not_available',
+        param: 'model',
+      });
+    }
+    const pack = await backend.decisionPack(model, signal);
+    const kind = this.scorers.byModel[model.id] ?? 'embedding';
+    const nli = kind === 'nli' ? await this.#nli(signal) : null;
+    return this.#model(model, pack, nli);
+  }
+
+  /** The NLI model and the onnx backend that runs it; 503 `model_not_available` when it cannot run. */
+  async #nli(signal?: AbortSignal): Promise<NliRunner> {
+    const model = this.registry.find(this.scorers.nliModel);
+    if (!model) throw new AppError('unavailable', `The nli scorer's model ${this.scorers.nliModel} is not configured`, { code: 'model_not_available', param: 'model' });
+    const backend = await this.registry.backendFor(model, 'runTask');
+    if (!(backend instanceof OnnxBackend)) {
+      throw new AppError('unavailable', `The nli scorer runs ${model.id} in process only`, { code: 'model_not_available', param: 'model' });
+    }
+    return (premise, hypotheses) => backend.nliPairs(model, premise, hypotheses, signal);
+  }
+
+  #model(model: ModelConfig, pack: ClassifierPack, nli: NliRunner | null): DecisionModel {
+    const { backbone } = pack;
+    let cache = this.#caches.get(backbone.fingerprint);
+    if (!cache) this.#caches.set(backbone.fingerprint, (cache = { vectors: new TextCache(), tokens: new TextCache() }));
+    const { vectors: texts, tokens } = cache;
+    return {
+      labelSets: pack.labelSets,
+      sensitiveTopics: pack.manifest.kind === 'moderation' ? [] : sensitiveTopicNames(),
+      calibration: this.#calibration(model),
+      async scoreState(text: string, sets: ReadonlySet<LabelSetName>, signal?: AbortSignal): Promise<StateScores> {
+        const { vectors, tokens } = await backbone.embed([packText(pack, text)], signal);
+        const vector = vectors[0]!;
+        const scored = pack.scoreVector(vector, [...sets]);
+        return { vector, tokens, probs: new Map([...scored].map(([name, s]) => [name, s.probs])) };
+      },
+      async zeroShot(state: StateScores, stateText: string, wanted: readonly string[], signal?: AbortSignal): Promise<ZeroShotScores> {
+        const unique = [...new Set(wanted)];
+        if (nli) return nliScores(unique, await nli(stateText, unique));
+        return embeddingScores(state.vector, await embedCached(texts, backbone, unique, signal));
+      },
+      // Question texts repeat across requests; tokenizing them again costs more than the lookup.
+      countTokens(text: string): number {
+        let count = tokens.get(text);
+        if (count === undefined) tokens.set(text, (count = backbone.countTokens(text)));
+        return count;
+      },
+    };
+  }
+
+  /** The model's fitted calibrators, or null (identity) when none are stored. */
+  #calibration(model: ModelConfig): ModelCalibration | null {
+    const file = path.join(model.binding.path ?? '', DECISION_CALIBRATION_FILE);
+    let mtimeMs = 0;
+    try {
+      mtimeMs = statSync(file).mtimeMs;
+    } catch {
+      return null;
+    }
+    const known = this.#calibrations.get(model.id);
+    if (known && known.mtimeMs === mtimeMs) return known.calibration;
+    let calibration: ModelCalibration | null = null;
+    try {
+      const parsed = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      calibration = {};
+      for (const type of ['noul', 'choice', 'score'] as const) {
+        if (isCalibrator(parsed[type])) calibration[type] = parsed[type] as ModelCalibration['noul'];
+      }
+    } catch {
+      throw new AppError('unavailable', `Model ${model.id} cannot be used: its ${DECISION_CALIBRATION_FILE} is not valid JSON`, {
+        code: 'model_not_available',
+        param: 'model',
+      });
+    }
+    this.#calibrations.set(model.id, { mtimeMs, calibration });
+    return calibration;
+  }
+}
