@@ -1,27 +1,17 @@
 /** The `sluice` CLI against the database directly: migrate, projects, keys, credits; keys work over HTTP. */
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
+import { runSluice } from '../helpers/cli.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/databases.js';
 import { call, startTestServer, type TestServer } from '../helpers/harness.js';
 import { PROBE, registerProbeRoutes } from '../helpers/probe-routes.js';
 
-const REPO = path.resolve(import.meta.dirname, '../..');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('sluice CLI', { timeout: 120_000 }, () => {
   const dataDir = tempDir('sluice-cli-');
   let server: TestServer;
 
-  function sluiceIn(dir: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
-    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/cli/main.ts'), ...args], {
-      cwd: dir,
-      env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent', FREE_CREDITS_USD: '2', SLUICE_CONFIG: '' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-  }
+  const sluiceIn = (dir: string, ...args: string[]) => runSluice(args, { cwd: dir, env: { DATA_DIR: dir, FREE_CREDITS_USD: '2' } });
   const sluice = (...args: string[]) => sluiceIn(dataDir, ...args);
   function sluiceJson(...args: string[]): any {
     const result = sluice(...args);

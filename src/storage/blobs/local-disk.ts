@@ -2,14 +2,14 @@
  * Blob storage on local disk. Writes go to a temporary file in the same directory,
  * are fsynced, then renamed into place, so a reader sees either nothing or the whole blob.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { constants, createReadStream, createWriteStream } from 'node:fs';
 import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
-import { BlobNotFoundError, BlobTooLargeError, type BlobStore, type PutOptions, type StoredBlob } from './blob-store.js';
+import { BlobNotFoundError, type BlobStore, type PutOptions, type StoredBlob } from './blob-store.js';
+import { measuredStream } from './measured-stream.js';
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
 
@@ -27,30 +27,17 @@ export class LocalDiskBlobStore implements BlobStore {
     const finalPath = this.#pathOf(key);
     await mkdir(path.dirname(finalPath), { recursive: true });
     const tempPath = `${finalPath}.tmp-${randomBytes(6).toString('hex')}`;
-    const hash = createHash('sha256');
-    let bytes = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer | string, _encoding, callback) {
-        const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-        bytes += buffer.length;
-        if (options.maxBytes !== undefined && bytes > options.maxBytes) {
-          callback(new BlobTooLargeError(options.maxBytes));
-          return;
-        }
-        hash.update(buffer);
-        callback(null, buffer);
-      },
-    });
+    const meter = measuredStream(options.maxBytes);
     try {
       const out = createWriteStream(tempPath, { flags: 'wx' });
-      await pipeline(body, meter, out);
+      await pipeline(body, meter.stream, out);
       await this.#fsync(tempPath);
       await rename(tempPath, finalPath);
     } catch (err) {
       await rm(tempPath, { force: true });
       throw err;
     }
-    return { key, bytes, sha256: hash.digest('hex') };
+    return { key, ...meter.measured() };
   }
 
   async get(key: string, range?: { start: number; end?: number }): Promise<Readable> {

@@ -6,8 +6,7 @@
  * exceeds `maxBytes` (or whose source fails) stops reading at once and aborts the multipart
  * upload, so no parts are left behind to be billed.
  */
-import { createHash } from 'node:crypto';
-import { Readable, Transform, pipeline } from 'node:stream';
+import { Readable, pipeline } from 'node:stream';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -18,7 +17,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3BlobConfig } from '../../config/schema.js';
-import { BlobNotFoundError, BlobTooLargeError, type BlobStore, type PutOptions, type StoredBlob } from './blob-store.js';
+import { BlobNotFoundError, type BlobStore, type PutOptions, type StoredBlob } from './blob-store.js';
+import { measuredStream } from './measured-stream.js';
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
 /** S3's smallest part; 2 in flight keeps an upload's memory near 10 MB. */
@@ -59,32 +59,19 @@ export class S3BlobStore implements BlobStore {
 
   async put(key: string, body: Readable | AsyncIterable<Uint8Array | string>, options: PutOptions = {}): Promise<StoredBlob> {
     const objectKey = this.#objectKey(key);
-    const hash = createHash('sha256');
-    let bytes = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer | string, _encoding, callback) {
-        const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-        bytes += buffer.length;
-        if (options.maxBytes !== undefined && bytes > options.maxBytes) {
-          callback(new BlobTooLargeError(options.maxBytes));
-          return;
-        }
-        hash.update(buffer);
-        callback(null, buffer);
-      },
-    });
+    const meter = measuredStream(options.maxBytes);
     const source = body instanceof Readable ? body : Readable.from(body);
     // pipeline destroys the source when the meter fails, so an oversized upload stops being read.
-    pipeline(source, meter, () => {});
+    pipeline(source, meter.stream, () => {});
     const upload = new Upload({
       client: this.#client,
-      params: { Bucket: this.#bucket, Key: objectKey, Body: meter },
+      params: { Bucket: this.#bucket, Key: objectKey, Body: meter.stream },
       partSize: PART_BYTES,
       queueSize: PARTS_IN_FLIGHT,
       leavePartsOnError: false,
     });
     await upload.done();
-    return { key, bytes, sha256: hash.digest('hex') };
+    return { key, ...meter.measured() };
   }
 
   async get(key: string, range?: { start: number; end?: number }): Promise<Readable> {

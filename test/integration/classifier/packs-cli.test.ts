@@ -3,10 +3,10 @@
  * the real CLI, on the test backbone copied into MODELS_DIR by hand (no network), with
  * the example labelled file the README documents.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { runSluice } from '../../helpers/cli.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 
@@ -22,15 +22,8 @@ describe('sluice packs CLI', { timeout: 180_000 }, () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  function sluice(...args: string[]) {
-    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/cli/main.ts'), ...args], {
-      cwd: work,
-      env: { ...process.env, DATA_DIR: work, MODELS_DIR: modelsDir, LOG_LEVEL: 'silent', SLUICE_CONFIG: '', HF_ENDPOINT: 'http://127.0.0.1:9' },
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
-    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-  }
+  const sluice = (...args: string[]) =>
+    runSluice(args, { cwd: work, env: { DATA_DIR: work, MODELS_DIR: modelsDir, HF_ENDPOINT: 'http://127.0.0.1:9' }, timeoutMs: 120_000 });
 
   it('models pull assembles the pack from a backbone already in MODELS_DIR, and models list shows it', () => {
     const before = JSON.parse(sluice('models', 'list', '--json').stdout) as { id: string; ready: boolean; detail: string }[];

@@ -4,14 +4,13 @@
  * stored in decision-calibration.json (read by the route), with reliability diagrams;
  * a bad line is refused naming its line.
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { runSluice } from '../../helpers/cli.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 
-const REPO = path.resolve(import.meta.dirname, '../../..');
 const ID = 'zlm-v1-moderation-edge';
 
 describe('sluice calibrate', { timeout: 180_000 }, () => {
@@ -22,15 +21,8 @@ describe('sluice calibrate', { timeout: 180_000 }, () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  function sluice(...args: string[]) {
-    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/cli/main.ts'), ...args], {
-      cwd: work,
-      env: { ...process.env, DATA_DIR: work, MODELS_DIR: modelsDir, LOG_LEVEL: 'silent', SLUICE_CONFIG: '', HF_ENDPOINT: 'http://127.0.0.1:9' },
-      encoding: 'utf8',
-      timeout: 150_000,
-    });
-    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-  }
+  const sluice = (...args: string[]) =>
+    runSluice(args, { cwd: work, env: { DATA_DIR: work, MODELS_DIR: modelsDir, HF_ENDPOINT: 'http://127.0.0.1:9' }, timeoutMs: 150_000 });
 
   it('fits a calibrator per question type, stores it atomically beside the pack, and writes reliability diagrams', () => {
     const texts = ['I will hurt you badly.', 'What a lovely day for a picnic.', 'You people are vermin.', 'The recipe needs two eggs.'];

@@ -1,0 +1,21 @@
+/** Runs the `sluice` command from source, as a separate process, in `cwd` with `env` over the test's own environment. */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+export const REPO = path.resolve(import.meta.dirname, '../..');
+
+export interface CliResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runSluice(args: readonly string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): CliResult {
+  const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/cli/main.ts'), ...args], {
+    cwd: options.cwd,
+    env: { ...process.env, LOG_LEVEL: 'silent', SLUICE_CONFIG: '', ...options.env },
+    encoding: 'utf8',
+    timeout: options.timeoutMs ?? 60_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
