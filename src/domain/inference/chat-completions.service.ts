@@ -10,6 +10,7 @@ import { meteredCall, type Admission, type MeteredCall } from '../billing/meter.
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
+import { onAbort } from '../shared/abort.js';
 import type { ChatStreamEvent, TokenUsage } from '../../inference/backend.js';
 import type { ModelRegistry } from '../../inference/registry.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
@@ -77,7 +78,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       admission.release();
       throw err;
     }
-    return this.#relay(admission, request, call, events, first, context);
+    return releasedIfNeverRead(this.#relay(admission, request, call, events, first, context), admission, context.signal);
   }
 
   #prepare(request: ChatRequest, streaming: boolean): Promise<PreparedCall> {
@@ -138,6 +139,22 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       outputTokens: (await this.deps.registry.countTokens(call.model, output)).tokens,
     };
   }
+}
+
+/**
+ * The relay settles its admission when it ends, but a generator that is never started
+ * never runs its `finally`: a client that leaves between the first upstream event and the
+ * first read of the stream would keep its hold forever. Until the stream is first read,
+ * the client's disconnect releases the admission (nothing was delivered, nothing billed).
+ */
+function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, signal: AbortSignal): AsyncIterable<T> {
+  const stop = onAbort(signal, () => admission.release());
+  return {
+    [Symbol.asyncIterator]() {
+      stop();
+      return relay;
+    },
+  };
 }
 
 /** The call's credit estimate: its messages (or task input) and its output cap. */

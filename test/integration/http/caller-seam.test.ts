@@ -161,6 +161,35 @@ describe('the chat route under a second prefix', () => {
   });
 });
 
+describe('a stream and its admission', () => {
+  const streamed = { ...hello, stream: true };
+  const context = (signal: AbortSignal) => ({ requestId: 'req_stream_seam', signal, route: '/v1/chat/completions' });
+
+  it('a stream never read is released when its client leaves (its relay never starts, so only the service can release it)', async () => {
+    const meter = new ToyMeter();
+    const client = new AbortController();
+    await server.container.inference.chatCompletions.openStream(agentCaller(meter, 'leaver'), streamed, context(client.signal));
+    expect(meter.admitted).toHaveLength(1);
+    expect(meter.released).toBe(0);
+    client.abort();
+    expect(meter.released).toBe(1);
+    expect(meter.settled).toHaveLength(0);
+  });
+
+  it('a stream read to the end is settled once, and a later disconnect releases nothing', async () => {
+    const meter = new ToyMeter();
+    const client = new AbortController();
+    const chunks = await server.container.inference.chatCompletions.openStream(agentCaller(meter, 'reader'), streamed, context(client.signal));
+    let count = 0;
+    for await (const _chunk of chunks) count++;
+    expect(count).toBeGreaterThan(0);
+    expect(meter.settled).toHaveLength(1);
+    expect(meter.settled[0]!.status).toBe(200);
+    client.abort();
+    expect(meter.released).toBe(0);
+  });
+});
+
 describe('refusals with challenges and scope statuses', () => {
   it('a meter refusal carrying a challenge is a 402 with its headers and its body in place of the envelope', async () => {
     const quote = { x402Version: 2, error: 'payment required', accepts: [{ scheme: 'exact', amount: '1000' }] };
