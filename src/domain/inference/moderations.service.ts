@@ -12,27 +12,13 @@ import type { CallContext, ModerationResult } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
 import { meteredCallOf } from './metered-call.js';
+import { MODERATION_CATEGORIES } from './moderation-categories.js';
 import { describe, optionalObject, optionalString, requireObject, type Body } from './request-fields.js';
 
 export const MODERATIONS_ROUTE = '/v1/moderations';
 export const DEFAULT_MODERATION_MODEL = 'zlm-v1-moderation-edge';
 const OPENAI_ALIASES = new Set(['omni-moderation-latest', 'text-moderation-stable', 'text-moderation-latest']);
 
-export const MODERATION_CATEGORIES = [
-  'harassment',
-  'harassment/threatening',
-  'hate',
-  'hate/threatening',
-  'illicit',
-  'illicit/violent',
-  'self-harm',
-  'self-harm/intent',
-  'self-harm/instructions',
-  'sexual',
-  'sexual/minors',
-  'violence',
-  'violence/graphic',
-] as const;
 
 const BAD_INPUT = 'input must be a non-empty string, an array of non-empty strings, or an array of text parts';
 

@@ -4,6 +4,7 @@
  * four user intents. Each label carries the text that is embedded for zero-shot scoring
  * (name, tier path, description) and its parent's index, so a branch rolls up.
  */
+import { MODERATION_CATEGORIES, type ModerationCategory } from '../../domain/inference/moderation-categories.js';
 import { loadIabTaxonomies, type TaxonomyNode } from './taxonomy.js';
 
 export const LABEL_SET_NAMES = ['iab_content_2_2', 'iab_audience_1_1', 'moderation', 'unsafe', 'user_intent'] as const;
@@ -29,22 +30,28 @@ export interface LabelSet {
   tree: boolean;
 }
 
-/** OpenAI's order (digest §1.3); `/v1/moderations` answers every one, always in this order. */
-export const MODERATION_LABELS: readonly { name: string; description: string }[] = [
-  { name: 'harassment', description: 'content that expresses, incites or promotes harassing language towards any target' },
-  { name: 'harassment/threatening', description: 'harassment that also includes violence or serious harm towards any target' },
-  { name: 'hate', description: 'content that expresses, incites or promotes hate based on race, gender, ethnicity, religion, nationality, sexual orientation, disability or caste' },
-  { name: 'hate/threatening', description: 'hateful content that also includes violence or serious harm towards the targeted group' },
-  { name: 'illicit', description: 'content that gives advice or instruction on how to commit illicit acts, such as shoplifting' },
-  { name: 'illicit/violent', description: 'illicit content that also includes references to violence or procuring a weapon' },
-  { name: 'self-harm', description: 'content that promotes, encourages or depicts acts of self-harm, such as suicide, cutting and eating disorders' },
-  { name: 'self-harm/intent', description: 'content where the speaker expresses that they are engaging or intend to engage in acts of self-harm' },
-  { name: 'self-harm/instructions', description: 'content that encourages performing acts of self-harm or gives instructions on how to commit them' },
-  { name: 'sexual', description: 'content meant to arouse sexual excitement, such as the description of sexual activity' },
-  { name: 'sexual/minors', description: 'sexual content that includes an individual who is under 18 years old' },
-  { name: 'violence', description: 'content that depicts death, violence or physical injury' },
-  { name: 'violence/graphic', description: 'content that depicts death, violence or physical injury in graphic detail' },
-];
+/** What each moderation category covers: the text its label is embedded from. */
+const MODERATION_DESCRIPTIONS: Readonly<Record<ModerationCategory, string>> = {
+  'harassment': 'content that expresses, incites or promotes harassing language towards any target',
+  'harassment/threatening': 'harassment that also includes violence or serious harm towards any target',
+  'hate': 'content that expresses, incites or promotes hate based on race, gender, ethnicity, religion, nationality, sexual orientation, disability or caste',
+  'hate/threatening': 'hateful content that also includes violence or serious harm towards the targeted group',
+  'illicit': 'content that gives advice or instruction on how to commit illicit acts, such as shoplifting',
+  'illicit/violent': 'illicit content that also includes references to violence or procuring a weapon',
+  'self-harm': 'content that promotes, encourages or depicts acts of self-harm, such as suicide, cutting and eating disorders',
+  'self-harm/intent': 'content where the speaker expresses that they are engaging or intend to engage in acts of self-harm',
+  'self-harm/instructions': 'content that encourages performing acts of self-harm or gives instructions on how to commit them',
+  'sexual': 'content meant to arouse sexual excitement, such as the description of sexual activity',
+  'sexual/minors': 'sexual content that includes an individual who is under 18 years old',
+  'violence': 'content that depicts death, violence or physical injury',
+  'violence/graphic': 'content that depicts death, violence or physical injury in graphic detail',
+};
+
+/** The categories in the order `/v1/moderations` answers them (the domain's MODERATION_CATEGORIES), each with its description. */
+export const MODERATION_LABELS: readonly { name: string; description: string }[] = MODERATION_CATEGORIES.map((name) => ({
+  name,
+  description: MODERATION_DESCRIPTIONS[name],
+}));
 
 export const USER_INTENTS: readonly { name: string; description: string }[] = [
   { name: 'informational', description: 'the reader wants to learn or understand something' },
