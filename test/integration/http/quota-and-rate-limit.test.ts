@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { PROBE, registerProbeRoutes } from '../../helpers/probe-routes.js';
+import { REDIS_URL, redisReachable } from '../../helpers/redis.js';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const QUOTA = {
@@ -22,21 +23,6 @@ const RATE_LIMITED = {
     param: null,
   },
 };
-const REDIS_URL = process.env.SLUICE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function redisReachable(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-
 const whoami = (server: TestServer, key: string) => call(server.baseUrl, 'GET', `${PROBE}/whoami`, { key });
 const spend = (server: TestServer, key: string, costMicros: number) =>
   call(server.baseUrl, 'POST', `${PROBE}/spend`, { key, body: { cost_micros: costMicros } });

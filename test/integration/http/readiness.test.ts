@@ -9,19 +9,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeS3, type FakeS3 } from '../../helpers/s3-server.js';
-
-const REDIS_URL = process.env.SLUICE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-function redisReachable(): Promise<boolean> {
-  const url = new URL(REDIS_URL);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(url.port || 6379), url.hostname, () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
+import { REDIS_URL, redisReachable } from '../../helpers/redis.js';
 
 /** A logger whose lines the test can read. */
 function capturedLogger() {

@@ -6,24 +6,12 @@
  * and Redis (several processes share them); skipped when either is absent, unless CI
  * requires PostgreSQL.
  */
-import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { postgresReachable } from '../../helpers/databases.js';
 import { proveScaleOut } from '../../helpers/multi-replica-scenario.js';
+import { REDIS_URL, redisReachable } from '../../helpers/redis.js';
 
-const REDIS_URL = process.env.SLUICE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const LINES = Number(process.env.SLUICE_SCALE_TEST_LINES ?? 300);
-
-function redisReachable(): Promise<boolean> {
-  const url = new URL(REDIS_URL);
-  return new Promise((resolve) => {
-    const socket = net.connect(Number(url.port || 6379), url.hostname, () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
 
 describe('multi-replica deployment', () => {
   it(`survives a replica and a worker killed mid-batch (${LINES} lines): nothing lost, duplicated or double-billed; files, limits and revocation shared`, async (context) => {
