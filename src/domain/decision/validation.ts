@@ -227,5 +227,11 @@ export function malformedJson(text: string, error: unknown): AppError {
   return unprocessable([{ type: 'json_invalid', loc: ['body', position], msg: 'JSON decode error', input: {}, ctx: { error: message } }]);
 }
 
+/** A body nesting deeper than `limit`: refused before parsing, in the shape of a JSON decode error. */
+export function tooDeepJson(limit: number): AppError {
+  const error = `JSON nests deeper than ${limit} levels, the limit for request bodies`;
+  return unprocessable([{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error } }]);
+}
+
 /** Free-form text as the models read it: strings as they are, objects and arrays as JSON. */
 export const freeTextString = (value: FreeText): string => (typeof value === 'string' ? value : JSON.stringify(value));

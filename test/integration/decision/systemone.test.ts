@@ -99,6 +99,33 @@ describe('answers', () => {
     expect(res.body.usage).toEqual({ input_tokens: expected, output_tokens: 0, total_tokens: expected });
   });
 
+  it('keeps request order for names that look like numbers (a parsed object would list them first, numerically)', async () => {
+    const rawBody =
+      `{"model":"${IAB}","state":"${STATE}","questions":{` +
+      '"10":{"type":"noul","instructions":"Is it about cars?"},' +
+      '"later":{"type":"noul","instructions":"Is it long?"},' +
+      '"2":{"type":"choice","criteria":{"yes":null,"no":null}},' +
+      '"0":{"type":"noul"}}}';
+    const response = await fetch(`${server.baseUrl}/v1/systemone`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: rawBody,
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const text = await response.text();
+    const at = (name: string) => text.indexOf(`"${name}":{"type"`);
+    expect([at('10'), at('later'), at('2'), at('0')].every((i) => i > 0)).toBe(true);
+    expect(at('10')).toBeLessThan(at('later'));
+    expect(at('later')).toBeLessThan(at('2'));
+    expect(at('2')).toBeLessThan(at('0'));
+    const body = JSON.parse(text);
+    expect(Object.keys(body)).toEqual(['model', 'answers', 'usage']);
+    expect(body.answers['2'].type).toBe('choice');
+    expect(body.answers['0']).toEqual({ type: 'noul', noul: 0.5 });
+    expect(response.headers.get('x-typesafe-request-id')).toBe(response.headers.get('x-request-id'));
+  });
+
   it('zero-shot (rule 5): choice and score probabilities are softmax(cos/T) of the state against the criteria texts', async () => {
     const res = await decide({
       model: IAB,
@@ -318,6 +345,11 @@ describe('refusals', () => {
     const empty = await call(server.baseUrl, 'POST', '/v1/systemone', { headers, rawBody: '' });
     expect(empty.status).toBe(422);
     expect(empty.body).toEqual({ detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] });
+    const deep = await call(server.baseUrl, 'POST', '/v1/systemone', { headers, rawBody: `{"model":"${IAB}","state":${'['.repeat(65)}${']'.repeat(65)}}` });
+    expect(deep.status).toBe(422);
+    expect(deep.body).toEqual({
+      detail: [{ type: 'json_invalid', loc: ['body', 0], msg: 'JSON decode error', input: {}, ctx: { error: 'JSON nests deeper than 64 levels, the limit for request bodies' } }],
+    });
     const invalid = await decide({ model: IAB, state: null, questions: { q: { type: 'choice' } } });
     expect(invalid.status).toBe(422);
     expect(invalid.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
