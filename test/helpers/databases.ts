@@ -42,23 +42,28 @@ export function sqliteDatabase(dir = tempDir()): Database {
   return openDatabase({ kind: 'sqlite', path: path.join(dir, 'sluice.db') });
 }
 
-/** A fresh schema on the real server; dropped again on close. Also returns a URL that selects it. */
-export async function postgresSchemaDatabase(): Promise<{ database: Database; url: string }> {
+/** A fresh schema on the real server, the URL that selects it, and how to drop it again. */
+export async function postgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: POSTGRES_URL });
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
   const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const drop = async () => {
+    const cleanup = new pg.Client({ connectionString: POSTGRES_URL });
+    await cleanup.connect();
+    await cleanup.query(`drop schema if exists ${schema} cascade`);
+    await cleanup.end();
+  };
+  return { url, drop };
+}
+
+/** A fresh schema on the real server; dropped again on close. Also returns a URL that selects it. */
+export async function postgresSchemaDatabase(): Promise<{ database: Database; url: string }> {
+  const { url, drop } = await postgresSchema();
   const pool = new pg.Pool({ connectionString: url, max: 10 });
-  const database = databaseFromDialect(new PostgresDialect({ pool }), 'postgres', {
-    afterClose: async () => {
-      const cleanup = new pg.Client({ connectionString: POSTGRES_URL });
-      await cleanup.connect();
-      await cleanup.query(`drop schema if exists ${schema} cascade`);
-      await cleanup.end();
-    },
-  });
+  const database = databaseFromDialect(new PostgresDialect({ pool }), 'postgres', { afterClose: drop });
   return { database, url };
 }
 

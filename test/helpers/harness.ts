@@ -1,6 +1,9 @@
 /**
  * Starts a real Sluice (container + Fastify app) on a loopback port for black-box tests,
  * configured the way an operator would: environment variables and an optional YAML file.
+ * With SLUICE_TEST_HTTP_ON_POSTGRES=1 every server without a DATABASE_URL of its own runs
+ * on a fresh schema of the PostgreSQL test server instead of SQLite, so the HTTP suites
+ * can be run once on each database (`npm run test:postgres`).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +12,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createContainer, type Container, type ContainerOverrides } from '../../src/container.js';
 import { buildApp } from '../../src/http/app.js';
 import { usdToMicros } from '../../src/domain/shared/money.js';
-import { tempDir } from './databases.js';
+import { postgresSchema, tempDir } from './databases.js';
 import pino from 'pino';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -19,6 +22,8 @@ export interface TestServer {
   container: Container;
   app: FastifyInstance;
   dataDir: string;
+  /** Environment that points another process at this server's data: DATA_DIR, and DATABASE_URL when set. */
+  dataEnv: Record<string, string>;
   /** A new project with one key; `balanceUsd` replaces the free credits when given. */
   newTenant(options?: { balanceUsd?: number; name?: string }): Promise<{ projectId: string; key: string; keyId: string }>;
   close(): Promise<void>;
@@ -34,6 +39,8 @@ export interface TestServerOptions {
   extendApp?: (app: FastifyInstance, container: Container) => void | Promise<void>;
 }
 
+const schemaOfDataDir = new Map<string, string>();
+
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = tempDir();
   const env: Record<string, string> = {
@@ -42,6 +49,21 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     LOG_LEVEL: 'silent',
     ...options.env,
   };
+  let dropSchema: (() => Promise<void>) | null = null;
+  if (process.env.SLUICE_TEST_HTTP_ON_POSTGRES === '1' && env.DATABASE_URL === undefined) {
+    // A server given another's DATA_DIR shares its database, as two replicas on one SQLite file do.
+    const shared = schemaOfDataDir.get(env.DATA_DIR!);
+    if (shared) env.DATABASE_URL = shared;
+    else {
+      const schema = await postgresSchema();
+      env.DATABASE_URL = schema.url;
+      schemaOfDataDir.set(env.DATA_DIR!, schema.url);
+      dropSchema = async () => {
+        schemaOfDataDir.delete(env.DATA_DIR!);
+        await schema.drop();
+      };
+    }
+  }
   if (options.yaml !== undefined) {
     const file = path.join(dataDir, 'sluice.yaml');
     writeFileSync(file, options.yaml);
@@ -64,6 +86,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     container,
     app,
     dataDir,
+    dataEnv: env.DATABASE_URL === undefined ? { DATA_DIR: dataDir } : { DATA_DIR: dataDir, DATABASE_URL: env.DATABASE_URL },
     async newTenant({ balanceUsd, name = 'tenant' } = {}) {
       const project = await container.projects.createProject(name);
       if (balanceUsd !== undefined) {
@@ -75,6 +98,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async close() {
       await app.close();
       await container.close();
+      await dropSchema?.();
     },
   };
 }

@@ -17,7 +17,7 @@ let server: TestServer;
 const workers: WorkerProcess[] = [];
 
 function startWorker(): WorkerProcess {
-  const worker = spawnWorker({ DATA_DIR: server.dataDir, SLUICE_CONFIG: path.join(server.dataDir, 'sluice.yaml') });
+  const worker = spawnWorker({ ...server.dataEnv, SLUICE_CONFIG: path.join(server.dataDir, 'sluice.yaml') });
   workers.push(worker);
   return worker;
 }
