@@ -4,9 +4,14 @@
  * vectors; trained: the head's weights and biases), then calibration
  * p = sigmoid(z / temperature + bias), then the roll-up that lets a parent's score cover
  * its branch (spec rule 3: p(parent) = max(p(parent), p(any descendant))).
+ *
+ * Serving takes the products from one ONNX MatMul over every set of a pack
+ * (label-product.ts) and turns them into probabilities in one pass (`setProbs`); the
+ * JavaScript `matVec` serves the offline paths (training, calibration) and free labels.
  */
 import type { LabelSet } from './label-sets.js';
 import type { SetCalibration } from './manifest.js';
+import type { Product } from './label-product.js';
 
 /** A row-major [rows × dim] matrix. */
 export interface Matrix {
@@ -107,6 +112,39 @@ export function setLogits(set: LabelSet, vector: Float32Array, zeroShot: Matrix,
   const index = headIndex ?? headLabelIndex(set, head);
   for (let k = 0; k < index.length; k++) if (index[k]! >= 0) logits[index[k]!] = trained[k]! + head.bias[k]!;
   return logits;
+}
+
+/** Where a set's rows sit in a pack's stacked label matrix, and the head they belong to. */
+export interface SetRows {
+  /** Index of the set's first row in the stacked matrix. */
+  offset: number;
+  head: LinearHead | null;
+  /** For each head row, the label it scores (-1: a label the set no longer has). */
+  headIndex: readonly number[];
+}
+
+/**
+ * Calibrated, rolled-up probabilities of `set` for the vector in column `column` of
+ * `product`: the same values as `rollUp(set, calibrate(setLogits(…), cal))`, read
+ * straight from the product without an intermediate logits array. Labels a head does not
+ * name keep probability 0 (their logit is -Infinity).
+ */
+export function setProbs(set: LabelSet, rows: SetRows, product: Product, column: number, cal: SetCalibration): Float32Array {
+  const probs = new Float32Array(set.labels.length);
+  const { data, stride } = product;
+  const { temperature, bias } = cal;
+  let at = rows.offset * stride + column;
+  if (!rows.head) {
+    for (let i = 0; i < probs.length; i++, at += stride) probs[i] = sigmoid(data[at]! / temperature + bias);
+  } else {
+    const { headIndex } = rows;
+    const headBias = rows.head.bias;
+    for (let k = 0; k < headIndex.length; k++, at += stride) {
+      const i = headIndex[k]!;
+      if (i >= 0) probs[i] = sigmoid(Math.fround(data[at]! + headBias[k]!) / temperature + bias);
+    }
+  }
+  return rollUp(set, probs);
 }
 
 /** For each head label, its index in the set (-1 when the set no longer has it). */

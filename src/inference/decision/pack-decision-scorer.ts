@@ -114,7 +114,7 @@ export class PackDecisionScorer implements DecisionScorer {
       async scoreState(text: string, sets: ReadonlySet<LabelSetName>, signal?: AbortSignal): Promise<StateScores> {
         const { vectors, tokens } = await backbone.embed([packText(pack, text)], signal);
         const vector = vectors[0]!;
-        const scored = pack.scoreVector(vector, [...sets]);
+        const scored = await pack.scoreVector(vector, [...sets]);
         return { vector, tokens, probs: new Map([...scored].map(([name, s]) => [name, s.probs])) };
       },
       async zeroShot(state: StateScores, stateText: string, wanted: readonly string[], signal?: AbortSignal): Promise<ZeroShotScores> {
