@@ -67,15 +67,22 @@ function treeEntry(label: Label, score: number): Record<string, unknown> {
   return entry;
 }
 
-function picks(manifest: PackManifest, list: OutputList, probs: Float32Array): number[] {
+function picks(manifest: PackManifest, list: OutputList, probs: Float32Array, allowed?: (i: number) => boolean): number[] {
   const { topK: k, minScore } = outputLimits(manifest, list);
-  return topK(probs, k, minScore);
+  return topK(probs, k, minScore, allowed);
 }
+
+/**
+ * Labels the tree lists name: those with integer ids (digest §1.3). The Sensitive Topics
+ * branch (alphanumeric ids) is scored for the decision route's brand-safety questions
+ * and listed by no classifier.
+ */
+const listable = (set: LabelSet) => (i: number) => typeof set.labels[i]!.node?.id === 'number';
 
 function treeList(manifest: PackManifest, scores: PackScores, set: 'iab_content_2_2' | 'iab_audience_1_1', detailed: boolean, round: Round) {
   const s = scores.sets.get(set);
   if (!s) return [];
-  return picks(manifest, set === 'iab_content_2_2' ? 'iab_2_2' : 'audience', s.probs).map((i) =>
+  return picks(manifest, set === 'iab_content_2_2' ? 'iab_2_2' : 'audience', s.probs, listable(s.set)).map((i) =>
     detailed ? treeEntry(s.set.labels[i]!, round(s.probs[i]!)) : { name: s.set.labels[i]!.name, score: round(s.probs[i]!) },
   );
 }
