@@ -6,8 +6,9 @@
  * onnxruntime-node, whose blocked kernels beat any JavaScript loop over thousands of
  * labels by an order of magnitude, and keep the event loop free for that long).
  *
- * Calls that arrive in the same turn of the event loop (the callers an embedding batch
- * answered together) share one product: one kernel launch instead of one per caller.
+ * Calls made before the current microtasks run out (the callers one embedding batch
+ * answered together) share one product: one run instead of one per caller, and no extra
+ * turn of the event loop before it starts.
  */
 import type * as TransformersModule from '@huggingface/transformers';
 import type { Tensor } from '@huggingface/transformers';
@@ -45,7 +46,7 @@ export class LabelProduct {
       if (v.length !== this.matrix.dim) throw new Error(`vector has ${v.length} dimensions, the label matrix ${this.matrix.dim}`);
     }
     return new Promise((resolve, reject) => {
-      if (this.#queue.push({ vectors, resolve, reject }) === 1) setImmediate(() => void this.#flush());
+      if (this.#queue.push({ vectors, resolve, reject }) === 1) queueMicrotask(() => void this.#flush());
     });
   }
 

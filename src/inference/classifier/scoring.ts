@@ -64,7 +64,11 @@ export function matVec(m: Matrix, x: Float32Array, out: Float32Array = new Float
   return out;
 }
 
-export const sigmoid = (z: number): number => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
+/** σ(z) with one exponential of a non-positive number (no overflow, no second exp for z < 0). */
+export function sigmoid(z: number): number {
+  const e = Math.exp(-Math.abs(z));
+  return z >= 0 ? 1 / (1 + e) : e / (1 + e);
+}
 
 export function calibrate(logits: Float32Array, cal: SetCalibration): Float32Array {
   const out = new Float32Array(logits.length);
@@ -73,11 +77,16 @@ export function calibrate(logits: Float32Array, cal: SetCalibration): Float32Arr
 }
 
 /**
- * Depth of every label (roots 0), computed once per set; the roll-up visits the deepest
- * first so a grandchild's score reaches its grandparent in one pass.
+ * The (child, parent) pairs of a tree set, deepest children first, computed once per set:
+ * the roll-up visits them in that order so a grandchild's score reaches its grandparent
+ * in one pass, reading two typed arrays instead of the label objects.
  */
-const orders = new WeakMap<LabelSet, number[]>();
-function deepestFirst(set: LabelSet): number[] {
+interface RollUpOrder {
+  child: Int32Array;
+  parent: Int32Array;
+}
+const orders = new WeakMap<LabelSet, RollUpOrder>();
+function deepestFirst(set: LabelSet): RollUpOrder {
   let order = orders.get(set);
   if (order) return order;
   const depth = set.labels.map((label) => {
@@ -85,7 +94,8 @@ function deepestFirst(set: LabelSet): number[] {
     for (let p = label.parent; p !== -1 && d < 64; p = set.labels[p]!.parent) d++;
     return d;
   });
-  order = set.labels.map((_, i) => i).sort((a, b) => depth[b]! - depth[a]!);
+  const children = set.labels.flatMap((label, i) => (label.parent === -1 ? [] : [i])).sort((a, b) => depth[b]! - depth[a]!);
+  order = { child: Int32Array.from(children), parent: Int32Array.from(children, (i) => set.labels[i]!.parent) };
   orders.set(set, order);
   return order;
 }
@@ -93,9 +103,10 @@ function deepestFirst(set: LabelSet): number[] {
 /** In place: every parent's probability becomes at least its children's. */
 export function rollUp(set: LabelSet, probs: Float32Array): Float32Array {
   if (!set.tree) return probs;
-  for (const i of deepestFirst(set)) {
-    const parent = set.labels[i]!.parent;
-    if (parent !== -1 && probs[i]! > probs[parent]!) probs[parent] = probs[i]!;
+  const { child, parent } = deepestFirst(set);
+  for (let k = 0; k < child.length; k++) {
+    const p = probs[child[k]!]!;
+    if (p > probs[parent[k]!]!) probs[parent[k]!] = p;
   }
   return probs;
 }
