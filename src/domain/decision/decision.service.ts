@@ -20,7 +20,7 @@ import {
   scoreAnswer,
   type DecisionAnswer,
 } from './answers.js';
-import { planQuestion, zeroShotTexts, type LabelRef, type QuestionPlan } from './plan.js';
+import { planQuestion, sensitiveTopicsRoot, zeroShotTexts, type LabelRef, type QuestionPlan } from './plan.js';
 import type { DecisionModel, DecisionScorer, StateScores, ZeroShotScores } from './scorer.port.js';
 import type { LabelSetName } from '../../inference/classifier/label-sets.js';
 import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText } from './validation.js';
@@ -116,21 +116,20 @@ export class DecisionService {
 }
 
 /** The label sets the plans read: only those are scored (a label-matrix product each). */
-function labelSetsRead(plans: readonly QuestionPlan[], model: DecisionModel): Set<LabelSetName> {
+function labelSetsRead(plans: readonly QuestionPlan[]): Set<LabelSetName> {
   const sets = new Set<LabelSetName>();
   for (const plan of plans) {
     if (plan.kind === 'labels') plan.refs.forEach((ref) => sets.add(ref.set));
     if (plan.kind === 'purchase_intent') sets.add('iab_audience_1_1');
-    if (plan.kind === 'brand_safety' && sensitiveBranch(model) !== -1) sets.add('iab_content_2_2');
+    if (plan.kind === 'brand_safety') sets.add('iab_content_2_2');
   }
   return sets;
 }
 
 /** The state scored once (the label sets the plans read) and the zero-shot texts embedded. */
 async function gather(model: DecisionModel, state: string, plans: readonly QuestionPlan[], signal?: AbortSignal): Promise<Evidence> {
-  const scores = await model.scoreState(state, labelSetsRead(plans, model), signal);
+  const scores = await model.scoreState(state, labelSetsRead(plans), signal);
   const wanted = zeroShotTexts(plans);
-  if (plans.some((p) => p.kind === 'brand_safety')) wanted.push(...model.sensitiveTopics);
   const zeroShot = await model.zeroShot(scores, state, wanted, signal);
   return { model, scores, zeroShot };
 }
@@ -170,17 +169,11 @@ function labelProbability(e: Evidence, ref: LabelRef): number {
   return e.scores.probs.get(ref.set)?.[ref.index] ?? 0;
 }
 
-/** The branch's rolled-up score: the Sensitive Topics label when the pack has it, else the best zero-shot match of its topics. */
-/** Index of the Sensitive Topics root in the model's Content 2.2 labels, or -1. */
-function sensitiveBranch(model: DecisionModel): number {
-  const content = model.labelSets.find((s) => s.name === 'iab_content_2_2');
-  return content ? content.labels.findIndex((l) => l.parent === -1 && l.name === 'Sensitive Topics') : -1;
-}
-
+/** The Sensitive Topics label's rolled-up score: the branch's best (planned only where the model has it). */
 function sensitiveScore(e: Evidence): number {
-  const branch = sensitiveBranch(e.model);
-  if (branch !== -1) return labelProbability(e, { set: 'iab_content_2_2', index: branch });
-  return e.model.sensitiveTopics.reduce((best, topic) => Math.max(best, e.zeroShot.yes(topic)), 0);
+  const root = sensitiveTopicsRoot(e.model.labelSets);
+  if (!root) throw new AppError('internal', 'a brand-safety plan on a model without the Sensitive Topics branch');
+  return labelProbability(e, root);
 }
 
 function purchaseIntentScore(e: Evidence): number {

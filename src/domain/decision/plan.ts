@@ -8,8 +8,9 @@
  *   that label's score. Scores are rolled up, so a parent covers its branch.
  * - brand safety and commercial intent (rule 4, IAB models): a `noul` whose instructions
  *   say "brand safe", "brand safety", "safe for advertisers/brands/ads" or "advertiser
- *   friendly" reads the Sensitive Topics branch (yes = safe, unless the question asks
- *   whether it is unsafe/risky); one that says "purchase intent", "commercial intent",
+ *   friendly" reads the Sensitive Topics branch of Content 2.2 (yes = safe, unless the
+ *   question asks whether it is unsafe/risky; a model without the branch answers it
+ *   zero-shot like any other question); one that says "purchase intent", "commercial intent",
  *   "buying intent", "intent to buy/purchase" or "(likely|looking|ready|planning|wants)
  *   to buy/purchase" reads the Purchase Intent audiences.
  * - everything else is zero-shot (rule 5) over the texts listed here.
@@ -92,6 +93,13 @@ export function labelNamed(sets: readonly LabelSet[], text: string): LabelRef | 
   return null;
 }
 
+/** The root of Content 2.2's Sensitive Topics branch (its score covers the branch), or null. */
+export function sensitiveTopicsRoot(sets: readonly LabelSet[]): LabelRef | null {
+  const content = sets.find((s) => s.name === 'iab_content_2_2');
+  const index = content ? content.labels.findIndex((l) => l.parent === -1 && l.name === 'Sensitive Topics') : -1;
+  return index === -1 ? null : { set: 'iab_content_2_2', index };
+}
+
 /** The label a noul's instructions ask about: the whole text, or X of "Is this about X?". */
 function labelAskedAbout(sets: readonly LabelSet[], instructions: string): LabelRef | null {
   const text = instructions.trim().replace(/[?.!]+$/, '').trim();
@@ -115,7 +123,7 @@ export function planQuestion(question: DecisionQuestion, sets: readonly LabelSet
   }
   if (question.type === 'score') return { kind: 'zero_shot_options', texts: question.criteria.map(freeTextString) };
   if (instructions !== null) {
-    if (iab && BRAND_SAFETY.test(instructions)) return { kind: 'brand_safety', yesMeansUnsafe: UNSAFE_WORDING.test(instructions) };
+    if (iab && BRAND_SAFETY.test(instructions) && sensitiveTopicsRoot(sets)) return { kind: 'brand_safety', yesMeansUnsafe: UNSAFE_WORDING.test(instructions) };
     if (iab && PURCHASE_INTENT.test(instructions)) return { kind: 'purchase_intent' };
     const ref = labelAskedAbout(named, instructions);
     if (ref) return { kind: 'labels', refs: [ref] };

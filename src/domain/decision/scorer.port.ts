@@ -30,8 +30,6 @@ export type ZeroShotScorerKind = 'embedding' | 'nli';
 
 export interface DecisionModel {
   readonly labelSets: readonly LabelSet[];
-  /** Names of the IAB Content 2.2 Sensitive Topics branch (brand safety), for models that do not score it as labels. */
-  readonly sensitiveTopics: readonly string[];
   readonly calibration: ModelCalibration | null;
   /** One backbone pass over the state; label scores of the `sets` named only (each costs a label-matrix product). */
   scoreState(text: string, sets: ReadonlySet<LabelSetName>, signal?: AbortSignal): Promise<StateScores>;

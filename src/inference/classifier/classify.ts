@@ -60,6 +60,7 @@ export async function classifyIab(pack: ClassifierPack, input: string, signal?: 
 
 export async function moderateTexts(pack: ClassifierPack, inputs: readonly string[], signal?: AbortSignal): Promise<PackAnswer<ModerationResult[]>> {
   const { vectors, tokens } = await pack.backbone.embed(inputs, signal);
-  const results = vectors.map((vector) => moderationResult(pack.manifest, { vector, tokens: 0, sets: pack.scoreVector(vector) }));
+  const scored = await pack.scoreVectors(vectors);
+  const results = vectors.map((vector, i) => moderationResult(pack.manifest, { vector, tokens: 0, sets: scored[i]! }));
   return { result: results, tokens };
 }

@@ -11,7 +11,7 @@ export const LABEL_SET_NAMES = ['iab_content_2_2', 'iab_audience_1_1', 'moderati
 export type LabelSetName = (typeof LABEL_SET_NAMES)[number];
 
 export interface Label {
-  /** Stable key within the set: the taxonomy id as a string, or the category name. */
+  /** Stable key within the set: the taxonomy id as a string ("236", "v9i3On"), or the category name. */
   key: string;
   name: string;
   /** Tier names from the root down ([name] for flat sets). */
@@ -60,9 +60,15 @@ export const USER_INTENTS: readonly { name: string; description: string }[] = [
   { name: 'commercial', description: 'the reader is comparing products or services before a purchase' },
 ];
 
+/**
+ * Content 2.2's Brand Suitability and Risk levels (Floor, High, Medium, Low Risk) grade a
+ * Sensitive Topic for a buyer; they are not something a text is about.
+ */
+const NOT_TOPICS = 'Brand Suitability and Risk';
+
 function treeSet(name: LabelSetName, nodes: readonly TaxonomyNode[]): LabelSet {
   // Extension placeholders ("*Country Extension") are slots for values, not segments.
-  const kept = nodes.filter((n) => !n.name.startsWith('*'));
+  const kept = nodes.filter((n) => !n.name.startsWith('*') && n.tiers[0] !== NOT_TOPICS);
   const index = new Map(kept.map((n, i) => [n.id, i]));
   const labels = kept.map((node): Label => {
     const path = node.tiers[node.tiers.length - 1] === node.name ? node.tiers : [...node.tiers, node.name];

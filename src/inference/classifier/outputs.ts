@@ -29,6 +29,8 @@ interface Content10Index {
   nodes: Content10Node[];
   /** For each 1.0 node, the label indices (in the Content 2.2 set) it maps to. */
   targets: number[][];
+  /** For each 1.0 node, its parent's position in `nodes` (-1 for tier 1). */
+  parents: Int32Array;
 }
 const content10Indices = new WeakMap<LabelSet, Content10Index>();
 
@@ -38,22 +40,22 @@ function content10Index(set: LabelSet): Content10Index {
   const tax = loadIabTaxonomies();
   const byKey = new Map(set.labels.map((l, i) => [l.key, i]));
   const targets = tax.content10.map((n) => (tax.content10To22.get(n.code) ?? []).map((id) => byKey.get(String(id)) ?? -1).filter((i) => i >= 0));
-  index = { nodes: tax.content10, targets };
+  const position = new Map(tax.content10.map((n, i) => [n.code, i]));
+  const parents = Int32Array.from(tax.content10, (n) => (n.parentCode ? (position.get(n.parentCode) ?? -1) : -1));
+  index = { nodes: tax.content10, targets, parents };
   content10Indices.set(set, index);
   return index;
 }
 
 /** Scores of every Content 1.0 code, in the taxonomy's order. */
 export function content10Scores(set: LabelSet, probs: Float32Array): { nodes: Content10Node[]; scores: Float32Array } {
-  const { nodes, targets } = content10Index(set);
+  const { nodes, targets, parents } = content10Index(set);
   const scores = new Float32Array(nodes.length);
   targets.forEach((t, i) => {
     for (const j of t) if (probs[j]! > scores[i]!) scores[i] = probs[j]!;
   });
-  const position = new Map(nodes.map((n, i) => [n.code, i]));
-  nodes.forEach((n, i) => {
-    const parent = n.parentCode ? position.get(n.parentCode) : undefined;
-    if (parent !== undefined && scores[i]! > scores[parent]!) scores[parent] = scores[i]!;
+  parents.forEach((parent, i) => {
+    if (parent !== -1 && scores[i]! > scores[parent]!) scores[parent] = scores[i]!;
   });
   return { nodes, scores };
 }
@@ -67,15 +69,22 @@ function treeEntry(label: Label, score: number): Record<string, unknown> {
   return entry;
 }
 
-function picks(manifest: PackManifest, list: OutputList, probs: Float32Array): number[] {
+function picks(manifest: PackManifest, list: OutputList, probs: Float32Array, allowed?: (i: number) => boolean): number[] {
   const { topK: k, minScore } = outputLimits(manifest, list);
-  return topK(probs, k, minScore);
+  return topK(probs, k, minScore, allowed);
 }
+
+/**
+ * Labels the tree lists name: those with integer ids (digest §1.3). The Sensitive Topics
+ * branch (alphanumeric ids) is scored for the decision route's brand-safety questions
+ * and listed by no classifier.
+ */
+const listable = (set: LabelSet) => (i: number) => typeof set.labels[i]!.node?.id === 'number';
 
 function treeList(manifest: PackManifest, scores: PackScores, set: 'iab_content_2_2' | 'iab_audience_1_1', detailed: boolean, round: Round) {
   const s = scores.sets.get(set);
   if (!s) return [];
-  return picks(manifest, set === 'iab_content_2_2' ? 'iab_2_2' : 'audience', s.probs).map((i) =>
+  return picks(manifest, set === 'iab_content_2_2' ? 'iab_2_2' : 'audience', s.probs, listable(s.set)).map((i) =>
     detailed ? treeEntry(s.set.labels[i]!, round(s.probs[i]!)) : { name: s.set.labels[i]!.name, score: round(s.probs[i]!) },
   );
 }

@@ -3,14 +3,19 @@
  * once, cached on disk in the pack under `label-cache/` and recomputed when the backbone's
  * fingerprint or a set's label texts change), and its trained heads. `score` embeds one
  * text once and scores every label set against it.
+ *
+ * Every set's rows (its label embeddings, or its trained head's weights, which replace
+ * them) are stacked in one matrix, so scoring all sets of any number of texts is one
+ * matrix product (label-product.ts).
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { labelSet, type LabelSet, type LabelSetName } from './label-sets.js';
 import { ZERO_SHOT_CALIBRATION, type PackManifest } from './manifest.js';
-import { calibrate, headLabelIndex, matVec, rollUp, setLogits, type LinearHead, type Matrix } from './scoring.js';
+import { calibrate, headLabelIndex, matVec, setLogits, setProbs, type LinearHead, type Matrix, type SetRows } from './scoring.js';
 import { readHead } from './heads.js';
+import { LabelProduct } from './label-product.js';
 
 /** The encoder a pack runs on: normalised sentence embeddings plus its tokenizer. */
 export interface Backbone {
@@ -37,11 +42,10 @@ export interface PackScores {
   sets: Map<LabelSetName, SetScores>;
 }
 
-interface SetState {
+interface SetState extends SetRows {
   set: LabelSet;
-  zeroShot: Matrix;
-  head: LinearHead | null;
-  headIndex: number[];
+  /** The set's rows of the stacked matrix (a view): label embeddings, or the head's weights. */
+  rows: Matrix;
 }
 
 const CACHE_DIR = 'label-cache';
@@ -55,6 +59,7 @@ export interface CacheEvent {
 
 export class ClassifierPack {
   #sets = new Map<LabelSetName, SetState>();
+  #product!: LabelProduct;
 
   private constructor(
     readonly manifest: PackManifest,
@@ -65,14 +70,31 @@ export class ClassifierPack {
   /** Loads heads and label embeddings (from the cache, or computed and cached). */
   static async open(manifest: PackManifest, dir: string, backbone: Backbone, onCache?: (e: CacheEvent) => void): Promise<ClassifierPack> {
     const pack = new ClassifierPack(manifest, dir, backbone);
+    const loaded: { set: LabelSet; rows: Matrix; head: LinearHead | null }[] = [];
     for (const name of manifest.label_sets) {
       const set = labelSet(name);
       const zeroShot = await pack.#labelEmbeddings(set, onCache);
       const headFile = manifest.heads[name];
       const head = headFile ? await readHead(path.join(dir, headFile), manifest.id, backbone) : null;
-      pack.#sets.set(name, { set, zeroShot, head, headIndex: head ? headLabelIndex(set, head) : [] });
+      loaded.push({ set, rows: head ? head.weights : zeroShot, head });
     }
+    pack.#stack(loaded);
     return pack;
+  }
+
+  /** One matrix of every set's rows; each set keeps a view of its own. */
+  #stack(loaded: readonly { set: LabelSet; rows: Matrix; head: LinearHead | null }[]): void {
+    const dim = this.backbone.dim;
+    const data = new Float32Array(loaded.reduce((n, l) => n + l.rows.rows, 0) * dim);
+    let offset = 0;
+    for (const { set, rows: own, head } of loaded) {
+      const rows = { rows: own.rows, dim, data: data.subarray(offset * dim, (offset + own.rows) * dim) };
+      rows.data.set(own.data);
+      const headIndex = head ? headLabelIndex(set, head) : [];
+      this.#sets.set(set.name, { set, rows, offset, head: head ? { ...head, weights: rows } : null, headIndex });
+      offset += own.rows;
+    }
+    this.#product = new LabelProduct({ rows: offset, dim, data });
   }
 
   get labelSets(): LabelSet[] {
@@ -82,16 +104,26 @@ export class ClassifierPack {
   /** Embeds `text` once and scores every label set. */
   async score(text: string, signal?: AbortSignal): Promise<PackScores> {
     const { vectors, tokens } = await this.backbone.embed([text], signal);
-    return { vector: vectors[0]!, tokens, sets: this.scoreVector(vectors[0]!) };
+    return { vector: vectors[0]!, tokens, sets: await this.scoreVector(vectors[0]!) };
   }
 
-  scoreVector(vector: Float32Array, only?: readonly LabelSetName[]): Map<LabelSetName, SetScores> {
-    const out = new Map<LabelSetName, SetScores>();
-    for (const [name, state] of this.#sets) {
-      if (only && !only.includes(name)) continue;
-      out.set(name, { set: state.set, probs: this.#probs(state, vector), trained: state.head !== null });
-    }
-    return out;
+  /** Every label set (or those in `only`) scored against one embedding. */
+  async scoreVector(vector: Float32Array, only?: readonly LabelSetName[]): Promise<Map<LabelSetName, SetScores>> {
+    return (await this.scoreVectors([vector], only))[0]!;
+  }
+
+  /** Every label set (or those in `only`) scored against each embedding: one matrix product for all. */
+  async scoreVectors(vectors: readonly Float32Array[], only?: readonly LabelSetName[]): Promise<Map<LabelSetName, SetScores>[]> {
+    if (vectors.length === 0) return [];
+    const product = await this.#product.multiply(vectors);
+    const sets = [...this.#sets].filter(([name]) => !only || only.includes(name)).map(([name, state]) => ({ name, state, cal: this.calibration(name) }));
+    return vectors.map((_, n) => {
+      const out = new Map<LabelSetName, SetScores>();
+      for (const { name, state, cal } of sets) {
+        out.set(name, { set: state.set, probs: setProbs(state.set, state, product, product.first + n, cal), trained: state.head !== null });
+      }
+      return out;
+    });
   }
 
   /**
@@ -110,7 +142,7 @@ export class ClassifierPack {
   /** Uncalibrated logits of a set (training and calibration read these). */
   logits(name: LabelSetName, vector: Float32Array): Float32Array {
     const state = this.#state(name);
-    return setLogits(state.set, vector, state.zeroShot, state.head, state.headIndex);
+    return setLogits(state.set, vector, state.rows, state.head, state.headIndex);
   }
 
   calibration(name: LabelSetName) {
@@ -121,11 +153,6 @@ export class ClassifierPack {
     const state = this.#sets.get(name);
     if (!state) throw new Error(`pack ${this.manifest.id} has no label set ${name}`);
     return state;
-  }
-
-  #probs(state: SetState, vector: Float32Array): Float32Array {
-    const logits = setLogits(state.set, vector, state.zeroShot, state.head, state.headIndex);
-    return rollUp(state.set, calibrate(logits, this.calibration(state.set.name)));
   }
 
   async #labelEmbeddings(set: LabelSet, onCache?: (e: CacheEvent) => void): Promise<Matrix> {

@@ -4,9 +4,14 @@
  * vectors; trained: the head's weights and biases), then calibration
  * p = sigmoid(z / temperature + bias), then the roll-up that lets a parent's score cover
  * its branch (spec rule 3: p(parent) = max(p(parent), p(any descendant))).
+ *
+ * Serving takes the products from one ONNX MatMul over every set of a pack
+ * (label-product.ts) and turns them into probabilities in one pass (`setProbs`); the
+ * JavaScript `matVec` serves the offline paths (training, calibration) and free labels.
  */
 import type { LabelSet } from './label-sets.js';
 import type { SetCalibration } from './manifest.js';
+import type { Product } from './label-product.js';
 
 /** A row-major [rows × dim] matrix. */
 export interface Matrix {
@@ -59,7 +64,11 @@ export function matVec(m: Matrix, x: Float32Array, out: Float32Array = new Float
   return out;
 }
 
-export const sigmoid = (z: number): number => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
+/** σ(z) with one exponential of a non-positive number (no overflow, no second exp for z < 0). */
+export function sigmoid(z: number): number {
+  const e = Math.exp(-Math.abs(z));
+  return z >= 0 ? 1 / (1 + e) : e / (1 + e);
+}
 
 export function calibrate(logits: Float32Array, cal: SetCalibration): Float32Array {
   const out = new Float32Array(logits.length);
@@ -68,11 +77,16 @@ export function calibrate(logits: Float32Array, cal: SetCalibration): Float32Arr
 }
 
 /**
- * Depth of every label (roots 0), computed once per set; the roll-up visits the deepest
- * first so a grandchild's score reaches its grandparent in one pass.
+ * The (child, parent) pairs of a tree set, deepest children first, computed once per set:
+ * the roll-up visits them in that order so a grandchild's score reaches its grandparent
+ * in one pass, reading two typed arrays instead of the label objects.
  */
-const orders = new WeakMap<LabelSet, number[]>();
-function deepestFirst(set: LabelSet): number[] {
+interface RollUpOrder {
+  child: Int32Array;
+  parent: Int32Array;
+}
+const orders = new WeakMap<LabelSet, RollUpOrder>();
+function deepestFirst(set: LabelSet): RollUpOrder {
   let order = orders.get(set);
   if (order) return order;
   const depth = set.labels.map((label) => {
@@ -80,7 +94,8 @@ function deepestFirst(set: LabelSet): number[] {
     for (let p = label.parent; p !== -1 && d < 64; p = set.labels[p]!.parent) d++;
     return d;
   });
-  order = set.labels.map((_, i) => i).sort((a, b) => depth[b]! - depth[a]!);
+  const children = set.labels.flatMap((label, i) => (label.parent === -1 ? [] : [i])).sort((a, b) => depth[b]! - depth[a]!);
+  order = { child: Int32Array.from(children), parent: Int32Array.from(children, (i) => set.labels[i]!.parent) };
   orders.set(set, order);
   return order;
 }
@@ -88,9 +103,10 @@ function deepestFirst(set: LabelSet): number[] {
 /** In place: every parent's probability becomes at least its children's. */
 export function rollUp(set: LabelSet, probs: Float32Array): Float32Array {
   if (!set.tree) return probs;
-  for (const i of deepestFirst(set)) {
-    const parent = set.labels[i]!.parent;
-    if (parent !== -1 && probs[i]! > probs[parent]!) probs[parent] = probs[i]!;
+  const { child, parent } = deepestFirst(set);
+  for (let k = 0; k < child.length; k++) {
+    const p = probs[child[k]!]!;
+    if (p > probs[parent[k]!]!) probs[parent[k]!] = p;
   }
   return probs;
 }
@@ -107,6 +123,39 @@ export function setLogits(set: LabelSet, vector: Float32Array, zeroShot: Matrix,
   const index = headIndex ?? headLabelIndex(set, head);
   for (let k = 0; k < index.length; k++) if (index[k]! >= 0) logits[index[k]!] = trained[k]! + head.bias[k]!;
   return logits;
+}
+
+/** Where a set's rows sit in a pack's stacked label matrix, and the head they belong to. */
+export interface SetRows {
+  /** Index of the set's first row in the stacked matrix. */
+  offset: number;
+  head: LinearHead | null;
+  /** For each head row, the label it scores (-1: a label the set no longer has). */
+  headIndex: readonly number[];
+}
+
+/**
+ * Calibrated, rolled-up probabilities of `set` for the vector in column `column` of
+ * `product`: the same values as `rollUp(set, calibrate(setLogits(…), cal))`, read
+ * straight from the product without an intermediate logits array. Labels a head does not
+ * name keep probability 0 (their logit is -Infinity).
+ */
+export function setProbs(set: LabelSet, rows: SetRows, product: Product, column: number, cal: SetCalibration): Float32Array {
+  const probs = new Float32Array(set.labels.length);
+  const { data, stride } = product;
+  const { temperature, bias } = cal;
+  let at = rows.offset * stride + column;
+  if (!rows.head) {
+    for (let i = 0; i < probs.length; i++, at += stride) probs[i] = sigmoid(data[at]! / temperature + bias);
+  } else {
+    const { headIndex } = rows;
+    const headBias = rows.head.bias;
+    for (let k = 0; k < headIndex.length; k++, at += stride) {
+      const i = headIndex[k]!;
+      if (i >= 0) probs[i] = sigmoid(Math.fround(data[at]! + headBias[k]!) / temperature + bias);
+    }
+  }
+  return rollUp(set, probs);
 }
 
 /** For each head label, its index in the set (-1 when the set no longer has it). */

@@ -1,7 +1,9 @@
 /**
  * The IAB Tech Lab taxonomies the classifier packs label content with, parsed from the
  * official TSV files the project ships in `assets/iab/` (CC BY 3.0, see ATTRIBUTION.md):
- * Content 2.2 and Audience 1.1 (numeric unique ids, parent ids, tier names), Content 1.0
+ * Content 2.2 and Audience 1.1 (unique ids, parent ids, tier names; ids are numbers,
+ * except Content 2.2's Sensitive Topics and Brand Suitability rows, whose ids are
+ * alphanumeric strings such as "v9i3On"), Content 1.0
  * (`IAB<n>[-<m>]` codes) and the official 1.0 → 2.x mappings, so `iab_1_0` scores come
  * from the 2.2 scores of the nodes each 1.0 code maps to.
  */
@@ -9,10 +11,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** A taxonomy's unique id: a number, or an alphanumeric string (Content 2.2's Sensitive Topics). */
+export type TaxonomyId = number | string;
+
 export interface TaxonomyNode {
-  id: number;
+  id: TaxonomyId;
   /** null for a tier-1 node. */
-  parentId: number | null;
+  parentId: TaxonomyId | null;
   name: string;
   /** Tier names from tier 1 down to this node (its tier is `tiers.length`). */
   tiers: string[];
@@ -21,7 +26,7 @@ export interface TaxonomyNode {
 export interface Taxonomy {
   name: string;
   nodes: TaxonomyNode[];
-  byId: ReadonlyMap<number, TaxonomyNode>;
+  byId: ReadonlyMap<TaxonomyId, TaxonomyNode>;
 }
 
 export interface Content10Node {
@@ -64,14 +69,34 @@ function buildTaxonomy(name: string, nodes: TaxonomyNode[]): Taxonomy {
   return { name, nodes, byId: new Map(nodes.map((n) => [n.id, n])) };
 }
 
-/** Columns: Unique ID, Parent, Name, Tier 1…4 (two header rows). */
+/** A Content 2.2 id cell: digits (kept as a number) or a letters-and-digits code (kept as a string). */
+const content22Id = (cell: string | undefined): TaxonomyId | null =>
+  cell === undefined || !/^[A-Za-z0-9]+$/.test(cell) ? null : /^\d+$/.test(cell) ? Number(cell) : cell;
+
+/**
+ * Columns: Unique ID, Parent, Name, Tier 1…4 (two header rows, whose first cells have
+ * spaces). A row whose tier columns stop above its own tier (the Sensitive Topics and
+ * Brand Suitability rows name only their tier 1, their roots none) takes its parent's
+ * tiers plus its name, so its tier is its depth.
+ */
 export function parseContent22(text: string): Taxonomy {
   const nodes: TaxonomyNode[] = [];
   for (const cells of rows(text)) {
-    if (!isId(cells[0])) continue;
-    const tiers = cells.slice(3, 7).filter((t) => t !== '');
-    nodes.push({ id: Number(cells[0]), parentId: isId(cells[1]) ? Number(cells[1]) : null, name: cells[2]!, tiers });
+    const id = content22Id(cells[0]);
+    if (id === null || !cells[2]) continue;
+    nodes.push({ id, parentId: content22Id(cells[1]), name: cells[2], tiers: cells.slice(3, 7).filter((t) => t !== '') });
   }
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const settled = new Set<TaxonomyNode>();
+  const settle = (node: TaxonomyNode): string[] => {
+    if (settled.has(node)) return node.tiers;
+    settled.add(node);
+    const parent = node.parentId === null ? undefined : byId.get(node.parentId);
+    const above = parent ? settle(parent) : [];
+    if (node.tiers.length <= above.length) node.tiers = [...above, node.name];
+    return node.tiers;
+  };
+  nodes.forEach(settle);
   return buildTaxonomy('IAB Content Taxonomy 2.2', nodes);
 }
 

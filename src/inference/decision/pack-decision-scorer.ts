@@ -18,7 +18,6 @@ import { OnnxBackend } from '../backends/onnx/index.js';
 import { packText } from '../classifier/classify.js';
 import type { ClassifierPack } from '../classifier/pack.js';
 import type { LabelSetName } from '../classifier/label-sets.js';
-import { defaultTaxonomyDir, TAXONOMY_FILES } from '../classifier/taxonomy.js';
 
 export const DECISION_CALIBRATION_FILE = 'decision-calibration.json';
 /** Cached text embeddings per backbone (a few MB at 384 dimensions). */
@@ -39,22 +38,6 @@ export class TextCache<V> {
     this.#entries.set(key, value);
     if (this.#entries.size > CACHE_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
   }
-}
-
-let sensitive: string[] | null = null;
-/**
- * The Content 2.2 Sensitive Topics branch (tier-1 "Sensitive Topics"), read from the
- * shipped TSV: its rows carry alphanumeric ids that the packs' label sets do not load.
- */
-export function sensitiveTopicNames(): string[] {
-  if (sensitive) return sensitive;
-  const text = readFileSync(path.join(defaultTaxonomyDir(), TAXONOMY_FILES.content22), 'utf8');
-  sensitive = text
-    .split(/\r?\n/)
-    .map((line) => line.split('\t').map((c) => c.trim()))
-    .filter((cells) => cells[3] === 'Sensitive Topics' && cells[2] !== 'Sensitive Topics' && cells[2])
-    .map((cells) => cells[2]!);
-  return sensitive;
 }
 
 interface CalibrationFile {
@@ -109,12 +92,11 @@ export class PackDecisionScorer implements DecisionScorer {
     const { vectors: texts, tokens } = cache;
     return {
       labelSets: pack.labelSets,
-      sensitiveTopics: pack.manifest.kind === 'moderation' ? [] : sensitiveTopicNames(),
       calibration: this.#calibration(model),
       async scoreState(text: string, sets: ReadonlySet<LabelSetName>, signal?: AbortSignal): Promise<StateScores> {
         const { vectors, tokens } = await backbone.embed([packText(pack, text)], signal);
         const vector = vectors[0]!;
-        const scored = pack.scoreVector(vector, [...sets]);
+        const scored = await pack.scoreVector(vector, [...sets]);
         return { vector, tokens, probs: new Map([...scored].map(([name, s]) => [name, s.probs])) };
       },
       async zeroShot(state: StateScores, stateText: string, wanted: readonly string[], signal?: AbortSignal): Promise<ZeroShotScores> {

@@ -13,7 +13,6 @@ import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import { findLabel } from '../../../src/inference/classifier/label-sets.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 import { ZERO_SHOT_CALIBRATION } from '../../../src/inference/classifier/manifest.js';
-import { sensitiveTopicNames } from '../../../src/inference/decision/pack-decision-scorer.js';
 
 let server: TestServer;
 let modelsDir: string;
@@ -212,15 +211,16 @@ describe('label-mapped questions (rules 3 and 4)', () => {
     const audience = scores.sets.get('iab_audience_1_1')!;
     expect(res.body.answers.buy.noul).toBeCloseTo(audience.probs[findLabel(audience.set, 'Purchase Intent*')]!, 6);
     expect(res.body.answers.safe.noul + res.body.answers.unsafe.noul).toBeCloseTo(1, 12);
-    // The packs' Content 2.2 set lacks the Sensitive Topics rows, so the branch is scored
-    // zero-shot: the best σ(cos/T + b) of its topics (README, "Decision route").
-    const topics = sensitiveTopicNames();
-    expect(topics).toContain('Arms & Ammunition');
-    const { pack } = await packOf(IAB);
-    const { vectors } = await pack.backbone.embed([STATE, ...topics]);
-    const { temperature, bias } = ZERO_SHOT_CALIBRATION;
-    const unsafe = Math.max(...vectors.slice(1).map((v) => 1 / (1 + Math.exp(-(v.reduce((s, x, i) => s + x * vectors[0]![i]!, 0) / temperature + bias)))));
-    expect(res.body.answers.unsafe.noul).toBeCloseTo(unsafe, 5);
+    // The pack's own Sensitive Topics label (Content 2.2, alphanumeric id), rolled up over its 11 topics.
+    const content = scores.sets.get('iab_content_2_2')!;
+    const root = findLabel(content.set, 'Sensitive Topics');
+    expect(content.set.labels[root]).toMatchObject({ key: 'v9i3On', parent: -1 });
+    const topics = content.set.labels.flatMap((l, i) => (l.parent === root ? [i] : []));
+    expect(topics.map((i) => content.set.labels[i]!.name)).toContain('Arms & Ammunition');
+    expect(topics).toHaveLength(11);
+    expect(content.probs[root]).toBeGreaterThanOrEqual(Math.max(...topics.map((i) => content.probs[i]!)));
+    expect(res.body.answers.unsafe.noul).toBeCloseTo(content.probs[root]!, 6);
+    expect(res.body.answers.safe.noul).toBeCloseTo(1 - content.probs[root]!, 6);
   });
 
   it('moderation model: a noul naming a category reads its score; a choice of categories too', async () => {

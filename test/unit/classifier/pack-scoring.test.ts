@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { defaultManifest, validateManifest } from '../../../src/inference/classifier/manifest.js';
 import { findLabel, labelSet, type LabelSet } from '../../../src/inference/classifier/label-sets.js';
 import { calibrate, matVec, rollUp, sigmoid, topK } from '../../../src/inference/classifier/scoring.js';
-import { content10Scores } from '../../../src/inference/classifier/outputs.js';
+import { content10Scores, iabResult } from '../../../src/inference/classifier/outputs.js';
+import type { PackScores } from '../../../src/inference/classifier/pack.js';
 
 describe('pack manifest validation', () => {
   const good = defaultManifest('zlm-v1-moderation-edge');
@@ -82,5 +83,31 @@ describe('scoring', () => {
     const v = Float32Array.from([0.1, 0.9, 0.5, 0.7, 0.05, 0.95]);
     expect(topK(v, 3, 0)).toEqual([5, 1, 3]);
     expect(topK(v, 10, 0.5)).toEqual([5, 1, 3, 2]);
+  });
+
+  it('IAB lists never name the Sensitive Topics branch: their ids are integers (digest §1.3), the branch answers brand safety', () => {
+    const content = labelSet('iab_content_2_2');
+    const audience = labelSet('iab_audience_1_1');
+    const probs = new Float32Array(content.labels.length).fill(0.01);
+    content.labels.forEach((l, i) => {
+      if (l.path[0] === 'Sensitive Topics') probs[i] = 0.99;
+    });
+    probs[findLabel(content, 'Automotive')] = 0.9;
+    const scores: PackScores = {
+      vector: new Float32Array(0),
+      tokens: 0,
+      sets: new Map([
+        ['iab_content_2_2', { set: content, probs, trained: false }],
+        ['iab_audience_1_1', { set: audience, probs: new Float32Array(audience.labels.length).fill(0.01), trained: false }],
+      ]),
+    };
+    const enrichment = { topics: [], keywords: [], intent: { name: '', category: 'informational', score: 1 } };
+    type Entry = { id?: unknown; parent_id?: unknown; name: string };
+    const multi = iabResult(defaultManifest('zlm-v1-multi-iab-classify'), scores, enrichment) as { content: { iab_2_2: Entry[] } };
+    expect(multi.content.iab_2_2[0]).toMatchObject({ id: 1, parent_id: 0, name: 'Automotive' });
+    for (const e of multi.content.iab_2_2) expect([Number.isInteger(e.id), Number.isInteger(e.parent_id)]).toEqual([true, true]);
+    const edge = iabResult(defaultManifest('zlm-v1-iab-classify-edge'), scores, null) as { content: { iab_2_2: Entry[] } };
+    expect(edge.content.iab_2_2[0]!.name).toBe('Automotive');
+    expect(edge.content.iab_2_2.map((e) => e.name)).not.toContain('Sensitive Topics');
   });
 });
