@@ -20,7 +20,7 @@ import {
   scoreAnswer,
   type DecisionAnswer,
 } from './answers.js';
-import { planQuestion, zeroShotTexts, type LabelRef, type QuestionPlan } from './plan.js';
+import { planQuestion, topicQuestion, zeroShotWanted, type LabelRef, type QuestionPlan } from './plan.js';
 import type { DecisionModel, DecisionScorer, StateScores, ZeroShotScores } from './scorer.port.js';
 import type { LabelSetName } from '../../inference/classifier/label-sets.js';
 import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText } from './validation.js';
@@ -83,7 +83,7 @@ export class DecisionService {
     if (model.id === DOMAIN_MODEL) assertDomainState(request.state);
     const state = freeTextString(request.state);
     const questionTexts = [...request.questions.values()].map(questionText);
-    const decisionModel = await this.scorer.open(model, context.signal);
+    const decisionModel = await this.scorer.open(model, context.signal, context.requestId);
     const iab = model.entry.task !== 'moderation';
     const plans = new Map([...request.questions].map(([name, q]) => [name, planQuestion(q, decisionModel.labelSets, iab)]));
     const call = meteredCallOf(model, DECISION_ROUTE, context.requestId, [state, ...questionTexts], 0);
@@ -126,11 +126,14 @@ function labelSetsRead(plans: readonly QuestionPlan[], model: DecisionModel): Se
   return sets;
 }
 
-/** The state scored once (the label sets the plans read) and the zero-shot texts embedded. */
+/** The state scored once (the label sets the plans read) and the zero-shot texts and questions scored. */
 async function gather(model: DecisionModel, state: string, plans: readonly QuestionPlan[], signal?: AbortSignal): Promise<Evidence> {
   const scores = await model.scoreState(state, labelSetsRead(plans, model), signal);
-  const wanted = zeroShotTexts(plans);
-  if (plans.some((p) => p.kind === 'brand_safety')) wanted.push(...model.sensitiveTopics);
+  const wanted = zeroShotWanted(plans);
+  if (plans.some((p) => p.kind === 'brand_safety') && sensitiveBranch(model) === -1) {
+    wanted.texts.push(...model.sensitiveTopics);
+    wanted.questions.push(...model.sensitiveTopics.map(topicQuestion));
+  }
   const zeroShot = await model.zeroShot(scores, state, wanted, signal);
   return { model, scores, zeroShot };
 }
@@ -180,7 +183,7 @@ function sensitiveBranch(model: DecisionModel): number {
 function sensitiveScore(e: Evidence): number {
   const branch = sensitiveBranch(e.model);
   if (branch !== -1) return labelProbability(e, { set: 'iab_content_2_2', index: branch });
-  return e.model.sensitiveTopics.reduce((best, topic) => Math.max(best, e.zeroShot.yes(topic)), 0);
+  return e.model.sensitiveTopics.reduce((best, topic) => Math.max(best, e.zeroShot.yes(topic, topicQuestion(topic))), 0);
 }
 
 function purchaseIntentScore(e: Evidence): number {
@@ -201,16 +204,15 @@ function yesOf(plan: QuestionPlan, e: Evidence): number {
     case 'purchase_intent':
       return purchaseIntentScore(e);
     case 'zero_shot_yes':
-      return plan.text === null ? 0.5 : e.zeroShot.yes(plan.text);
-    case 'zero_shot_options': {
-      return e.zeroShot.options(plan.texts)[0]!;
-    }
+      return plan.text === null ? 0.5 : e.zeroShot.yes(plan.text, plan.question);
+    case 'zero_shot_options':
+      return e.zeroShot.options(plan.texts, plan.question)[0]!;
   }
 }
 
 function optionsOf(plan: QuestionPlan, e: Evidence): number[] {
   if (plan.kind === 'labels') return plan.refs.map((ref) => labelProbability(e, ref));
-  if (plan.kind === 'zero_shot_options') return e.zeroShot.options(plan.texts);
+  if (plan.kind === 'zero_shot_options') return e.zeroShot.options(plan.texts, plan.question);
   throw new AppError('internal', `a ${plan.kind} plan has no options`);
 }
 
