@@ -79,11 +79,12 @@ export type NextTokenRunner = (messages: ChatMessage[], candidates: readonly str
 
 /** Every question asked at once (an upstream serves them concurrently; a gguf model queues them on its sequences). */
 export async function llmScores(run: NextTokenRunner, state: string, questions: readonly ZeroShotQuestion[]): Promise<ZeroShotScores> {
+  const distinct = new Map(questions.map((q) => [zeroShotQuestionKey(q), q]));
   const answers = new Map<string, number[]>();
   await Promise.all(
-    questions.map(async (question) => {
+    [...distinct].map(async ([key, question]) => {
       const { messages, labels } = decisionPrompt(state, question);
-      answers.set(zeroShotQuestionKey(question), optionProbabilities(await run(messages, labels), labels));
+      answers.set(key, optionProbabilities(await run(messages, labels), labels));
     }),
   );
   const answerTo = (question: ZeroShotQuestion): number[] => {
