@@ -1,5 +1,7 @@
 /**
- * The decision route's `embedding` scorer over the classifier packs of the onnx backend:
+ * The decision route's scorer over the classifier packs of the onnx backend, with its
+ * zero-shot scorer per model: `embedding` (below), `nli` (a cross-encoder) or `llm` (a
+ * chat model, llm-scores.ts). For `embedding`:
  * the state is scored by the pack (one backbone pass: its label scores and its
  * embedding), free texts (criteria, levels, noul instructions) are embedded on the same
  * backbone in one call for all of a request's uncached texts and kept (with their token

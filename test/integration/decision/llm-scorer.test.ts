@@ -72,7 +72,7 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
       handler((req, res) => {
         const prompt: string = req.body.messages[0].content;
         // dept: "C" is not among the alternatives; listed mass 0.9, so it gets min(0.1 / 1, 0.1).
-        const top = prompt.includes('Which department?')
+        const top: Record<string, number> = prompt.includes('Which department?')
           ? { A: 0.6, ' B': 0.2, The: 0.1 }
           : prompt.includes('How urgent?')
             ? { C: 0.7, B: 0.2, A: 0.1 }
@@ -124,6 +124,21 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
     expect(angryRequest.headers['x-request-id']).toBe(res.headers.get('x-request-id'));
     const deptRequest = upstream.requests.find((r) => r.body.messages[0].content.includes('Which department?'))!;
     expect(deptRequest.body.messages[0].content).toContain('Options:\nA. billing: payments and invoices\nB. technical\nC. other\n');
+  });
+
+  it('brand safety asks about each Sensitive Topic (the packs do not score the branch): safe = 1 − the most likely', async () => {
+    upstream.reset();
+    upstream.setDefault(
+      '/chat/completions',
+      handler((req, res) => {
+        const top: Record<string, number> = req.body.messages[0].content.includes('Question: Is the content about Terrorism?') ? { A: 0.8, B: 0.2 } : { B: 0.9, A: 0.1 };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(logprobsAnswer(top)));
+      }),
+    );
+    const res = await decide({ safe: { type: 'noul', instructions: 'Is this page brand safe?' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.answers.safe.noul).toBeCloseTo(0.2, 12);
+    expect(upstream.count('/chat/completions')).toBe(11);
   });
 
   it('502 upstream_error when the upstream fails', async () => {
