@@ -1,12 +1,12 @@
 /**
- * The decision route's scorer over the classifier packs of the onnx backend, with its
- * zero-shot scorer per model: `embedding` (below), `nli` (a cross-encoder) or `llm` (a
- * chat model, llm-scores.ts). For `embedding`:
- * the state is scored by the pack (one backbone pass: its label scores and its
- * embedding), free texts (criteria, levels, noul instructions) are embedded on the same
- * backbone in one call for all of a request's uncached texts and kept (with their token
- * counts) in bounded LRU caches per backbone, and the per-question-type calibrators are read from
- * `decision-calibration.json` in the model's directory (re-read when it changes).
+ * The decision route's scorer over the classifier packs of the onnx backend: the state is
+ * scored by the pack (one backbone pass: its label scores and its embedding), and the
+ * per-question-type calibrators are read from `decision-calibration.json` in the model's
+ * directory (re-read when it changes). Zero-shot questions go to the model's configured
+ * scorer: `embedding` embeds free texts (criteria, levels, noul instructions) on the same
+ * backbone in one call for all of a request's uncached texts and keeps them (with their
+ * token counts) in bounded LRU caches per backbone; `nli` runs a cross-encoder; `llm`
+ * asks a chat model (llm-scores.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
