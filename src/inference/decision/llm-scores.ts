@@ -74,17 +74,27 @@ export function optionProbabilities(logprobs: readonly TokenLogprob[], labels: r
   return total > 0 ? weights.map((w) => w / total) : labels.map(() => 1 / labels.length);
 }
 
-/** Asks a chat model which of `candidates` comes next after `messages`. */
-export type NextTokenRunner = (messages: ChatMessage[], candidates: readonly string[]) => Promise<TokenLogprob[]>;
+/** Asks a chat model which of `candidates` comes next after `messages`; `stop` cancels the call. */
+export type NextTokenRunner = (messages: ChatMessage[], candidates: readonly string[], stop: AbortSignal) => Promise<TokenLogprob[]>;
 
-/** Every question asked at once (an upstream serves them concurrently; a gguf model queues them on its sequences). */
+/**
+ * Every question asked at once (an upstream serves them concurrently; a gguf model queues
+ * them on its sequences). The first failure cancels the questions still in flight: the
+ * request has failed, and they would hold the upstream until they finish.
+ */
 export async function llmScores(run: NextTokenRunner, state: string, questions: readonly ZeroShotQuestion[]): Promise<ZeroShotScores> {
   const distinct = new Map(questions.map((q) => [zeroShotQuestionKey(q), q]));
   const answers = new Map<string, number[]>();
+  const stop = new AbortController();
   await Promise.all(
     [...distinct].map(async ([key, question]) => {
       const { messages, labels } = decisionPrompt(state, question);
-      answers.set(key, optionProbabilities(await run(messages, labels), labels));
+      try {
+        answers.set(key, optionProbabilities(await run(messages, labels, stop.signal), labels));
+      } catch (err) {
+        stop.abort();
+        throw err;
+      }
     }),
   );
   const answerTo = (question: ZeroShotQuestion): number[] => {

@@ -112,12 +112,13 @@ export class PackDecisionScorer implements DecisionScorer {
     const model = id === null ? undefined : this.registry.find(id);
     if (!model) throw new AppError('unavailable', `The llm scorer's chat model ${id ?? '(decision.llm_model)'} is not configured`, { code: 'model_not_available', param: 'model' });
     const backend = await this.registry.backendFor(model, 'nextTokenLogprobs');
-    const context = { requestId, signal: signal ?? new AbortController().signal };
-    return async (messages, candidates) => {
+    return async (messages, candidates, stop) => {
       try {
-        return (await backend.nextTokenLogprobs!({ model, messages, candidates, ...context })).logprobs;
+        const call = { requestId, signal: signal ? AbortSignal.any([signal, stop]) : stop };
+        return (await backend.nextTokenLogprobs!({ model, messages, candidates, ...call })).logprobs;
       } catch (err) {
-        if (backend.kind !== 'openai' || context.signal.aborted) throw err;
+        // A call stopped because the client left or a sibling question failed is not the upstream's fault.
+        if (backend.kind !== 'openai' || signal?.aborted || stop.aborted) throw err;
         const why = isAppError(err) ? err.message : 'the upstream request failed';
         throw new AppError('upstream', `The llm scorer's model ${model.id} failed: ${why}`, { code: 'upstream_error', retryable: isAppError(err) && err.retryable, cause: err });
       }

@@ -169,6 +169,32 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
     expect(res.body).toEqual(ERROR_BODY(/^The llm scorer's model gpt-oss-120b failed: Upstream for model gpt-oss-120b did not answer in time$/));
   });
 
+  it('one failing question cancels the others still in flight', async () => {
+    // Its own server: the default upstream timeout (10 minutes), so only the cancellation can end the stalled calls.
+    const own = await startFakeUpstream();
+    const yaml = `decision:\n  scorers:\n    ${IAB}: llm\n  llm_model: gpt-oss-120b\nmodels:\n  gpt-oss-120b:\n    base_url: ${own.baseUrl}\n`;
+    const fresh = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });
+    try {
+      own.setDefault(
+        '/chat/completions',
+        handler(async (req, res) => {
+          if (!req.body.messages[0].content.includes('about Terrorism?')) return; // never answers
+          await own.waitForRequests(11, '/chat/completions');
+          res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'engine crashed' } }));
+        }),
+      );
+      const tenant = await fresh.newTenant({ balanceUsd: 5 });
+      const body = { model: IAB, state: STATE, questions: { safe: { type: 'noul', instructions: 'Is this page brand safe?' } } };
+      const res = await call(fresh.baseUrl, 'POST', '/v1/systemone', { key: tenant.key, body });
+      expect(res.status).toBe(502);
+      expect(res.body).toEqual(ERROR_BODY(/engine crashed$/));
+      expect(await own.waitForAborted(10)).toHaveLength(10);
+    } finally {
+      await fresh.close();
+      await own.close();
+    }
+  });
+
   it('503 model_not_available when the chat model is not installed', async () => {
     const yaml = `decision:\n  scorers:\n    ${IAB}: llm\n  llm_model: LFM2.5-1.2B-Instruct\n`;
     const fresh = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });

@@ -92,6 +92,7 @@ describe('config', () => {
     expect(() => load('decision:\n  scorers:\n    zlm-v1-iab-classify-edge: llm\n  llm_model: deberta-v3-small\n')).toThrow(
       'decision.llm_model: deberta-v3-small is not a chat model',
     );
+    expect(() => load('decision:\n  llm_model: gpt-9\n')).toThrow('decision.llm_model: unknown model id gpt-9');
     const config = load('decision:\n  scorers:\n    zlm-v1-iab-classify-edge: llm\n  llm_model: LFM2.5-1.2B-Instruct\n');
     expect(config.decision).toMatchObject({ scorers: { 'zlm-v1-iab-classify-edge': 'llm' }, llmModel: 'LFM2.5-1.2B-Instruct' });
     expect(load('').decision.llmModel).toBeNull();
