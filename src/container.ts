@@ -142,7 +142,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const creditMeter = new CreditMeter(billing, new ReservationBook());
   const inference = createInferenceServices({ registry, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
-  const decision = new DecisionService(registry, new PackDecisionScorer(registry, { byModel: config.decision.scorers, nliModel: config.decision.nliModel }), config.decision);
+  const decision = new DecisionService(registry, new PackDecisionScorer(registry, { byModel: config.decision.scorers, nliModel: config.decision.nliModel, llmModel: config.decision.llmModel }), config.decision);
   const transcription = new TranscriptionService({
     registry,
     decoder: new FfmpegDecoder(),

@@ -177,7 +177,13 @@ function resolveDecision(env: Env, file: ConfigFile, problems: string[]): Config
   }
   const nliModel = file.decision?.nli_model ?? 'deberta-v3-small';
   if (!catalogEntry(nliModel)) problems.push(`decision.nli_model: unknown model id ${nliModel}`);
-  return { defaultModel, aliases: file.decision?.aliases ?? ['jev-latest', 'jev'], scorers, nliModel };
+  const llmModel = file.decision?.llm_model ?? null;
+  if (llmModel !== null && !catalogEntry(llmModel)) problems.push(`decision.llm_model: unknown model id ${llmModel}`);
+  else if (llmModel !== null && catalogEntry(llmModel)?.task !== 'chat') problems.push(`decision.llm_model: ${llmModel} is not a chat model`);
+  if (llmModel === null && Object.values(scorers).includes('llm')) {
+    problems.push('decision.llm_model: required when a decision scorer is llm (the chat model it asks)');
+  }
+  return { defaultModel, aliases: file.decision?.aliases ?? ['jev-latest', 'jev'], scorers, nliModel, llmModel };
 }
 
 /** Pure apart from reading the config file named by the environment. */

@@ -128,11 +128,14 @@ export const ConfigFileSchema = Type.Object(
           default_model: Type.Optional(Type.String({ minLength: 1, description: 'the decision model `jev-latest` and the other aliases answer with' })),
           aliases: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'model names sent by System One clients (default: jev-latest, jev)' })),
           scorers: Type.Optional(
-            Type.Record(Type.String(), Type.Union([Type.Literal('embedding'), Type.Literal('nli')]), {
+            Type.Record(Type.String(), Type.Union([Type.Literal('embedding'), Type.Literal('nli'), Type.Literal('llm')]), {
               description: 'zero-shot scorer per decision model (default embedding)',
             }),
           ),
           nli_model: Type.Optional(Type.String({ minLength: 1, description: 'the NLI cross-encoder the nli scorer runs (default deberta-v3-small)' })),
+          llm_model: Type.Optional(
+            Type.String({ minLength: 1, description: 'the chat model the llm scorer asks (an upstream with logprobs, or an in-process gguf model)' }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -259,8 +262,10 @@ export interface Config {
     defaultModel: string | null;
     aliases: readonly string[];
     /** Zero-shot scorer per decision model; absent: `embedding`. */
-    scorers: Readonly<Record<string, 'embedding' | 'nli'>>;
+    scorers: Readonly<Record<string, 'embedding' | 'nli' | 'llm'>>;
     nliModel: string;
+    /** The chat model the `llm` scorer asks; null when no scorer is `llm`. */
+    llmModel: string | null;
   };
   /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
   hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };

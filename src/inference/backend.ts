@@ -41,6 +41,17 @@ export interface ChatParams extends CallContext {
   sampling: Record<string, unknown>;
 }
 
+/** A token and its log-probability (natural log). */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+}
+
+/** One output token with the most likely alternatives at its position (OpenAI `logprobs.content[i]`). */
+export interface OutputTokenLogprobs extends TokenLogprob {
+  top: TokenLogprob[];
+}
+
 export interface ChatOutput {
   content: string;
   reasoning: string | null;
@@ -48,6 +59,25 @@ export interface ChatOutput {
   usage: TokenUsage;
   /** Request id the upstream reported, if any. */
   upstreamRequestId?: string | null;
+  /** Per output token, when the request asked for `logprobs` and the backend reported them. */
+  logprobs?: OutputTokenLogprobs[];
+}
+
+/**
+ * The next token after a chat prompt (the decision route's `llm` scorer reads answers off
+ * option labels): `candidates` are the tokens asked about. An in-process backend reports
+ * exactly the candidates (each must be one token of the model's vocabulary); an upstream
+ * reports its top list, in which some candidates may be missing.
+ */
+export interface NextTokenParams extends CallContext {
+  model: ModelConfig;
+  messages: ChatMessage[];
+  candidates: readonly string[];
+}
+
+export interface NextTokenOutput {
+  logprobs: TokenLogprob[];
+  usage: TokenUsage;
 }
 
 export type ChatStreamEvent =
@@ -163,6 +193,7 @@ export interface InferenceBackend {
   embed?(params: EmbeddingParams): Promise<EmbeddingOutput>;
   moderate?(params: ModerationParams): Promise<ModerationOutput>;
   transcribe?(params: TranscriptionParams): Promise<TranscriptionOutput>;
+  nextTokenLogprobs?(params: NextTokenParams): Promise<NextTokenOutput>;
   /** Counts tokens with the model's own tokenizer, when the backend has one. */
   countTokens?(model: ModelConfig, text: string): Promise<number>;
   close(): Promise<void>;

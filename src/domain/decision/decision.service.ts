@@ -20,7 +20,7 @@ import {
   scoreAnswer,
   type DecisionAnswer,
 } from './answers.js';
-import { planQuestion, sensitiveTopicsRoot, zeroShotTexts, type LabelRef, type QuestionPlan } from './plan.js';
+import { planQuestion, sensitiveTopicsRoot, zeroShotWanted, type LabelRef, type QuestionPlan } from './plan.js';
 import type { DecisionModel, DecisionScorer, StateScores, ZeroShotScores } from './scorer.port.js';
 import type { LabelSetName } from '../../inference/classifier/label-sets.js';
 import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText } from './validation.js';
@@ -83,7 +83,7 @@ export class DecisionService {
     if (model.id === DOMAIN_MODEL) assertDomainState(request.state);
     const state = freeTextString(request.state);
     const questionTexts = [...request.questions.values()].map(questionText);
-    const decisionModel = await this.scorer.open(model, context.signal);
+    const decisionModel = await this.scorer.open(model, context.signal, context.requestId);
     const iab = model.entry.task !== 'moderation';
     const plans = new Map([...request.questions].map(([name, q]) => [name, planQuestion(q, decisionModel.labelSets, iab)]));
     const call = meteredCallOf(model, DECISION_ROUTE, context.requestId, [state, ...questionTexts], 0);
@@ -126,10 +126,10 @@ function labelSetsRead(plans: readonly QuestionPlan[]): Set<LabelSetName> {
   return sets;
 }
 
-/** The state scored once (the label sets the plans read) and the zero-shot texts embedded. */
+/** The state scored once (the label sets the plans read) and the zero-shot texts and questions scored. */
 async function gather(model: DecisionModel, state: string, plans: readonly QuestionPlan[], signal?: AbortSignal): Promise<Evidence> {
   const scores = await model.scoreState(state, labelSetsRead(plans), signal);
-  const wanted = zeroShotTexts(plans);
+  const wanted = zeroShotWanted(plans);
   const zeroShot = await model.zeroShot(scores, state, wanted, signal);
   return { model, scores, zeroShot };
 }
@@ -194,16 +194,15 @@ function yesOf(plan: QuestionPlan, e: Evidence): number {
     case 'purchase_intent':
       return purchaseIntentScore(e);
     case 'zero_shot_yes':
-      return plan.text === null ? 0.5 : e.zeroShot.yes(plan.text);
-    case 'zero_shot_options': {
-      return e.zeroShot.options(plan.texts)[0]!;
-    }
+      return plan.text === null ? 0.5 : e.zeroShot.yes(plan.text, plan.question);
+    case 'zero_shot_options':
+      return e.zeroShot.options(plan.texts, plan.question)[0]!;
   }
 }
 
 function optionsOf(plan: QuestionPlan, e: Evidence): number[] {
   if (plan.kind === 'labels') return plan.refs.map((ref) => labelProbability(e, ref));
-  if (plan.kind === 'zero_shot_options') return e.zeroShot.options(plan.texts);
+  if (plan.kind === 'zero_shot_options') return e.zeroShot.options(plan.texts, plan.question);
   throw new AppError('internal', `a ${plan.kind} plan has no options`);
 }
 

@@ -16,6 +16,7 @@
  * - everything else is zero-shot (rule 5) over the texts listed here.
  */
 import type { LabelSet, LabelSetName } from '../../inference/classifier/label-sets.js';
+import { zeroShotQuestionKey, type ZeroShotQuestion } from './scorer.port.js';
 import { freeTextString, type DecisionQuestion } from './validation.js';
 
 export interface LabelRef {
@@ -27,10 +28,10 @@ export type QuestionPlan =
   | { kind: 'labels'; refs: LabelRef[] }
   | { kind: 'brand_safety'; yesMeansUnsafe: boolean }
   | { kind: 'purchase_intent' }
-  /** noul without criteria: P(yes) from the similarity of the state to one text. */
-  | { kind: 'zero_shot_yes'; text: string | null }
+  /** noul without both criteria: P(yes) from the similarity of the state to one text (null: nothing asked, 0.5). */
+  | { kind: 'zero_shot_yes'; text: string | null; question: ZeroShotQuestion }
   /** Options (choice criteria, score levels, or a noul's [true, false] texts): a softmax over similarities. */
-  | { kind: 'zero_shot_options'; texts: string[] };
+  | { kind: 'zero_shot_options'; texts: string[]; question: ZeroShotQuestion };
 
 const BRAND_SAFETY = /\bbrand[- ]?safe(ty)?\b|\bsafe for (advertis\w*|brands?|ads)\b|\badvertiser[- ]friendly\b/i;
 const UNSAFE_WORDING = /\bunsafe\b|\bnot (brand[- ])?safe\b|\brisk(y)?\b/i;
@@ -116,12 +117,17 @@ export const optionText = (name: string, description: string | null): string => 
 export function planQuestion(question: DecisionQuestion, sets: readonly LabelSet[], iab: boolean): QuestionPlan {
   const named = namedSets(sets);
   const instructions = question.instructions === null ? null : freeTextString(question.instructions);
+  const options = (type: DecisionQuestion['type'], texts: string[]): QuestionPlan => ({
+    kind: 'zero_shot_options',
+    texts,
+    question: { type, instructions, options: texts },
+  });
   if (question.type === 'choice') {
     const refs = question.criteria.map((c) => labelNamed(named, c.name));
     if (refs.every((r): r is LabelRef => r !== null)) return { kind: 'labels', refs };
-    return { kind: 'zero_shot_options', texts: question.criteria.map((c) => optionText(c.name, c.description === null ? null : freeTextString(c.description))) };
+    return options('choice', question.criteria.map((c) => optionText(c.name, c.description === null ? null : freeTextString(c.description))));
   }
-  if (question.type === 'score') return { kind: 'zero_shot_options', texts: question.criteria.map(freeTextString) };
+  if (question.type === 'score') return options('score', question.criteria.map(freeTextString));
   if (instructions !== null) {
     if (iab && BRAND_SAFETY.test(instructions) && sensitiveTopicsRoot(sets)) return { kind: 'brand_safety', yesMeansUnsafe: UNSAFE_WORDING.test(instructions) };
     if (iab && PURCHASE_INTENT.test(instructions)) return { kind: 'purchase_intent' };
@@ -129,19 +135,23 @@ export function planQuestion(question: DecisionQuestion, sets: readonly LabelSet
     if (ref) return { kind: 'labels', refs: [ref] };
   }
   const { criteria } = question;
-  if (criteria && criteria.true !== null && criteria.false !== null) {
-    return { kind: 'zero_shot_options', texts: [freeTextString(criteria.true), freeTextString(criteria.false)] };
-  }
   const yes = criteria?.true ?? null;
-  return { kind: 'zero_shot_yes', text: yes !== null ? freeTextString(yes) : instructions };
+  const no = criteria?.false ?? null;
+  if (yes !== null && no !== null) return options('noul', [freeTextString(yes), freeTextString(no)]);
+  const noulOptions = [yes !== null ? freeTextString(yes) : 'Yes', no !== null ? freeTextString(no) : 'No'];
+  return { kind: 'zero_shot_yes', text: yes !== null ? freeTextString(yes) : instructions, question: { type: 'noul', instructions, options: noulOptions } };
 }
 
-/** The texts zero-shot plans need embedded (each once). */
-export function zeroShotTexts(plans: readonly QuestionPlan[]): string[] {
+/** The texts zero-shot plans need embedded, and the questions a chat model is asked (each once). */
+export function zeroShotWanted(plans: readonly QuestionPlan[]): { texts: string[]; questions: ZeroShotQuestion[] } {
   const texts = new Set<string>();
+  const questions = new Map<string, ZeroShotQuestion>();
   for (const plan of plans) {
     if (plan.kind === 'zero_shot_options') plan.texts.forEach((t) => texts.add(t));
     if (plan.kind === 'zero_shot_yes' && plan.text !== null) texts.add(plan.text);
+    if (plan.kind === 'zero_shot_options' || (plan.kind === 'zero_shot_yes' && plan.text !== null)) {
+      questions.set(zeroShotQuestionKey(plan.question), plan.question);
+    }
   }
-  return [...texts];
+  return { texts: [...texts], questions: [...questions.values()] };
 }

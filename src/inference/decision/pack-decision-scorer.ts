@@ -1,18 +1,22 @@
 /**
- * The decision route's `embedding` scorer over the classifier packs of the onnx backend:
- * the state is scored by the pack (one backbone pass: its label scores and its
- * embedding), free texts (criteria, levels, noul instructions) are embedded on the same
- * backbone in one call for all of a request's uncached texts and kept (with their token
- * counts) in bounded LRU caches per backbone, and the per-question-type calibrators are read from
- * `decision-calibration.json` in the model's directory (re-read when it changes).
+ * The decision route's scorer over the classifier packs of the onnx backend: the state is
+ * scored by the pack (one backbone pass: its label scores and its embedding), and the
+ * per-question-type calibrators are read from `decision-calibration.json` in the model's
+ * directory (re-read when it changes). Zero-shot questions go to the model's configured
+ * scorer: `embedding` embeds free texts (criteria, levels, noul instructions) on the same
+ * backbone in one call for all of a request's uncached texts and keeps them (with their
+ * token counts) in bounded LRU caches per backbone; `nli` runs a cross-encoder; `llm`
+ * asks a chat model (llm-scores.ts).
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelConfig } from '../../config/schema.js';
 import type { ModelCalibration } from '../../domain/decision/answers.js';
-import type { DecisionModel, DecisionScorer, StateScores, ZeroShotScorerKind, ZeroShotScores } from '../../domain/decision/scorer.port.js';
+import type { DecisionModel, DecisionScorer, StateScores, ZeroShotRequest, ZeroShotScorerKind, ZeroShotScores } from '../../domain/decision/scorer.port.js';
 import { embedCached, embeddingScores, nliScores, type NliRunner } from './zero-shot-scores.js';
-import { AppError } from '../../domain/shared/errors.js';
+import { llmScores, type NextTokenRunner } from './llm-scores.js';
+import { AppError, isAppError } from '../../domain/shared/errors.js';
 import type { ModelRegistry } from '../registry.js';
 import { OnnxBackend } from '../backends/onnx/index.js';
 import { packText } from '../classifier/classify.js';
@@ -50,17 +54,23 @@ function isCalibrator(v: unknown): boolean {
   return typeof c === 'object' && c !== null && typeof c.temperature === 'number' && c.temperature > 0 && typeof c.bias === 'number';
 }
 
+export interface ScorerSettings {
+  byModel: Readonly<Record<string, ZeroShotScorerKind>>;
+  nliModel: string;
+  llmModel: string | null;
+}
+
 export class PackDecisionScorer implements DecisionScorer {
   readonly #caches = new Map<string, { vectors: TextCache<Float32Array>; tokens: TextCache<number> }>();
   readonly #calibrations = new Map<string, CalibrationFile>();
 
   constructor(
     private readonly registry: ModelRegistry,
-    /** The zero-shot scorer of each decision model (default `embedding`), and the NLI model `nli` runs on. */
-    private readonly scorers: { byModel: Readonly<Record<string, ZeroShotScorerKind>>; nliModel: string } = { byModel: {}, nliModel: 'deberta-v3-small' },
+    /** The zero-shot scorer of each decision model (default `embedding`), the NLI model `nli` runs on, the chat model `llm` asks. */
+    private readonly scorers: ScorerSettings = { byModel: {}, nliModel: 'deberta-v3-small', llmModel: null },
   ) {}
 
-  async open(model: ModelConfig, signal?: AbortSignal): Promise<DecisionModel> {
+  async open(model: ModelConfig, signal?: AbortSignal, requestId?: string): Promise<DecisionModel> {
     const backend = await this.registry.backendFor(model, model.entry.task === 'moderation' ? 'moderate' : 'runTask');
     if (!(backend instanceof OnnxBackend)) {
       throw new AppError('unavailable', `Model ${model.id} answers decisions only on its in-process classifier pack`, {
@@ -71,7 +81,31 @@ export class PackDecisionScorer implements DecisionScorer {
     const pack = await backend.decisionPack(model, signal);
     const kind = this.scorers.byModel[model.id] ?? 'embedding';
     const nli = kind === 'nli' ? await this.#nli(signal) : null;
-    return this.#model(model, pack, nli);
+    const llm = kind === 'llm' ? await this.#llm(requestId ?? `req_${randomUUID()}`, signal) : null;
+    return this.#model(model, pack, nli, llm);
+  }
+
+  /**
+   * The chat model the llm scorer asks, on any backend that reads next-token
+   * probabilities (an upstream with logprobs, or in-process gguf). A remote model that
+   * fails is 502 `upstream_error`, whatever the cause (refused, timed out, no logprobs).
+   */
+  async #llm(requestId: string, signal?: AbortSignal): Promise<NextTokenRunner> {
+    const id = this.scorers.llmModel;
+    const model = id === null ? undefined : this.registry.find(id);
+    if (!model) throw new AppError('unavailable', `The llm scorer's chat model ${id ?? '(decision.llm_model)'} is not configured`, { code: 'model_not_available', param: 'model' });
+    const backend = await this.registry.backendFor(model, 'nextTokenLogprobs');
+    return async (messages, candidates, stop) => {
+      try {
+        const call = { requestId, signal: signal ? AbortSignal.any([signal, stop]) : stop };
+        return (await backend.nextTokenLogprobs!({ model, messages, candidates, ...call })).logprobs;
+      } catch (err) {
+        // A call stopped because the client left or a sibling question failed is not the upstream's fault.
+        if (backend.kind !== 'openai' || signal?.aborted || stop.aborted) throw err;
+        const why = isAppError(err) ? err.message : 'the upstream request failed';
+        throw new AppError('upstream', `The llm scorer's model ${model.id} failed: ${why}`, { code: 'upstream_error', retryable: isAppError(err) && err.retryable, cause: err });
+      }
+    };
   }
 
   /** The NLI model and the onnx backend that runs it; 503 `model_not_available` when it cannot run. */
@@ -85,7 +119,7 @@ export class PackDecisionScorer implements DecisionScorer {
     return (premise, hypotheses) => backend.nliPairs(model, premise, hypotheses, signal);
   }
 
-  #model(model: ModelConfig, pack: ClassifierPack, nli: NliRunner | null): DecisionModel {
+  #model(model: ModelConfig, pack: ClassifierPack, nli: NliRunner | null, llm: NextTokenRunner | null): DecisionModel {
     const { backbone } = pack;
     let cache = this.#caches.get(backbone.fingerprint);
     if (!cache) this.#caches.set(backbone.fingerprint, (cache = { vectors: new TextCache(), tokens: new TextCache() }));
@@ -99,8 +133,9 @@ export class PackDecisionScorer implements DecisionScorer {
         const scored = await pack.scoreVector(vector, [...sets]);
         return { vector, tokens, probs: new Map([...scored].map(([name, s]) => [name, s.probs])) };
       },
-      async zeroShot(state: StateScores, stateText: string, wanted: readonly string[], signal?: AbortSignal): Promise<ZeroShotScores> {
-        const unique = [...new Set(wanted)];
+      async zeroShot(state: StateScores, stateText: string, wanted: ZeroShotRequest, signal?: AbortSignal): Promise<ZeroShotScores> {
+        if (llm) return llmScores(llm, stateText, wanted.questions);
+        const unique = [...new Set(wanted.texts)];
         if (nli) return nliScores(unique, await nli(stateText, unique));
         return embeddingScores(state.vector, await embedCached(texts, backbone, unique, signal));
       },

@@ -1,6 +1,6 @@
 /** How questions are planned (rules 3–5) on the real label sets: recognised wordings and what falls to zero-shot. */
 import { describe, expect, it } from 'vitest';
-import { planQuestion, zeroShotTexts } from '../../../src/domain/decision/plan.js';
+import { planQuestion, zeroShotWanted } from '../../../src/domain/decision/plan.js';
 import { findLabel, labelSet } from '../../../src/inference/classifier/label-sets.js';
 import type { DecisionQuestion } from '../../../src/domain/decision/validation.js';
 
@@ -20,8 +20,12 @@ describe('planQuestion', () => {
   });
 
   it('one option outside the labels, or bare numbers (never taxonomy ids), make the choice zero-shot', () => {
-    expect(planQuestion(choice('Automotive', 'Something else'), iab, true)).toEqual({ kind: 'zero_shot_options', texts: ['Automotive', 'Something else'] });
-    expect(planQuestion(choice('1', '2'), iab, true)).toEqual({ kind: 'zero_shot_options', texts: ['1', '2'] });
+    expect(planQuestion(choice('Automotive', 'Something else'), iab, true)).toEqual({
+      kind: 'zero_shot_options',
+      texts: ['Automotive', 'Something else'],
+      question: { type: 'choice', instructions: null, options: ['Automotive', 'Something else'] },
+    });
+    expect(planQuestion(choice('1', '2'), iab, true)).toMatchObject({ kind: 'zero_shot_options', texts: ['1', '2'] });
   });
 
   it('a noul naming a label, directly or as "Is this about X?" / "Does it mention X?"', () => {
@@ -29,7 +33,11 @@ describe('planQuestion', () => {
       expect(planQuestion(noul(q), iab, true)).toEqual({ kind: 'labels', refs: [content('Automotive')] });
     }
     expect(planQuestion(noul('Is this hate?'), moderation, false)).toEqual({ kind: 'labels', refs: [{ set: 'moderation', index: 2 }] });
-    expect(planQuestion(noul('Is this positive?'), moderation, false)).toEqual({ kind: 'zero_shot_yes', text: 'Is this positive?' });
+    expect(planQuestion(noul('Is this positive?'), moderation, false)).toEqual({
+      kind: 'zero_shot_yes',
+      text: 'Is this positive?',
+      question: { type: 'noul', instructions: 'Is this positive?', options: ['Yes', 'No'] },
+    });
     expect(planQuestion(noul('hate/threatening'), moderation, false)).toEqual({ kind: 'labels', refs: [{ set: 'moderation', index: 3 }] });
   });
 
@@ -40,19 +48,38 @@ describe('planQuestion', () => {
     expect(planQuestion(noul('Is this NOT brand safe?'), iab, true)).toEqual({ kind: 'brand_safety', yesMeansUnsafe: true });
     expect(planQuestion(noul('Does the reader show purchase intent?'), iab, true)).toEqual({ kind: 'purchase_intent' });
     expect(planQuestion(noul('Is the visitor ready to buy?'), iab, true)).toEqual({ kind: 'purchase_intent' });
-    expect(planQuestion(noul('Is this page brand safe?'), moderation, false)).toEqual({ kind: 'zero_shot_yes', text: 'Is this page brand safe?' });
+    expect(planQuestion(noul('Is this page brand safe?'), moderation, false)).toMatchObject({ kind: 'zero_shot_yes', text: 'Is this page brand safe?' });
   });
 
   it('zero-shot nouls: both criteria texts as options, else the yes text or the instructions, else nothing', () => {
-    expect(planQuestion(noul('Happy?', { true: 'joyful', false: 'sad' }), iab, true)).toEqual({ kind: 'zero_shot_options', texts: ['joyful', 'sad'] });
-    expect(planQuestion(noul('Happy?', { true: 'joyful', false: null }), iab, true)).toEqual({ kind: 'zero_shot_yes', text: 'joyful' });
-    expect(planQuestion(noul(null), iab, true)).toEqual({ kind: 'zero_shot_yes', text: null });
+    expect(planQuestion(noul('Happy?', { true: 'joyful', false: 'sad' }), iab, true)).toEqual({
+      kind: 'zero_shot_options',
+      texts: ['joyful', 'sad'],
+      question: { type: 'noul', instructions: 'Happy?', options: ['joyful', 'sad'] },
+    });
+    // The chat model is asked with the texts given and Yes/No for the others.
+    expect(planQuestion(noul('Happy?', { true: 'joyful', false: null }), iab, true)).toEqual({
+      kind: 'zero_shot_yes',
+      text: 'joyful',
+      question: { type: 'noul', instructions: 'Happy?', options: ['joyful', 'No'] },
+    });
+    expect(planQuestion(noul('Happy?', { true: null, false: 'sad' }), iab, true)).toEqual({
+      kind: 'zero_shot_yes',
+      text: 'Happy?',
+      question: { type: 'noul', instructions: 'Happy?', options: ['Yes', 'sad'] },
+    });
+    expect(planQuestion(noul(null), iab, true)).toMatchObject({ kind: 'zero_shot_yes', text: null });
   });
 
   it('scores are zero-shot over their levels (objects as JSON); texts to embed are listed once', () => {
     const score: DecisionQuestion = { type: 'score', instructions: null, criteria: ['low', { v: 'high' }] };
     const plan = planQuestion(score, iab, true);
-    expect(plan).toEqual({ kind: 'zero_shot_options', texts: ['low', '{"v":"high"}'] });
-    expect(zeroShotTexts([plan, plan, { kind: 'zero_shot_yes', text: 'low' }, { kind: 'zero_shot_yes', text: null }])).toEqual(['low', '{"v":"high"}']);
+    const question = { type: 'score', instructions: null, options: ['low', '{"v":"high"}'] } as const;
+    expect(plan).toEqual({ kind: 'zero_shot_options', texts: ['low', '{"v":"high"}'], question });
+    const yes = { type: 'noul', instructions: 'low', options: ['Yes', 'No'] } as const;
+    const nothing = { type: 'noul', instructions: null, options: ['Yes', 'No'] } as const;
+    const wanted = zeroShotWanted([plan, plan, { kind: 'zero_shot_yes', text: 'low', question: yes }, { kind: 'zero_shot_yes', text: null, question: nothing }]);
+    // Each question once; a noul that asks nothing is not asked.
+    expect(wanted).toEqual({ texts: ['low', '{"v":"high"}'], questions: [question, yes] });
   });
 });

@@ -6,11 +6,12 @@
  */
 import type { Logger } from 'pino';
 import type { ModelConfig, RuntimesConfig } from '../../../config/schema.js';
-import type { BackendStatus, ChatOutput, ChatParams, ChatStreamEvent, InferenceBackend } from '../../backend.js';
+import type { BackendStatus, ChatOutput, ChatParams, ChatStreamEvent, InferenceBackend, NextTokenOutput, NextTokenParams } from '../../backend.js';
 import type { BackendDeps } from '../../registry.js';
 import { LazyResource } from '../../runtime/lazy-resource.js';
 import { findGguf, GgufModel, sharedLlama } from './loader.js';
 import { generateChat } from './generate.js';
+import { nextTokenLogprobs } from './next-token.js';
 import { cancelled, ggufFileMissing, toGgufError } from './errors.js';
 
 /** Requests a model decodes side by side (llama.cpp batches their tokens together). */
@@ -72,6 +73,11 @@ export class GgufBackend implements InferenceBackend {
     }
   }
 
+  /** The candidates' probabilities as the next token (each must be one token). */
+  async nextTokenLogprobs(params: NextTokenParams): Promise<NextTokenOutput> {
+    return this.#use(params, (m) => nextTokenLogprobs(m, params));
+  }
+
   async countTokens(model: ModelConfig, text: string): Promise<number> {
     return this.#resource(model).use(async (m) => m.model.tokenize(text, false).length);
   }
@@ -81,7 +87,7 @@ export class GgufBackend implements InferenceBackend {
     this.#models.clear();
   }
 
-  async #use<R>(params: ChatParams, fn: (m: GgufModel) => Promise<R>): Promise<R> {
+  async #use<R>(params: { model: ModelConfig; signal: AbortSignal }, fn: (m: GgufModel) => Promise<R>): Promise<R> {
     if (params.signal.aborted) throw cancelled();
     try {
       return await this.#resource(params.model).use(fn);

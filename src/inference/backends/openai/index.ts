@@ -16,6 +16,8 @@ import type {
   InferenceBackend,
   ModerationOutput,
   ModerationParams,
+  NextTokenOutput,
+  NextTokenParams,
   TaskOutput,
   TaskParams,
   TokenUsage,
@@ -31,6 +33,12 @@ import { SseDecoder } from './sse-decoder.js';
 export function createOpenAIBackend(deps: BackendDeps): InferenceBackend {
   return new OpenAIBackend(deps.tokens, deps.logger);
 }
+
+/**
+ * The one-token, greedy completion the next-token read asks for. 20 alternatives: the
+ * most OpenAI's API accepts for `top_logprobs`, and vLLM's default `max_logprobs`.
+ */
+const NEXT_TOKEN_SAMPLING = Object.freeze({ max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: 20 });
 
 const header = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? (value[0] ?? null) : (value ?? null));
 
@@ -55,7 +63,20 @@ export class OpenAIBackend implements InferenceBackend {
     if (!chat) throw upstreamProtocolError(params.model.id, 'the answer has no choices');
     const usage = chat.usage ?? (await this.#countChatUsage(params, chat.content + (chat.reasoning ?? '')));
     // Spelled out: on Node 20 a literal that spreads and then adds properties takes V8's slow path.
-    return { content: chat.content, reasoning: chat.reasoning, finishReason: chat.finishReason, usage, upstreamRequestId: header(headers['x-request-id']) };
+    const output: ChatOutput = { content: chat.content, reasoning: chat.reasoning, finishReason: chat.finishReason, usage, upstreamRequestId: header(headers['x-request-id']) };
+    if (chat.logprobs) output.logprobs = chat.logprobs;
+    return output;
+  }
+
+  /** The first answer token's top alternatives; 502 `upstream_error` when the upstream sends none. */
+  async nextTokenLogprobs(params: NextTokenParams): Promise<NextTokenOutput> {
+    const { model, messages, requestId, signal } = params;
+    const chat = await this.chat({ model, messages, requestId, signal, options: {}, sampling: { ...NEXT_TOKEN_SAMPLING } });
+    const first = chat.logprobs?.[0];
+    if (!first) throw upstreamProtocolError(model.id, 'the answer carries no logprobs (the server must support `logprobs` and `top_logprobs`)');
+    // The chosen token heads the list when the upstream left it out of its alternatives.
+    const logprobs = first.top.some((t) => t.token === first.token) ? first.top : [{ token: first.token, logprob: first.logprob }, ...first.top];
+    return { logprobs, usage: chat.usage };
   }
 
   async *chatStream(params: ChatParams): AsyncGenerator<ChatStreamEvent> {

@@ -4,7 +4,7 @@
  * absent), so everything is read defensively and a missing usage is reported as null
  * for the backend to count.
  */
-import type { ChatStreamEvent, ModerationResult, TokenUsage } from '../../backend.js';
+import type { ChatStreamEvent, ModerationResult, OutputTokenLogprobs, TokenLogprob, TokenUsage } from '../../backend.js';
 
 type Json = Record<string, unknown>;
 
@@ -31,6 +31,31 @@ export interface UpstreamChat {
   reasoning: string | null;
   finishReason: string;
   usage: TokenUsage | null;
+  /** `choices[0].logprobs.content`, when the request asked for logprobs and the upstream sent them. */
+  logprobs: OutputTokenLogprobs[] | null;
+}
+
+function readTokenLogprob(raw: unknown): TokenLogprob | null {
+  const entry = obj(raw);
+  const token = text(entry?.token);
+  const logprob = num(entry?.logprob);
+  // -9999 is how OpenAI and vLLM spell "effectively zero"; a number is all that is needed.
+  return token === null || logprob === undefined ? null : { token, logprob };
+}
+
+/** `logprobs: {content: [{token, logprob, top_logprobs: [{token, logprob}]}]}` (OpenAI, vLLM, SGLang, llama.cpp server). */
+export function readLogprobs(raw: unknown): OutputTokenLogprobs[] | null {
+  const content = obj(raw)?.content;
+  if (!Array.isArray(content)) return null;
+  const out: OutputTokenLogprobs[] = [];
+  for (const item of content) {
+    const chosen = readTokenLogprob(item);
+    if (!chosen) return null;
+    const top = obj(item)?.top_logprobs;
+    const alternatives = Array.isArray(top) ? top.map(readTokenLogprob).filter((t): t is TokenLogprob => t !== null) : [];
+    out.push({ ...chosen, top: alternatives });
+  }
+  return out;
 }
 
 export function readChatCompletion(body: unknown): UpstreamChat | null {
@@ -43,6 +68,7 @@ export function readChatCompletion(body: unknown): UpstreamChat | null {
     reasoning: reasoning === '' ? null : reasoning,
     finishReason: text(choice.finish_reason) ?? 'stop',
     usage: readUsage(obj(body)?.usage),
+    logprobs: readLogprobs(choice.logprobs),
   };
 }
 
