@@ -25,6 +25,13 @@ export interface ScaleReport {
   lines: number;
   completed: number;
   usageRecords: number;
+  /** Output lines whose custom_id appeared before (asserted 0). */
+  duplicates: number;
+  /** Lines with a result when the replica and the worker were SIGKILLed. */
+  killedAtLine: number;
+  killed: { replicas: number; workers: number };
+  /** From the batch's creation to its completion (for the operator's summary; tests never assert it). */
+  batchSeconds: number;
   servedByReplica: number[];
   admittedOfTwiceTheLimit: number;
   /** Chat requests through the proxy during the kill: answered, and cut with their replica. */
@@ -122,6 +129,7 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
     });
     assert.equal(created.status, 200, created.text);
     const batchId = created.body.id as string;
+    const batchStarted = performance.now();
     const progress = async () =>
       (
         await sql<{ status: string; done: string }>`select status, (select count(*) from batch_line_results r where r.batch_id = b.id) as done from batches b where id = ${batchId}`.execute(database.db)
@@ -149,7 +157,8 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
 
     // Mid-batch: SIGKILL one replica and one worker, then restart both.
     while (Number((await progress()).done) < options.lines / 4) await sleep(50);
-    log(`killing replica 0 and worker 0 at ${(await progress()).done} lines`);
+    const killedAtLine = Number((await progress()).done);
+    log(`killing replica 0 and worker 0 at ${killedAtLine} lines`);
     replicas[0]!.child.kill('SIGKILL');
     workers[0]!.child.kill('SIGKILL');
     await Promise.all([replicas[0]!.exited, workers[0]!.exited]);
@@ -166,14 +175,16 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
       state = await progress();
     }
     assert.equal(state.status, 'completed');
+    const batchSeconds = Math.round((performance.now() - batchStarted) / 100) / 10;
 
     // No line lost or duplicated; each billed once.
     const batch = (await json(`${proxy.baseUrl}/v1/batches/${batchId}`, { headers: { 'x-api-key': batchKey.key } })).body;
     assert.deepEqual(batch.request_counts, { total: options.lines, completed: options.lines, failed: 0 });
     const output = await json(`${proxy.baseUrl}/v1/files/${batch.output_file_id}/content`, { headers: { 'x-api-key': batchKey.key } });
     const ids = output.text.split('\n').filter(Boolean).map((l) => JSON.parse(l).custom_id as string);
+    const duplicates = ids.length - new Set(ids).size;
     assert.equal(ids.length, options.lines);
-    assert.equal(new Set(ids).size, options.lines);
+    assert.equal(duplicates, 0);
     const usage = (
       await sql<{ n: string; distinct_requests: string }>`select count(*) as n, count(distinct request_id) as distinct_requests from usage_records where project_id = ${project.id} and route = 'batch'`.execute(database.db)
     ).rows[0]!;
@@ -221,6 +232,10 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
       lines: options.lines,
       completed: batch.request_counts.completed,
       usageRecords: Number(usage.n),
+      duplicates,
+      killedAtLine,
+      killed: { replicas: 1, workers: 1 },
+      batchSeconds,
       servedByReplica: [...proxy.served],
       admittedOfTwiceTheLimit: admitted,
       chat: { ok: chat.ok, cut: chat.cut },
