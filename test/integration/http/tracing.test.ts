@@ -11,7 +11,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
-import { MODEL, isTerminal, requestLines, startBatch, upstreamYaml, uploadFile, waitForBatch } from '../batches/support/batch-helpers.js';
+import { MODEL, isTerminal, requestLines, upstreamYaml, uploadFile, waitForBatch } from '../batches/support/batch-helpers.js';
 import { batchSpanContext } from '../../../src/observability/batch-tracing.js';
 import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
 
