@@ -108,8 +108,14 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
   const workers = await Promise.all([spawnTracked('worker'), spawnTracked('worker')]);
   const proxy = await startRoundRobinProxy(() => replicas.map((r) => r?.baseUrl ?? null));
   const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
-  const newKey = async (projectId: string) =>
-    (await json(`${proxy.baseUrl}/admin/v1/projects/${projectId}/keys`, { method: 'POST', headers: admin, body: '{}' })).body as { id: string; key: string };
+  // Keys are minted during the kill too: a 502 (the replica died mid-request) is tried again.
+  const newKey = async (projectId: string): Promise<{ id: string; key: string }> => {
+    for (let attempt = 1; ; attempt++) {
+      const res = await json(`${proxy.baseUrl}/admin/v1/projects/${projectId}/keys`, { method: 'POST', headers: admin, body: '{}' });
+      if (res.status === 200) return res.body as { id: string; key: string };
+      if (res.status !== 502 || attempt >= 3) throw new Error(`minting a key answered ${res.status}: ${res.text}`);
+    }
+  };
 
   try {
     log('cluster up: 3 replicas, 2 workers');

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanKind } from '@opentelemetry/api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { MODEL, isTerminal, requestLines, upstreamYaml, uploadFile, waitForBatch } from '../batches/support/batch-helpers.js';
@@ -88,7 +88,7 @@ describe('tracing with an in-memory exporter', () => {
     expect(everything).not.toContain('secret prompt text');
   });
 
-  it('a request with no traceparent starts its own trace; an upload writes a blob span under it', async () => {
+  it('a request with no traceparent starts its own trace; an upload writes a blob span under it, a download reads one', async () => {
     exporter.reset();
     const res = await uploadFile(server.baseUrl, tenant.key, requestLines(2));
     expect(res.status).toBe(200);
@@ -98,6 +98,16 @@ describe('tracing with an in-memory exporter', () => {
     const put = byName(spans, 'blob.put');
     expect(parentOf(put)).toBe(server_.spanContext().spanId);
     expect(put.attributes).toMatchObject({ 'blob.key': `files/${res.body.id}.jsonl`, 'blob.backend': 'local', 'blob.bytes': Buffer.byteLength(requestLines(2)) });
+
+    exporter.reset();
+    const got = await call(server.baseUrl, 'GET', `/v1/files/${res.body.id}/content`, { key: tenant.key });
+    expect(got.status).toBe(200);
+    // The read's span lasts until its stream closes, which may be just after the response.
+    await vi.waitFor(() => expect(exporter.getFinishedSpans().map((s) => s.name)).toContain('blob.get'));
+    const downloaded = exporter.getFinishedSpans();
+    const get = byName(downloaded, 'blob.get');
+    expect(parentOf(get)).toBe(byName(downloaded, 'GET /v1/files/:file_id/content').spanContext().spanId);
+    expect(get.attributes).toMatchObject({ 'blob.key': `files/${res.body.id}.jsonl`, 'blob.backend': 'local' });
   });
 
   it('batch lines: one root span per line, linked to the span of the request that created the batch, with the line\'s inference as child', async () => {
