@@ -1,6 +1,6 @@
 /**
- * The multi-replica proof, shared by test/integration/scale/multi-replica.test.ts (a few
- * hundred lines) and deploy/prove-scale-out.ts (5,000 by default, for operators): 3 HTTP
+ * The multi-replica proof, shared by test/integration/scale/multi-replica.test.ts and
+ * deploy/prove-scale-out.ts (both 5,000 lines by default): 3 HTTP
  * replicas and 2 batch workers on one PostgreSQL schema, one Redis and one S3 bucket
  * (s3rver), behind a round-robin proxy. While a batch runs, one replica and one worker are
  * SIGKILLed and restarted while chat requests flow through the proxy; then: no line lost or duplicated, every line billed once, a file
