@@ -23,6 +23,7 @@ import { Metrics } from './observability/metrics.js';
 import type { ChatCompletionsPort } from './domain/inference/chat-completions.port.js';
 import { probeSharedDependencies, warnIfRedisUnreachable } from './observability/dependency-probes.js';
 import { startTracing, type Tracing } from './observability/tracing.js';
+import { activeTraceParent } from './observability/batch-tracing.js';
 import { TracingBlobStore } from './observability/tracing-blob-store.js';
 import { traceBackendFactories, traceBilling } from './observability/trace-decorators.js';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
@@ -150,7 +151,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   });
 
   const { files, batches, runner, janitor } = createFilesAndBatches({
-    config, database, blobs, clock, logger, billing, creditMeter, usage: repositories.usage, chatCompletions,
+    config, database, blobs, clock, logger, billing, creditMeter, usage: repositories.usage, chatCompletions, traced: tracing !== null,
   });
   const workers: BackgroundWorker[] = [runner, janitor];
   let workersStarted = false;
@@ -218,6 +219,8 @@ interface FilesAndBatchesDeps {
   creditMeter: CreditMeter;
   usage: UsageRepository;
   chatCompletions: ChatCompletionsPort;
+  /** Tracing is on: batches keep their creating request's traceparent. */
+  traced: boolean;
 }
 
 /** The Files and Batch APIs: their repositories, services, the batch runner and the janitor. */
@@ -250,6 +253,7 @@ function createFilesAndBatches(deps: FilesAndBatchesDeps) {
     validationTimeoutSeconds: config.batches.validationTimeoutSeconds,
     onRunnable: () => runner.wake(),
     collectBlob: (blobKey) => files.collectBlob(blobKey),
+    traceParent: deps.traced ? activeTraceParent : undefined,
   });
   const runner = new BatchRunner({
     ...repos,

@@ -14,20 +14,39 @@ const PROMISE_CAPABILITIES = ['chat', 'runTask', 'embed', 'moderate', 'transcrib
 
 type ModelParams = { model: { id: string } };
 
-/** The same backend with a span per inference call (`inference.<capability>`, model and runtime attributes). */
+/**
+ * The same backend with a span per inference call (`inference.<capability>`, model and
+ * runtime attributes). A Proxy rather than a prototype copy: every other method (token
+ * counts, status, close, the ONNX backend's decision helpers) must run with the backend
+ * itself as `this`, since the backends keep their state in private fields, and
+ * `instanceof` must still see the backend's class.
+ */
 export function traceBackend(backend: InferenceBackend): InferenceBackend {
-  const traced: InferenceBackend = Object.create(backend) as InferenceBackend;
+  const methods = new Map<PropertyKey, unknown>();
   for (const capability of PROMISE_CAPABILITIES) {
     const call = backend[capability] as ((params: ModelParams) => Promise<unknown>) | undefined;
     if (!call) continue;
-    (traced as unknown as Record<string, unknown>)[capability] = (params: ModelParams) =>
-      inSpan(`inference.${capability}`, { 'sluice.model': params.model.id, 'sluice.runtime': backend.kind }, () => call.call(backend, params));
+    methods.set(capability, (params: ModelParams) =>
+      inSpan(`inference.${capability}`, { 'sluice.model': params.model.id, 'sluice.runtime': backend.kind }, () => call.call(backend, params)),
+    );
   }
   const stream = backend.chatStream;
   if (stream) {
-    traced.chatStream = (params) => tracedStream(`inference.chatStream`, params.model.id, backend.kind, () => stream.call(backend, params));
+    const traced: InferenceBackend['chatStream'] = (params) =>
+      tracedStream(`inference.chatStream`, params.model.id, backend.kind, () => stream.call(backend, params));
+    methods.set('chatStream', traced);
   }
-  return traced;
+  return new Proxy(backend, {
+    get(target, property) {
+      const known = methods.get(property);
+      if (known !== undefined) return known;
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      methods.set(property, bound);
+      return bound;
+    },
+  });
 }
 
 async function* tracedStream<T>(name: string, model: string, runtime: string, open: () => AsyncIterable<T>): AsyncIterable<T> {

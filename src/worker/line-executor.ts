@@ -94,7 +94,7 @@ export class LineExecutor {
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     for (let attempt = 1; ; attempt++) {
       try {
-        const body = await inBatchLineSpan(task.batch.id, task.lineNo, attempt, () =>
+        const body = await inBatchLineSpan(task.batch, task.lineNo, attempt, () =>
           this.deps.chatCompletions.create(caller, task.body, { requestId, signal, route: 'batch' }),
         );
         return { body };

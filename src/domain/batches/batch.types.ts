@@ -63,6 +63,8 @@ export interface BatchRecord {
   expiredAtMs: number | null;
   cancellingAtMs: number | null;
   cancelledAtMs: number | null;
+  /** W3C traceparent of the creating request when tracing was on: its lines' spans link to it. Never shown to clients. */
+  traceParent: string | null;
 }
 
 /** A contiguous slice of the input: physical lines first..last, bytes [start, end). */
@@ -108,4 +110,6 @@ export interface BatchRunInfo {
   inputBlobKey: string;
   status: BatchStatus;
   expiresAtMs: number;
+  /** As BatchRecord.traceParent. */
+  traceParent: string | null;
 }

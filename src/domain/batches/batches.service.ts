@@ -39,6 +39,8 @@ export interface BatchesServiceDeps {
   validationTimeoutSeconds: number;
   /** Told when a batch is ready to run, so an in-process runner starts at once. */
   onRunnable?(batchId: string): void;
+  /** The W3C traceparent of the active span (the creating request's) when tracing is on; kept with the batch. */
+  traceParent?(): string | null;
   /** Deletes a blob no live file and no active batch needs (FilesService.collectBlob). */
   collectBlob(blobKey: string): Promise<unknown>;
 }
@@ -111,6 +113,7 @@ export class BatchesService {
       expiredAtMs: null,
       cancellingAtMs: null,
       cancelledAtMs: null,
+      traceParent: this.deps.traceParent?.() ?? null,
     };
     await this.deps.batches.insert(batch);
     try {

@@ -2,7 +2,8 @@
  * Blob storage on any S3-compatible service (AWS S3, MinIO, Cloudflare R2, Ceph RGW) through
  * the official AWS SDK v3. Uploads stream through @aws-sdk/lib-storage in parts, so at most
  * `queueSize × partSize` bytes of an upload are in memory whatever its size; an object becomes
- * visible only when its upload completes, so a reader never sees a partial blob. A write that
+ * visible only when its upload completes, so a reader never sees a partial blob; a read whose
+ * connection drops mid-body resumes from the byte it reached. A write that
  * exceeds `maxBytes` (or whose source fails) stops reading at once and aborts the multipart
  * upload, so no parts are left behind to be billed.
  */
@@ -19,6 +20,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import type { S3BlobConfig } from '../../config/schema.js';
 import { BlobNotFoundError, type BlobStore, type PutOptions, type StoredBlob } from './blob-store.js';
 import { measuredStream } from './measured-stream.js';
+import { resumableRead, type FetchPart, type ResumePolicy } from './resumable-read.js';
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
 /** S3's smallest part; 2 in flight keeps an upload's memory near 10 MB. */
@@ -26,6 +28,8 @@ const PART_BYTES = 5 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 2;
 /** The SDK's own retries (exponential backoff with jitter) cover throttling, 5xx and dropped connections. */
 const MAX_ATTEMPTS = 4;
+/** They do not cover a body cut after the answer began: reads resume from the byte reached (resumable-read.ts). */
+const READ_RESUMES: ResumePolicy = { maxResumes: 4, baseDelayMs: 200 };
 
 export class S3BlobStore implements BlobStore {
   readonly #client: S3Client;
@@ -76,15 +80,20 @@ export class S3BlobStore implements BlobStore {
 
   async get(key: string, range?: { start: number; end?: number }): Promise<Readable> {
     const objectKey = this.#objectKey(key);
-    try {
+    const fetchPart: FetchPart = async (start, end, etag) => {
       const answer = await this.#client.send(
         new GetObjectCommand({
           Bucket: this.#bucket,
           Key: objectKey,
-          Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined,
+          // No Range on a whole read's first request: a plain GET works on every store, empty objects included.
+          Range: range || start > 0 ? `bytes=${start}-${end ?? ''}` : undefined,
+          IfMatch: etag,
         }),
       );
-      return answer.Body as Readable;
+      return { body: answer.Body as Readable, length: answer.ContentLength, etag: answer.ETag };
+    };
+    try {
+      return await resumableRead(fetchPart, range ?? { start: 0 }, READ_RESUMES);
     } catch (err) {
       if (isNotFound(err)) throw new BlobNotFoundError(key);
       // A range starting at or past the end: the same empty stream the local store gives.

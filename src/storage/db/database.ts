@@ -90,6 +90,8 @@ export interface BatchesTable {
   lease_expires_at: number | null;
   /** Refreshed while the creating request validates the input (migration 0003). */
   validation_heartbeat_at: number | null;
+  /** W3C traceparent of the creating request, when tracing was on (migration 0005). */
+  trace_parent: string | null;
 }
 
 /** A leased unit of batch work: the input lines in bytes [start_byte, end_byte). */

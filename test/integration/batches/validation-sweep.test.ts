@@ -160,7 +160,7 @@ describe('the validation sweep', () => {
       inputBlobKey: null, completionWindow: '24h', status: 'validating', metadata: {}, errors: null,
       requestCounts: { total: 0, completed: 0, failed: 0 }, outputFileId: null, errorFileId: null, createdAtMs: now,
       expiresAtMs: now + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,
-      expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null,
+      expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null, traceParent: null,
     };
     await new BatchesRepository(server.container.database).insert(fresh);
     expect((await janitorOf(server.container).runOnce()).validationsSwept).toBe(0);

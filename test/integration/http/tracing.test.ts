@@ -8,11 +8,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanKind } from '@opentelemetry/api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
-import { MODEL, isTerminal, requestLines, startBatch, upstreamYaml, uploadFile, waitForBatch } from '../batches/support/batch-helpers.js';
+import { MODEL, isTerminal, requestLines, upstreamYaml, uploadFile, waitForBatch } from '../batches/support/batch-helpers.js';
 import { batchSpanContext } from '../../../src/observability/batch-tracing.js';
+import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
@@ -28,7 +29,7 @@ const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 describe('tracing with an in-memory exporter', () => {
   let upstream: FakeUpstream;
   let server: TestServer;
-  let tenant: { key: string; projectId: string };
+  let tenant: { key: string; projectId: string; keyId: string };
   const exporter = new InMemorySpanExporter();
 
   beforeAll(async () => {
@@ -87,7 +88,7 @@ describe('tracing with an in-memory exporter', () => {
     expect(everything).not.toContain('secret prompt text');
   });
 
-  it('a request with no traceparent starts its own trace; an upload writes a blob span under it', async () => {
+  it('a request with no traceparent starts its own trace; an upload writes a blob span under it, a download reads one', async () => {
     exporter.reset();
     const res = await uploadFile(server.baseUrl, tenant.key, requestLines(2));
     expect(res.status).toBe(200);
@@ -97,25 +98,67 @@ describe('tracing with an in-memory exporter', () => {
     const put = byName(spans, 'blob.put');
     expect(parentOf(put)).toBe(server_.spanContext().spanId);
     expect(put.attributes).toMatchObject({ 'blob.key': `files/${res.body.id}.jsonl`, 'blob.backend': 'local', 'blob.bytes': Buffer.byteLength(requestLines(2)) });
+
+    exporter.reset();
+    const got = await call(server.baseUrl, 'GET', `/v1/files/${res.body.id}/content`, { key: tenant.key });
+    expect(got.status).toBe(200);
+    // The read's span lasts until its stream closes, which may be just after the response.
+    await vi.waitFor(() => expect(exporter.getFinishedSpans().map((s) => s.name)).toContain('blob.get'));
+    const downloaded = exporter.getFinishedSpans();
+    const get = byName(downloaded, 'blob.get');
+    expect(parentOf(get)).toBe(byName(downloaded, 'GET /v1/files/:file_id/content').spanContext().spanId);
+    expect(get.attributes).toMatchObject({ 'blob.key': `files/${res.body.id}.jsonl`, 'blob.backend': 'local' });
   });
 
-  it('batch lines: one root span per line, linked to its batch, with the line\'s inference and usage as children', async () => {
+  it('batch lines: one root span per line, linked to the span of the request that created the batch, with the line\'s inference as child', async () => {
+    const fileId = (await uploadFile(server.baseUrl, tenant.key, requestLines(3))).body.id as string;
     exporter.reset();
-    const { batch } = await startBatch(server.baseUrl, tenant.key, requestLines(3));
-    const done = await waitForBatch(server.baseUrl, tenant.key, batch.id, isTerminal);
+    const created = await call(server.baseUrl, 'POST', '/v1/batches', {
+      key: tenant.key,
+      headers: { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` },
+      body: { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' },
+    });
+    expect(created.status).toBe(200);
+    const batchId = created.body.id as string;
+    expect(created.body).not.toHaveProperty('trace_parent');
+    const done = await waitForBatch(server.baseUrl, tenant.key, batchId, isTerminal);
     expect(done.status).toBe('completed');
     const spans = exporter.getFinishedSpans();
+    const creating = byName(spans, 'POST /v1/batches', SpanKind.SERVER);
+    expect(creating.spanContext().traceId).toBe(TRACE_ID);
+
+    // Stored with the batch (what a worker on another machine reads), as a W3C traceparent.
+    const row = await server.container.database.db.selectFrom('batches').select('trace_parent').where('id', '=', batchId).executeTakeFirstOrThrow();
+    expect(row.trace_parent).toBe(`00-${TRACE_ID}-${creating.spanContext().spanId}-01`);
+
     const lines = spans.filter((s) => s.name === 'batch.line');
     expect(lines.map((s) => s.attributes['sluice.batch_line']).sort()).toEqual([1, 2, 3]);
-    const batchContext = batchSpanContext(batch.id);
     for (const line of lines) {
       expect(parentOf(line)).toBeUndefined();
-      expect(line.attributes).toMatchObject({ 'sluice.batch_id': batch.id, 'sluice.attempt': 1 });
-      expect(line.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([[batchContext.traceId, batchContext.spanId]]);
+      expect(line.spanContext().traceId).not.toBe(TRACE_ID);
+      expect(line.attributes).toMatchObject({ 'sluice.batch_id': batchId, 'sluice.attempt': 1 });
+      expect(line.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([[TRACE_ID, creating.spanContext().spanId]]);
       const children = spans.filter((s) => parentOf(s) === line.spanContext().spanId).map((s) => s.name);
       // A line's usage is written with its result, in the result writer's shared transaction, not under the line.
       expect(children).toEqual(expect.arrayContaining(['billing.credit_check', 'inference.chat']));
     }
+  }, 60_000);
+
+  it('a batch stored without a traceparent (created outside any span: tracing off then, or an older row): its lines link to one context derived from its id', async () => {
+    const fileId = (await uploadFile(server.baseUrl, tenant.key, requestLines(2))).body.id as string;
+    exporter.reset();
+    const principal = apiKeyPrincipal(tenant.projectId, tenant.keyId);
+    const batch = await server.container.batches.create(principal, { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    expect(batch.traceParent).toBeNull();
+    expect((await waitForBatch(server.baseUrl, tenant.key, batch.id, isTerminal)).status).toBe('completed');
+    const lines = exporter.getFinishedSpans().filter((s) => s.name === 'batch.line');
+    expect(lines).toHaveLength(2);
+    const derived = batchSpanContext({ id: batch.id, traceParent: null });
+    expect(derived.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(batchSpanContext({ id: 'batch_another', traceParent: null }).traceId).not.toBe(derived.traceId);
+    for (const line of lines) expect(line.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([[derived.traceId, derived.spanId]]);
+    // A stored value that is not a valid traceparent falls back the same way.
+    expect(batchSpanContext({ id: batch.id, traceParent: '00-00000000000000000000000000000000-0000000000000000-01' })).toEqual(derived);
   }, 60_000);
 
   it('errors: a refused key (403 invalid_api_key) is a span with its status and no project; the key is not in it', async () => {

@@ -33,7 +33,7 @@ function batchRecord(projectId: string, keyId: string | null, overrides: Partial
     inputBlobKey: 'files/file-x.jsonl', completionWindow: '24h', status: 'validating', metadata: { a: 1 }, errors: null,
     requestCounts: { total: 0, completed: 0, failed: 0 }, outputFileId: null, errorFileId: null, createdAtMs: now,
     expiresAtMs: now + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,
-    expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null, ...overrides,
+    expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null, traceParent: null, ...overrides,
   };
 }
 
@@ -88,6 +88,18 @@ describe.each(cases)('batch repositories on $name', ({ open }) => {
     const claims = await shards.claimsOf(batch.id);
     expect(claims).toHaveLength(450);
     expect((await batches.find(batch.id))!.requestCounts.total).toBe(900);
+  });
+
+  it('keeps the creating request\'s traceparent for the runner (null when there was none)', async () => {
+    const traceParent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const traced = batchRecord(projectId, keyId, { traceParent, inputBlobKey: 'files/a.jsonl' });
+    const untraced = batchRecord(projectId, keyId, { inputBlobKey: 'files/b.jsonl' });
+    await batches.insert(traced);
+    await batches.insert(untraced);
+    expect((await batches.find(traced.id))!.traceParent).toBe(traceParent);
+    expect((await batches.runInfo(traced.id))!.traceParent).toBe(traceParent);
+    expect((await batches.find(untraced.id))!.traceParent).toBeNull();
+    expect((await batches.runInfo(untraced.id))!.traceParent).toBeNull();
   });
 
   it('status transitions are conditional', async () => {

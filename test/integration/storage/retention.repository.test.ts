@@ -33,7 +33,7 @@ function batchRecord(projectId: string, overrides: Partial<BatchRecord> = {}): B
     inputBlobKey: null, completionWindow: '24h', status: 'validating', metadata: {}, errors: null,
     requestCounts: { total: 0, completed: 0, failed: 0 }, outputFileId: null, errorFileId: null, createdAtMs: NOW,
     expiresAtMs: NOW + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,
-    expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null, ...overrides,
+    expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null, traceParent: null, ...overrides,
   };
 }
 
@@ -249,6 +249,39 @@ describe.each(cases)('migration 0003 on $name', ({ open }) => {
         (await database.db.selectFrom(table).select('batch_id').where('batch_id', '=', id).execute()).length;
       expect([await count('batch_shards', ids.ended), await count('batch_line_results', ids.ended)]).toEqual([0, 0]);
       expect([await count('batch_shards', ids.running), await count('batch_line_results', ids.running)]).toEqual([1, 1]);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describe.each(cases)('migration 0005 on $name', ({ open }) => {
+  it('adds batches.trace_parent (null on existing rows) and removes it on the way down', async () => {
+    const database = await open();
+    try {
+      const migrator = await migratorFor(database);
+      expect((await migrator.migrateTo('0004-usage-clustered')).error).toBeUndefined();
+      const projectId = newUuid();
+      await database.db.insertInto('projects').values({ id: projectId, name: 'p', balance_micros: 0, created_at: NOW }).execute();
+      const id = newId('batch_');
+      await database.db
+        .insertInto('batches')
+        .values({
+          id, project_id: projectId, created_by_key_id: null, endpoint: '/v1/chat/completions', input_file_id: 'file-x',
+          input_blob_key: 'files/x.jsonl', completion_window: '24h', status: 'in_progress', metadata: '{}', errors: null, total_lines: 1,
+          completed_lines: 0, failed_lines: 0, shards_total: 1, output_file_id: null, error_file_id: null, created_at: NOW,
+          expires_at: NOW + 1, in_progress_at: null, finalizing_at: null, completed_at: null, failed_at: null,
+          expired_at: null, cancelling_at: null, cancelled_at: null, lease_owner: null, lease_expires_at: null,
+        })
+        .execute();
+      await migrateToLatest(database);
+      const row = await database.db.selectFrom('batches').select(['id', 'trace_parent']).where('id', '=', id).executeTakeFirstOrThrow();
+      expect(row).toEqual({ id, trace_parent: null });
+
+      expect((await migrator.migrateTo('0004-usage-clustered')).error).toBeUndefined();
+      const columns = (await database.db.introspection.getTables()).find((t) => t.name === 'batches')!.columns.map((c) => c.name);
+      expect(columns).not.toContain('trace_parent');
+      expect(columns).toContain('validation_heartbeat_at');
     } finally {
       await database.close();
     }

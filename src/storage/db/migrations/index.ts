@@ -7,10 +7,12 @@ import * as m0001 from './0001-foundation.js';
 import * as m0002 from './0002-files-batches.js';
 import * as m0003 from './0003-batch-retention.js';
 import * as m0004 from './0004-usage-clustered.js';
+import * as m0005 from './0005-batch-trace-parent.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-files-batches': m0002,
   '0003-batch-retention': m0003,
   '0004-usage-clustered': m0004,
+  '0005-batch-trace-parent': m0005,
 };

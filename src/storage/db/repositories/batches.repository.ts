@@ -39,6 +39,7 @@ const toBatch = (row: Selectable<BatchesTable>): BatchRecord => ({
   expiredAtMs: ms(row.expired_at),
   cancellingAtMs: ms(row.cancelling_at),
   cancelledAtMs: ms(row.cancelled_at),
+  traceParent: row.trace_parent,
 });
 
 const SHARD_INSERT_CHUNK = 200;
@@ -89,6 +90,7 @@ export class BatchesRepository implements BatchStore {
         lease_owner: null,
         lease_expires_at: null,
         validation_heartbeat_at: batch.createdAtMs,
+        trace_parent: batch.traceParent,
       })
       .execute();
   }
@@ -240,7 +242,7 @@ export class BatchesRepository implements BatchStore {
   async runInfo(id: string): Promise<BatchRunInfo | undefined> {
     const row = await this.database.db
       .selectFrom('batches')
-      .select(['id', 'project_id', 'created_by_key_id', 'input_file_id', 'input_blob_key', 'status', 'expires_at'])
+      .select(['id', 'project_id', 'created_by_key_id', 'input_file_id', 'input_blob_key', 'status', 'expires_at', 'trace_parent'])
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row || row.input_blob_key === null) return undefined;
@@ -252,6 +254,7 @@ export class BatchesRepository implements BatchStore {
       inputBlobKey: row.input_blob_key,
       status: row.status as BatchStatus,
       expiresAtMs: Number(row.expires_at),
+      traceParent: row.trace_parent,
     };
   }
 
