@@ -77,8 +77,12 @@ export class DecisionService {
     return model;
   }
 
-  async decide(caller: Caller, body: unknown, context: { requestId: string; signal?: AbortSignal }): Promise<DecisionResponse> {
-    const request = readDecisionRequest(body);
+  async decide(
+    caller: Caller,
+    body: unknown,
+    context: { requestId: string; signal?: AbortSignal; questionOrder?: readonly string[] },
+  ): Promise<DecisionResponse> {
+    const request = readDecisionRequest(body, context.questionOrder);
     const model = this.resolveModel(request.model);
     if (model.id === DOMAIN_MODEL) assertDomainState(request.state);
     const state = freeTextString(request.state);

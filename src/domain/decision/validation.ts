@@ -179,7 +179,15 @@ function readQuestion(issues: Issues, raw: unknown, loc: Loc): DecisionQuestion 
   return readScore(issues, raw, qLoc, instructions);
 }
 
-function readQuestions(issues: Issues, body: Record<string, unknown>): Map<string, DecisionQuestion> {
+/** `raw`'s entries, in `order` where the caller knows the text's order (integer-like names), else as parsed. */
+function entriesInOrder(raw: Record<string, unknown>, order: readonly string[] | undefined): [string, unknown][] {
+  if (!order) return Object.entries(raw);
+  const names = new Set(order.filter((name) => Object.hasOwn(raw, name)));
+  for (const name of Object.keys(raw)) names.add(name);
+  return [...names].map((name) => [name, raw[name]]);
+}
+
+function readQuestions(issues: Issues, body: Record<string, unknown>, order: readonly string[] | undefined): Map<string, DecisionQuestion> {
   const questions = new Map<string, DecisionQuestion>();
   const raw = own(body, 'questions');
   const loc: Loc = ['body', 'questions'];
@@ -191,7 +199,7 @@ function readQuestions(issues: Issues, body: Record<string, unknown>): Map<strin
     issues.add('dict_type', loc, 'Input should be a valid dictionary', raw);
     return questions;
   }
-  const entries = Object.entries(raw);
+  const entries = entriesInOrder(raw, order);
   issues.count(loc, raw, 'Dictionary', entries.length, 1, MAX_QUESTIONS);
   for (const [name, value] of entries) {
     const question = readQuestion(issues, value, [...loc, name]);
@@ -200,8 +208,12 @@ function readQuestions(issues: Issues, body: Record<string, unknown>): Map<strin
   return questions;
 }
 
-/** The request, or a 422 listing every failure of the body. */
-export function readDecisionRequest(body: unknown): DecisionRequest {
+/**
+ * The request, or a 422 listing every failure of the body. `questionOrder`: the question
+ * names as the request's text listed them, where parsing lost that order (integer-like
+ * names); the questions, and their failures, follow it.
+ */
+export function readDecisionRequest(body: unknown, questionOrder?: readonly string[]): DecisionRequest {
   const issues = new Issues();
   if (!isObject(body)) {
     if (body === undefined || body === null) issues.missing(['body'], null);
@@ -214,7 +226,7 @@ export function readDecisionRequest(body: unknown): DecisionRequest {
   const model = own(body, 'model');
   if (model === undefined) issues.missing(['body', 'model'], body);
   else if (typeof model !== 'string') issues.add('string_type', ['body', 'model'], 'Input should be a valid string', model);
-  const questions = readQuestions(issues, body);
+  const questions = readQuestions(issues, body, questionOrder);
   if (issues.list.length > 0) throw unprocessable(issues.list);
   return { model: model as string, state: state as FreeText, questions };
 }

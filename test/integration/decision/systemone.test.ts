@@ -125,6 +125,16 @@ describe('answers', () => {
     expect(response.headers.get('x-typesafe-request-id')).toBe(response.headers.get('x-request-id'));
   });
 
+  it('lists the failures of integer-like question names in request order too', async () => {
+    const rawBody = `{"model":"${IAB}","state":"x","questions":{"10":{"type":"choice"},"2":{"type":"score"}}}`;
+    const res = await call(server.baseUrl, 'POST', '/v1/systemone', { headers: { 'x-api-key': key, 'content-type': 'application/json' }, rawBody });
+    expect(res.status).toBe(422);
+    expect(res.body.detail.map((d: { loc: unknown[] }) => d.loc)).toEqual([
+      ['body', 'questions', '10', 'criteria'],
+      ['body', 'questions', '2', 'criteria'],
+    ]);
+  });
+
   it('zero-shot (rule 5): choice and score probabilities are softmax(cos/T) of the state against the criteria texts', async () => {
     const res = await decide({
       model: IAB,

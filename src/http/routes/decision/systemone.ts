@@ -65,8 +65,12 @@ export function registerDecisionRoute(scope: FastifyInstance, container: Contain
     done(null, parsed);
   });
   scope.post('/systemone', { schema, ...documentOnly }, async (request, reply) => {
-    const decided = await container.decision.decide(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply) });
     const order = questionOrder.get(request);
+    const decided = await container.decision.decide(callerOf(request), request.body, {
+      requestId: request.id,
+      signal: clientAbortSignal(reply),
+      questionOrder: order,
+    });
     if (!order) return decided;
     return reply.type('application/json; charset=utf-8').send(inRequestOrder(decided, order));
   });
