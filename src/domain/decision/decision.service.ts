@@ -23,7 +23,7 @@ import {
 import { planQuestion, sensitiveTopicsRoot, zeroShotWanted, type LabelRef, type QuestionPlan } from './plan.js';
 import type { DecisionModel, DecisionScorer, StateScores, ZeroShotScores } from './scorer.port.js';
 import type { LabelSetName } from '../../inference/classifier/label-sets.js';
-import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText } from './validation.js';
+import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText, type KeyOrders } from './validation.js';
 
 export const DECISION_ROUTE = '/v1/systemone';
 export const DECISION_MODELS: readonly string[] = [
@@ -80,9 +80,9 @@ export class DecisionService {
   async decide(
     caller: Caller,
     body: unknown,
-    context: { requestId: string; signal?: AbortSignal; questionOrder?: readonly string[] },
+    context: { requestId: string; signal?: AbortSignal; keyOrders?: KeyOrders },
   ): Promise<DecisionResponse> {
-    const request = readDecisionRequest(body, context.questionOrder);
+    const request = readDecisionRequest(body, context.keyOrders);
     const model = this.resolveModel(request.model);
     if (model.id === DOMAIN_MODEL) assertDomainState(request.state);
     const state = freeTextString(request.state);

@@ -117,14 +117,14 @@ function readNoul(issues: Issues, q: Record<string, unknown>, loc: Loc, instruct
   return { type: 'noul', instructions, criteria: { true: optionalFreeText(issues, raw, 'true', cLoc), false: optionalFreeText(issues, raw, 'false', cLoc) } };
 }
 
-function readChoice(issues: Issues, q: Record<string, unknown>, loc: Loc, instructions: FreeText | null): ChoiceQuestion {
+function readChoice(issues: Issues, q: Record<string, unknown>, loc: Loc, instructions: FreeText | null, order: readonly string[] | undefined): ChoiceQuestion {
   const raw = own(q, 'criteria');
   const cLoc = [...loc, 'criteria'];
   const criteria: ChoiceQuestion['criteria'] = [];
   if (raw === undefined) issues.missing(cLoc, q);
   else if (!isObject(raw)) issues.add('dict_type', cLoc, 'Input should be a valid dictionary', raw);
   else {
-    const entries = Object.entries(raw);
+    const entries = entriesInOrder(raw, order);
     issues.count(cLoc, raw, 'Dictionary', entries.length, 1, MAX_CRITERIA);
     for (const [name, description] of entries) {
       if (description !== null && !isFreeText(description)) issues.notFreeText([...cLoc, name], description);
@@ -150,7 +150,7 @@ function readScore(issues: Issues, q: Record<string, unknown>, loc: Loc, instruc
   return { type: 'score', instructions, criteria };
 }
 
-function readQuestion(issues: Issues, raw: unknown, loc: Loc): DecisionQuestion | null {
+function readQuestion(issues: Issues, raw: unknown, loc: Loc, criteriaOrder: readonly string[] | undefined): DecisionQuestion | null {
   if (!isObject(raw)) {
     issues.add('model_attributes_type', loc, 'Input should be a valid dictionary or object to extract fields from', raw);
     return null;
@@ -175,8 +175,18 @@ function readQuestion(issues: Issues, raw: unknown, loc: Loc): DecisionQuestion 
   const qLoc = loc;
   const instructions = optionalFreeText(issues, raw, 'instructions', qLoc);
   if (type === 'noul') return readNoul(issues, raw, qLoc, instructions);
-  if (type === 'choice') return readChoice(issues, raw, qLoc, instructions);
+  if (type === 'choice') return readChoice(issues, raw, qLoc, instructions, criteriaOrder);
   return readScore(issues, raw, qLoc, instructions);
+}
+
+/**
+ * Key orders as the request's text listed them, where parsing lost them (integer-like
+ * names, which JavaScript lists first and numerically): the questions' names, and the
+ * criteria names of each choice question (by question name).
+ */
+export interface KeyOrders {
+  questions?: readonly string[];
+  criteria?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** `raw`'s entries, in `order` where the caller knows the text's order (integer-like names), else as parsed. */
@@ -187,7 +197,7 @@ function entriesInOrder(raw: Record<string, unknown>, order: readonly string[] |
   return [...names].map((name) => [name, raw[name]]);
 }
 
-function readQuestions(issues: Issues, body: Record<string, unknown>, order: readonly string[] | undefined): Map<string, DecisionQuestion> {
+function readQuestions(issues: Issues, body: Record<string, unknown>, order: KeyOrders): Map<string, DecisionQuestion> {
   const questions = new Map<string, DecisionQuestion>();
   const raw = own(body, 'questions');
   const loc: Loc = ['body', 'questions'];
@@ -199,21 +209,20 @@ function readQuestions(issues: Issues, body: Record<string, unknown>, order: rea
     issues.add('dict_type', loc, 'Input should be a valid dictionary', raw);
     return questions;
   }
-  const entries = entriesInOrder(raw, order);
+  const entries = entriesInOrder(raw, order.questions);
   issues.count(loc, raw, 'Dictionary', entries.length, 1, MAX_QUESTIONS);
   for (const [name, value] of entries) {
-    const question = readQuestion(issues, value, [...loc, name]);
+    const question = readQuestion(issues, value, [...loc, name], order.criteria?.get(name));
     if (question) questions.set(name, question);
   }
   return questions;
 }
 
 /**
- * The request, or a 422 listing every failure of the body. `questionOrder`: the question
- * names as the request's text listed them, where parsing lost that order (integer-like
- * names); the questions, and their failures, follow it.
+ * The request, or a 422 listing every failure of the body. Questions and choice criteria
+ * (and their failures) follow `order` where given (KeyOrders), else the parsed order.
  */
-export function readDecisionRequest(body: unknown, questionOrder?: readonly string[]): DecisionRequest {
+export function readDecisionRequest(body: unknown, order: KeyOrders = {}): DecisionRequest {
   const issues = new Issues();
   if (!isObject(body)) {
     if (body === undefined || body === null) issues.missing(['body'], null);
@@ -226,7 +235,7 @@ export function readDecisionRequest(body: unknown, questionOrder?: readonly stri
   const model = own(body, 'model');
   if (model === undefined) issues.missing(['body', 'model'], body);
   else if (typeof model !== 'string') issues.add('string_type', ['body', 'model'], 'Input should be a valid string', model);
-  const questions = readQuestions(issues, body, questionOrder);
+  const questions = readQuestions(issues, body, order);
   if (issues.list.length > 0) throw unprocessable(issues.list);
   return { model: model as string, state: state as FreeText, questions };
 }

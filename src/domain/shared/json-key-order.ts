@@ -1,5 +1,5 @@
 /**
- * The order in which a JSON text lists the keys of one member object, read from the text.
+ * The order in which a JSON text lists the keys of one nested object, read from the text.
  *
  * A parsed object cannot tell it: JavaScript orders integer-like keys ("2", "10") first
  * and numerically, whatever the text said, so `{"10": …, "2": …}` comes back as 2, 10.
@@ -60,28 +60,29 @@ function eachMember(text: string, i: number, member: (key: string, at: number) =
 }
 
 /**
- * The keys of the top-level object's member `name`, in the order the text lists them
- * (a repeated key where it first appeared, as JSON.parse keeps it), or null when the text
- * is not an object or that member is not an object. A repeated `name` is read from its
- * last occurrence, the one JSON.parse keeps.
+ * The keys of the object reached from the top-level object by the member names of
+ * `path`, in the order the text lists them (a repeated key where it first appeared, as
+ * JSON.parse keeps it), or null when the text is not an object or something on the path
+ * is absent or not an object. A repeated member on the path is read from its last
+ * occurrence, the one JSON.parse keeps.
  */
-export function memberKeyOrder(text: string, name: string): string[] | null {
-  const start = skipWhitespace(text, 0);
-  if (text[start] !== '{') return null;
-  let keys: string[] | null = null;
-  eachMember(text, start, (key, at) => {
-    if (key !== name) return valueEnd(text, at);
-    if (text[at] !== '{') {
-      keys = null;
-      return valueEnd(text, at);
-    }
-    const seen = new Set<string>();
-    const end = eachMember(text, at, (inner, innerAt) => {
-      seen.add(inner);
-      return valueEnd(text, innerAt);
+export function keyOrderAt(text: string, path: readonly string[]): string[] | null {
+  let at = skipWhitespace(text, 0);
+  for (const name of path) {
+    if (text[at] !== '{') return null;
+    let found = -1;
+    eachMember(text, at, (key, valueAt) => {
+      if (key === name) found = valueAt;
+      return valueEnd(text, valueAt);
     });
-    keys = [...seen];
-    return end;
+    if (found === -1) return null;
+    at = found;
+  }
+  if (text[at] !== '{') return null;
+  const seen = new Set<string>();
+  eachMember(text, at, (key, valueAt) => {
+    seen.add(key);
+    return valueEnd(text, valueAt);
   });
-  return keys;
+  return [...seen];
 }

@@ -103,7 +103,7 @@ describe('answers', () => {
       `{"model":"${IAB}","state":"${STATE}","questions":{` +
       '"10":{"type":"noul","instructions":"Is it about cars?"},' +
       '"later":{"type":"noul","instructions":"Is it long?"},' +
-      '"2":{"type":"choice","criteria":{"yes":null,"no":null}},' +
+      '"2":{"type":"choice","criteria":{"yes":null,"20":null,"3":null}},' +
       '"0":{"type":"noul"}}}';
     const response = await fetch(`${server.baseUrl}/v1/systemone`, {
       method: 'POST',
@@ -118,6 +118,8 @@ describe('answers', () => {
     expect(at('10')).toBeLessThan(at('later'));
     expect(at('later')).toBeLessThan(at('2'));
     expect(at('2')).toBeLessThan(at('0'));
+    // The choice's probabilities in its criteria's order too.
+    expect(text).toMatch(/"2":\{"type":"choice","choice":"[^"]+","confidence":[^,]+,"probabilities":\{"yes":[^,]+,"20":[^,]+,"3":[^,}]+\}\}/);
     const body = JSON.parse(text);
     expect(Object.keys(body)).toEqual(['model', 'answers', 'usage']);
     expect(body.answers['2'].type).toBe('choice');

@@ -4,14 +4,13 @@
  * `insufficient_quota` and 401 for an invalid key. Its JSON parser answers malformed JSON
  * with FastAPI's 422, as System One does; every response carries `x-typesafe-request-id`
  * (the request id), which System One SDKs log. Answers are keyed in request order, names
- * that look like numbers included (see json-key-order.ts).
+ * that look like numbers included (key-orders.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../../container.js';
-import type { DecisionResponse as Decided } from '../../../domain/decision/decision.service.js';
-import { malformedJson, tooDeepJson, unprocessable } from '../../../domain/decision/validation.js';
+import { malformedJson, tooDeepJson, unprocessable, type KeyOrders } from '../../../domain/decision/validation.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../../../domain/shared/json-depth.js';
-import { memberKeyOrder } from '../../../domain/shared/json-key-order.js';
+import { decisionJson, keyOrdersOf } from './key-orders.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { documentOnly } from '../../schemas/document-only.js';
 import { DecisionBody, DecisionResponse, ValidationErrorBody } from '../../schemas/decision.js';
@@ -24,24 +23,8 @@ const schema = {
   response: { 200: DecisionResponse, 422: ValidationErrorBody },
 };
 
-/** Question names in the order the request listed them, kept only where a parsed object would lose it. */
-const questionOrder = new WeakMap<FastifyRequest, string[]>();
-const INTEGER_LIKE = /^(0|[1-9]\d*)$/;
-
-/** Record the questions' order when some names are integer-like (JavaScript would list those first). */
-function keepQuestionOrder(request: FastifyRequest, text: string, body: unknown): void {
-  const questions = (body as { questions?: unknown } | null)?.questions;
-  if (typeof questions !== 'object' || questions === null || Array.isArray(questions)) return;
-  if (!Object.keys(questions).some((name) => INTEGER_LIKE.test(name))) return;
-  const order = memberKeyOrder(text, 'questions');
-  if (order) questionOrder.set(request, order);
-}
-
-/** The response as JSON, its answers in `order` (every name of a successful request is in it). */
-function inRequestOrder(decided: Decided, order: readonly string[]): string {
-  const answers = order.map((name) => `${JSON.stringify(name)}:${JSON.stringify(decided.answers[name])}`);
-  return `{"model":${JSON.stringify(decided.model)},"answers":{${answers.join(',')}},"usage":${JSON.stringify(decided.usage)}}`;
-}
+/** Key orders the parser recovered from a request's text (key-orders.ts), where parsing lost them. */
+const keyOrders = new WeakMap<FastifyRequest, KeyOrders>();
 
 export function registerDecisionRoute(scope: FastifyInstance, container: Container): void {
   // onSend: also on refusals (401, 402, 422), which end before a handler runs.
@@ -61,17 +44,18 @@ export function registerDecisionRoute(scope: FastifyInstance, container: Contain
     } catch (err) {
       return done(malformedJson(text, err), undefined);
     }
-    keepQuestionOrder(request, text, parsed);
+    const orders = keyOrdersOf(text, parsed);
+    if (orders) keyOrders.set(request, orders);
     done(null, parsed);
   });
   scope.post('/systemone', { schema, ...documentOnly }, async (request, reply) => {
-    const order = questionOrder.get(request);
+    const orders = keyOrders.get(request);
     const decided = await container.decision.decide(callerOf(request), request.body, {
       requestId: request.id,
       signal: clientAbortSignal(reply),
-      questionOrder: order,
+      keyOrders: orders,
     });
-    if (!order) return decided;
-    return reply.type('application/json; charset=utf-8').send(inRequestOrder(decided, order));
+    if (!orders) return decided;
+    return reply.type('application/json; charset=utf-8').send(decisionJson(decided, orders));
   });
 }
