@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
+import { closedLoopRate, median, timed } from './measure.js';
 import { loadConfig } from '../src/config/load.js';
 import { OnnxBackend } from '../src/inference/backends/onnx/index.js';
 import { buildBertEncoderLike } from '../test/fixtures/model-builders/bert.js';
@@ -29,14 +30,6 @@ const WORDS = 'the new phone camera takes sharp photos while the league football
 
 function sentence(i: number): string {
   return `${Array.from({ length: 24 }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]).join(' ')} number ${i}.`;
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
 }
 
 async function inProcess(modelsDir: string): Promise<BenchRow[]> {
@@ -88,29 +81,14 @@ async function overHttp(modelsDir: string): Promise<BenchRow[]> {
   };
   const classify = () => post('/v1/chat/completions', { model: PACK, messages: [{ role: 'user', content: sentence(n++) }] });
   const embed = () => post('/v1/embeddings', { model: 'all-minilm-l6-v2', input: sentence(n++) });
-  const rate = async (step: () => Promise<void>) => {
-    const started = performance.now();
-    const until = started + SECONDS * 1000;
-    const counts = await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        let done = 0;
-        while (performance.now() < until) {
-          await step();
-          done++;
-        }
-        return done;
-      }),
-    );
-    return counts.reduce((a, b) => a + b, 0) / ((performance.now() - started) / 1000);
-  };
   try {
     await classify();
     await embed();
     const ratios: number[] = [];
     let last = { c: 0, e: 0 };
     for (let round = 0; round < 3; round++) {
-      const e = await rate(embed);
-      const c = await rate(classify);
+      const e = await closedLoopRate(embed, 32, SECONDS);
+      const c = await closedLoopRate(classify, 32, SECONDS);
       ratios.push(c / e);
       last = { c, e };
     }

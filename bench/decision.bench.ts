@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
+import { closedLoopRate, median, timed } from './measure.js';
 import { apiKeyPrincipal, type Caller } from '../src/domain/access/caller.js';
 import type { OnnxBackend } from '../src/inference/backends/onnx/index.js';
 import { buildBertEncoderLike } from '../test/fixtures/model-builders/bert.js';
@@ -26,8 +27,6 @@ const WORDS = 'the new phone camera takes sharp photos while the league football
 const TOPICS = ['Automotive', 'Sports', 'Food & Drink', 'Travel', 'Technology & Computing', 'Music and Audio', 'Business and Finance', 'Shopping'];
 
 const state = (i: number) => `${Array.from({ length: 24 }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]).join(' ')} number ${i}.`;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 function questions(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (let q = 0; q < 8; q++) {
@@ -35,12 +34,6 @@ function questions(): Record<string, unknown> {
     out[`free${q}`] = { type: 'choice', instructions: `Question ${q}`, criteria: Object.fromEntries(Array.from({ length: 8 }, (_, k) => [`option ${q}-${k}`, `the text is about idea ${q * 8 + k}`])) };
   }
   return out;
-}
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const t = performance.now();
-  await fn();
-  return performance.now() - t;
 }
 
 const freeCaller = (projectId: string): Caller => ({
@@ -88,28 +81,13 @@ async function overHttp(server: TestServer, key: string): Promise<BenchRow[]> {
     const text = await res.body.text();
     if (res.statusCode !== 200) throw new Error(`/v1/systemone answered ${res.statusCode}: ${text.slice(0, 200)}`);
   };
-  const rate = async (callers: number) => {
-    const started = performance.now();
-    const until = started + SECONDS * 1000;
-    const counts = await Promise.all(
-      Array.from({ length: callers }, async () => {
-        let done = 0;
-        while (performance.now() < until) {
-          await post();
-          done++;
-        }
-        return done;
-      }),
-    );
-    return counts.reduce((a, b) => a + b, 0) / ((performance.now() - started) / 1000);
-  };
   try {
     await post();
     const ratios: number[] = [];
     let last = { one: 0, many: 0 };
     for (let round = 0; round < 3; round++) {
-      const one = await rate(1);
-      const many = await rate(32);
+      const one = await closedLoopRate(post, 1, SECONDS);
+      const many = await closedLoopRate(post, 32, SECONDS);
       ratios.push(many / one);
       last = { one, many };
     }
