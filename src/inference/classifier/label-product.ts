@@ -1,23 +1,44 @@
 /**
- * The raw products of a pack's label rows with embeddings, as one ONNX MatMul: every
- * label set's rows (zero-shot label embeddings, or a trained head's weights) stacked in
- * one [rows × dim] matrix, kept as one tensor, multiplied with a [dim × N] batch of
- * embeddings by `matmul` of @huggingface/transformers (a MatMul graph on
- * onnxruntime-node, whose blocked kernels beat any JavaScript loop over thousands of
- * labels by an order of magnitude, and keep the event loop free for that long).
+ * Calibrated probabilities of every row of a pack's label matrix against embeddings, as
+ * one ONNX graph on onnxruntime-node: every label set's rows (zero-shot label
+ * embeddings, or a trained head's weights) stacked in one [rows × dim] initializer, and
+ * p = σ(scale[r] · (row r · v) + shift[r]) computed as Sigmoid(Gemm(v, W', shift)) with
+ * the per-row scale folded into W'. Calibration is σ(z / temperature + bias) (plus a
+ * head's bias before it), so scale = 1 / temperature and shift = headBias / temperature
+ * + bias: the graph answers probabilities, and JavaScript only rolls them up.
+ *
+ * The graph is built by the project (runtime/onnx-model.ts) rather than taken from a
+ * library's generic MatMul: a constant weight lets the runtime pack it once at load,
+ * the sigmoid runs vectorised in the same run, and the session is single-threaded (a
+ * product this size finishes before a second thread would have woken). It runs on the
+ * calling thread (onnxruntime-node runs a session synchronously) for the fraction of a
+ * millisecond a product takes, which is less than a round trip to a worker thread.
  *
  * Calls made before the current microtasks run out (the callers one embedding batch
- * answered together) share one product: one run instead of one per caller, and no extra
- * turn of the event loop before it starts.
+ * answered together) share one run.
  */
-import type * as TransformersModule from '@huggingface/transformers';
-import type { Tensor } from '@huggingface/transformers';
+import type * as Ort from 'onnxruntime-node';
+import { encodeOnnxModel } from '../runtime/onnx-model.js';
 import type { Matrix } from './scoring.js';
 
-type Transformers = typeof TransformersModule;
-let loading: Promise<Transformers> | null = null;
+type OrtModule = typeof Ort;
+let loading: Promise<OrtModule> | null = null;
 /** Loaded on the first product: processes that never classify do not pay for it. */
-const transformers = (): Promise<Transformers> => (loading ??= import('@huggingface/transformers'));
+const ort = (): Promise<OrtModule> => (loading ??= import('onnxruntime-node'));
+
+/** Each row's calibration: p = σ(scale · (row · v) + shift). */
+export interface RowCalibration {
+  scale: Float32Array;
+  shift: Float32Array;
+}
+
+/** `data[(first + n) * rows + r]`: the probability of row `r` for the caller's `n`-th vector. */
+export interface Product {
+  readonly data: Float32Array;
+  readonly rows: number;
+  /** Index of the caller's first vector in the shared run. */
+  readonly first: number;
+}
 
 interface Pending {
   vectors: readonly Float32Array[];
@@ -25,22 +46,20 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-/** `value(row, n)`: the product of matrix row `row` with the caller's `n`-th vector. */
-export interface Product {
-  readonly data: Float32Array;
-  /** Columns of `data` (vectors in the shared batch). */
-  readonly stride: number;
-  /** Column of the caller's first vector. */
-  readonly first: number;
-}
-
 export class LabelProduct {
-  #tensor: Promise<Tensor> | null = null;
+  #session: Promise<Ort.InferenceSession> | null = null;
   #queue: Pending[] = [];
 
-  constructor(readonly matrix: Matrix) {}
+  constructor(
+    readonly matrix: Matrix,
+    readonly calibration: RowCalibration,
+  ) {
+    if (calibration.scale.length !== matrix.rows || calibration.shift.length !== matrix.rows) {
+      throw new Error(`the label matrix has ${matrix.rows} rows, its calibration ${calibration.scale.length} and ${calibration.shift.length}`);
+    }
+  }
 
-  /** Products of every row with each of `vectors` (each of the matrix's dimension). */
+  /** Probabilities of every row for each of `vectors` (each of the matrix's dimension). */
   multiply(vectors: readonly Float32Array[]): Promise<Product> {
     for (const v of vectors) {
       if (v.length !== this.matrix.dim) throw new Error(`vector has ${v.length} dimensions, the label matrix ${this.matrix.dim}`);
@@ -54,32 +73,57 @@ export class LabelProduct {
     const batch = this.#queue;
     this.#queue = [];
     try {
-      const { dim } = this.matrix;
+      const { dim, rows } = this.matrix;
       const n = batch.reduce((sum, p) => sum + p.vectors.length, 0);
-      // [dim × n]: column j is the j-th vector of the batch.
-      const columns = new Float32Array(dim * n);
+      const input = new Float32Array(n * dim);
       let j = 0;
-      for (const p of batch) {
-        for (const v of p.vectors) {
-          for (let d = 0; d < dim; d++) columns[d * n + j] = v[d]!;
-          j++;
-        }
-      }
-      const { matmul, Tensor } = await transformers();
-      const product = await matmul(await this.#labels(), new Tensor('float32', columns, [dim, n]));
-      const data = product.data as Float32Array;
+      for (const p of batch) for (const v of p.vectors) input.set(v, dim * j++);
+      const [session, { Tensor }] = await Promise.all([this.#load(), ort()]);
+      const out = await session.run({ x: new Tensor('float32', input, [n, dim]) });
+      const data = out.p!.data as Float32Array;
       let first = 0;
       for (const p of batch) {
-        p.resolve({ data, stride: n, first });
+        p.resolve({ data, rows, first });
         first += p.vectors.length;
       }
     } catch (err) {
-      this.#tensor = null;
+      this.#session = null;
       for (const p of batch) p.reject(err);
     }
   }
 
-  #labels(): Promise<Tensor> {
-    return (this.#tensor ??= transformers().then(({ Tensor }) => new Tensor('float32', this.matrix.data, [this.matrix.rows, this.matrix.dim])));
+  #load(): Promise<Ort.InferenceSession> {
+    return (this.#session ??= ort().then(({ InferenceSession }) =>
+      InferenceSession.create(this.#graph(), {
+        intraOpNumThreads: 1,
+        interOpNumThreads: 1,
+        executionMode: 'sequential',
+        graphOptimizationLevel: 'all',
+      }),
+    ));
+  }
+
+  /** Sigmoid(Gemm(x, W', shift, transB)): x is [n × dim], W' the rows times their scale. */
+  #graph(): Uint8Array {
+    const { rows, dim, data } = this.matrix;
+    const { scale, shift } = this.calibration;
+    const scaled = new Float32Array(rows * dim);
+    for (let r = 0; r < rows; r++) {
+      const s = scale[r]!;
+      for (let d = r * dim; d < (r + 1) * dim; d++) scaled[d] = data[d]! * s;
+    }
+    return encodeOnnxModel({
+      name: 'label_product',
+      nodes: [
+        { op: 'Gemm', inputs: ['x', 'w', 'shift'], outputs: ['z'], ints: { transB: 1 } },
+        { op: 'Sigmoid', inputs: ['z'], outputs: ['p'] },
+      ],
+      initializers: [
+        { name: 'w', dims: [rows, dim], data: scaled },
+        { name: 'shift', dims: [rows], data: shift },
+      ],
+      inputs: [{ name: 'x', shape: ['n', dim] }],
+      outputs: [{ name: 'p', shape: ['n', rows] }],
+    });
   }
 }

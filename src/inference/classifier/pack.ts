@@ -5,8 +5,8 @@
  * text once and scores every label set against it.
  *
  * Every set's rows (its label embeddings, or its trained head's weights, which replace
- * them) are stacked in one matrix, so scoring all sets of any number of texts is one
- * matrix product (label-product.ts).
+ * them) are stacked in one matrix with each row's calibration, so scoring all sets of
+ * any number of texts is one run of one graph (label-product.ts).
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -82,19 +82,30 @@ export class ClassifierPack {
     return pack;
   }
 
-  /** One matrix of every set's rows; each set keeps a view of its own. */
+  /**
+   * One matrix of every set's rows (each set keeps a view of its own), with each row's
+   * calibration: σ(z / temperature + bias), plus a head's bias on z first.
+   */
   #stack(loaded: readonly { set: LabelSet; rows: Matrix; head: LinearHead | null }[]): void {
     const dim = this.backbone.dim;
-    const data = new Float32Array(loaded.reduce((n, l) => n + l.rows.rows, 0) * dim);
+    const total = loaded.reduce((n, l) => n + l.rows.rows, 0);
+    const data = new Float32Array(total * dim);
+    const scale = new Float32Array(total);
+    const shift = new Float32Array(total);
     let offset = 0;
     for (const { set, rows: own, head } of loaded) {
       const rows = { rows: own.rows, dim, data: data.subarray(offset * dim, (offset + own.rows) * dim) };
       rows.data.set(own.data);
       const headIndex = head ? headLabelIndex(set, head) : [];
       this.#sets.set(set.name, { set, rows, offset, head: head ? { ...head, weights: rows } : null, headIndex });
+      const { temperature, bias } = this.calibration(set.name);
+      for (let r = 0; r < own.rows; r++) {
+        scale[offset + r] = 1 / temperature;
+        shift[offset + r] = (head ? head.bias[r]! : 0) / temperature + bias;
+      }
       offset += own.rows;
     }
-    this.#product = new LabelProduct({ rows: offset, dim, data });
+    this.#product = new LabelProduct({ rows: total, dim, data }, { scale, shift });
   }
 
   get labelSets(): LabelSet[] {
@@ -115,13 +126,12 @@ export class ClassifierPack {
   /** Every label set (or those in `only`) scored against each embedding: one matrix product for all. */
   async scoreVectors(vectors: readonly Float32Array[], only?: readonly LabelSetName[]): Promise<Map<LabelSetName, SetScores>[]> {
     if (vectors.length === 0) return [];
-    const product = await this.#product.multiply(vectors);
-    const sets = [...this.#sets].filter(([name]) => !only || only.includes(name)).map(([name, state]) => ({ name, state, cal: this.calibration(name) }));
+    const { data, rows, first } = await this.#product.multiply(vectors);
+    const sets = [...this.#sets].filter(([name]) => !only || only.includes(name));
     return vectors.map((_, n) => {
+      const row = data.subarray((first + n) * rows, (first + n + 1) * rows);
       const out = new Map<LabelSetName, SetScores>();
-      for (const { name, state, cal } of sets) {
-        out.set(name, { set: state.set, probs: setProbs(state.set, state, product, product.first + n, cal), trained: state.head !== null });
-      }
+      for (const [name, state] of sets) out.set(name, { set: state.set, probs: setProbs(state.set, state, row), trained: state.head !== null });
       return out;
     });
   }

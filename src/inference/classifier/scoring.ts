@@ -5,13 +5,12 @@
  * p = sigmoid(z / temperature + bias), then the roll-up that lets a parent's score cover
  * its branch (spec rule 3: p(parent) = max(p(parent), p(any descendant))).
  *
- * Serving takes the products from one ONNX MatMul over every set of a pack
- * (label-product.ts) and turns them into probabilities in one pass (`setProbs`); the
- * JavaScript `matVec` serves the offline paths (training, calibration) and free labels.
+ * Serving takes calibrated probabilities of every set of a pack from one ONNX graph
+ * (label-product.ts) and only rolls them up here (`setProbs`); the JavaScript `matVec`
+ * and `calibrate` serve the offline paths (training, calibration) and free labels.
  */
 import type { LabelSet } from './label-sets.js';
 import type { SetCalibration } from './manifest.js';
-import type { Product } from './label-product.js';
 
 /** A row-major [rows × dim] matrix. */
 export interface Matrix {
@@ -135,25 +134,18 @@ export interface SetRows {
 }
 
 /**
- * Calibrated, rolled-up probabilities of `set` for the vector in column `column` of
- * `product`: the same values as `rollUp(set, calibrate(setLogits(…), cal))`, read
- * straight from the product without an intermediate logits array. Labels a head does not
- * name keep probability 0 (their logit is -Infinity).
+ * Rolled-up probabilities of `set` from `row`, the calibrated probabilities of every row
+ * of a pack's label matrix for one vector (label-product.ts): the same values as
+ * `rollUp(set, calibrate(setLogits(…), cal))`. Labels a head does not name keep
+ * probability 0 (their logit is -Infinity).
  */
-export function setProbs(set: LabelSet, rows: SetRows, product: Product, column: number, cal: SetCalibration): Float32Array {
+export function setProbs(set: LabelSet, rows: SetRows, row: Float32Array): Float32Array {
+  if (!rows.head) return rollUp(set, row.slice(rows.offset, rows.offset + set.labels.length));
   const probs = new Float32Array(set.labels.length);
-  const { data, stride } = product;
-  const { temperature, bias } = cal;
-  let at = rows.offset * stride + column;
-  if (!rows.head) {
-    for (let i = 0; i < probs.length; i++, at += stride) probs[i] = sigmoid(data[at]! / temperature + bias);
-  } else {
-    const { headIndex } = rows;
-    const headBias = rows.head.bias;
-    for (let k = 0; k < headIndex.length; k++, at += stride) {
-      const i = headIndex[k]!;
-      if (i >= 0) probs[i] = sigmoid(Math.fround(data[at]! + headBias[k]!) / temperature + bias);
-    }
+  const { headIndex, offset } = rows;
+  for (let k = 0; k < headIndex.length; k++) {
+    const i = headIndex[k]!;
+    if (i >= 0) probs[i] = row[offset + k]!;
   }
   return rollUp(set, probs);
 }

@@ -71,7 +71,13 @@ describe('label scores as one matrix product', () => {
     }));
     const { vectors } = await pack.backbone.embed(examples.map((e) => e.text));
     const { heads } = trainHeads(pack, vectors, targets(pack, examples, 'synthetic.jsonl'));
-    await writePackChanges(pack, { heads: new Map([['moderation', heads.get('moderation')!]]) });
+    // A calibrated head and a recalibrated zero-shot set: each row's temperature and bias
+    // (and the head's bias) must reach the served probabilities.
+    const calibration = { moderation: { temperature: 0.7, bias: 0.3 }, unsafe: { temperature: 0.08, bias: -4 } };
+    await writePackChanges(pack, {
+      heads: new Map([['moderation', heads.get('moderation')!]]),
+      manifest: (m) => ({ ...m, calibration: { ...m.calibration, ...calibration } }),
+    });
 
     const trained = await backend.packs.pack(model);
     const probe = (await trained.backbone.embed(TEXTS)).vectors;
@@ -83,6 +89,7 @@ describe('label scores as one matrix product', () => {
       expectSameScores(single[n]!, expected);
     });
     expect([batch[0]!.get('moderation')!.trained, batch[0]!.get('unsafe')!.trained]).toEqual([true, false]);
+    expect([trained.calibration('moderation'), trained.calibration('unsafe')]).toEqual([calibration.moderation, calibration.unsafe]);
     // Labels the head was not trained on score 0; the zero-shot set scores every label.
     const moderation = batch[1]!.get('moderation')!;
     expect(moderation.probs[moderation.set.labels.findIndex((l) => l.key === 'sexual/minors')]).toBe(0);
