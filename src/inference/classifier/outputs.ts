@@ -27,8 +27,9 @@ const exact: Round = (x) => x;
 
 interface Content10Index {
   nodes: Content10Node[];
-  /** For each 1.0 node, the label indices (in the Content 2.2 set) it maps to. */
-  targets: number[][];
+  /** Node i maps to the Content 2.2 labels targets[starts[i] .. starts[i + 1]) (indices in the set). */
+  starts: Int32Array;
+  targets: Int32Array;
   /** For each 1.0 node, its parent's position in `nodes` (-1 for tier 1). */
   parents: Int32Array;
 }
@@ -39,24 +40,27 @@ function content10Index(set: LabelSet): Content10Index {
   if (index) return index;
   const tax = loadIabTaxonomies();
   const byKey = new Map(set.labels.map((l, i) => [l.key, i]));
-  const targets = tax.content10.map((n) => (tax.content10To22.get(n.code) ?? []).map((id) => byKey.get(String(id)) ?? -1).filter((i) => i >= 0));
+  const perNode = tax.content10.map((n) => (tax.content10To22.get(n.code) ?? []).map((id) => byKey.get(String(id)) ?? -1).filter((i) => i >= 0));
+  const starts = new Int32Array(perNode.length + 1);
+  perNode.forEach((t, i) => (starts[i + 1] = starts[i]! + t.length));
   const position = new Map(tax.content10.map((n, i) => [n.code, i]));
   const parents = Int32Array.from(tax.content10, (n) => (n.parentCode ? (position.get(n.parentCode) ?? -1) : -1));
-  index = { nodes: tax.content10, targets, parents };
+  index = { nodes: tax.content10, starts, targets: Int32Array.from(perNode.flat()), parents };
   content10Indices.set(set, index);
   return index;
 }
 
 /** Scores of every Content 1.0 code, in the taxonomy's order. */
 export function content10Scores(set: LabelSet, probs: Float32Array): { nodes: Content10Node[]; scores: Float32Array } {
-  const { nodes, targets, parents } = content10Index(set);
+  const { nodes, starts, targets, parents } = content10Index(set);
   const scores = new Float32Array(nodes.length);
-  targets.forEach((t, i) => {
-    for (const j of t) if (probs[j]! > scores[i]!) scores[i] = probs[j]!;
-  });
-  parents.forEach((parent, i) => {
+  for (let i = 0; i < nodes.length; i++) {
+    for (let t = starts[i]!; t < starts[i + 1]!; t++) if (probs[targets[t]!]! > scores[i]!) scores[i] = probs[targets[t]!]!;
+  }
+  for (let i = 0; i < nodes.length; i++) {
+    const parent = parents[i]!;
     if (parent !== -1 && scores[i]! > scores[parent]!) scores[parent] = scores[i]!;
-  });
+  }
   return { nodes, scores };
 }
 
@@ -69,17 +73,25 @@ function treeEntry(label: Label, score: number): Record<string, unknown> {
   return entry;
 }
 
-function picks(manifest: PackManifest, list: OutputList, probs: Float32Array, allowed?: (i: number) => boolean): number[] {
+function picks(manifest: PackManifest, list: OutputList, probs: Float32Array, allowed?: Uint8Array): number[] {
   const { topK: k, minScore } = outputLimits(manifest, list);
   return topK(probs, k, minScore, allowed);
 }
 
 /**
- * Labels the tree lists name: those with integer ids (digest §1.3). The Sensitive Topics
- * branch (alphanumeric ids) is scored for the decision route's brand-safety questions
- * and listed by no classifier.
+ * Labels the tree lists name (1) or not (0): those with integer ids (digest §1.3). The
+ * Sensitive Topics branch (alphanumeric ids) is scored for the decision route's
+ * brand-safety questions and listed by no classifier. Computed once per set.
  */
-const listable = (set: LabelSet) => (i: number) => typeof set.labels[i]!.node?.id === 'number';
+const listableMasks = new WeakMap<LabelSet, Uint8Array>();
+function listable(set: LabelSet): Uint8Array {
+  let mask = listableMasks.get(set);
+  if (!mask) {
+    mask = Uint8Array.from(set.labels, (l) => (typeof l.node?.id === 'number' ? 1 : 0));
+    listableMasks.set(set, mask);
+  }
+  return mask;
+}
 
 function treeList(manifest: PackManifest, scores: PackScores, set: 'iab_content_2_2' | 'iab_audience_1_1', detailed: boolean, round: Round) {
   const s = scores.sets.get(set);

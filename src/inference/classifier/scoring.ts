@@ -156,20 +156,27 @@ export function headLabelIndex(set: LabelSet, head: LinearHead): number[] {
   return head.labels.map((key) => byKey.get(key) ?? -1);
 }
 
-/** Indices of the `k` largest values at or above `min`, best first. */
-export function topK(values: Float32Array, k: number, min: number, allowed?: (i: number) => boolean): number[] {
+/**
+ * Indices of the `k` largest values at or above `min`, best first; with `allowed`, only
+ * indices it marks 1. Once `k` are picked, a value must beat the k-th to enter, so most
+ * values cost one comparison.
+ */
+export function topK(values: Float32Array, k: number, min: number, allowed?: Uint8Array): number[] {
   const picked: number[] = [];
+  if (k <= 0) return picked;
+  let floor = min;
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
-    if (!(v >= min) || (allowed && !allowed(i))) continue;
+    if (!(v >= floor) || (allowed && allowed[i] === 0)) continue;
     if (picked.length === k) {
-      if (v <= values[picked[k - 1]!]!) continue;
+      if (v <= floor) continue;
       picked[k - 1] = i;
     } else picked.push(i);
     for (let j = picked.length - 1; j > 0 && values[picked[j - 1]!]! < v; j--) {
       picked[j] = picked[j - 1]!;
       picked[j - 1] = i;
     }
+    if (picked.length === k) floor = values[picked[k - 1]!]!;
   }
   return picked;
 }

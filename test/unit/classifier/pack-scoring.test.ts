@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { defaultManifest, validateManifest } from '../../../src/inference/classifier/manifest.js';
 import { findLabel, labelSet, type LabelSet } from '../../../src/inference/classifier/label-sets.js';
@@ -83,6 +84,24 @@ describe('scoring', () => {
     const v = Float32Array.from([0.1, 0.9, 0.5, 0.7, 0.05, 0.95]);
     expect(topK(v, 3, 0)).toEqual([5, 1, 3]);
     expect(topK(v, 10, 0.5)).toEqual([5, 1, 3, 2]);
+    expect(topK(v, 3, 0, Uint8Array.from([1, 0, 1, 1, 1, 0]))).toEqual([3, 2, 0]);
+    expect(topK(v, 0, 0)).toEqual([]);
+  });
+
+  it('topK agrees with sorting every allowed value at or above the minimum (ties: the earlier index first)', () => {
+    const values = fc.array(fc.float({ noNaN: true, min: 0, max: 1 }), { maxLength: 60 });
+    const pick = fc.tuple(values, fc.integer({ min: 1, max: 12 }), fc.float({ noNaN: true, min: 0, max: 1 }), fc.array(fc.boolean(), { maxLength: 60 }));
+    fc.assert(
+      fc.property(pick, ([raw, k, min, allow]) => {
+        const v = Float32Array.from(raw);
+        const mask = Uint8Array.from(v, (_, i) => (allow[i] === false ? 0 : 1));
+        const expected = [...v.keys()]
+          .filter((i) => v[i]! >= min && mask[i] === 1)
+          .sort((a, b) => v[b]! - v[a]! || a - b)
+          .slice(0, k);
+        expect(topK(v, k, min, mask)).toEqual(expected);
+      }),
+    );
   });
 
   it('IAB lists never name the Sensitive Topics branch: their ids are integers (digest §1.3), the branch answers brand safety', () => {
