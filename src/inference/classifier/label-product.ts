@@ -92,6 +92,13 @@ export class LabelProduct {
     }
   }
 
+  /** Releases the session now (a dropped product's session is otherwise freed when collected). */
+  async close(): Promise<void> {
+    const session = this.#session;
+    this.#session = null;
+    if (session) await session.then((s) => s.release()).catch(() => undefined);
+  }
+
   #load(): Promise<Ort.InferenceSession> {
     return (this.#session ??= ort().then(({ InferenceSession }) =>
       InferenceSession.create(this.#graph(), {

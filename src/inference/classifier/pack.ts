@@ -108,6 +108,11 @@ export class ClassifierPack {
     this.#product = new LabelProduct({ rows: total, dim, data }, { scale, shift });
   }
 
+  /** Releases the label product's runtime session (a later score loads it again). */
+  close(): Promise<void> {
+    return this.#product.close();
+  }
+
   get labelSets(): LabelSet[] {
     return [...this.#sets.values()].map((s) => s.set);
   }

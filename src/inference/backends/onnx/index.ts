@@ -158,7 +158,7 @@ export class OnnxBackend implements InferenceBackend {
   }
 
   async close(): Promise<void> {
-    this.packs.forget();
+    await this.packs.forget();
     await Promise.allSettled([...this.#models.values()].map((m) => m.close()));
     this.#models.clear();
     await this.runtime.close();

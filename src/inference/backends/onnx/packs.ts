@@ -94,8 +94,11 @@ export class PackHost {
     return this.#backboneModel(model, manifest);
   }
 
-  forget(): void {
+  /** Drops every loaded pack and releases their runtime sessions (the backend is closing). */
+  async forget(): Promise<void> {
+    const loaded = [...this.#loaded.values()];
     this.#loaded.clear();
+    await Promise.allSettled(loaded.map(async ({ pack }) => (await pack).close()));
   }
 
   async #open(model: ModelConfig, assemble: boolean): Promise<ClassifierPack> {
