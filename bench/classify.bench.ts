@@ -24,8 +24,8 @@ import { startTestServer } from '../test/helpers/harness.js';
 
 const SOURCE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../shared/data/models/all-minilm-l6-v2');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-// Enough rounds that the two medians, each of a ~7 ms figure that swings by a millisecond
-// on a shared machine, settle to within a tenth of one.
+// Enough rounds that both medians settle: on a shared machine single forward passes swing
+// by more than the difference measured, and a few dozen rounds let that noise through.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 300);
 const PACK = 'zlm-v1-iab-classify-edge';
 const WORDS = 'the new phone camera takes sharp photos while the league football season opens with music travel and business news'.split(' ');
