@@ -120,6 +120,43 @@ export interface BatchLineResultsTable {
   created_at: number;
 }
 
+/** Storefront credit of an agent or a receipt (migration 0006); rebuilt from the ledger. */
+export interface StorefrontAccountsTable {
+  seller_id: string;
+  holder_kind: string;
+  holder_id: string;
+  balance_micros: number;
+  purchased_micros: number;
+  consumed_micros: number;
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One credit movement; `payment_ref` is unique (migration 0006). */
+export interface StorefrontLedgerTable {
+  id: string;
+  seller_id: string;
+  holder_kind: string;
+  holder_id: string;
+  kind: string;
+  amount_micros: number;
+  payment_ref: string | null;
+  rail: string | null;
+  detail: string | null;
+  created_at: number;
+}
+
+export interface StorefrontCheckoutsTable {
+  id: string;
+  seller_id: string;
+  agent_id: string;
+  plan_id: string;
+  amount_micros: number;
+  provider: string;
+  created_at: number;
+}
+
 /** Every table; later migrations add theirs here. */
 export interface Tables {
   projects: ProjectsTable;
@@ -129,6 +166,9 @@ export interface Tables {
   batches: BatchesTable;
   batch_shards: BatchShardsTable;
   batch_line_results: BatchLineResultsTable;
+  storefront_accounts: StorefrontAccountsTable;
+  storefront_ledger: StorefrontLedgerTable;
+  storefront_checkouts: StorefrontCheckoutsTable;
 }
 
 export type SqlFlavor = 'sqlite' | 'postgres';
