@@ -44,6 +44,7 @@ import { FilesRepository } from './storage/db/repositories/files.repository.js';
 import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
+import { createStorefront, type Storefront } from './composition/storefront.js';
 
 export type { BackgroundWorker };
 
@@ -90,6 +91,8 @@ export interface Container {
   files: FilesService;
   batches: BatchesService;
   workers: BackgroundWorker[];
+  /** The agent storefront (src/composition/storefront.ts); null when no plan is configured. */
+  storefront: Storefront | null;
   startWorkers(): void;
   readiness(): Promise<Readiness>;
   close(): Promise<void>;
@@ -155,6 +158,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   });
   const workers: BackgroundWorker[] = [runner, janitor];
   let workersStarted = false;
+  const storefront = createStorefront(config.storefront, { database, clock, logger });
 
   return {
     config,
@@ -177,6 +181,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     files,
     batches,
     workers,
+    storefront,
     startWorkers() {
       if (workersStarted) return;
       workersStarted = true;
