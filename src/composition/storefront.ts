@@ -9,6 +9,7 @@ import { AgentTokens } from '../domain/storefront/agent-tokens.js';
 import { PurchaseService } from '../domain/storefront/purchases.js';
 import type { PaymentRail } from '../domain/storefront/payment-rail.js';
 import type { CardRail } from '../domain/storefront/card-rail.js';
+import type { ReservationBook } from '../domain/billing/reservations.js';
 import { CardPaymentRail } from '../domain/storefront/card-payment-rail.js';
 import { X402Rail } from '../payments/x402-rail.js';
 import { FakeCardRail } from '../payments/card/fake-card-rail.js';
@@ -22,11 +23,16 @@ export interface Storefront {
   purchases: PurchaseService;
   /** The card provider, when card payments are configured. */
   card: CardRail | null;
+  /** Credit held by storefront calls in flight (the same book as /v1's, keyed by seller and holder). */
+  reservations: ReservationBook;
   /** The built-in fake provider (serves the local checkout page), when it is the card provider. */
   fakeCard: FakeCardRail | null;
 }
 
-export function createStorefront(config: StorefrontConfig | null, deps: { database: Database; clock: Clock; logger: Logger }): Storefront | null {
+export function createStorefront(
+  config: StorefrontConfig | null,
+  deps: { database: Database; clock: Clock; logger: Logger; reservations: ReservationBook },
+): Storefront | null {
   if (!config) return null;
   const store = new StorefrontRepository(deps.database);
   const fakeCard = config.card?.provider === 'fake' ? new FakeCardRail(deps.clock) : null;
@@ -42,6 +48,7 @@ export function createStorefront(config: StorefrontConfig | null, deps: { databa
     tokens: new AgentTokens({ agentKeys: config.agentKeys, secret: config.tokenSecret, ttlSeconds: config.tokenTtlSeconds, clock: deps.clock }),
     purchases: new PurchaseService(store, rails, deps.clock, config.anonymousLimitMicros),
     card,
+    reservations: deps.reservations,
     fakeCard,
   };
 }

@@ -53,7 +53,7 @@ export function storefrontYaml(upstreamUrl: string, extra = ''): string {
 models:
   gpt-oss-120b:
     backend: openai
-    base_url: ${upstreamUrl}/v1
+    base_url: ${upstreamUrl}
     price: { input_per_million_usd: 1, output_per_million_usd: 2 }
 storefront:
   plans:

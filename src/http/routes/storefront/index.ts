@@ -12,6 +12,7 @@ import { registerPurchaseRoutes } from './purchases.js';
 import { registerCatalogRoutes } from './catalog.js';
 import { registerTokenRoute } from './tokens.js';
 import { registerCheckoutRoutes } from './checkout.js';
+import { registerStorefrontChat } from './chat.js';
 
 /** Form bodies (the token exchange, the checkout buttons) as a null-prototype record. */
 function parseForm(text: string): Record<string, string> {
@@ -33,4 +34,5 @@ export const storefrontRoutes: FastifyPluginAsync<{ container: Container; storef
   registerPurchaseRoutes(scope, storefront);
   registerTokenRoute(scope, storefront);
   registerCheckoutRoutes(scope, storefront);
+  await registerStorefrontChat(scope, container, storefront);
 };
