@@ -7,6 +7,8 @@
 import type { ModelConfig } from '../../config/schema.js';
 import type { LabelSet, LabelSetName } from '../../inference/classifier/label-sets.js';
 import type { ModelCalibration } from './answers.js';
+
+export type { ModelCalibration };
 import type { QuestionType } from './validation.js';
 
 export interface StateScores {
