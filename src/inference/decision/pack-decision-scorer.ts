@@ -84,6 +84,12 @@ export class PackDecisionScorer implements DecisionScorer {
     return this.#model(model, pack, nli, llm);
   }
 
+  /** A decision model runs on its in-process pack: ready when the onnx backend has its files (the registry caches this). */
+  async ready(model: ModelConfig): Promise<boolean> {
+    const status = await this.registry.status(model);
+    return status.ready && status.backend === 'onnx';
+  }
+
   /**
    * The chat model the llm scorer asks, on any backend that reads next-token
    * probabilities (an upstream with logprobs, or in-process gguf). A remote model that
