@@ -159,7 +159,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   });
   const workers: BackgroundWorker[] = [runner, janitor];
   let workersStarted = false;
-  const storefront = createStorefront(config.storefront, { database, clock, logger, reservations });
+  const storefront = createStorefront(config.storefront, {
+    database, clock, logger, reservations, redisUrl: config.redisUrl, redisPrefix: config.rateLimit.redisPrefix,
+  });
 
   return {
     config,
@@ -204,6 +206,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
       await rateLimiter.close();
+      await storefront?.limiter.close();
       if (!overrides.blobs) await blobs.close?.();
       await registry.close();
       await database.close();

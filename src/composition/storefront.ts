@@ -12,6 +12,7 @@ import type { CardRail } from '../domain/storefront/card-rail.js';
 import type { ReservationBook } from '../domain/billing/reservations.js';
 import { CardPaymentRail } from '../domain/storefront/card-payment-rail.js';
 import { X402Rail } from '../payments/x402-rail.js';
+import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import { FakeCardRail } from '../payments/card/fake-card-rail.js';
 import { StripeCardRail } from '../payments/card/stripe-card-rail.js';
 
@@ -25,13 +26,15 @@ export interface Storefront {
   card: CardRail | null;
   /** Credit held by storefront calls in flight (the same book as /v1's, keyed by seller and holder). */
   reservations: ReservationBook;
+  /** Storefront chat calls per agent or receipt per minute (its own counters, shared through Redis when configured). */
+  limiter: RateLimiter;
   /** The built-in fake provider (serves the local checkout page), when it is the card provider. */
   fakeCard: FakeCardRail | null;
 }
 
 export function createStorefront(
   config: StorefrontConfig | null,
-  deps: { database: Database; clock: Clock; logger: Logger; reservations: ReservationBook },
+  deps: { database: Database; clock: Clock; logger: Logger; reservations: ReservationBook; redisUrl: string | null; redisPrefix: string },
 ): Storefront | null {
   if (!config) return null;
   const store = new StorefrontRepository(deps.database);
@@ -49,6 +52,7 @@ export function createStorefront(
     purchases: new PurchaseService(store, rails, deps.clock, config.anonymousLimitMicros),
     card,
     reservations: deps.reservations,
+    limiter: createRateLimiter({ requestsPerMinute: config.requestsPerMinute, redisUrl: deps.redisUrl, keyPrefix: `${deps.redisPrefix}:storefront` }),
     fakeCard,
   };
 }

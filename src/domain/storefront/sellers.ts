@@ -1,10 +1,21 @@
 /** Sellers and their plans, looked up by the request's host (only through Maps). */
-import type { StorefrontConfig, StorefrontPlanConfig } from '../../config/storefront-config.js';
+/** A plan of a seller's catalog (Credits: prepaid, drawn by calls). */
+export interface Plan {
+  id: string;
+  kind: 'credits';
+  description: string;
+  minimumMicros: number;
+}
 
 export interface Seller {
   id: string;
   name: string;
-  plans: ReadonlyMap<string, StorefrontPlanConfig>;
+  plans: ReadonlyMap<string, Plan>;
+}
+
+export interface SellerSettings {
+  seller: { id: string; name: string; hosts: readonly string[] };
+  plans: readonly Plan[];
 }
 
 export class SellerDirectory {
@@ -13,7 +24,7 @@ export class SellerDirectory {
   readonly #fallback: Seller | null;
   readonly sellers: readonly Seller[];
 
-  constructor(config: Pick<StorefrontConfig, 'seller' | 'plans'>) {
+  constructor(config: SellerSettings) {
     const seller: Seller = { id: config.seller.id, name: config.seller.name, plans: new Map(config.plans.map((p) => [p.id, p])) };
     this.sellers = [seller];
     for (const host of config.seller.hosts) this.#byHost.set(host, seller);

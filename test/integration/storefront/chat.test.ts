@@ -45,6 +45,7 @@ describe('credentials that pay', () => {
     expect(answer.body.choices[0].message.content).toBe('Hello from the fake upstream.');
     // 11 input tokens at $1/M and 7 output tokens at $2/M: 25 micro-dollars.
     expect(await balanceOf(receipt)).toBe(10_000 - 25);
+    expect(answer.headers.get('x-credit-remaining-usd')).toBe('0.009975');
   });
 
   it('an agent token draws on the agent\'s Credits', async () => {

@@ -110,7 +110,7 @@ describe('invalid_token reasons', () => {
 describe('rate limit per agent', () => {
   let limited: StorefrontEnv;
   beforeAll(async () => {
-    limited = await startStorefront({ agents: 2, env: { RATE_LIMIT_RPM: '2' } });
+    limited = await startStorefront({ agents: 2, yamlExtra: '  requests_per_minute: 2\n' });
   });
   afterAll(async () => limited?.close());
 

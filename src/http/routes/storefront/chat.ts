@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import type { Storefront } from '../../../composition/storefront.js';
 import { AppError, isAppError } from '../../../domain/shared/errors.js';
-import { StorefrontMeter } from '../../../domain/storefront/storefront-meter.js';
+import { OUTPUT_CAP_HEADER, REMAINING_CREDIT_HEADER, StorefrontMeter } from '../../../domain/storefront/storefront-meter.js';
 import type { Seller } from '../../../domain/storefront/sellers.js';
 import { StorefrontStrategy } from '../../auth/storefront-strategy.js';
 import { toHttpError } from '../../errors.js';
@@ -20,7 +20,7 @@ import { tokenAudience } from './context.js';
 function chatError(error: unknown): unknown {
   if (!isAppError(error)) return error;
   if (error.kind === 'rate_limit') {
-    return new AppError('rate_limit', 'Rate limit exceeded: too many requests per minute for this agent', {
+    return new AppError('rate_limit', error.message, {
       code: 'requests_per_minute_exceeded',
       retryAfterSeconds: error.retryAfterSeconds,
     });
@@ -59,6 +59,28 @@ export async function registerStorefrontChat(scope: FastifyInstance, container: 
       if (mapped.serverFault) request.log.error({ err: raw, request_id: request.id }, 'storefront chat failed');
       return reply.code(status).headers(mapped.headers).type('application/json').send(body);
     });
-    await chat.register(apiScope, { prefix: '/gateway/v1', container, strategy, routes: [registerChatCompletionsRoute] });
+    await chat.register(apiScope, {
+      prefix: '/gateway/v1',
+      container,
+      strategy,
+      routes: [registerChatCompletionsRoute],
+      policy: {
+        rateLimit: {
+          requestsPerMinute: storefront.config.requestsPerMinute,
+          limiter: storefront.limiter,
+          keyOf: (principal) => `storefront|${principal.projectId}|${principal.subject ?? ''}`,
+          exceededMessage: 'Rate limit exceeded: too many requests per minute for this agent',
+        },
+        cors: {
+          allowedHeaders: ['authorization', 'content-type', 'gw-agent-authorization'],
+          exposedHeaders: ['x-request-id', 'retry-after', REMAINING_CREDIT_HEADER, OUTPUT_CAP_HEADER],
+        },
+        security: [
+          { name: 'StorefrontAgentToken', scheme: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access token from POST {storefront}/oauth2/token' } },
+          { name: 'StorefrontReceipt', scheme: { type: 'apiKey', in: 'header', name: 'Authorization', description: '"Receipt <receipt id>" from an anonymous Credits purchase' } },
+        ],
+        trailers: [REMAINING_CREDIT_HEADER],
+      },
+    });
   });
 }
