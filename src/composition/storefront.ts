@@ -12,6 +12,7 @@ import type { CardRail } from '../domain/storefront/card-rail.js';
 import type { ReservationBook } from '../domain/billing/reservations.js';
 import { CardPaymentRail } from '../domain/storefront/card-payment-rail.js';
 import { X402Rail } from '../payments/x402-rail.js';
+import { MppRail } from '../payments/mpp-rail.js';
 import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import { FakeCardRail } from '../payments/card/fake-card-rail.js';
 import { StripeCardRail } from '../payments/card/stripe-card-rail.js';
@@ -42,6 +43,7 @@ export function createStorefront(
   const card: CardRail | null = fakeCard ?? (config.card?.provider === 'stripe' ? new StripeCardRail(config.card.secretKey, config.card.webhookSecret) : null);
   const rails: PaymentRail[] = [];
   if (config.x402) rails.push(new X402Rail(config.x402));
+  if (config.mpp) rails.push(new MppRail(config.mpp));
   if (card) rails.push(new CardPaymentRail(card, store, deps.clock));
   if (rails.length === 0) deps.logger.warn('storefront: no payment rail is configured; purchases answer payment_provider_unavailable');
   return {
