@@ -214,3 +214,49 @@ describe('payment outcomes', () => {
     expect(response.body).toMatchObject({ error: 'invalid_request' });
   });
 });
+
+describe('browsers', () => {
+  it('a preflight allows PAYMENT-SIGNATURE, and the quote exposes its payment headers', async () => {
+    const preflight = await fetch(`${env.url}/plans/credits/purchase`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'payment-signature' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('payment-signature');
+    const quote = await post(env, '/plans/credits/purchase', { amountUsd: '0.01' }, { origin: 'https://agent.example' });
+    expect(quote.headers.get('access-control-expose-headers')).toContain('payment-required');
+  });
+});
+
+describe('sellers by host', () => {
+  it('an unmapped host is 404 seller_not_found; a mapped one is served', async () => {
+    const { startStorefront: start } = await import('./support.js');
+    const mapped = await start({ yamlExtra: '  seller: { id: acme, name: Acme, hosts: [agents.acme.test] }\n' });
+    try {
+      const unmapped = await fetch(`${mapped.url}/manifest.json`);
+      expect(unmapped.status).toBe(404);
+      expect(await unmapped.json()).toMatchObject({ error: 'seller_not_found' });
+      const { request } = await import('undici');
+      const served = await request(`${mapped.url}/manifest.json`, { headers: { host: 'agents.acme.test' } });
+      expect(served.statusCode).toBe(200);
+      expect(await served.body.json()).toMatchObject({ seller: { id: 'acme', name: 'Acme' }, plans: [{ id: 'credits', purchase: { url: 'http://agents.acme.test/storefront/plans/credits/purchase', minimumUsd: '0.01', cardMinimumUsd: '0.50', rails: ['x402', 'card'] } }] });
+    } finally {
+      await mapped.close();
+    }
+  });
+});
+
+describe('the manifest', () => {
+  it('lists the seller, plans with purchase URLs, minimums and rails, model prices and the token endpoint', async () => {
+    const manifest = await (await fetch(`${env.url}/manifest.json`)).json();
+    expect(manifest).toMatchObject({
+      seller: { id: 'sluice', name: 'Sluice' },
+      plans: [{
+        id: 'credits', kind: 'credits',
+        prices: { 'gpt-oss-120b': { inputPer1M: '1', outputPer1M: '2' } },
+        purchase: { url: `${env.url}/plans/credits/purchase`, method: 'POST', minimumUsd: '0.01', cardMinimumUsd: '0.50', rails: ['x402', 'card'] },
+      }],
+      auth: { tokenUrl: `${env.url}/oauth2/token`, grantTypes: ['urn:ietf:params:oauth:grant-type:jwt-bearer'] },
+    });
+  });
+});

@@ -13,6 +13,19 @@ import { registerCatalogRoutes } from './catalog.js';
 import { registerTokenRoute } from './tokens.js';
 import { registerCheckoutRoutes } from './checkout.js';
 import { registerStorefrontChat } from './chat.js';
+import { registerScopeCors } from '../../plugins/cors.js';
+import type { ScopePolicy } from '../../scope-policy.js';
+
+/**
+ * Browsers may buy: the x402 client sends PAYMENT-SIGNATURE and a request header
+ * Access-Control-Expose-Headers; scripts read the quote's and the settlement's headers.
+ */
+const POLICY: ScopePolicy = {
+  cors: {
+    allowedHeaders: ['authorization', 'content-type', 'gw-agent-authorization', 'payment-signature', 'access-control-expose-headers'],
+    exposedHeaders: ['x-request-id', 'payment-required', 'payment-response', 'www-authenticate', 'payment-receipt', 'retry-after'],
+  },
+};
 
 /** Form bodies (the token exchange, the checkout buttons) as a null-prototype record. */
 function parseForm(text: string): Record<string, string> {
@@ -25,6 +38,10 @@ export const storefrontRoutes: FastifyPluginAsync<{ container: Container; storef
   scope.decorateRequest('seller', null);
   setStorefrontErrorHandler(scope);
   scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, parseForm(body as string)));
+  scope.addHook('onRoute', (route) => {
+    route.config = { ...route.config, scope: route.config?.scope ?? POLICY };
+  });
+  registerScopeCors(scope);
   scope.addHook('onRequest', async (request) => {
     const seller = storefront.sellers.forHost(request.host);
     if (!seller) throw sellerNotFound();
