@@ -50,7 +50,8 @@ export class StorefrontMeter implements Meter {
     const { reservations, store } = this.deps;
     const epoch = reservations.beginRead();
     try {
-      const account = await store.account(this.seller.id, holder);
+      const now = store.accountNow?.(this.seller.id, holder);
+      const account = now ? now.account : await store.account(this.seller.id, holder);
       if (!account || account.status !== 'active') throw holder.kind === 'receipt' ? invalidReceipt() : this.#planRequired();
       const price = this.deps.priceOf(call.model);
       const estimate = call.estimateMicros ?? costMicros(price, call.inputTokens, call.maxOutputTokens);

@@ -55,6 +55,8 @@ export type PurchaseOutcome = { credited: true; account: CreditAccount } | { cre
 
 export interface StorefrontStore {
   account(sellerId: string, holder: CreditHolder): Promise<CreditAccount | undefined>;
+  /** The account without waiting, or null when the store cannot answer synchronously now. */
+  accountNow?(sellerId: string, holder: CreditHolder): { account: CreditAccount | undefined } | null;
   accountsOfAgent(sellerId: string, agentId: string): Promise<CreditAccount[]>;
   paymentRecorded(paymentRef: string): Promise<boolean>;
   /**

@@ -4,7 +4,7 @@
  * reference is unique, so a payment credits once however often it is presented.
  */
 import { sql, type Transaction } from 'kysely';
-import type { Database, StorefrontAccountsTable, StorefrontLedgerTable, Tables } from '../database.js';
+import { CompiledQueries, type Database, type StorefrontAccountsTable, type StorefrontLedgerTable, type Tables } from '../database.js';
 import {
   holderKey,
   holderOf,
@@ -60,18 +60,33 @@ const toLedgerRow = (m: CreditMovement): StorefrontLedgerTable => {
 type Trx = Transaction<Tables>;
 
 export class StorefrontRepository implements StorefrontStore {
+  readonly #compiled = new CompiledQueries();
+
   constructor(private readonly database: Database) {}
 
-  async account(sellerId: string, holder: CreditHolder): Promise<CreditAccount | undefined> {
-    const key = holderKey(holder);
-    const row = await this.database.db
+  #accountQuery(sellerId: string, kind: string, id: string) {
+    return this.database.db
       .selectFrom('storefront_accounts')
       .selectAll()
       .where('seller_id', '=', sellerId)
-      .where('holder_kind', '=', key.kind)
-      .where('holder_id', '=', key.id)
-      .executeTakeFirst();
+      .where('holder_kind', '=', kind)
+      .where('holder_id', '=', id);
+  }
+
+  async account(sellerId: string, holder: CreditHolder): Promise<CreditAccount | undefined> {
+    const key = holderKey(holder);
+    const row = await this.#accountQuery(sellerId, key.kind, key.id).executeTakeFirst();
     return row ? toAccount(row) : undefined;
+  }
+
+  /** The account read synchronously (embedded SQLite with no transaction open), else null: every chat call reads one. */
+  accountNow(sellerId: string, holder: CreditHolder): { account: CreditAccount | undefined } | null {
+    const sync = this.database.sync;
+    if (!sync?.idle) return null;
+    const key = holderKey(holder);
+    const statement = this.#compiled.statement('account', () => this.#accountQuery(sellerId, key.kind, key.id), [sellerId, key.kind, key.id]);
+    const row = sync.get<StorefrontAccountsTable>(statement);
+    return { account: row ? toAccount(row) : undefined };
   }
 
   async accountsOfAgent(sellerId: string, agentId: string): Promise<CreditAccount[]> {
