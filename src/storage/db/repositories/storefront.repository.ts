@@ -136,6 +136,8 @@ export class StorefrontRepository implements StorefrontStore {
   }
 
   async draw(movement: CreditMovement): Promise<number> {
+    const now = this.#drawNow(movement);
+    if (now !== null) return now;
     return this.database.db.transaction().execute(async (trx) => {
       const charged = await this.#debit(trx, movement, -movement.amountMicros, 'consumed_micros');
       await trx.insertInto('storefront_ledger').values(toLedgerRow({ ...movement, amountMicros: -charged.amount })).execute();
@@ -227,6 +229,33 @@ export class StorefrontRepository implements StorefrontStore {
       provider: row.provider,
       createdAtMs: Number(row.created_at),
     };
+  }
+
+  /**
+   * A draw on embedded SQLite with no transaction open: the read and the one-transaction
+   * write run synchronously, so nothing interleaves (every chat call draws once). Null
+   * when the synchronous path is not available.
+   */
+  #drawNow(movement: CreditMovement): number | null {
+    const sync = this.database.sync;
+    const found = sync?.idle ? this.accountNow(movement.sellerId, movement.holder) : null;
+    if (!sync || !found?.account) return null;
+    const account = found.account;
+    const amount = Math.min(-movement.amountMicros, Math.max(0, account.balanceMicros));
+    const key = holderKey(movement.holder);
+    const db = this.database.db;
+    const balance = account.balanceMicros - amount;
+    const consumed = account.consumedMicros + amount;
+    const update = this.#compiled.statement(
+      'draw:update',
+      () => db.updateTable('storefront_accounts').set({ balance_micros: balance, consumed_micros: consumed, updated_at: movement.createdAtMs })
+        .where('seller_id', '=', movement.sellerId).where('holder_kind', '=', key.kind).where('holder_id', '=', key.id),
+      [balance, consumed, movement.createdAtMs, movement.sellerId, key.kind, key.id],
+    );
+    const row = toLedgerRow({ ...movement, amountMicros: -amount });
+    const insert = this.#compiled.statement('draw:insert', () => db.insertInto('storefront_ledger').values(row), Object.values(row));
+    sync.transaction([update, insert]);
+    return balance;
   }
 
   /** Inserts the movement unless its payment reference is already recorded. */
