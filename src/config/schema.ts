@@ -108,6 +108,12 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    outbox: Type.Optional(
+      Type.Object(
+        { max_attempts: Type.Optional(PositiveInt('delivery attempts of a settlement message before it is marked dead')) },
+        { additionalProperties: false },
+      ),
+    ),
     models: Type.Optional(Type.Record(Type.String(), ModelFileSchema)),
     runtimes: Type.Optional(
       Type.Object(
@@ -256,6 +262,8 @@ export interface Config {
   models: Readonly<Record<string, ModelConfig>>;
   workers: { inProcess: boolean };
   batches: BatchConfig;
+  /** The settlement outbox's deliverer. */
+  outbox: { maxAttempts: number };
   runtimes: RuntimesConfig;
   /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: they are 404. */
   decision: {

@@ -7,13 +7,23 @@
 import { newId } from '../shared/ids.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
 import type { Clock } from '../shared/clock.js';
-import type { Principal } from '../access/caller.js';
+import { payerRef, type Principal } from '../access/caller.js';
+import { newOutboxEntry, type OutboxMessage } from '../outbox/outbox.types.js';
 import type { MeteredCall, SettledUsage } from './meter.js';
 import type { UsageRecord } from './usage.types.js';
 import { UsageWriter, type UsageStore } from './usage-writer.js';
 import { BalanceReader, type BalanceStore } from './balance-reader.js';
 
 export type UsageObserver = (record: UsageRecord) => void;
+
+export interface UsageWriteOptions {
+  /**
+   * Settlement messages for third parties (an intermediary's usage report), written in
+   * the record's transaction and delivered later by the outbox worker: a meter that
+   * reports over the network adds no network wait to the call.
+   */
+  outbox?: readonly OutboxMessage[];
+}
 
 export class BillingService {
   /** Concurrent records share transactions; each is committed before write() resolves. */
@@ -47,6 +57,7 @@ export class BillingService {
       id: newId('usage_'),
       projectId: principal.projectId,
       keyId: principal.keyId,
+      payer: payerRef(principal.payer),
       model: call.model,
       route: call.route,
       inputTokens: usage.inputTokens,
@@ -58,9 +69,10 @@ export class BillingService {
     };
   }
 
-  /** Writes the record and its debit; resolves once committed. */
-  async write(record: UsageRecord): Promise<void> {
-    await this.#writer.write(record);
+  /** Writes the record, its debit (project payers only) and its outbox messages; resolves once committed. */
+  async write(record: UsageRecord, options: UsageWriteOptions = {}): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    await this.#writer.write(record, (options.outbox ?? []).map((message) => newOutboxEntry(message, nowMs)));
     this.observe(record);
   }
 

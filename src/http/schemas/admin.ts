@@ -56,6 +56,13 @@ const UsageRecordObject = Type.Object({
   object: Type.Literal('usage_record'),
   project_id: Type.String(),
   key_id: Nullable(Type.String()),
+  payer: Type.Object(
+    {
+      kind: Type.Union([Type.Literal('project'), Type.Literal('intermediary'), Type.Literal('agent'), Type.Literal('receipt')]),
+      id: Type.String({ description: 'the project, intermediary, agent or receipt charged' }),
+    },
+    { description: 'who paid for the call; only a `project` payer is debited from a project balance' },
+  ),
   model: Type.String(),
   route: Type.String(),
   input_tokens: Type.Integer(),
