@@ -45,7 +45,7 @@ import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
 import type { MeterResolver } from './domain/billing/meter-resolver.js';
-import { createPayerServices, type Outbox } from './composition/payers.js';
+import { createLineMeters, createOutbox, type Outbox } from './composition/payers.js';
 
 export type { BackgroundWorker };
 
@@ -134,10 +134,15 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
   const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
-  const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, (record) => {
-    metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);
-    metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
-    metrics.usageCostMicros.inc([record.model], record.costMicros);
+  const outbox = createOutbox({ config, database, clock, logger, metrics });
+  const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, {
+    observe: (record) => {
+      metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);
+      metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
+      metrics.usageCostMicros.inc([record.model], record.costMicros);
+    },
+    // Settlement messages just committed: deliver them now rather than at the next poll.
+    outboxCommitted: () => outbox.deliverer.wake(),
   });
   if (tracing) traceBilling(billing);
 
@@ -147,7 +152,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   };
   const registry = new ModelRegistry(config, logger, tracing ? traceBackendFactories(backendFactories) : backendFactories);
   const creditMeter = new CreditMeter(billing, new ReservationBook());
-  const { meters, outbox } = createPayerServices({ config, database, clock, logger, metrics, creditMeter });
+  const meters = createLineMeters(creditMeter);
   const inference = createInferenceServices({ registry, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
   const decision = new DecisionService(registry, new PackDecisionScorer(registry, { byModel: config.decision.scorers, nliModel: config.decision.nliModel, llmModel: config.decision.llmModel }), config.decision);

@@ -21,24 +21,21 @@ export interface Outbox {
   deliverer: OutboxDeliverer;
 }
 
-export interface PayerServices {
-  /** The meter of each batch line, by its batch's payer kind. */
-  meters: MeterResolver;
-  outbox: Outbox;
-}
-
-interface PayerDeps {
+interface OutboxDeps {
   config: Readonly<Config>;
   database: Database;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
-  creditMeter: CreditMeter;
 }
 
-export function createPayerServices(deps: PayerDeps): PayerServices {
+/** The meter of each batch line, by its batch's payer kind. */
+export function createLineMeters(creditMeter: CreditMeter): MeterResolver {
   // Project credit pays for project batches; other payer kinds are registered by the features that admit them.
-  const meters = new MeterResolver([['project', () => deps.creditMeter.collecting()]]);
+  return new MeterResolver([['project', () => creditMeter.collecting()]]);
+}
+
+export function createOutbox(deps: OutboxDeps): Outbox {
   const repository = new OutboxRepository(deps.database);
   const handlers: OutboxHandlers = new Map();
   const deliverer = new OutboxDeliverer({
@@ -49,5 +46,5 @@ export function createPayerServices(deps: PayerDeps): PayerServices {
     maxAttempts: deps.config.outbox.maxAttempts,
     onOutcome: (targetKind, outcome) => deps.metrics.outboxDeliveries.inc({ target_kind: targetKind, outcome }),
   });
-  return { meters, outbox: { repository, handlers, deliverer } };
+  return { repository, handlers, deliverer };
 }

@@ -6,7 +6,8 @@
  * kind, and then marks it delivered, reschedules it with exponential backoff and jitter,
  * or, after `maxAttempts`, marks it dead (an operator may replay it). A deliverer that
  * dies mid-delivery leaves its lease to expire; the entry is then delivered again, with
- * the same idempotency key, so the receiver can tell.
+ * the same idempotency key, so the receiver can tell. Delivered entries are kept for
+ * `deliveredRetentionMs` (an operator can see what went out), then deleted.
  */
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -43,13 +44,20 @@ export interface OutboxDelivererDeps {
   retryCapMs?: number;
   /** Jitter source (tests pin it). */
   random?: () => number;
+  /** How long a delivered entry is kept; a pass at most every hour deletes older ones. */
+  deliveredRetentionMs?: number;
 }
+
+const PURGE_INTERVAL_MS = 3_600_000;
+const DEFAULT_RETENTION_MS = 7 * 86_400_000;
 
 export interface OutboxPassReport {
   claimed: number;
   delivered: number;
   retried: number;
   dead: number;
+  /** Delivered entries deleted (past their retention). */
+  purged: number;
 }
 
 export class OutboxDeliverer implements BackgroundWorker {
@@ -60,6 +68,9 @@ export class OutboxDeliverer implements BackgroundWorker {
   #pass: Promise<unknown> | undefined;
   #started = false;
   #stopped = false;
+  #lastPurgeMs = Number.NEGATIVE_INFINITY;
+  /** A wake() that arrived during a pass: the next pass starts at once. */
+  #woken = false;
 
   constructor(private readonly deps: OutboxDelivererDeps) {}
 
@@ -71,7 +82,11 @@ export class OutboxDeliverer implements BackgroundWorker {
 
   /** Looks for due entries now (entries were just committed in this process). */
   wake(): void {
-    if (!this.#started || this.#stopped || this.#pass) return;
+    if (!this.#started || this.#stopped) return;
+    if (this.#pass) {
+      this.#woken = true;
+      return;
+    }
     clearTimeout(this.#timer);
     this.#schedule(0);
   }
@@ -88,14 +103,23 @@ export class OutboxDeliverer implements BackgroundWorker {
   async runOnce(): Promise<OutboxPassReport> {
     const { store, clock } = this.deps;
     const entries = await store.claimDue(this.workerId, clock.nowMs(), this.#leaseMs, this.deps.batchSize ?? 32);
-    const report: OutboxPassReport = { claimed: entries.length, delivered: 0, retried: 0, dead: 0 };
+    const report: OutboxPassReport = { claimed: entries.length, delivered: 0, retried: 0, dead: 0, purged: 0 };
     const outcomes = await Promise.all(entries.map((entry) => this.#deliver(entry)));
     for (const outcome of outcomes) {
       if (outcome === 'delivered') report.delivered++;
       else if (outcome === 'retry') report.retried++;
       else if (outcome === 'dead') report.dead++;
     }
+    report.purged = await this.#purge();
     return report;
+  }
+
+  /** Deletes delivered entries past their retention, at most once per PURGE_INTERVAL_MS. */
+  async #purge(): Promise<number> {
+    const nowMs = this.deps.clock.nowMs();
+    if (nowMs - this.#lastPurgeMs < PURGE_INTERVAL_MS) return 0;
+    this.#lastPurgeMs = nowMs;
+    return this.deps.store.purgeDelivered(nowMs - (this.deps.deliveredRetentionMs ?? DEFAULT_RETENTION_MS));
   }
 
   get #leaseMs(): number {
@@ -149,8 +173,10 @@ export class OutboxDeliverer implements BackgroundWorker {
         )
         .then((more) => {
           this.#pass = undefined;
-          // A full pass suggests more is due: go on at once.
-          if (!this.#stopped) this.#schedule(more ? 0 : (this.deps.pollIntervalMs ?? 1_000));
+          // A full pass suggests more is due, and a wake during the pass that more was committed: go on at once.
+          const now = more || this.#woken;
+          this.#woken = false;
+          if (!this.#stopped) this.#schedule(now ? 0 : (this.deps.pollIntervalMs ?? 1_000));
         });
     }, delayMs);
   }

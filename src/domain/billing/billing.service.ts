@@ -16,6 +16,13 @@ import { BalanceReader, type BalanceStore } from './balance-reader.js';
 
 export type UsageObserver = (record: UsageRecord) => void;
 
+export interface BillingHooks {
+  /** Sees every committed record (metrics). */
+  observe?: UsageObserver;
+  /** A write with outbox messages committed (wakes the deliverer). */
+  outboxCommitted?: () => void;
+}
+
 export interface UsageWriteOptions {
   /**
    * Settlement messages for third parties (an intermediary's usage report), written in
@@ -36,7 +43,7 @@ export class BillingService {
     usage: UsageStore,
     private readonly priceOf: (model: string) => TokenPrice,
     private readonly clock: Clock,
-    private readonly observe: UsageObserver = () => {},
+    private readonly hooks: BillingHooks = {},
   ) {
     this.#balances = new BalanceReader(balances);
     this.#writer = new UsageWriter(usage, () => this.#balances.invalidate());
@@ -72,13 +79,15 @@ export class BillingService {
   /** Writes the record, its debit (project payers only) and its outbox messages; resolves once committed. */
   async write(record: UsageRecord, options: UsageWriteOptions = {}): Promise<void> {
     const nowMs = this.clock.nowMs();
-    await this.#writer.write(record, (options.outbox ?? []).map((message) => newOutboxEntry(message, nowMs)));
-    this.observe(record);
+    const outbox = (options.outbox ?? []).map((message) => newOutboxEntry(message, nowMs));
+    await this.#writer.write(record, outbox);
+    this.hooks.observe?.(record);
+    if (outbox.length > 0) this.hooks.outboxCommitted?.();
   }
 
   /** Reports records that a caller wrote in its own transaction (batch lines). */
   committed(records: readonly UsageRecord[]): void {
     this.#balances.invalidate();
-    for (const record of records) this.observe(record);
+    for (const record of records) this.hooks.observe?.(record);
   }
 }

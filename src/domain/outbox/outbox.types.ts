@@ -72,6 +72,8 @@ export interface OutboxStore {
   listDead(limit: number, after?: string): Promise<Page<OutboxEntry>>;
   /** A dead entry back to pending with no attempts, due at `nowMs`; false when it was not dead. */
   replay(id: string, nowMs: number): Promise<boolean>;
+  /** Deletes entries delivered before `deliveredBeforeMs`; returns how many. */
+  purgeDelivered(deliveredBeforeMs: number): Promise<number>;
 }
 
 const MAX_ERROR_CHARS = 300;

@@ -140,8 +140,8 @@ describe.each(cases)('the settlement outbox on $name', ({ create }) => {
 
       const handler = new RecordingHandler();
       const worker = deliverer(database, clock, handler);
-      expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0 });
-      expect(await worker.runOnce()).toEqual({ claimed: 0, delivered: 0, retried: 0, dead: 0 });
+      expect(await worker.runOnce()).toEqual({ claimed: 1, delivered: 1, retried: 0, dead: 0, purged: 0 });
+      expect(await worker.runOnce()).toEqual({ claimed: 0, delivered: 0, retried: 0, dead: 0, purged: 0 });
       expect(handler.delivered).toHaveLength(1);
       expect(handler.delivered[0]).toMatchObject({
         targetKind: 'intermediary',
@@ -151,6 +151,16 @@ describe.each(cases)('the settlement outbox on $name', ({ create }) => {
       });
       const entry = await stateOf(database, handler.delivered[0]!.id);
       expect(entry).toMatchObject({ state: 'delivered', attempts: 1, deliveredAtMs: T0, lastError: null, createdAtMs: T0 });
+
+      // Delivered entries are kept for the retention (7 days by default), then deleted; pending ones stay.
+      const pending = await settleThroughIntermediary('req_later');
+      clock.now = T0 + 7 * 86_400_000;
+      handler.fail = new Error('down');
+      expect(await worker.runOnce()).toMatchObject({ claimed: 1, retried: 1, purged: 0 });
+      clock.now = T0 + 7 * 86_400_000 + 3_600_001;
+      expect(await worker.runOnce()).toMatchObject({ purged: 1 });
+      expect(await stateOf(database, entry!.id)).toBeUndefined();
+      expect(await stateOf(database, await entryIdOf(database, `usage:${pending.id}`))).toMatchObject({ state: 'pending' });
     } finally {
       await database.close();
     }

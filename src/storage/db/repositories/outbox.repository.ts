@@ -112,6 +112,15 @@ export class OutboxRepository implements OutboxStore {
     return { items: rows.slice(0, limit).map(toEntry), hasMore: rows.length > limit };
   }
 
+  async purgeDelivered(deliveredBeforeMs: number): Promise<number> {
+    const result = await this.database.db
+      .deleteFrom('outbox')
+      .where('state', '=', 'delivered')
+      .where('delivered_at', '<', deliveredBeforeMs)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async replay(id: string, nowMs: number): Promise<boolean> {
     const result = await this.database.db
       .updateTable('outbox')
