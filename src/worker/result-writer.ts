@@ -51,7 +51,7 @@ export class ResultWriter {
       try {
         const inserted = await this.#flush(batch);
         batch.forEach((entry, i) => {
-          if (inserted.has(i)) this.deps.billing.committed(entry.usage);
+          if (inserted.has(i)) this.deps.billing.committed(entry.usage, (entry.outbox?.length ?? 0) > 0);
           entry.resolve(inserted.has(i));
         });
       } catch (err) {

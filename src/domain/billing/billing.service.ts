@@ -85,9 +85,10 @@ export class BillingService {
     if (outbox.length > 0) this.hooks.outboxCommitted?.();
   }
 
-  /** Reports records that a caller wrote in its own transaction (batch lines). */
-  committed(records: readonly UsageRecord[]): void {
+  /** Reports records (and whether outbox messages went with them) that a caller wrote in its own transaction (batch lines). */
+  committed(records: readonly UsageRecord[], withOutbox = false): void {
     this.#balances.invalidate();
     for (const record of records) this.hooks.observe?.(record);
+    if (withOutbox) this.hooks.outboxCommitted?.();
   }
 }
