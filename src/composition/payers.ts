@@ -13,9 +13,12 @@ import type { Metrics } from '../observability/metrics.js';
 import type { Database } from '../storage/db/database.js';
 import { OutboxRepository } from '../storage/db/repositories/outbox.repository.js';
 import { OutboxDeliverer } from '../worker/outbox-deliverer.js';
+import { OutboxService } from '../domain/outbox/outbox.service.js';
 
 export interface Outbox {
   repository: OutboxRepository;
+  /** Dead messages and their replay (the admin API). */
+  service: OutboxService;
   /** Target kind → handler; a feature that enqueues messages registers its kind's handler here. */
   handlers: OutboxHandlers;
   deliverer: OutboxDeliverer;
@@ -46,5 +49,6 @@ export function createOutbox(deps: OutboxDeps): Outbox {
     maxAttempts: deps.config.outbox.maxAttempts,
     onOutcome: (targetKind, outcome) => deps.metrics.outboxDeliveries.inc({ target_kind: targetKind, outcome }),
   });
-  return { repository, handlers, deliverer };
+  const service = new OutboxService(repository, deps.clock, () => deliverer.wake());
+  return { repository, service, handlers, deliverer };
 }

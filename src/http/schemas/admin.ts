@@ -80,3 +80,27 @@ export const UsageList = Type.Object({
   last_id: Nullable(Type.String()),
   has_more: Type.Boolean(),
 });
+
+const OutboxMessageObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('outbox_message'),
+  target_kind: Type.String({ description: 'whose handler delivers it (e.g. `intermediary`)' }),
+  idempotency_key: Type.String({ description: 'passed to the receiver with every attempt' }),
+  payload: Type.Unknown({ description: 'the JSON message' }),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('dead')]),
+  attempts: Type.Integer(),
+  last_error: Nullable(Type.String({ description: 'kind and message of the last failed attempt' })),
+  next_attempt_at: UnixSeconds,
+  created_at: UnixSeconds,
+  delivered_at: Nullable(UnixSeconds),
+});
+
+export const OutboxMessage = OutboxMessageObject;
+
+export const OutboxList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(OutboxMessageObject),
+  first_id: Nullable(Type.String()),
+  last_id: Nullable(Type.String()),
+  has_more: Type.Boolean(),
+});
