@@ -126,10 +126,11 @@ export class OutboxDeliverer implements BackgroundWorker {
     return this.deps.leaseMs ?? 60_000;
   }
 
-  /** Delivers one claimed entry and records the outcome; null when stopped or the lease was lost meanwhile. */
+  /** Delivers one claimed entry and records the outcome; null when cut short by stop() or the lease was lost meanwhile. */
   async #deliver(entry: OutboxEntry): Promise<DeliveryOutcome | null> {
     const failure = await this.#attempt(entry);
-    if (this.#abort.signal.aborted) return null;
+    // A delivery cut short by stop() is not the receiver's failure: its lease expires and it goes again.
+    if (failure !== null && this.#abort.signal.aborted) return null;
     const outcome: DeliveryOutcome = failure === null ? 'delivered' : entry.attempts >= this.deps.maxAttempts ? 'dead' : 'retry';
     if (!(await this.#record(entry, outcome, failure))) return null;
     this.deps.onOutcome?.(entry.targetKind, outcome);

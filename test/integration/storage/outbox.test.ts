@@ -234,6 +234,38 @@ describe.each(cases)('the settlement outbox on $name', ({ create }) => {
     }
   });
 
+  it('stop() abandons a delivery under way without counting it against the message', async () => {
+    const database = await open();
+    const clock = new ManualClock(T0 + 25_000_000);
+    try {
+      await migrateToLatest(database);
+      const { settleThroughIntermediary } = await setup(database, clock);
+      const record = await settleThroughIntermediary('req_stop');
+      let started!: () => void;
+      const inFlight = new Promise<void>((resolve) => (started = resolve));
+      const hanging: OutboxHandler = {
+        deliver: (_entry, signal) =>
+          new Promise((_resolve, reject) => {
+            started();
+            signal.addEventListener('abort', () => reject(signal.reason as Error));
+          }),
+      };
+      // One attempt allowed: had the abort counted as a failure, the message would be dead.
+      const worker = deliverer(database, clock, hanging, { maxAttempts: 1 });
+      worker.start();
+      await inFlight;
+      await worker.stop();
+      const entry = await stateOf(database, await entryIdOf(database, `usage:${record.id}`));
+      expect(entry).toMatchObject({ state: 'pending', attempts: 1, lastError: null });
+      // Its lease runs out, and a deliverer of another process sends it.
+      clock.now += 60_001;
+      const handler = new RecordingHandler();
+      expect(await deliverer(database, clock, handler, { maxAttempts: 2 }).runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+    } finally {
+      await database.close();
+    }
+  });
+
   it('two deliverers on one database never deliver the same entry twice', async () => {
     const first = await open();
     const second = await open();
