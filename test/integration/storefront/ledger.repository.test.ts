@@ -91,14 +91,14 @@ describe.each(cases)('storefront ledger on $name', ({ open }) => {
   });
 });
 
-describe.each(cases)('migration 0006 on $name', ({ open }) => {
+describe.each(cases)('migration 0008 on $name', ({ open }) => {
   it('creates the storefront tables and drops them on the way down', async () => {
     const database = await open();
     try {
       await migrateToLatest(database);
       await sql`select payment_ref from storefront_ledger`.execute(database.db);
       const migrator = await migratorFor(database);
-      expect((await migrator.migrateTo('0005-batch-trace-parent')).error).toBeUndefined();
+      expect((await migrator.migrateTo('0007-outbox')).error).toBeUndefined();
       await expect(sql`select payment_ref from storefront_ledger`.execute(database.db)).rejects.toThrow(/storefront_ledger/);
       await expect(sql`select holder_id from storefront_accounts`.execute(database.db)).rejects.toThrow(/storefront_accounts/);
       await migrateToLatest(database);
