@@ -40,6 +40,10 @@ export class X402Rail implements PaymentRail {
     this.#server = new x402ResourceServer(facilitator).register(config.network as `${string}:${string}`, new ExactEvmScheme());
   }
 
+  available(): Promise<boolean> {
+    return this.#supported();
+  }
+
   /** Reads the facilitator's `/supported` once; a failure is retried on the next request. */
   async #supported(): Promise<boolean> {
     this.#ready ??= this.#server.initialize();

@@ -50,6 +50,8 @@ export interface PaymentRail {
   readonly id: Rail;
   /** Its part of the 402; null when it cannot be offered right now (e.g. the facilitator is unreachable). */
   offer(quote: Quote): Promise<RailOffer | null>;
+  /** Whether the rail can take payments now (x402: its facilitator lists the network); absent: always. */
+  available?(): Promise<boolean>;
   /** The payment this request presents on this rail, or null when it presents none. */
   presented(attempt: PaymentAttempt, quote: Quote): Promise<PreparedPayment | null> | PreparedPayment | null;
 }

@@ -36,8 +36,10 @@ export class PurchaseService {
     private readonly anonymousLimitMicros: number,
   ) {}
 
-  get railIds(): string[] {
-    return this.rails.map((r) => r.id);
+  /** The rails that can take a payment now, for the catalog. */
+  async availableRails(): Promise<string[]> {
+    const ready = await Promise.all(this.rails.map(async (rail) => ((await rail.available?.()) ?? true ? rail.id : null)));
+    return ready.filter((id): id is NonNullable<typeof id> => id !== null);
   }
 
   async purchase(request: PurchaseRequest): Promise<PurchaseResult> {

@@ -260,3 +260,20 @@ describe('the manifest', () => {
     });
   });
 });
+
+describe('a facilitator that does not list the network', () => {
+  it('is not offered in the manifest or the quote', async () => {
+    const { startStorefront: start } = await import('./support.js');
+    const other = await start({ env: { STOREFRONT_NETWORK: 'eip155:8453' } });
+    try {
+      const manifest = await (await fetch(`${other.url}/manifest.json`)).json();
+      expect(manifest.plans[0].purchase.rails).toEqual(['card']);
+      const quote = await post(other, '/plans/credits/purchase', { amountUsd: '1.00' });
+      expect(quote.status).toBe(402);
+      expect(quote.headers.get('payment-required')).toBeNull();
+      expect(quote.body.rails).toEqual(['card']);
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -30,12 +30,12 @@ const entitlement = (planId: string, account: CreditAccount) => ({
 
 export function registerCatalogRoutes(scope: FastifyInstance, storefront: Storefront, config: Readonly<Config>): void {
   const prefix = storefront.config.prefix;
-  const rails = storefront.purchases.railIds;
   const prices = modelPrices(config);
 
   scope.get('/manifest.json', { schema: { hide: true } }, async (request) => {
     const seller = sellerOf(request);
     const base = storefrontUrlOf(request, prefix);
+    const rails = await storefront.purchases.availableRails();
     return {
       seller: { id: seller.id, name: seller.name },
       plans: [...seller.plans.values()].map((plan) => ({
