@@ -18,6 +18,7 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
   const app = await buildApp(container);
   await options.extendApp?.(app, container);
   container.logger.info({ config: describeConfig(config) }, 'starting sluice');
+  for (const notice of config.modelNotices) container.logger.info(notice);
 
   // Past the deadline close-with-grace exits 1, cutting what is still open (SHUTDOWN_GRACE_SECONDS).
   closeWithGrace({ delay: config.server.shutdownGraceMs, logger: { error: (m: unknown) => container.logger.error(m) } }, async ({ signal, err }) => {

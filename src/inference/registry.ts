@@ -65,13 +65,15 @@ export class ModelRegistry {
     private readonly logger: Logger,
     private readonly factories: Partial<Record<BackendKind, BackendFactory>> = BACKEND_FACTORIES,
   ) {
+    for (const model of Object.values(config.models)) this.#byName.set(model.id.toLowerCase(), model);
+    // A response-name alias (all-MiniLM-L6-v2) never hides a model declared under that id.
     for (const model of Object.values(config.models)) {
-      this.#byName.set(model.id.toLowerCase(), model);
-      if (model.entry.responseModel) this.#byName.set(model.entry.responseModel.toLowerCase(), model);
+      const alias = model.entry.responseModel?.toLowerCase();
+      if (alias && !this.#byName.has(alias)) this.#byName.set(alias, model);
     }
   }
 
-  /** Every configured model, in catalog order. */
+  /** Every model: the catalog's in catalog order, then those declared in sluice.yaml. */
   list(): ModelConfig[] {
     return Object.values(this.config.models);
   }
