@@ -181,6 +181,8 @@ export interface BackendStatus {
   detail: string;
   /** The same for API clients, without server paths; `detail` when absent. */
   publicDetail?: string;
+  /** The one thing that makes it ready (a command or a sluice.yaml setting), for clients and operators alike. */
+  remedy?: string;
 }
 
 export interface InferenceBackend {

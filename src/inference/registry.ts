@@ -114,7 +114,7 @@ export class ModelRegistry {
       }
     }
     return this.status(model).then((status) => {
-      if (!status.ready) throw notAvailable(model, status.publicDetail ?? status.detail);
+      if (!status.ready) throw notAvailable(model, status.publicDetail ?? status.detail, status.remedy);
       return this.#capable(model, capability);
     });
   }
@@ -122,7 +122,11 @@ export class ModelRegistry {
   #capable(model: ModelConfig, capability: Capability): InferenceBackend {
     const backend = this.#backend(model.binding.backend)!;
     if (typeof backend[capability] !== 'function') {
-      throw notAvailable(model, `the ${backend.kind} backend cannot serve ${model.entry.task} models (${capability})`);
+      const remedy =
+        model.binding.backend === model.entry.defaultBackend
+          ? 'this build has no runtime for it'
+          : `remove models.${model.id}.backend and base_url from sluice.yaml to run it on its default runtime, ${model.entry.defaultBackend}`;
+      throw notAvailable(model, `the ${backend.kind} backend cannot serve ${model.entry.task} models (${capability})`, remedy);
     }
     return backend;
   }
@@ -165,6 +169,7 @@ export class ModelRegistry {
         backend: kind,
         ready: false,
         detail: `the ${kind} runtime is not available in this build`,
+        remedy: `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server that serves it`,
       };
     }
     try {
@@ -175,7 +180,8 @@ export class ModelRegistry {
         backend: kind,
         ready: false,
         detail: `status check failed: ${(err as Error).message}`,
-        publicDetail: 'its status check failed (the server log says why)',
+        publicDetail: 'its status check failed',
+        remedy: 'the server log says why',
       };
     }
   }
@@ -192,10 +198,15 @@ export class ModelRegistry {
   }
 }
 
-function notAvailable(model: ModelConfig, detail: string): AppError {
-  const fixes = [`set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server`];
-  if (model.entry.hubRepo && model.binding.backend !== 'openai') fixes.push(`run \`sluice models pull ${model.id}\``);
-  return new AppError('unavailable', `Model ${model.id} has no usable backend (${detail}): ${fixes.join(', or ')}`, {
+/** What fixes a model whose backend gave no remedy of its own: pull its files, or point it at an upstream. */
+function defaultRemedy(model: ModelConfig): string {
+  if (model.binding.backend !== 'openai' && model.entry.hubRepo) return `run \`sluice models pull ${model.id}\``;
+  return `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server and restart`;
+}
+
+/** 503 `model_not_available`: the state, then the one remedy. A configuration fault, not a server fault. */
+function notAvailable(model: ModelConfig, detail: string, remedy = defaultRemedy(model)): AppError {
+  return new AppError('unavailable', `Model ${model.id} is not available: ${detail}; ${remedy}`, {
     code: 'model_not_available',
     param: 'model',
   });

@@ -20,7 +20,8 @@ async function listModels(options: { json?: boolean }): Promise<void> {
     const rows = [];
     for (const model of registry.list()) {
       const status = await registry.status(model);
-      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready, detail: status.detail });
+      const detail = status.remedy ? `${status.detail}; ${status.remedy}` : status.detail;
+      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready, detail });
     }
     if (options.json) return printJson(rows);
     const table = [['MODEL', 'TASK', 'BACKEND', 'READY', 'DETAIL'], ...rows.map((r) => [r.id, r.task, r.backend, r.ready ? 'yes' : 'no', r.detail])];

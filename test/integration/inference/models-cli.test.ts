@@ -201,7 +201,7 @@ describe('the sluice command', () => {
     const rows = JSON.parse(stdout.join('')) as Array<Record<string, unknown>>;
     expect(rows.map((r) => r.id)).toEqual(Object.keys(loadConfig(process.env, dir).models));
     expect(rows.find((r) => r.id === 'gpt-oss-120b')).toEqual({ id: 'gpt-oss-120b', task: 'chat', backend: 'openai', ready: true, detail: 'upstream http://127.0.0.1:9/v1' });
-    expect(rows.find((r) => r.id === 'deepseek-v4-flash')).toEqual({ id: 'deepseek-v4-flash', task: 'chat', backend: 'openai', ready: false, detail: 'backend openai has no base_url' });
+    expect(rows.find((r) => r.id === 'deepseek-v4-flash')).toEqual({ id: 'deepseek-v4-flash', task: 'chat', backend: 'openai', ready: false, detail: 'it has no upstream; set models.deepseek-v4-flash.base_url in sluice.yaml to an OpenAI-compatible server and restart' });
 
     stdout = [];
     expect(await runCli(['models', 'list'])).toBe(0);

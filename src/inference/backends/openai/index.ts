@@ -52,7 +52,9 @@ export class OpenAIBackend implements InferenceBackend {
   ) {}
 
   async status(model: ModelConfig): Promise<BackendStatus> {
-    if (!model.binding.baseUrl) return { ready: false, detail: 'backend openai has no base_url' };
+    if (!model.binding.baseUrl) {
+      return { ready: false, detail: 'it has no upstream', remedy: `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server and restart` };
+    }
     return { ready: true, detail: `upstream ${model.binding.baseUrl}` };
   }
 
