@@ -161,7 +161,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
 
   const config: Config = {
     server: {
-      host: env.HOST ?? file.server?.host ?? '0.0.0.0',
+      host: env.HOST ?? file.server?.host ?? '127.0.0.1',
       port,
       bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
       trustProxy: file.server?.trust_proxy ?? false,

@@ -22,8 +22,9 @@ const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   rate_limit: { status: 429, type: 'rate_limit_exceeded' },
   internal: { status: 500, type: 'internal_error' },
   upstream: { status: 502, type: 'internal_error' },
-  // A model not installed or not configured: the server is fine, so not internal_error.
-  unavailable: { status: 503, type: 'unavailable_error' },
+  // A model not installed or not configured: the server is fine, so not internal_error; the
+  // envelope's types are a closed set, and of them this is a request the server cannot serve as asked.
+  unavailable: { status: 503, type: 'invalid_request_error' },
 };
 
 export interface ErrorEnvelope {

@@ -108,7 +108,7 @@ describe('config defaults and overrides', () => {
     const dir = tempDir('sluice-config-');
     const config = loadConfig({}, dir);
     expect(config.server).toEqual({
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       port: 8080,
       bodyLimitBytes: 10 * 1024 * 1024,
       trustProxy: false,

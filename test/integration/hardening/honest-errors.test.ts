@@ -28,7 +28,7 @@ describe('503 model_not_available', () => {
     expect(res.body).toEqual({
       error: {
         message: 'Model LFM2.5-1.2B-Instruct is not available: no .gguf file in its model directory; run `sluice models pull LFM2.5-1.2B-Instruct`',
-        type: 'unavailable_error',
+        type: 'invalid_request_error',
         code: 'model_not_available',
         param: 'model',
       },

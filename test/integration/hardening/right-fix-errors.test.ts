@@ -37,7 +37,7 @@ afterAll(() => server.close());
 const post = (route: string, body: unknown) => call(server.baseUrl, 'POST', route, { key, body });
 const chat = (model: string) => post('/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hi' }] });
 
-const notAvailable = (message: string) => ({ error: { message, type: 'unavailable_error', code: 'model_not_available', param: 'model' } });
+const notAvailable = (message: string) => ({ error: { message, type: 'invalid_request_error', code: 'model_not_available', param: 'model' } });
 
 describe('503 model_not_available names the state and its one remedy', () => {
   it('a classifier pack whose backbone is missing: the one pull command, no nested brackets', async () => {
