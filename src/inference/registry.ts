@@ -143,6 +143,17 @@ export class ModelRegistry {
     return status;
   }
 
+  /**
+   * Probes the upstreams of `models` (default: all) whose findings are stale and resolves
+   * when done; status() then reports what they found. Never called on an inference call.
+   */
+  async refreshUpstreams(models: readonly ModelConfig[] = this.list()): Promise<void> {
+    const upstream = models.filter((m) => m.binding.backend === 'openai' && m.binding.baseUrl);
+    if (upstream.length === 0) return;
+    await this.#backend('openai')?.probe?.(upstream);
+    for (const m of upstream) this.#status.delete(m.id);
+  }
+
   /** Tokens of `text` for `model`: its backend's own counter, else its tokenizer.json, else the estimate. */
   async countTokens(model: ModelConfig, text: string): Promise<TokenCount> {
     const backend = this.#backend(model.binding.backend);
