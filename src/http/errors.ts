@@ -95,10 +95,10 @@ export function fastifyErrorToApp(error: FastifyError): AppError | null {
 }
 
 /** Any thrown value → the response to send, and whether it is a server fault to log. */
-export function toHttpError(error: unknown, overrides?: StatusOverrides): HttpError & { serverFault: boolean; code: string | null } {
+export function toHttpError(error: unknown, overrides?: StatusOverrides): HttpError & { serverFault: boolean; code: string | null; error: AppError } {
   const app = (error instanceof AppError ? error : fastifyErrorToApp(error as FastifyError)) ?? INTERNAL;
   const mapped = appErrorToHttp(app, overrides);
   // 503 is a configuration state with its remedy in the message, not a fault to log with a stack.
   const serverFault = mapped.status >= 500 && app.kind !== 'unavailable';
-  return { status: mapped.status, body: mapped.body, headers: mapped.headers, serverFault, code: app.code };
+  return { status: mapped.status, body: mapped.body, headers: mapped.headers, serverFault, code: app.code, error: app };
 }
