@@ -14,7 +14,8 @@ import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
-import { WORDING_KEYWORD, withoutWording } from './schemas/wording.js';
+import { WORDING_KEYWORD } from './schemas/wording.js';
+import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
 
 /**
@@ -85,7 +86,8 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
       servers: [{ url: '/' }],
       components: { securitySchemes: securitySchemes as Record<string, never> },
     },
-    transformObject: (document) => withoutWording('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+    // Error responses, streams and named components (openapi-document.ts); documentation only.
+    ...openApiTransforms,
   });
 
   registerOpsRoutes(app, container);
