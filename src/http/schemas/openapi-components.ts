@@ -54,8 +54,8 @@ export const KINDS_BY_TAG: ReadonlyMap<string, readonly ErrorKind[]> = new Map<s
   ['inference', ['insufficient_quota', 'upstream', 'unavailable', 'not_found', 'conflict', 'unprocessable']],
   ['audio', ['insufficient_quota', 'unavailable']],
   ['decision', ['insufficient_quota', 'upstream', 'unavailable', 'not_found', 'unprocessable']],
-  // The admin token, when missing or wrong.
-  ['admin', ['authentication']],
+  // The admin token: 401 when missing, 403 when wrong.
+  ['admin', ['authentication', 'permission']],
 ]);
 
 export const describeKinds = (kinds: readonly ErrorKind[]): string =>

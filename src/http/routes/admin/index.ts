@@ -24,6 +24,17 @@ import {
   UsageQuery,
 } from '../../schemas/admin.js';
 import { keyToWire, projectToWire, usageToWire } from './mappers.js';
+import { declareSecurityScheme } from '../../openapi-security.js';
+
+const ADMIN_SECURITY = { name: 'AdminToken', scheme: { type: 'http', scheme: 'bearer', description: 'The operator token, SLUICE_ADMIN_TOKEN' } };
+
+/** The document says how admin routes authenticate: the admin token as a bearer token. */
+function documentAdminSecurity(scope: FastifyInstance): void {
+  declareSecurityScheme(scope, ADMIN_SECURITY);
+  scope.addHook('onRoute', (route) => {
+    if (route.schema && !route.schema.hide) route.schema = { ...route.schema, security: [{ [ADMIN_SECURITY.name]: [] }] };
+  });
+}
 
 function registerAdminAuth(scope: FastifyInstance, token: string): void {
   scope.addHook('onRequest', async (request) => {
@@ -39,6 +50,7 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   const { projects } = container;
   registerAdminAuth(scope, container.config.adminToken!);
+  documentAdminSecurity(scope);
   const tags = ['admin'];
 
   scope.post('/projects', { schema: { tags, body: NameBody, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>
