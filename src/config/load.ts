@@ -86,6 +86,15 @@ function envInteger(env: Env, name: string, problems: string[], min: number, max
   return value;
 }
 
+function envBoolean(env: Env, name: string, problems: string[]): boolean | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  problems.push(`${name}: must be true or false, got "${raw}"`);
+  return undefined;
+}
+
 function envSecret(env: Env, name: string, cwd: string, problems: string[]): string | null {
   const fileName = env[`${name}_FILE`];
   if (fileName) {
@@ -219,7 +228,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
     auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
-    billing: { freeCreditsMicros: usdToMicros(freeCreditsUsd) },
+    billing: {
+      freeCreditsMicros: usdToMicros(freeCreditsUsd),
+      lowerOutputCap: envBoolean(env, 'BILLING_LOWER_OUTPUT_CAP', problems) ?? file.billing?.lower_output_cap ?? true,
+      minOutputTokens: envInteger(env, 'BILLING_MIN_OUTPUT_TOKENS', problems, 1) ?? file.billing?.min_output_tokens ?? 16,
+    },
     rateLimit: { requestsPerMinute: rpm, redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl' },
     modelsDir,
     models: resolveModels(file, env, modelsDir, problems),

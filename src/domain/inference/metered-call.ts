@@ -6,6 +6,12 @@ import { maxPossibleTokens } from '../../inference/token-counter.js';
 /** Special tokens a runtime may add around each text (chat-template role markers, [CLS]/[SEP]). */
 const FRAMING_TOKENS_PER_TEXT = 8;
 
+/** A call's output cap, and whether the request set it (only a cap it did not set may be lowered). */
+export interface OutputCap {
+  maxOutputTokens: number;
+  outputCapExplicit: boolean;
+}
+
 /**
  * Input tokens are bounded by the texts' UTF-8 bytes (no tokenizer makes more tokens
  * than bytes) plus each text's framing: an upper estimate that costs no tokenization
@@ -16,15 +22,19 @@ export function meteredCallOf(
   route: string,
   requestId: string,
   texts: readonly string[],
-  maxOutputTokens: number,
+  /** A number is a fixed cap (0 for calls that produce no tokens). */
+  cap: OutputCap | number,
 ): MeteredCall {
   let inputTokens = 0;
   for (const text of texts) inputTokens += maxPossibleTokens(text) + FRAMING_TOKENS_PER_TEXT;
-  return { model: model.id, route, requestId, inputTokens, maxOutputTokens };
+  const { maxOutputTokens, outputCapExplicit } = typeof cap === 'number' ? { maxOutputTokens: cap, outputCapExplicit: true } : cap;
+  return { model: model.id, route, requestId, inputTokens, maxOutputTokens, outputCapExplicit };
 }
 
-/** The request's own output cap, else the model's default. */
-export function outputCapOf(model: ModelConfig, sampling: Readonly<Record<string, unknown>>): number {
+/** The request's own output cap (`max_completion_tokens`, `max_tokens`), else the model's default. */
+export function outputCapOf(model: ModelConfig, sampling: Readonly<Record<string, unknown>>): OutputCap {
   const cap = sampling.max_completion_tokens ?? sampling.max_tokens;
-  return typeof cap === 'number' ? cap : model.maxOutputTokens;
+  return typeof cap === 'number'
+    ? { maxOutputTokens: cap, outputCapExplicit: true }
+    : { maxOutputTokens: model.maxOutputTokens, outputCapExplicit: false };
 }
