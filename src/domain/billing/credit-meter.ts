@@ -68,7 +68,8 @@ export class CreditMeter implements Meter {
     const epoch = this.reservations.beginRead();
     try {
       const balance = await this.billing.balanceOf(projectId);
-      if (balance === undefined) throw insufficientQuota();
+      // No credit at all: the plain quota refusal (the figures would say nothing more).
+      if (balance === undefined || balance <= 0) throw insufficientQuota();
       const free = this.reservations.freeOf(projectId, balance, epoch);
       const wanted = fit.within(lowerAgainst === 'free' ? free : balance);
       const hold = wanted && this.reservations.tryHold(projectId, balance, wanted.micros, epoch);
