@@ -25,11 +25,11 @@ const PROMPT_TOKENS = 11;
  * An upstream that honours max_tokens, as a real one does: it would write `words` tokens,
  * stops at the cap with finish_reason "length", and reports what it wrote.
  */
-function cappedUpstream(upstream: FakeUpstream, words: number): void {
+function cappedUpstream(upstream: FakeUpstream, words: number, honoursCap = true): void {
   upstream.setDefault(
     '/chat/completions',
     handler((req, res) => {
-      const cap = typeof req.body?.max_tokens === 'number' ? req.body.max_tokens : Infinity;
+      const cap = honoursCap && typeof req.body?.max_tokens === 'number' ? req.body.max_tokens : Infinity;
       const written = Math.min(words, cap);
       const body = {
         id: 'chatcmpl-capped',
@@ -160,6 +160,33 @@ describe('lowering the output cap (the default)', () => {
     expect(final).toBeGreaterThanOrEqual(0);
     expect(280_000 - final).toBe(records.reduce((sum, r) => sum + r.costMicros, 0));
     console.info(`burst: ${served.length} of 200 served, balance left ${final} µ$`);
+  });
+});
+
+describe('the guarantee when an answer costs more than its estimate', () => {
+  let env: InferenceEnv;
+  beforeAll(async () => {
+    env = await startInferenceEnv({ extra: PRICED });
+  });
+  afterAll(async () => env.close());
+
+  it('concurrent calls overdraw only by what the served calls cost beyond their own holds', async () => {
+    // An upstream that ignores max_tokens and always writes 400 tokens: (11 + 400) × 1,000 µ$ = 411,000 µ$.
+    cappedUpstream(env.upstream, 400, false);
+    const tenant = await env.server.newTenant({ balanceUsd: 0.28 });
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => call(env.server.baseUrl, 'POST', '/v1/chat/completions', { key: tenant.key, body: hello })),
+    );
+    const served = answers.filter((a) => a.status === 200).length;
+    expect(served).toBeGreaterThanOrEqual(1);
+    expect(env.upstream.requests).toHaveLength(served);
+    // Each served call held its input estimate (13 tokens) and the cap it was sent with.
+    const excess = env.upstream.requests.reduce((sum, r) => sum + 411_000 - (13 + (r.body.max_tokens as number)) * 1000, 0);
+    const records = await usageOf(env.server, tenant.projectId);
+    const final = await balanceOf(env.server, tenant.projectId);
+    expect(280_000 - final).toBe(records.reduce((sum, r) => sum + r.costMicros, 0));
+    expect(final).toBeLessThan(0);
+    expect(final).toBeGreaterThanOrEqual(-excess);
   });
 });
 
