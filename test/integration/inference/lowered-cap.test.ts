@@ -84,14 +84,17 @@ describe('lowering the output cap (the default)', () => {
     expect(env.upstream.requests[1]!.body.max_tokens).toBeUndefined();
   });
 
-  it('streams with the lowered cap too', async () => {
+  it('streams with the lowered cap too, and lets browsers read the header', async () => {
     const tenant = await env.server.newTenant({ balanceUsd: 0.28 });
     const res = await fetch(`${env.server.baseUrl}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json' },
+      headers: { 'x-api-key': tenant.key, 'content-type': 'application/json', origin: 'https://app.example' },
       body: JSON.stringify({ ...hello, stream: true }),
     });
     expect(res.status).toBe(200);
+    // Known at admission, before the stream starts: a header, not a trailer.
+    expect(res.headers.get('x-sluice-output-cap-lowered')).toBe('267');
+    expect(res.headers.get('access-control-expose-headers')).toContain('x-sluice-output-cap-lowered');
     const text = await res.text();
     expect(text).toContain('data: [DONE]');
     expect(env.upstream.requests[0]!.body.max_tokens).toBe(267);
