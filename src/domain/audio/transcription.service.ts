@@ -4,11 +4,11 @@
  * run the speech model, meter and bill, render the requested format.
  */
 import type { Caller } from '../access/caller.js';
-import { admitCall, settleCall, type Admission, type MeteredCall } from '../billing/meter.js';
+import { admitCall, runAdmitted, type Admission, type MeteredCall } from '../billing/meter.js';
 import { invalidRequest, isAppError } from '../shared/errors.js';
 import { costMicros } from '../shared/money.js';
 import type { ModelConfig } from '../../config/schema.js';
-import type { CallContext, TranscriptionOutput } from '../../inference/backend.js';
+import type { CallContext } from '../../inference/backend.js';
 import type { ModelRegistry } from '../../inference/registry.js';
 import type { AudioDecoder, DecodedAudio } from './ffmpeg-decoder.js';
 import { renderTranscription, type RenderedTranscription } from './transcription-format.js';
@@ -62,11 +62,9 @@ export class TranscriptionService {
     const route = AUDIO_ROUTES[task];
     const clip = (seconds: number) => clipCall(model, route, context.requestId, request.prompt, seconds);
     const admitted = await this.#admit(caller, clip, upload.path);
-    let audio: DecodedAudio;
-    let output: TranscriptionOutput;
-    try {
-      audio = admitted.audio ?? (await this.deps.decoder.decode(upload.path, MAX_AUDIO_SECONDS));
-      output = await backend.transcribe!({
+    const { audio, output } = await runAdmitted(caller, admitted.admission, async () => {
+      const audio = admitted.audio ?? (await this.deps.decoder.decode(upload.path, MAX_AUDIO_SECONDS));
+      const output = await backend.transcribe!({
         ...context,
         model,
         audio: audio.samples,
@@ -76,11 +74,8 @@ export class TranscriptionService {
         temperature: request.temperature,
         wordTimestamps: request.words,
       });
-    } catch (err) {
-      admitted.admission.release();
-      throw err;
-    }
-    await settleCall(caller, admitted.admission, { inputTokens: output.usage.inputTokens, outputTokens: output.usage.outputTokens, status: 200 });
+      return { value: { audio, output }, usage: { inputTokens: output.usage.inputTokens, outputTokens: output.usage.outputTokens, status: 200 } };
+    });
     this.deps.onAudio?.(model.id, route, audio.seconds);
     return renderTranscription(output, request);
   }

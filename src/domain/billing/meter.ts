@@ -106,7 +106,15 @@ export async function meteredCall<T>(
   call: MeteredCall,
   work: (admission: Admission) => Promise<{ value: T; usage: SettledUsage }>,
 ): Promise<T> {
-  const admission = await admitCall(caller, call);
+  return runAdmitted(caller, await admitCall(caller, call), work);
+}
+
+/** The second half of meteredCall, for a call admitted some other way: runs `work`, then settles or releases. */
+export async function runAdmitted<T>(
+  caller: Caller,
+  admission: Admission,
+  work: (admission: Admission) => Promise<{ value: T; usage: SettledUsage }>,
+): Promise<T> {
   let outcome: { value: T; usage: SettledUsage };
   try {
     outcome = await work(admission);
