@@ -105,3 +105,29 @@ describe('ReservationBook: waiting for holds to be given back', () => {
     expect(book.freeOf('p', 6, book.beginRead())).toBe(6);
   });
 });
+
+describe('ReservationBook: waiters that give up', () => {
+  it('forgets a waiter that timed out or was aborted: a later release wakes only those still waiting', async () => {
+    const book = new ReservationBook();
+    const hold = book.tryHold('p', 10, 3, book.beginRead())!;
+    await book.whenReleased('p', book.releasesOf('p'), 1);
+    const controller = new AbortController();
+    const aborted = book.whenReleased('p', book.releasesOf('p'), 60_000, controller.signal);
+    controller.abort(new Error('stop'));
+    await expect(aborted).rejects.toThrow('stop');
+    let woken = 0;
+    const waiting = book.whenReleased('p', book.releasesOf('p'), 60_000).then(() => woken++);
+    hold.release();
+    await waiting;
+    expect(woken).toBe(1);
+    // Nothing is left registered: a new hold's waiter waits for its own release.
+    const next = book.tryHold('p', 10, 3, book.beginRead())!;
+    let settled = false;
+    const later = book.whenReleased('p', book.releasesOf('p'), 60_000).then(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    next.settled();
+    await later;
+    expect(settled).toBe(true);
+  });
+});

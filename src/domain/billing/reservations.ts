@@ -76,21 +76,19 @@ export class ReservationBook {
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', aborted);
-        waiters.delete(done);
+        waiters.delete(wake);
         if (waiters.size === 0 && this.#waiters.get(projectId) === waiters) this.#waiters.delete(projectId);
+      };
+      const wake = () => {
+        done();
+        resolve();
       };
       const aborted = () => {
         done();
         reject(signal?.reason ?? new Error('aborted'));
       };
-      const timer = setTimeout(() => {
-        done();
-        resolve();
-      }, timeoutMs);
-      waiters.add(() => {
-        done();
-        resolve();
-      });
+      const timer = setTimeout(wake, timeoutMs);
+      waiters.add(wake);
       signal?.addEventListener('abort', aborted, { once: true });
     });
   }
