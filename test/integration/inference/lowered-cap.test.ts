@@ -162,7 +162,6 @@ describe('lowering the output cap (the default)', () => {
     const final = await balanceOf(env.server, tenant.projectId);
     expect(final).toBeGreaterThanOrEqual(0);
     expect(280_000 - final).toBe(records.reduce((sum, r) => sum + r.costMicros, 0));
-    console.info(`burst: ${served.length} of 200 served, balance left ${final} µ$`);
   });
 });
 
