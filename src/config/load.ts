@@ -248,6 +248,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       retryBaseMs: b.retry_base_ms ?? 500,
       validationTimeoutSeconds: b.validation_timeout_seconds ?? 600,
     },
+    outbox: { maxAttempts: envInteger(env, 'OUTBOX_MAX_ATTEMPTS', problems, 1) ?? file.outbox?.max_attempts ?? 10 },
     runtimes: {
       idleUnloadSeconds: envInteger(env, 'RUNTIMES_IDLE_UNLOAD_SECONDS', problems, 0) ?? file.runtimes?.idle_unload_seconds ?? 900,
       onnxThreads: file.runtimes?.onnx_threads ?? null,

@@ -119,6 +119,12 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    outbox: Type.Optional(
+      Type.Object(
+        { max_attempts: Type.Optional(PositiveInt('delivery attempts of a settlement message before it is marked dead')) },
+        { additionalProperties: false },
+      ),
+    ),
     models: Type.Optional(Type.Record(Type.String(), ModelFileSchema)),
     runtimes: Type.Optional(
       Type.Object(
@@ -275,6 +281,8 @@ export interface Config {
   models: Readonly<Record<string, ModelConfig>>;
   workers: { inProcess: boolean };
   batches: BatchConfig;
+  /** The settlement outbox's deliverer. */
+  outbox: { maxAttempts: number };
   runtimes: RuntimesConfig;
   /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: the one decision model ready, if exactly one is. */
   decision: {

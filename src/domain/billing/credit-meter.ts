@@ -22,6 +22,8 @@ import { HeldByOtherCalls, type Admission, type Meter, type MeteredCall, type Se
 import type { Hold, ReservationBook } from './reservations.js';
 import type { UsageRecord } from './usage.types.js';
 import { CreditFit, DEFAULT_CAP_POLICY, type CapPolicy } from './credit-fit.js';
+import type { LineMeter } from './meter-resolver.js';
+import type { OutboxMessage } from '../outbox/outbox.types.js';
 
 /** The header that tells a client its call runs with a lower output cap than the model's default: the cap, in tokens. */
 export const OUTPUT_CAP_HEADER = 'x-sluice-output-cap-lowered';
@@ -40,9 +42,14 @@ export interface CreditGrant {
  */
 export type LowerAgainst = 'free' | 'balance';
 
+/**
+ * A programming guard, not a refusal a client can meet: scopes mount this meter only
+ * with strategies whose callers their project pays for, and the MeterResolver gives it
+ * only batches paid by their project.
+ */
 function payingProject(principal: Principal): string {
   if (principal.payer.kind !== 'project') {
-    throw new AppError('internal', `the credit meter cannot charge a ${principal.payer.kind}`);
+    throw new AppError('internal', `the credit meter charges project payers only, and was given a payer of kind "${principal.payer.kind}"`);
   }
   return principal.payer.projectId;
 }
@@ -143,8 +150,10 @@ class CreditAdmission implements Admission {
  * the line's result (so a line is billed exactly when its result is recorded), then calls
  * finish(), which releases the holds.
  */
-export class CollectingMeter implements Meter {
+export class CollectingMeter implements LineMeter {
   readonly records: UsageRecord[] = [];
+  /** Project credit reports to nobody. */
+  readonly outbox: readonly OutboxMessage[] = [];
   readonly #holds: Hold[] = [];
 
   constructor(
