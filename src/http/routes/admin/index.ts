@@ -24,6 +24,7 @@ import {
   UsageQuery,
 } from '../../schemas/admin.js';
 import { keyToWire, projectToWire, usageToWire } from './mappers.js';
+import { registerOutboxAdmin } from './outbox.js';
 import { declareSecurityScheme } from '../../openapi-security.js';
 
 const ADMIN_SECURITY = { name: 'AdminToken', scheme: { type: 'http', scheme: 'bearer', description: 'The operator token, SLUICE_ADMIN_TOKEN' } };
@@ -100,4 +101,6 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
     const page = await projects.listUsage(request.params.id, limit, request.query.after);
     return toListPage(page, usageToWire);
   });
+
+  registerOutboxAdmin(scope, container.outbox.service, tags);
 };
