@@ -5,7 +5,9 @@
  * settlement messages), which are written in the transaction that records the result,
  * so a line is billed exactly when its result is recorded: once. Retryable failures
  * (upstream 5xx, 429, connection) are retried with exponential backoff and jitter, up
- * to maxAttempts.
+ * to maxAttempts. A line refused credit only because the payer's other calls hold it
+ * waits for them (waitForHeldCredit) within its batch's window; that wait is not an
+ * attempt.
  */
 import type { ChatCompletionsPort } from '../domain/inference/chat-completions.port.js';
 import type { Clock } from '../domain/shared/clock.js';
@@ -27,6 +29,7 @@ import type { UsageRecord } from '../domain/billing/usage.types.js';
 import type { OutboxMessage } from '../domain/outbox/outbox.types.js';
 import { payerOf, type Caller, type Principal } from '../domain/access/caller.js';
 import type { LineMeter, MeterResolver } from '../domain/billing/meter-resolver.js';
+import { heldByOtherCalls, type HeldByOtherCalls } from '../domain/billing/meter.js';
 import type { ResultWriter } from './result-writer.js';
 import { inBatchLineSpan } from '../observability/batch-tracing.js';
 import { sleep } from './sleep.js';
@@ -50,6 +53,11 @@ export interface LineExecutorDeps {
 }
 
 const RETRY_CAP_MS = 30_000;
+/**
+ * The longest a line waiting for credit sleeps before it looks at its batch again (a
+ * cancel or the window's end) and retries; a hold given back wakes it sooner.
+ */
+const HELD_CREDIT_WAIT_MS = 1_000;
 
 /** Why a line must not run now, from the batch's state; null when it may run. */
 export function gateFailure(gate: LineGate, nowMs: number): LineFailure | null {
@@ -116,11 +124,31 @@ export class LineExecutor {
       } catch (err) {
         // A drain that ran out of time: leave the line unrecorded so another worker runs it.
         if (signal.aborted) throw err;
+        const held = heldByOtherCalls(err);
+        if (held) {
+          const blocked = await this.#waitForHeldCredit(task, held, signal);
+          if (blocked) return { failure: blocked };
+          attempt -= 1; // waiting for credit is not a failed attempt
+          continue;
+        }
         if (!isAppError(err) || !err.retryable) return { failure: failureOf(err) };
         if (attempt >= this.deps.maxAttempts) return { failure: retriesExhausted(err, attempt) };
         await sleep(this.#backoffMs(attempt, err.retryAfterSeconds), signal);
       }
     }
+  }
+
+  /**
+   * The line fits the payer's balance but not beside the credit its other calls hold:
+   * waits until one of them gives its hold back (or HELD_CREDIT_WAIT_MS), then says why
+   * the line must not run any more (its batch was cancelled or expired meanwhile, or
+   * its key revoked), or null to run it again.
+   */
+  async #waitForHeldCredit(task: LineTask, held: HeldByOtherCalls, signal: AbortSignal): Promise<LineFailure | null> {
+    await held.released(HELD_CREDIT_WAIT_MS, signal);
+    const gate = await this.deps.batches.lineGate(task.batch.id);
+    if (!gate) return CANCELLED;
+    return gateFailure(gate, this.deps.clock.nowMs());
   }
 
   /** Exponential backoff with jitter (50–100 % of the step), at least any retry-after. */

@@ -21,7 +21,9 @@ import type { CreditHolder, StorefrontStore } from './storefront.types.js';
 import type { Seller } from './sellers.js';
 
 export const REMAINING_CREDIT_HEADER = 'x-credit-remaining-usd';
-export const OUTPUT_CAP_HEADER = 'x-output-cap-lowered';
+import { OUTPUT_CAP_HEADER } from '../billing/credit-meter.js';
+
+export { OUTPUT_CAP_HEADER };
 
 export interface StorefrontMeterDeps {
   store: StorefrontStore;

@@ -266,8 +266,8 @@ describe('a facilitator that does not list the network', () => {
     const { startStorefront: start } = await import('./support.js');
     const other = await start({ env: { STOREFRONT_NETWORK: 'eip155:8453' } });
     try {
-      const manifest = await (await fetch(`${other.url}/manifest.json`)).json();
-      expect(manifest.plans[0].purchase.rails).toEqual(['card']);
+      const manifest = (await (await fetch(`${other.url}/manifest.json`)).json()) as { plans: { purchase: { rails: string[] } }[] };
+      expect(manifest.plans[0]!.purchase.rails).toEqual(['card']);
       const quote = await post(other, '/plans/credits/purchase', { amountUsd: '1.00' });
       expect(quote.status).toBe(402);
       expect(quote.headers.get('payment-required')).toBeNull();
