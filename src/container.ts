@@ -44,7 +44,7 @@ import { FilesRepository } from './storage/db/repositories/files.repository.js';
 import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
-import { createStorefront, type Storefront } from './composition/storefront.js';
+import { createStorefront, ensureStorefrontProjects, storefrontDebits, type Storefront } from './composition/storefront.js';
 import type { MeterResolver } from './domain/billing/meter-resolver.js';
 import { createLineMeters, createOutbox, type Outbox } from './composition/payers.js';
 
@@ -125,7 +125,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const repositories = {
     projects: new ProjectsRepository(database),
     keys: new ApiKeysRepository(database),
-    usage: new UsageRepository(database),
+    usage: new UsageRepository(database, storefrontDebits(config.storefront, database)),
   };
   const untracedBlobs = overrides.blobs ?? createBlobStore(config.blobs);
   const blobs = tracing ? new TracingBlobStore(untracedBlobs, config.blobs.kind) : untracedBlobs;
@@ -176,6 +176,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const storefront = createStorefront(config.storefront, {
     database, clock, logger, reservations, redisUrl: config.redisUrl, redisPrefix: config.rateLimit.redisPrefix,
   });
+  await ensureStorefrontProjects(storefront, repositories.projects, clock);
 
   return {
     config,

@@ -4,7 +4,11 @@ import type { StorefrontConfig } from '../config/storefront-config.js';
 import type { Database } from '../storage/db/database.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { StorefrontRepository } from '../storage/db/repositories/storefront.repository.js';
-import { SellerDirectory } from '../domain/storefront/sellers.js';
+import { SellerDirectory, storefrontProjectId } from '../domain/storefront/sellers.js';
+import type { PayerKind } from '../domain/access/caller.js';
+import type { PayerDebit } from '../storage/db/repositories/usage.repository.js';
+import type { ProjectsRepository } from '../storage/db/repositories/projects.repository.js';
+import { StorefrontLedgerDebit } from '../storage/db/repositories/storefront-debit.repository.js';
 import { AgentTokens } from '../domain/storefront/agent-tokens.js';
 import { PurchaseService } from '../domain/storefront/purchases.js';
 import type { PaymentRail } from '../domain/storefront/payment-rail.js';
@@ -57,4 +61,22 @@ export function createStorefront(
     limiter: createRateLimiter({ requestsPerMinute: config.requestsPerMinute, redisUrl: deps.redisUrl, keyPrefix: `${deps.redisPrefix}:storefront` }),
     fakeCard,
   };
+}
+
+/**
+ * The debits of storefront payers (agents' and receipts' ledger draws), for the usage
+ * repository: a storefront call's record and its draw are written in one transaction.
+ */
+export function storefrontDebits(config: StorefrontConfig | null, database: Database): Map<PayerKind, PayerDebit> {
+  if (!config) return new Map();
+  const sellerOfProject = new Map(new SellerDirectory(config).sellers.map((s) => [storefrontProjectId(s.id), s.id]));
+  const debit = new StorefrontLedgerDebit(database, sellerOfProject);
+  return new Map<PayerKind, PayerDebit>([['agent', debit], ['receipt', debit]]);
+}
+
+/** One tenant project per seller (no credit of its own), created once: its usage records are the storefront calls'. */
+export async function ensureStorefrontProjects(storefront: Storefront | null, projects: ProjectsRepository, clock: Clock): Promise<void> {
+  for (const seller of storefront?.sellers.sellers ?? []) {
+    await projects.ensure({ id: storefrontProjectId(seller.id), name: `Storefront ${seller.name}`.slice(0, 128), balanceMicros: 0, createdAtMs: clock.nowMs() });
+  }
 }

@@ -13,6 +13,9 @@ export interface Seller {
   plans: ReadonlyMap<string, Plan>;
 }
 
+/** The tenant project of a seller's storefront calls: their usage records are its usage (it owns no files or batches). */
+export const storefrontProjectId = (sellerId: string): string => `storefront:${sellerId}`;
+
 export interface SellerSettings {
   seller: { id: string; name: string; hosts: readonly string[] };
   plans: readonly Plan[];

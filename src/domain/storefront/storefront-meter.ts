@@ -4,11 +4,12 @@
  * ReservationBook (keyed by seller and holder) until it ends, so concurrent calls cannot
  * overdraw; when the balance cannot cover the worst case of a call known to have set no
  * output cap (`outputCapExplicit === false`), the call runs with a lower cap that it can
- * pay for instead of being refused. The
- * actual cost is drawn in one transaction with its ledger movement, then the hold is
- * released.
+ * pay for instead of being refused. Settling writes the call's usage record (under the
+ * seller's tenant project, with the agent or receipt as payer); the ledger draw is that
+ * payer's debit, in the record's transaction. Then the hold is released.
  */
-import type { Principal } from '../access/caller.js';
+import { payerRef, type Principal } from '../access/caller.js';
+import type { UsageRecord } from '../billing/usage.types.js';
 import type { Admission, Meter, MeteredCall, Settlement, SettledUsage } from '../billing/meter.js';
 import type { Hold, ReservationBook } from '../billing/reservations.js';
 import type { Clock } from '../shared/clock.js';
@@ -30,6 +31,8 @@ export interface StorefrontMeterDeps {
   reservations: ReservationBook;
   priceOf: (model: string) => TokenPrice;
   clock: Clock;
+  /** Writes a usage record with its payer's debit (the ledger draw) in one transaction; resolves once committed. */
+  usage: { write(record: UsageRecord): Promise<void> };
   /** The storefront's path (its prefix), for links in refusals (plans, extend). */
   basePath: string;
 }
@@ -68,7 +71,7 @@ export class StorefrontMeter implements Meter {
         }
       }
       if (!hold) throw this.#outOfCredit(holder, account.balanceMicros - reservations.heldFor(key));
-      return new StorefrontAdmission(this.seller.id, holder, call, hold, price, this.deps, outputCap);
+      return new StorefrontAdmission(this.seller.id, principal, holder, call, hold, price, this.deps, outputCap);
     } finally {
       reservations.endRead(epoch);
     }
@@ -99,6 +102,7 @@ class StorefrontAdmission implements Admission {
 
   constructor(
     private readonly sellerId: string,
+    private readonly principal: Principal,
     private readonly holder: CreditHolder,
     private readonly call: MeteredCall,
     private readonly hold: Hold,
@@ -112,26 +116,38 @@ class StorefrontAdmission implements Admission {
   async settle(usage: SettledUsage): Promise<Settlement> {
     if (this.#done) throw new AppError('internal', 'a metered call was settled twice');
     this.#done = true;
-    const cost = usage.costMicros ?? costMicros(this.price, usage.inputTokens, usage.outputTokens);
+    const record: UsageRecord = {
+      id: newId('usage_'),
+      projectId: this.principal.projectId,
+      keyId: null,
+      payer: payerRef(this.principal.payer),
+      model: this.call.model,
+      route: this.call.route,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      costMicros: usage.costMicros ?? costMicros(this.price, usage.inputTokens, usage.outputTokens),
+      requestId: this.call.requestId,
+      status: usage.status,
+      createdAtMs: this.deps.clock.nowMs(),
+    };
     let balance: number;
     try {
-      balance = await this.deps.store.draw({
-        id: newId('mov_'),
-        sellerId: this.sellerId,
-        holder: this.holder,
-        kind: 'draw',
-        amountMicros: -cost,
-        paymentRef: null,
-        rail: null,
-        detail: `${this.call.model} ${this.call.requestId}`.slice(0, 256),
-        createdAtMs: this.deps.clock.nowMs(),
-      });
+      await this.deps.usage.write(record);
+      balance = await this.#balance();
     } catch (err) {
       this.hold.release();
       throw err;
     }
     this.hold.settled();
-    return { record: null, headers: { [REMAINING_CREDIT_HEADER]: formatUsd(balance) } };
+    return { record, headers: { [REMAINING_CREDIT_HEADER]: formatUsd(balance) } };
+  }
+
+  /** The holder's balance just after the draw (the account is read once it is committed). */
+  async #balance(): Promise<number> {
+    const { store } = this.deps;
+    const now = store.accountNow?.(this.sellerId, this.holder);
+    const account = now ? now.account : await store.account(this.sellerId, this.holder);
+    return account?.balanceMicros ?? 0;
   }
 
   release(): void {

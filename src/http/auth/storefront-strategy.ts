@@ -15,7 +15,7 @@ import type { Meter } from '../../domain/billing/meter.js';
 import type { AgentTokens } from '../../domain/storefront/agent-tokens.js';
 import { AGENT_AUTHORIZATION, bearerRequired, presentedCredential } from '../../domain/storefront/credentials.js';
 import { receiptHash } from '../../domain/storefront/receipts.js';
-import type { Seller } from '../../domain/storefront/sellers.js';
+import { storefrontProjectId, type Seller } from '../../domain/storefront/sellers.js';
 import { AppError } from '../../domain/shared/errors.js';
 import { headerOf, type AuthStrategy } from './strategy.js';
 
@@ -75,5 +75,5 @@ export class StorefrontStrategy implements AuthStrategy {
   }
 }
 
-/** Storefront callers' tenant: the seller (they own no files or batches). */
-const projectOf = (seller: Seller) => `storefront:${seller.id}`;
+/** Storefront callers' tenant: the seller's project. */
+const projectOf = (seller: Seller) => storefrontProjectId(seller.id);

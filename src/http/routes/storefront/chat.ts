@@ -35,6 +35,7 @@ export async function registerStorefrontChat(scope: FastifyInstance, container: 
     reservations: storefront.reservations,
     priceOf: (model: string) => container.config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 },
     clock: container.clock,
+    usage: container.billing,
     basePath: storefront.config.prefix,
   };
   const meterOf = (seller: Seller) => {

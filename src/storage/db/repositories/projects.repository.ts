@@ -34,6 +34,15 @@ export class ProjectsRepository implements ProjectStore, BalanceStore {
     return project;
   }
 
+  /** Inserts the project unless one with its id exists (tenants the service owns, created at start-up). */
+  async ensure(project: Project): Promise<void> {
+    await this.database.db
+      .insertInto('projects')
+      .values({ id: project.id, name: project.name, balance_micros: project.balanceMicros, created_at: project.createdAtMs })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+
   async findById(id: string): Promise<Project | undefined> {
     const row = await this.database.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toProject(row) : undefined;

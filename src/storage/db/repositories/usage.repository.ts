@@ -1,9 +1,9 @@
 /**
  * Usage records and the debits that go with them. A record is written with its payer; a
  * `project` payer's cost is debited from that project's balance in the same transaction,
- * another kind's only through the PayerDebit registered for it (none is, yet: an
- * intermediary settles through the outbox, a receipt was paid up front), so a call not
- * paid by the project never touches the project's credit.
+ * another kind's only through the PayerDebit registered for it (the storefront registers
+ * `agent` and `receipt`, drawing on its ledger; an intermediary settles through the
+ * outbox), so a call not paid by the project never touches the project's credit.
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
@@ -18,11 +18,11 @@ import { payerOfRow } from './payer-columns.js';
 
 /**
  * The debit of a payer kind other than `project` (a storefront agent's prepaid credit,
- * say), run in the usage transaction: one statement per payer and transaction, with
- * the sum of that payer's costs in it.
+ * say), run in the usage transaction: the statements that debit the records of that
+ * kind in it (records with a zero cost included, for a debit that keeps a movement per call).
  */
 export interface PayerDebit {
-  statement(executor: Kysely<Tables>, payerId: string, costMicros: number): SqlStatement;
+  statements(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[];
 }
 
 const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => ({
@@ -118,22 +118,22 @@ export class UsageRepository implements UsageStore, UsageHistory {
     return statements;
   }
 
-  /** One debit per payer with a balance here and a non-zero cost: the project payers', and any registered kind's. */
+  /** One debit per paying project with a non-zero cost, and the registered kinds' debits of their records. */
   #debits(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[] {
-    const costs = new Map<PayerKind, Map<string, number>>();
-    for (const { payer, costMicros } of records) {
-      if (payer.kind !== 'project' && !this.otherDebits.has(payer.kind)) continue;
-      let byId = costs.get(payer.kind);
-      if (!byId) costs.set(payer.kind, (byId = new Map()));
-      byId.set(payer.id, (byId.get(payer.id) ?? 0) + costMicros);
-    }
-    const statements: SqlStatement[] = [];
-    for (const [kind, byId] of costs) {
-      for (const [payerId, cost] of byId) {
-        if (cost === 0) continue;
-        statements.push(kind === 'project' ? this.#debit(executor, payerId, cost) : this.otherDebits.get(kind)!.statement(executor, payerId, cost));
+    const projectCosts = new Map<string, number>();
+    const others = new Map<PayerKind, UsageRecord[]>();
+    for (const record of records) {
+      const { payer, costMicros } = record;
+      if (payer.kind === 'project') projectCosts.set(payer.id, (projectCosts.get(payer.id) ?? 0) + costMicros);
+      else if (this.otherDebits.has(payer.kind)) {
+        let ofKind = others.get(payer.kind);
+        if (!ofKind) others.set(payer.kind, (ofKind = []));
+        ofKind.push(record);
       }
     }
+    const statements: SqlStatement[] = [];
+    for (const [projectId, cost] of projectCosts) if (cost !== 0) statements.push(this.#debit(executor, projectId, cost));
+    for (const [kind, ofKind] of others) statements.push(...this.otherDebits.get(kind)!.statements(executor, ofKind));
     return statements;
   }
 
