@@ -1,4 +1,5 @@
 /** Sellers and their plans, looked up by the request's host (only through Maps). */
+import { createHash } from 'node:crypto';
 /** A plan of a seller's catalog (Credits: prepaid, drawn by calls). */
 export interface Plan {
   id: string;
@@ -13,8 +14,22 @@ export interface Seller {
   plans: ReadonlyMap<string, Plan>;
 }
 
-/** The tenant project of a seller's storefront calls: their usage records are its usage (it owns no files or batches). */
-export const storefrontProjectId = (sellerId: string): string => `storefront:${sellerId}`;
+/** Namespace of the storefront tenant projects' name-based ids. */
+const TENANT_NAMESPACE = Buffer.from('6f1c2f4e9a3b4c1d8e7f0a1b2c3d4e5f', 'hex');
+
+/**
+ * The tenant project of a seller's storefront calls: their usage records are its usage
+ * (it owns no files or batches, and no credit). Project ids are UUIDs; this one is the
+ * seller id's name-based UUID (RFC 9562 version 5, written here because node:crypto
+ * only makes random ones), so every replica derives it without a lookup.
+ */
+export function storefrontProjectId(sellerId: string): string {
+  const hash = createHash('sha1').update(TENANT_NAMESPACE).update(`storefront:${sellerId}`).digest().subarray(0, 16);
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 export interface SellerSettings {
   seller: { id: string; name: string; hosts: readonly string[] };
