@@ -10,6 +10,7 @@ import { migrateToLatest, pendingMigrations } from './storage/db/migrate.js';
 import { ProjectsRepository } from './storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from './storage/db/repositories/api-keys.repository.js';
 import { UsageRepository } from './storage/db/repositories/usage.repository.js';
+import { UsageReportsRepository } from './storage/db/repositories/usage-reports.repository.js';
 import { createBlobStore } from './storage/blobs/create-blob-store.js';
 import type { BlobStore } from './storage/blobs/blob-store.js';
 import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
@@ -44,6 +45,7 @@ import { FilesRepository } from './storage/db/repositories/files.repository.js';
 import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
+import { createConsoleParts, type ConsoleParts } from './composition/console.js';
 
 export type { BackgroundWorker };
 
@@ -89,6 +91,8 @@ export interface Container {
   /** Files and Batch APIs; their runner and janitor are in `workers`. */
   files: FilesService;
   batches: BatchesService;
+  /** The web console's sessions and sign-in limiter. */
+  console: ConsoleParts;
   workers: BackgroundWorker[];
   startWorkers(): void;
   readiness(): Promise<Readiness>;
@@ -126,7 +130,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const probeTargets = { blobs, rateLimiter, redisConfigured: config.redisUrl !== null, logger };
   void warnIfRedisUnreachable(probeTargets);
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
-  const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
+  const projects = new ProjectsService({ ...repositories, reports: new UsageReportsRepository(database), authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
   const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, (record) => {
     metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);
@@ -153,6 +157,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const { files, batches, runner, janitor } = createFilesAndBatches({
     config, database, blobs, clock, logger, billing, creditMeter, usage: repositories.usage, chatCompletions, traced: tracing !== null,
   });
+  const consoleParts = createConsoleParts({ config, database, authenticator, clock });
   const workers: BackgroundWorker[] = [runner, janitor];
   let workersStarted = false;
 
@@ -176,6 +181,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     transcription,
     files,
     batches,
+    console: consoleParts,
     workers,
     startWorkers() {
       if (workersStarted) return;
@@ -198,6 +204,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
       await rateLimiter.close();
+      await consoleParts.signInLimiter.close();
       if (!overrides.blobs) await blobs.close?.();
       await registry.close();
       await database.close();

@@ -219,6 +219,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
     auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
+    console: {
+      sessionTtlMs: (file.console?.session_ttl_minutes ?? 720) * 60_000,
+      signInAttemptsPerMinute: file.console?.sign_in_attempts_per_minute ?? 10,
+    },
     billing: { freeCreditsMicros: usdToMicros(freeCreditsUsd) },
     rateLimit: { requestsPerMinute: rpm, redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl' },
     modelsDir,

@@ -12,7 +12,10 @@ import { registerRequestContext } from './plugins/request-context.js';
 import { registerTracing } from './plugins/tracing.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
-import { adminRoutes } from './routes/admin/index.js';
+import { registerAdminRoutes } from './routes/admin/index.js';
+import { apiScope } from './routes/api-scope.js';
+import { AdminTokenStrategy } from './auth/admin-token-strategy.js';
+import { consoleRoutes, registerRootRedirect } from './console/index.js';
 import { v1Routes } from './routes/v1/index.js';
 import { WORDING_KEYWORD, withoutWording } from './schemas/wording.js';
 
@@ -87,7 +90,12 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   });
 
   registerOpsRoutes(app, container);
-  if (config.adminToken) await app.register(adminRoutes, { prefix: '/admin/v1', container });
+  if (config.adminToken) {
+    const strategy = new AdminTokenStrategy(config.adminToken, container.creditMeter);
+    await app.register(apiScope, { prefix: '/admin/v1', container, strategy, routes: [registerAdminRoutes] });
+  }
   await app.register(v1Routes, { prefix: '/v1', container });
+  await app.register(consoleRoutes, { container });
+  registerRootRedirect(app);
   return app;
 }

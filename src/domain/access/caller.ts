@@ -7,7 +7,7 @@
  */
 import type { Meter } from '../billing/meter.js';
 
-export type CallerKind = 'api_key' | 'gateway_agent' | 'storefront_agent' | 'receipt' | 'batch_line';
+export type CallerKind = 'api_key' | 'gateway_agent' | 'storefront_agent' | 'receipt' | 'batch_line' | 'operator';
 
 /** The account a call's cost is charged to. */
 export type Payer =
@@ -34,6 +34,15 @@ export interface Caller {
 /** The principal of an API key of a project: the project is both the tenant and the payer. */
 export function apiKeyPrincipal(projectId: string, keyId: string | null, kind: CallerKind = 'api_key'): Principal {
   return { kind, projectId, keyId, subject: null, payer: { kind: 'project', projectId } };
+}
+
+/**
+ * The operator (the admin token, or a console session opened with it). On the admin
+ * routes the project comes from the path and `projectId` is empty; in the console the
+ * operator acts in the project it chose, paying from that project's credit, with no key.
+ */
+export function operatorPrincipal(projectId = ''): Principal {
+  return { kind: 'operator', projectId, keyId: null, subject: 'operator', payer: { kind: 'project', projectId } };
 }
 
 /** The key a rate limit counts under: the key, else the caller's subject, else its project. */

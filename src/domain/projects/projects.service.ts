@@ -8,11 +8,13 @@ import type { ApiKeyRecord, ApiKeyStore } from '../auth/api-key.types.js';
 import type { UsageRecord } from '../billing/usage.types.js';
 import type { ApiKeyAuthenticator } from '../auth/authenticator.js';
 import { generateApiKey } from '../auth/api-keys.js';
+import type { UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-report.js';
 
 export interface ProjectsServiceDeps {
   projects: ProjectStore;
   keys: ApiKeyStore;
   usage: UsageHistory;
+  reports: UsageReports;
   authenticator: ApiKeyAuthenticator;
   clock: Clock;
   freeCreditsMicros: number;
@@ -72,6 +74,19 @@ export class ProjectsService {
   async listKeys(projectId: string): Promise<ApiKeyRecord[]> {
     await this.getProject(projectId);
     return this.deps.keys.listByProject(projectId.toLowerCase());
+  }
+
+  /** The project's keys, each with the time of its last usage record (null: never used). */
+  async listKeysWithLastUse(projectId: string): Promise<Array<{ record: ApiKeyRecord; lastUsedAtMs: number | null }>> {
+    const keys = await this.listKeys(projectId);
+    const lastUsed = await this.deps.reports.lastUsedByKey(projectId.toLowerCase());
+    return keys.map((record) => ({ record, lastUsedAtMs: lastUsed.get(record.id) ?? null }));
+  }
+
+  /** Usage summed per time bucket (and group); a project's, or every project's when `projectId` is null. */
+  async usageReport(query: UsageReportQuery): Promise<UsageBucketRow[]> {
+    if (query.projectId !== null) await this.getProject(query.projectId);
+    return this.deps.reports.aggregate(query);
   }
 
   async revokeKey(keyId: string): Promise<ApiKeyRecord> {

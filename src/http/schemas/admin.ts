@@ -49,7 +49,8 @@ export const ProjectList = Type.Object({
 
 export const ApiKeyObject = Type.Object(apiKeyFields);
 export const NewApiKey = Type.Object({ ...apiKeyFields, key: Type.String({ description: 'the secret, shown only in this answer' }) });
-export const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ApiKeyObject) });
+const ListedApiKey = Type.Object({ ...apiKeyFields, last_used_at: Nullable(UnixSeconds) });
+export const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ListedApiKey) });
 
 const UsageRecordObject = Type.Object({
   id: Type.String(),

@@ -120,6 +120,16 @@ export interface BatchLineResultsTable {
   created_at: number;
 }
 
+/** Console sign-in sessions (migration 0006); the id itself is never stored. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  role: string;
+  project_id: string | null;
+  key_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 /** Every table; later migrations add theirs here. */
 export interface Tables {
   projects: ProjectsTable;
@@ -129,6 +139,7 @@ export interface Tables {
   batches: BatchesTable;
   batch_shards: BatchShardsTable;
   batch_line_results: BatchLineResultsTable;
+  console_sessions: ConsoleSessionsTable;
 }
 
 export type SqlFlavor = 'sqlite' | 'postgres';

@@ -1,12 +1,15 @@
 /**
- * The admin API (`/admin/v1`), enabled only when SLUICE_ADMIN_TOKEN is set and
- * authenticated by `Authorization: Bearer $SLUICE_ADMIN_TOKEN`.
+ * The admin API's routes: projects, keys, credits and usage. Mounted at `/admin/v1` (the
+ * admin token, only when SLUICE_ADMIN_TOKEN is set) and in the console for operator
+ * sessions; the routes never know which.
  */
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Container } from '../../../container.js';
-import { AppError, invalidRequest } from '../../../domain/shared/errors.js';
-import { secretsEqual } from '../../../domain/auth/api-keys.js';
+import { invalidRequest } from '../../../domain/shared/errors.js';
+import { readUsageReportQuery } from '../../../domain/billing/usage-report.js';
+import { usageReportToWire } from '../../mappers/usage-report.js';
+import { AdminUsageReportQuerySchema, UsageReport } from '../../schemas/usage-report.js';
 import { usdToMicros } from '../../../domain/shared/money.js';
 import { readLimit, toListPage } from '../../../domain/shared/pagination.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
@@ -24,21 +27,11 @@ import {
   UsageQuery,
 } from '../../schemas/admin.js';
 import { keyToWire, projectToWire, usageToWire } from './mappers.js';
+import { toUnixSeconds } from '../../../domain/shared/clock.js';
 
-function registerAdminAuth(scope: FastifyInstance, token: string): void {
-  scope.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS') return;
-    const authorization = request.headers.authorization;
-    const match = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
-    if (!match) throw new AppError('authentication', 'Missing authentication headers', { code: 'missing_admin_token' });
-    if (!secretsEqual(match[1]!, token)) throw new AppError('permission', 'Invalid credentials', { code: 'invalid_admin_token' });
-  });
-}
-
-export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (plain, { container }) => {
+export function registerAdminRoutes(plain: FastifyInstance, container: Container): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   const { projects } = container;
-  registerAdminAuth(scope, container.config.adminToken!);
   const tags = ['admin'];
 
   scope.post('/projects', { schema: { tags, body: NameBody, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>
@@ -67,8 +60,8 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
   });
 
   scope.get('/projects/:id/keys', { schema: { tags, params: IdParams, response: { 200: ApiKeyList } }, ...serializeAsBefore }, async (request) => {
-    const keys = await projects.listKeys(request.params.id);
-    return { object: 'list' as const, data: keys.map(keyToWire) };
+    const keys = await projects.listKeysWithLastUse(request.params.id);
+    return { object: 'list' as const, data: keys.map(({ record, lastUsedAtMs }) => ({ ...keyToWire(record), last_used_at: lastUsedAtMs === null ? null : toUnixSeconds(lastUsedAtMs) })) };
   });
 
   scope.post('/keys/:id/revoke', { schema: { tags, params: IdParams, response: { 200: ApiKeyObject } }, ...serializeAsBefore }, async (request) =>
@@ -88,4 +81,11 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
     const page = await projects.listUsage(request.params.id, limit, request.query.after);
     return toListPage(page, usageToWire);
   });
-};
+
+  const reportSchema = { tags, querystring: AdminUsageReportQuerySchema, response: { 200: UsageReport } };
+  scope.get('/usage', { schema: reportSchema, ...serializeAsBefore }, async (request) => {
+    const { project_id: projectId, ...params } = request.query;
+    const query = readUsageReportQuery(params, projectId === undefined ? null : projectId.toLowerCase(), container.clock.nowMs());
+    return usageReportToWire(query, await projects.usageReport(query));
+  });
+}

@@ -12,6 +12,8 @@ import { registerFilesRoutes } from './files.js';
 import { registerBatchesRoutes } from './batches.js';
 import { registerAudioRoutes } from './audio.js';
 import { registerDecisionRoute } from '../decision/systemone.js';
+import { registerUsageRoutes } from './usage.js';
+import { registerCatalogRoute } from './catalog.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { OpenApiDocument } from '../../schemas/ops.js';
 
@@ -25,6 +27,8 @@ export const V1_ROUTE_MODULES: readonly RouteModule[] = [
   registerAudioRoutes,
   registerFilesRoutes,
   registerBatchesRoutes,
+  registerUsageRoutes,
+  registerCatalogRoute,
 ];
 
 export const v1Routes: FastifyPluginAsync<{ container: Container }> = async (scope, { container }) => {
