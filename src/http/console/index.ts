@@ -14,6 +14,10 @@ import { registerSessionRoutes } from './session-routes.js';
 import { consoleBuildDir, registerConsoleAssets } from './static-assets.js';
 
 export const consoleRoutes: FastifyPluginAsync<{ container: Container; buildDir?: string }> = async (scope, { container, buildDir }) => {
+  // The same routes are documented once, under /v1 and /admin/v1.
+  scope.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   await scope.register(cookie);
   await registerConsoleAssets(scope, buildDir ?? consoleBuildDir());
   registerSessionRoutes(scope, container);
