@@ -61,6 +61,6 @@ export class SessionStrategy implements AuthStrategy {
     const projectId = headerOf(request, 'x-project-id');
     if (projectId === undefined) throw invalidRequest('Choose a project: an operator session names it with x-project-id', 'x-project-id', 'project_required');
     const project = await this.options.projects.getProject(projectId);
-    return operatorPrincipal(project.id);
+    return operatorPrincipal(project.id, 'console');
   }
 }
