@@ -68,7 +68,7 @@ describe('sign-in', () => {
     const upload = new FormData();
     upload.append('purpose', 'batch');
     upload.append('file', new Blob(['{}\n']), 'x.jsonl');
-    const file = await (await fetch(`${server.baseUrl}/v1/files`, { method: 'POST', headers: { 'x-api-key': other.key }, body: upload })).json();
+    const file = (await (await fetch(`${server.baseUrl}/v1/files`, { method: 'POST', headers: { 'x-api-key': other.key }, body: upload })).json()) as { id: string };
     const seen = await call(server.baseUrl, 'GET', `/console/api/v1/files/${file.id}`, { headers: as(dev) });
     expect(seen.status).toBe(404);
   });
