@@ -1,5 +1,5 @@
 /** The operator's project choice for the project-scoped pages (files, batches, playground). */
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { get } from '../lib/api.js';
 import type { List, Project } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
@@ -17,14 +17,18 @@ export function ProjectPicker() {
     window.addEventListener(PROJECTS_CHANGED, reload);
     return () => window.removeEventListener(PROJECTS_CHANGED, reload);
   }, [reload]);
-  // A remembered project that no longer exists is forgotten.
+  // A project remembered from an earlier visit that no longer exists is forgotten (checked
+  // once, on the first list: later lists may lag behind a project just created).
+  const checked = useRef(false);
   useEffect(() => {
-    if (data && projectId !== null && !known) chooseProject(null);
+    if (!data || checked.current) return;
+    checked.current = true;
+    if (projectId !== null && !known) chooseProject(null);
   }, [data, projectId, known, chooseProject]);
   return (
-    <label className="picker">
-      <span>Project</span>
-      <select value={known ? projectId : ''} onChange={(e) => chooseProject(e.target.value || null)}>
+    <div className="picker">
+      <label htmlFor="project-picker">Project</label>
+      <select id="project-picker" value={known ? projectId : ''} onChange={(e) => chooseProject(e.target.value || null)}>
         <option value="">Choose…</option>
         {projects.map((p) => (
           <option key={p.id} value={p.id}>
@@ -32,6 +36,6 @@ export function ProjectPicker() {
           </option>
         ))}
       </select>
-    </label>
+    </div>
   );
 }

@@ -5,7 +5,7 @@ import { bytes, time } from '../lib/format.js';
 import type { FileObject, List } from '../lib/types.js';
 import { uploadFile, uploadProblem } from '../lib/upload.js';
 import { useApi } from '../lib/use-api.js';
-import { Empty, ErrorBox, Loading, ProgressBar } from '../components/common.js';
+import { Empty, ErrorBox, Loading, ProgressBar, TableWrap } from '../components/common.js';
 import { ConfirmButton } from '../components/confirm.js';
 import { NeedsProject } from '../shell.js';
 
@@ -123,7 +123,7 @@ function FileList({ generation }: { generation: number }) {
       <ErrorBox error={actionError} />
       {data && data.data.length === 0 && <Empty title="No files here">Upload a JSONL file with purpose “batch” to run a batch.</Empty>}
       {data && data.data.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label="Files">
           <table>
             <thead>
               <tr>
@@ -166,7 +166,7 @@ function FileList({ generation }: { generation: number }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
       <div className="actions">
         <button type="button" className="secondary" disabled={cursors.length === 0} onClick={() => setCursors((c) => c.slice(0, -1))}>

@@ -4,7 +4,7 @@ import { get, post } from '../lib/api.js';
 import { time } from '../lib/format.js';
 import type { ApiKey } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
-import { CopyButton, Empty, ErrorBox, Loading } from '../components/common.js';
+import { CopyButton, Empty, ErrorBox, Loading, TableWrap } from '../components/common.js';
 import { ConfirmButton } from '../components/confirm.js';
 
 export function KeysPanel({ projectId }: { projectId: string }) {
@@ -54,7 +54,7 @@ export function KeysPanel({ projectId }: { projectId: string }) {
       <ErrorBox error={error} />
       {data && data.data.length === 0 && <Empty title="No keys yet">Create one above to call the API from your code.</Empty>}
       {data && data.data.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label="API keys">
           <table>
             <thead>
               <tr>
@@ -95,7 +95,7 @@ export function KeysPanel({ projectId }: { projectId: string }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

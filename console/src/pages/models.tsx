@@ -2,7 +2,7 @@
 import { get } from '../lib/api.js';
 import type { CatalogModel, List } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
-import { Empty, ErrorBox, Loading, StatusChip } from '../components/common.js';
+import { Empty, ErrorBox, Loading, StatusChip, TableWrap } from '../components/common.js';
 import { NeedsProject } from '../shell.js';
 
 export function ModelsPage() {
@@ -32,7 +32,7 @@ function ModelTable() {
       <p className="hint">
         {ready} of {data.data.length} models ready. Prices in USD per million tokens.
       </p>
-      <div className="table-wrap">
+      <TableWrap label="Models">
         <table>
           <thead>
             <tr>
@@ -72,7 +72,7 @@ function ModelTable() {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
     </>
   );
 }

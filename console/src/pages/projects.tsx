@@ -9,7 +9,7 @@ import { time, usd } from '../lib/format.js';
 import type { List, Project } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
 import { isOperator, useSession } from '../session.js';
-import { Empty, ErrorBox, Loading } from '../components/common.js';
+import { Empty, ErrorBox, Loading, TableWrap } from '../components/common.js';
 import { PROJECTS_CHANGED } from '../components/project-picker.js';
 import { KeysPanel } from './keys.js';
 
@@ -80,7 +80,7 @@ function ProjectList() {
       <ErrorBox error={error} />
       {data && data.data.length === 0 && <Empty title="No projects yet">Create one above; each project has its own keys, credit, files and batches.</Empty>}
       {data && data.data.length > 0 && (
-        <div className="table-wrap">
+        <TableWrap label="Projects">
           <table>
             <thead>
               <tr>
@@ -111,7 +111,7 @@ function ProjectList() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

@@ -10,7 +10,7 @@ import type { ApiKey, List, Project, UsageReport } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
 import { bucketWidthFor, toCsv, toSeries, totalsOf, type Metric } from '../lib/usage.js';
 import { isOperator, useSession } from '../session.js';
-import { Empty, ErrorBox, Loading } from '../components/common.js';
+import { Empty, ErrorBox, Loading, TableWrap } from '../components/common.js';
 import { TimeChart } from '../components/chart.js';
 
 const DAY = 86_400;
@@ -120,7 +120,7 @@ export function UsagePage() {
 
 function GroupTable({ rows, groupBy }: { rows: ReturnType<typeof totalsOf>['rows']; groupBy: string }) {
   return (
-    <div className="table-wrap">
+    <TableWrap label="Usage totals">
       <table>
         <caption>Totals by {groupBy}</caption>
         <thead>
@@ -144,7 +144,7 @@ function GroupTable({ rows, groupBy }: { rows: ReturnType<typeof totalsOf>['rows
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
