@@ -18,6 +18,8 @@ export function TimeChart({ series, label, unit }: { series: Series; label: stri
       series: [{}, ...names.map((name, i) => ({ label: name, stroke: COLORS[i % COLORS.length]!, width: 2, points: { show: false } }))],
       axes: [{}, { label: unit, size: 70 }],
       scales: { x: { time: true } },
+      // The page speaks UTC (buckets, date range, CSV): so does the axis.
+      tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
       legend: { show: true },
     };
     const data: uPlot.AlignedData = [series.xs, ...names.map((name) => series.groups.get(name)!)];
