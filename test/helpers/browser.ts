@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * Headless Chromium for the console's end-to-end tests, driven by playwright-core with the
  * system's browser (Debian's `chromium`; CI installs it). One browser per test file, new

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The console in headless Chromium against a real Sluice and a fake upstream: sign in both
  * ways, create a key and see it once, chat in the playground and see the usage move,
