@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * Headless Chromium for the console's end-to-end tests, driven by playwright-core with the
  * system's browser (Debian's `chromium`; CI installs it). One browser per test file, new
@@ -45,8 +44,9 @@ export interface AxeViolation {
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: any[] }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ['violations'] });
+    // Runs in the page: `globalThis` is its window (the test's own types have no DOM).
+    const page = globalThis as any;
+    const result: { violations: any[] } = await page.axe.run(page.document, { resultTypes: ['violations'] });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n: any) => String(n.target)) }));
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The console in headless Chromium against a real Sluice and a fake upstream: sign in both
  * ways, create a key and see it once, chat in the playground and see the usage move,
@@ -197,7 +196,7 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
     await signIn(page, ADMIN_TOKEN);
     const cookies = await page.context().cookies();
     expect(cookies).toEqual([expect.objectContaining({ name: 'sluice_session', httpOnly: true, sameSite: 'Strict', path: '/console' })]);
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate(() => (globalThis as any).document.cookie)).toBe('');
     const forged = await page.evaluate(async () => {
       const res = await fetch('/console/api/admin/projects', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"forged"}' });
       return { status: res.status, body: await res.json() };
@@ -228,7 +227,10 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
         await page.getByRole('heading', { level: 1 }).waitFor();
         await page.waitForLoadState('networkidle');
         await expectAccessible(page, `operator-${name || 'projects'}-${width}`);
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        const overflow = await page.evaluate(() => {
+          const root = (globalThis as any).document.documentElement;
+          return root.scrollWidth - root.clientWidth;
+        });
         expect(overflow, `${name} at ${width} px scrolls sideways`).toBeLessThanOrEqual(0);
       }
       expect(cspErrors).toEqual([]);
