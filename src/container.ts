@@ -12,7 +12,7 @@ import { ApiKeysRepository } from './storage/db/repositories/api-keys.repository
 import { UsageRepository } from './storage/db/repositories/usage.repository.js';
 import { UsageReportsRepository } from './storage/db/repositories/usage-reports.repository.js';
 import { createBlobStore } from './storage/blobs/create-blob-store.js';
-import type { BlobStore } from './storage/blobs/blob-store.js';
+import type { BlobStore } from './domain/files/blob-store.port.js';
 import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
 import { ApiKeyAuthenticator } from './domain/auth/authenticator.js';
 import { ProjectsService } from './domain/projects/projects.service.js';

@@ -18,6 +18,7 @@ import { AdminTokenStrategy } from './auth/admin-token-strategy.js';
 import { consoleRoutes, registerRootRedirect } from './console/index.js';
 import { v1Routes } from './routes/v1/index.js';
 import { WORDING_KEYWORD, withoutWording } from './schemas/wording.js';
+import { registerSecuritySchemes } from './openapi-security.js';
 
 /**
  * verbose: a refused value and its schema node ride on the error, for the domain's wording
@@ -32,6 +33,12 @@ export const AJV_OPTIONS = {
   verbose: true,
   allowUnionTypes: true,
   keywords: [WORDING_KEYWORD],
+};
+
+/** The admin API: the admin token as a bearer token, rate-limited like a key. */
+const ADMIN_POLICY = {
+  security: [{ name: 'AdminToken', scheme: { type: 'http', scheme: 'bearer', description: 'SLUICE_ADMIN_TOKEN' } }],
+  rateLimit: { exceededMessage: 'Rate limit exceeded: too many requests per minute for the admin token' },
 };
 
 export async function buildApp(container: Container): Promise<FastifyInstance> {
@@ -71,6 +78,8 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerClientErrors(app);
   registerSlowClientGuards(app, timeouts.bodyIdleMs);
 
+  // Each scope declares its own security schemes (api-scope.ts); its routes name them.
+  const securitySchemes = registerSecuritySchemes(app);
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
@@ -83,8 +92,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
       openapi: '3.1.0',
       info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, classification, batch and decision API' },
       servers: [{ url: '/' }],
-      components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
-      security: [{ ApiKey: [] }],
+      components: { securitySchemes: securitySchemes as Record<string, never> },
     },
     transformObject: (document) => withoutWording('openapiObject' in document ? document.openapiObject : document.swaggerObject),
   });
@@ -92,7 +100,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerOpsRoutes(app, container);
   if (config.adminToken) {
     const strategy = new AdminTokenStrategy(config.adminToken, container.creditMeter);
-    await app.register(apiScope, { prefix: '/admin/v1', container, strategy, routes: [registerAdminRoutes] });
+    await app.register(apiScope, { prefix: '/admin/v1', container, strategy, routes: [registerAdminRoutes], policy: ADMIN_POLICY });
   }
   await app.register(v1Routes, { prefix: '/v1', container });
   await app.register(consoleRoutes, { container });

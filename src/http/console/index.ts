@@ -23,9 +23,11 @@ export const consoleRoutes: FastifyPluginAsync<{ container: Container; buildDir?
   registerSessionRoutes(scope, container);
   const strategy = (kind: 'project' | 'operator') =>
     new SessionStrategy({ sessions: container.console.sessions, projects: container.projects, meter: container.creditMeter, scope: kind });
-  await scope.register(apiScope, { prefix: '/console/api/v1', container, strategy: strategy('project'), routes: V1_ROUTE_MODULES });
+  // A developer's session counts against its key's limit; an operator's against the operator's.
+  const policy = { rateLimit: { exceededMessage: 'Rate limit exceeded: too many requests per minute for this console session' } };
+  await scope.register(apiScope, { prefix: '/console/api/v1', container, strategy: strategy('project'), routes: V1_ROUTE_MODULES, policy });
   if (container.config.adminToken) {
-    await scope.register(apiScope, { prefix: '/console/api/admin', container, strategy: strategy('operator'), routes: [registerAdminRoutes] });
+    await scope.register(apiScope, { prefix: '/console/api/admin', container, strategy: strategy('operator'), routes: [registerAdminRoutes], policy });
   }
 };
 

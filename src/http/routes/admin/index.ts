@@ -11,7 +11,7 @@ import { readUsageReportQuery } from '../../../domain/billing/usage-report.js';
 import { usageReportToWire } from '../../mappers/usage-report.js';
 import { AdminUsageReportQuerySchema, UsageReport } from '../../schemas/usage-report.js';
 import { usdToMicros } from '../../../domain/shared/money.js';
-import { readLimit, toListPage } from '../../../domain/shared/pagination.js';
+import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import {
   ApiKeyList,
