@@ -10,8 +10,11 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
-/** The Chromium binary, or null when the machine has none. */
+/** The Chromium binary, or null when the machine has none (a failure where CI installed one: SLUICE_TEST_REQUIRE_CHROMIUM=1). */
 export const CHROMIUM_PATH: string | null = process.env.CHROMIUM_PATH ?? CANDIDATES.find((file) => existsSync(file)) ?? null;
+if (!CHROMIUM_PATH && process.env.SLUICE_TEST_REQUIRE_CHROMIUM === '1') {
+  throw new Error('Chromium required (SLUICE_TEST_REQUIRE_CHROMIUM=1) but no binary was found');
+}
 
 export function launchChromium(): Promise<Browser> {
   if (!CHROMIUM_PATH) throw new Error('no Chromium binary');
