@@ -11,6 +11,7 @@ import { ProjectsRepository } from './storage/db/repositories/projects.repositor
 import { ApiKeysRepository } from './storage/db/repositories/api-keys.repository.js';
 import { UsageRepository } from './storage/db/repositories/usage.repository.js';
 import { UsageReportsRepository } from './storage/db/repositories/usage-reports.repository.js';
+import { CreditGrantsRepository } from './storage/db/repositories/credit-grants.repository.js';
 import { createBlobStore } from './storage/blobs/create-blob-store.js';
 import type { BlobStore } from './domain/files/blob-store.port.js';
 import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
@@ -130,7 +131,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const probeTargets = { blobs, rateLimiter, redisConfigured: config.redisUrl !== null, logger };
   void warnIfRedisUnreachable(probeTargets);
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
-  const projects = new ProjectsService({ ...repositories, reports: new UsageReportsRepository(database), authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
+  const projects = new ProjectsService({ ...repositories, reports: new UsageReportsRepository(database), grants: new CreditGrantsRepository(database), authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
   const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, (record) => {
     metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);

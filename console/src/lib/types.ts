@@ -90,3 +90,11 @@ export interface CatalogModel {
   context_length: number;
   price: { input_per_million_usd: number; output_per_million_usd: number };
 }
+
+export interface CreditGrant {
+  id: string;
+  project_id: string;
+  amount_usd: number;
+  reason: string | null;
+  created_at: number;
+}

@@ -119,13 +119,15 @@ function ProjectList() {
 
 function GrantCredit({ project, onGranted }: { project: Project; onGranted: () => void }) {
   const [amount, setAmount] = useState('');
+  const [reason, setReason] = useState('');
   const [error, setError] = useState<unknown>(null);
   const grant = async (event: FormEvent) => {
     event.preventDefault();
     setError(null);
     try {
-      await post(`/admin/projects/${project.id}/credits`, { amount_usd: Number(amount) });
+      await post(`/admin/projects/${project.id}/credits`, { amount_usd: Number(amount), ...(reason ? { reason } : {}) });
       setAmount('');
+      setReason('');
       onGranted();
     } catch (err) {
       setError(err);
@@ -137,6 +139,10 @@ function GrantCredit({ project, onGranted }: { project: Project; onGranted: () =
         Credit to grant to {project.name}, USD
       </label>
       <input id={`grant-${project.id}`} type="number" step="0.01" required placeholder="USD" value={amount} onChange={(e) => setAmount(e.target.value)} />
+      <label htmlFor={`reason-${project.id}`} className="visually-hidden">
+        Reason for the grant to {project.name}
+      </label>
+      <input id={`reason-${project.id}`} maxLength={500} placeholder="Reason" value={reason} onChange={(e) => setReason(e.target.value)} />
       <button type="submit" className="secondary">
         Grant
       </button>

@@ -5,8 +5,8 @@
  */
 import { useMemo, useState } from 'react';
 import { get, query, saveBlob } from '../lib/api.js';
-import { count, usd } from '../lib/format.js';
-import type { ApiKey, List, Project, UsageReport } from '../lib/types.js';
+import { count, time, usd } from '../lib/format.js';
+import type { ApiKey, CreditGrant, List, Project, UsageReport } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
 import { bucketWidthFor, toCsv, toSeries, totalsOf, type Metric } from '../lib/usage.js';
 import { isOperator, useSession } from '../session.js';
@@ -151,14 +151,29 @@ function GroupTable({ rows, groupBy }: { rows: ReturnType<typeof totalsOf>['rows
 function Balance({ operator, projectId }: { operator: boolean; projectId: string | null }) {
   const path = operator ? (projectId ? `/admin/projects/${projectId}` : null) : '/v1/project';
   const { data, error } = useApi((signal) => (path ? get<Project>(path, signal) : Promise.resolve(null)), [path]);
+  const grants = useApi((signal) => (path ? get<List<CreditGrant>>(`${path}/credits`, signal) : Promise.resolve(null)), [path]);
   if (!path) return null;
   return (
     <>
-      <ErrorBox error={error} />
+      <ErrorBox error={error ?? grants.error} />
       {data && (
         <p className="balance-line">
           Balance of <strong>{data.name}</strong>: <span className="balance">{usd(data.balance_usd)}</span>
         </p>
+      )}
+      {grants.data && grants.data.data.length > 0 && (
+        <details>
+          <summary>Credit grants ({grants.data.data.length})</summary>
+          <ul>
+            {grants.data.data.map((g) => (
+              <li key={g.id}>
+                {time(g.created_at)}: {g.amount_usd >= 0 ? '+' : ''}
+                {usd(g.amount_usd)}
+                {g.reason ? `, ${g.reason}` : ''}
+              </li>
+            ))}
+          </ul>
+        </details>
       )}
     </>
   );

@@ -8,7 +8,10 @@ export const OptionalNameBody = Type.Object(
   { additionalProperties: false, description: 'may be omitted entirely' },
 );
 export const CreditsBody = Type.Object(
-  { amount_usd: Type.Number({ description: 'added to the balance; negative to take away' }) },
+  {
+    amount_usd: Type.Number({ description: 'added to the balance; negative to take away' }),
+    reason: Type.Optional(Type.String({ maxLength: 500, description: 'why, kept with the grant' })),
+  },
   { additionalProperties: false },
 );
 /** Read as text and checked by hand, so that a bad `limit` is `invalid_limit`. */
@@ -73,4 +76,19 @@ export const UsageList = Type.Object({
   first_id: Nullable(Type.String()),
   last_id: Nullable(Type.String()),
   has_more: Type.Boolean(),
+});
+
+export const CreditGrantList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      object: Type.Literal('credit_grant'),
+      project_id: Type.String(),
+      amount_usd: Type.Number({ description: 'negative when credit was taken away' }),
+      reason: Nullable(Type.String()),
+      created_at: UnixSeconds,
+    }),
+    { description: 'newest first, at most 100' },
+  ),
 });

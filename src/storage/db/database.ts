@@ -130,6 +130,15 @@ export interface ConsoleSessionsTable {
   expires_at: number;
 }
 
+/** Credit given or taken by an operator, with its reason (migration 0006). */
+export interface CreditGrantsTable {
+  id: string;
+  project_id: string;
+  amount_micros: number;
+  reason: string | null;
+  created_at: number;
+}
+
 /** Every table; later migrations add theirs here. */
 export interface Tables {
   projects: ProjectsTable;
@@ -140,6 +149,7 @@ export interface Tables {
   batch_shards: BatchShardsTable;
   batch_line_results: BatchLineResultsTable;
   console_sessions: ConsoleSessionsTable;
+  credit_grants: CreditGrantsTable;
 }
 
 export type SqlFlavor = 'sqlite' | 'postgres';

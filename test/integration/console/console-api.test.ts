@@ -10,7 +10,7 @@ import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpe
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer({ yaml: 'console:\n  sign_in_attempts_per_minute: 8\n' });
+  server = await startTestServer({ yaml: 'console:\n  sign_in_attempts_per_minute: 50\n' });
 });
 afterAll(async () => server.close());
 
@@ -150,6 +150,27 @@ describe('operator in a project', () => {
     const tenant = await server.newTenant({ name: 'acted-in' });
     const project = await call(server.baseUrl, 'GET', '/console/api/v1/project', { headers: as(op, { 'x-project-id': tenant.projectId }) });
     expect(project.body).toMatchObject({ id: tenant.projectId, name: 'acted-in' });
+  });
+});
+
+describe('credit grants', () => {
+  it("records each grant's reason with the balance change; the operator and the project's developer both list them", async () => {
+    const tenant = await server.newTenant({ name: 'granted' });
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const before = (await call(server.baseUrl, 'GET', `/admin/v1/projects/${tenant.projectId}`, { headers: admin })).body.balance_usd;
+    const granted = await call(server.baseUrl, 'POST', `/admin/v1/projects/${tenant.projectId}/credits`, { headers: admin, body: { amount_usd: 2.5, reason: 'pilot' } });
+    expect(granted.body.balance_usd).toBeCloseTo(before + 2.5, 6);
+    await call(server.baseUrl, 'POST', `/admin/v1/projects/${tenant.projectId}/credits`, { headers: admin, body: { amount_usd: -0.5 } });
+    const list = await call(server.baseUrl, 'GET', `/admin/v1/projects/${tenant.projectId}/credits`, { headers: admin });
+    expect(list.body.data.slice(0, 2)).toEqual([
+      { id: expect.stringMatching(/^grant_/), object: 'credit_grant', project_id: tenant.projectId, amount_usd: -0.5, reason: null, created_at: expect.any(Number) },
+      { id: expect.stringMatching(/^grant_/), object: 'credit_grant', project_id: tenant.projectId, amount_usd: 2.5, reason: 'pilot', created_at: expect.any(Number) },
+    ]);
+    const dev = await signIn(tenant.key);
+    const own = await call(server.baseUrl, 'GET', '/console/api/v1/project/credits', { headers: as(dev) });
+    expect(own.body.data.slice(0, 2)).toEqual(list.body.data.slice(0, 2));
+    const viaKey = await call(server.baseUrl, 'GET', '/v1/project/credits', { key: tenant.key });
+    expect(viaKey.body).toEqual(own.body);
   });
 });
 

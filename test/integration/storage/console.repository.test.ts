@@ -10,6 +10,7 @@ import { UsageReportsRepository } from '../../../src/storage/db/repositories/usa
 import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
 import { ProjectsRepository } from '../../../src/storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from '../../../src/storage/db/repositories/api-keys.repository.js';
+import { CreditGrantsRepository } from '../../../src/storage/db/repositories/credit-grants.repository.js';
 import type { UsageBucketRow } from '../../../src/domain/billing/usage-report.js';
 import { newId, newUuid } from '../../../src/domain/shared/ids.js';
 
@@ -64,6 +65,20 @@ describe.each(cases)('console storage on $name', ({ open }) => {
       await sessions.deleteExpired(T0 + 10);
       const left = await database.db.selectFrom('console_sessions').select('id_hash').execute();
       expect(left.map((r) => r.id_hash)).toEqual(['h-dev']);
+    });
+  });
+
+  describe('credit grants', () => {
+    it('applies a grant to the balance with its record, newest first; nothing for an unknown project', async () => {
+      const grants = new CreditGrantsRepository(database);
+      const first = { id: newId('grant_'), projectId: projectB, amountMicros: 500, reason: 'pilot', createdAtMs: T0 };
+      const second = { id: newId('grant_'), projectId: projectB, amountMicros: -200, reason: null, createdAtMs: T0 + 1 };
+      const before = (await new ProjectsRepository(database).findById(projectB))!.balanceMicros;
+      expect((await grants.grant(first))?.balanceMicros).toBe(before + 500);
+      expect((await grants.grant(second))?.balanceMicros).toBe(before + 300);
+      expect(await grants.listByProject(projectB, 10)).toEqual([second, first]);
+      expect(await grants.grant({ ...first, id: newId('grant_'), projectId: newUuid() })).toBeUndefined();
+      expect(await grants.listByProject(projectA, 10)).toEqual([]);
     });
   });
 

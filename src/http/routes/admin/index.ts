@@ -16,6 +16,7 @@ import { serializeAsBefore } from '../../schemas/document-only.js';
 import {
   ApiKeyList,
   ApiKeyObject,
+  CreditGrantList,
   CreditsBody,
   IdParams,
   NameBody,
@@ -26,7 +27,7 @@ import {
   UsageList,
   UsageQuery,
 } from '../../schemas/admin.js';
-import { keyToWire, projectToWire, usageToWire } from './mappers.js';
+import { grantToWire, keyToWire, projectToWire, usageToWire } from './mappers.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 
 export function registerAdminRoutes(plain: FastifyInstance, container: Container): void {
@@ -72,8 +73,13 @@ export function registerAdminRoutes(plain: FastifyInstance, container: Container
   scope.post('/projects/:id/credits', { schema: creditsSchema, ...serializeAsBefore }, async (request) => {
     const micros = usdToMicros(request.body.amount_usd);
     if (!Number.isSafeInteger(micros)) throw invalidRequest('amount_usd is out of range', 'amount_usd');
-    return projectToWire(await projects.grantCredits(request.params.id, micros));
+    return projectToWire(await projects.grantCredits(request.params.id, micros, request.body.reason ?? null));
   });
+
+  scope.get('/projects/:id/credits', { schema: { tags, params: IdParams, response: { 200: CreditGrantList } }, ...serializeAsBefore }, async (request) => ({
+    object: 'list' as const,
+    data: (await projects.listGrants(request.params.id)).map(grantToWire),
+  }));
 
   const usageSchema = { tags, params: IdParams, querystring: UsageQuery, response: { 200: UsageList } };
   scope.get('/projects/:id/usage', { schema: usageSchema, ...serializeAsBefore }, async (request) => {
