@@ -47,6 +47,8 @@ import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
 import { createConsoleParts, type ConsoleParts } from './composition/console.js';
+import type { MeterResolver } from './domain/billing/meter-resolver.js';
+import { createLineMeters, createOutbox, type Outbox } from './composition/payers.js';
 
 export type { BackgroundWorker };
 
@@ -79,6 +81,10 @@ export interface Container {
   billing: BillingService;
   /** The meter of calls paid from project credit (API keys, batch lines). */
   creditMeter: CreditMeter;
+  /** The meter of each batch line, by its batch's payer kind (features register theirs). */
+  meters: MeterResolver;
+  /** The settlement outbox: its store, handlers by target kind (features register theirs) and deliverer. */
+  outbox: Outbox;
   /** The synchronous chat-completions path, shared by the route and the batch runner. */
   chatCompletions: ChatCompletionsPort;
   /** Model id → configuration and backend. */
@@ -133,10 +139,15 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
   const projects = new ProjectsService({ ...repositories, reports: new UsageReportsRepository(database), grants: new CreditGrantsRepository(database), authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
-  const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, (record) => {
-    metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);
-    metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
-    metrics.usageCostMicros.inc([record.model], record.costMicros);
+  const outbox = createOutbox({ config, database, clock, logger, metrics });
+  const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, {
+    observe: (record) => {
+      metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);
+      metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
+      metrics.usageCostMicros.inc([record.model], record.costMicros);
+    },
+    // Settlement messages just committed: deliver them now rather than at the next poll.
+    outboxCommitted: () => outbox.deliverer.wake(),
   });
   if (tracing) traceBilling(billing);
 
@@ -145,7 +156,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
   };
   const registry = new ModelRegistry(config, logger, tracing ? traceBackendFactories(backendFactories) : backendFactories);
-  const creditMeter = new CreditMeter(billing, new ReservationBook());
+  const creditMeter = new CreditMeter(billing, new ReservationBook(), config.billing);
+  const meters = createLineMeters(creditMeter);
   const inference = createInferenceServices({ registry, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
   const decision = new DecisionService(registry, new PackDecisionScorer(registry, { byModel: config.decision.scorers, nliModel: config.decision.nliModel, llmModel: config.decision.llmModel }), config.decision);
@@ -156,10 +168,10 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   });
 
   const { files, batches, runner, janitor } = createFilesAndBatches({
-    config, database, blobs, clock, logger, billing, creditMeter, usage: repositories.usage, chatCompletions, traced: tracing !== null,
+    config, database, blobs, clock, logger, billing, meters, usage: repositories.usage, chatCompletions, traced: tracing !== null,
   });
   const consoleParts = createConsoleParts({ config, database, authenticator, clock });
-  const workers: BackgroundWorker[] = [runner, janitor];
+  const workers: BackgroundWorker[] = [runner, janitor, outbox.deliverer];
   let workersStarted = false;
 
   return {
@@ -175,6 +187,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     projects,
     billing,
     creditMeter,
+    meters,
+    outbox,
     chatCompletions,
     registry,
     inference,
@@ -224,7 +238,7 @@ interface FilesAndBatchesDeps {
   clock: Clock;
   logger: Logger;
   billing: BillingService;
-  creditMeter: CreditMeter;
+  meters: MeterResolver;
   usage: UsageRepository;
   chatCompletions: ChatCompletionsPort;
   /** Tracing is on: batches keep their creating request's traceparent. */
@@ -269,7 +283,7 @@ function createFilesAndBatches(deps: FilesAndBatchesDeps) {
     files,
     blobs,
     billing: deps.billing,
-    credit: deps.creditMeter,
+    meters: deps.meters,
     chatCompletions: deps.chatCompletions,
     clock,
     logger,

@@ -86,6 +86,15 @@ function envInteger(env: Env, name: string, problems: string[], min: number, max
   return value;
 }
 
+function envBoolean(env: Env, name: string, problems: string[]): boolean | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  problems.push(`${name}: must be true or false, got "${raw}"`);
+  return undefined;
+}
+
 function envSecret(env: Env, name: string, cwd: string, problems: string[]): string | null {
   const fileName = env[`${name}_FILE`];
   if (fileName) {
@@ -223,7 +232,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       sessionTtlMs: (file.console?.session_ttl_minutes ?? 720) * 60_000,
       signInAttemptsPerMinute: file.console?.sign_in_attempts_per_minute ?? 10,
     },
-    billing: { freeCreditsMicros: usdToMicros(freeCreditsUsd) },
+    billing: {
+      freeCreditsMicros: usdToMicros(freeCreditsUsd),
+      lowerOutputCap: envBoolean(env, 'BILLING_LOWER_OUTPUT_CAP', problems) ?? file.billing?.lower_output_cap ?? true,
+      minOutputTokens: envInteger(env, 'BILLING_MIN_OUTPUT_TOKENS', problems, 1) ?? file.billing?.min_output_tokens ?? 16,
+    },
     rateLimit: { requestsPerMinute: rpm, redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl' },
     modelsDir,
     models: resolveModels(file, env, modelsDir, problems),
@@ -239,6 +252,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       retryBaseMs: b.retry_base_ms ?? 500,
       validationTimeoutSeconds: b.validation_timeout_seconds ?? 600,
     },
+    outbox: { maxAttempts: envInteger(env, 'OUTBOX_MAX_ATTEMPTS', problems, 1) ?? file.outbox?.max_attempts ?? 10 },
     runtimes: {
       idleUnloadSeconds: envInteger(env, 'RUNTIMES_IDLE_UNLOAD_SECONDS', problems, 0) ?? file.runtimes?.idle_unload_seconds ?? 900,
       onnxThreads: file.runtimes?.onnx_threads ?? null,

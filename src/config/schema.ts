@@ -78,6 +78,17 @@ export const ConfigFileSchema = Type.Object(
     ),
     models_dir: Type.Optional(Type.String({ minLength: 1 })),
     free_credits_usd: Type.Optional(NonNegative('credits granted to every new project')),
+    billing: Type.Optional(
+      Type.Object(
+        {
+          lower_output_cap: Type.Optional(
+            Type.Boolean({ description: "grant a call with no output cap the largest cap the payer's free credit affords instead of refusing it" }),
+          ),
+          min_output_tokens: Type.Optional(PositiveInt('the smallest output cap a call is lowered to; below it the call is refused')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     rate_limits: Type.Optional(
       Type.Object(
         {
@@ -114,6 +125,12 @@ export const ConfigFileSchema = Type.Object(
             PositiveInt('a batch validating this long without a heartbeat (its creating process died) is failed'),
           ),
         },
+        { additionalProperties: false },
+      ),
+    ),
+    outbox: Type.Optional(
+      Type.Object(
+        { max_attempts: Type.Optional(PositiveInt('delivery attempts of a settlement message before it is marked dead')) },
         { additionalProperties: false },
       ),
     ),
@@ -212,6 +229,14 @@ export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;
 
 export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
 
+export interface BillingConfig {
+  freeCreditsMicros: number;
+  /** A call that set no output cap and whose worst case does not fit runs with the cap the free credit affords. */
+  lowerOutputCap: boolean;
+  /** The smallest cap a call is lowered to (a call's own default cap, when smaller). */
+  minOutputTokens: number;
+}
+
 export interface BatchConfig {
   completionWindowSeconds: number;
   globalConcurrency: number;
@@ -261,12 +286,14 @@ export interface Config {
   auth: { cacheTtlMs: number };
   /** The web console at /console: session lifetime and sign-in attempts per client address. */
   console: { sessionTtlMs: number; signInAttemptsPerMinute: number };
-  billing: { freeCreditsMicros: number };
+  billing: BillingConfig;
   rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;
   models: Readonly<Record<string, ModelConfig>>;
   workers: { inProcess: boolean };
   batches: BatchConfig;
+  /** The settlement outbox's deliverer. */
+  outbox: { maxAttempts: number };
   runtimes: RuntimesConfig;
   /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: the one decision model ready, if exactly one is. */
   decision: {

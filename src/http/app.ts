@@ -19,6 +19,7 @@ import { consoleRoutes, registerRootRedirect } from './console/index.js';
 import { v1Routes } from './routes/v1/index.js';
 import { WORDING_KEYWORD, withoutWording } from './schemas/wording.js';
 import { registerSecuritySchemes } from './openapi-security.js';
+import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
 
 /**
  * verbose: a refused value and its schema node ride on the error, for the domain's wording
@@ -83,7 +84,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
-    exposedHeaders: ['x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'],
+    exposedHeaders: ['x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER],
     maxAgeSeconds: 600,
   });
   await app.register(swagger, {

@@ -4,7 +4,7 @@
  * that builds queries on it.
  */
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, type Compilable, type Dialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, type Compilable, type Dialect, type Generated } from 'kysely';
 import type { DatabaseConfig } from '../../config/schema.js';
 import { sqliteDialect, type SqlStatement, type SyncSqlite } from './sqlite.js';
 
@@ -31,6 +31,9 @@ export interface UsageRecordsTable {
   id: string;
   project_id: string;
   key_id: string | null;
+  /** Who paid (migration 0006; defaults to `project`); NULL payer_id: the project (a row from before it). */
+  payer_kind: Generated<string>;
+  payer_id: string | null;
   model: string;
   route: string;
   input_tokens: number;
@@ -92,6 +95,9 @@ export interface BatchesTable {
   validation_heartbeat_at: number | null;
   /** W3C traceparent of the creating request, when tracing was on (migration 0005). */
   trace_parent: string | null;
+  /** Who pays for the batch's lines (migration 0006; defaults to `project`); NULL payer_id: the project. */
+  payer_kind: Generated<string>;
+  payer_id: string | null;
 }
 
 /** A leased unit of batch work: the input lines in bytes [start_byte, end_byte). */
@@ -120,7 +126,7 @@ export interface BatchLineResultsTable {
   created_at: number;
 }
 
-/** Console sign-in sessions (migration 0006); the id itself is never stored. */
+/** Console sign-in sessions (migration 0008); the id itself is never stored. */
 export interface ConsoleSessionsTable {
   id_hash: string;
   role: string;
@@ -130,13 +136,29 @@ export interface ConsoleSessionsTable {
   expires_at: number;
 }
 
-/** Credit given or taken by an operator, with its reason (migration 0006). */
+/** Credit given or taken by an operator, with its reason (migration 0008). */
 export interface CreditGrantsTable {
   id: string;
   project_id: string;
   amount_micros: number;
   reason: string | null;
   created_at: number;
+}
+
+/** The settlement outbox (migration 0007); payload is JSON text. */
+export interface OutboxTable {
+  id: string;
+  target_kind: string;
+  idempotency_key: string;
+  payload: string;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
 }
 
 /** Every table; later migrations add theirs here. */
@@ -150,6 +172,7 @@ export interface Tables {
   batch_line_results: BatchLineResultsTable;
   console_sessions: ConsoleSessionsTable;
   credit_grants: CreditGrantsTable;
+  outbox: OutboxTable;
 }
 
 export type SqlFlavor = 'sqlite' | 'postgres';

@@ -41,7 +41,7 @@ const HIDDEN = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/
 /** The console's own routes and its mounts of the /v1 and admin route modules (documented once, there). */
 const isHidden = (route: MountedRoute) => HIDDEN.has(`${route.method} ${route.path}`) || route.path.startsWith('/console');
 /** Actions named by their path alone. */
-const BODYLESS_POSTS = new Set(['POST /admin/v1/keys/{id}/revoke', 'POST /v1/batches/{batch_id}/cancel']);
+const BODYLESS_POSTS = new Set(['POST /admin/v1/keys/{id}/revoke', 'POST /admin/v1/outbox/{id}/replay', 'POST /v1/batches/{batch_id}/cancel']);
 
 type Operation = {
   requestBody?: { content: Record<string, { schema?: Record<string, unknown> }> };

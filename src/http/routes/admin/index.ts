@@ -28,6 +28,7 @@ import {
   UsageQuery,
 } from '../../schemas/admin.js';
 import { grantToWire, keyToWire, projectToWire, usageToWire } from './mappers.js';
+import { registerOutboxAdmin } from './outbox.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 
 export function registerAdminRoutes(plain: FastifyInstance, container: Container): void {
@@ -94,4 +95,6 @@ export function registerAdminRoutes(plain: FastifyInstance, container: Container
     const query = readUsageReportQuery(params, projectId === undefined ? null : projectId.toLowerCase(), container.clock.nowMs());
     return usageReportToWire(query, await projects.usageReport(query));
   });
+
+  registerOutboxAdmin(scope, container.outbox.service, tags);
 }

@@ -1,0 +1,92 @@
+/**
+ * The settlement outbox: messages to third parties (an intermediary's usage report, for
+ * one) that must follow a usage record without the request waiting on the network. A
+ * message is written in the usage record's own transaction (so it exists exactly when
+ * the record does) and delivered later by the OutboxDeliverer (src/worker), through the
+ * handler a feature registered for its target kind. Delivery is at least once; the
+ * idempotency key lets the receiver drop a repeat.
+ */
+import type { Page } from '../shared/pagination.js';
+import { newId } from '../shared/ids.js';
+
+export type OutboxState = 'pending' | 'delivered' | 'dead';
+
+/** What a meter enqueues. */
+export interface OutboxMessage {
+  /** Selects the handler ('intermediary', ...). */
+  targetKind: string;
+  /** Unique per target kind: the same settlement is never enqueued twice; receivers dedupe on it. */
+  idempotencyKey: string;
+  /** JSON-serializable. */
+  payload: unknown;
+}
+
+export interface OutboxEntry extends OutboxMessage {
+  id: string;
+  state: OutboxState;
+  /** Deliveries begun (a claim counts, so an entry that kills its deliverer still goes dead). */
+  attempts: number;
+  nextAttemptAtMs: number;
+  /** Why the last attempt failed: the error's kind and message only, never a request or its credentials. */
+  lastError: string | null;
+  createdAtMs: number;
+  deliveredAtMs: number | null;
+}
+
+export function newOutboxEntry(message: OutboxMessage, nowMs: number): OutboxEntry {
+  return {
+    id: newId('outbox_'),
+    targetKind: message.targetKind,
+    idempotencyKey: message.idempotencyKey,
+    payload: message.payload,
+    state: 'pending',
+    attempts: 0,
+    nextAttemptAtMs: nowMs,
+    lastError: null,
+    createdAtMs: nowMs,
+    deliveredAtMs: null,
+  };
+}
+
+/** Delivers one entry to its target; resolves once the target accepted it, throws otherwise. */
+export interface OutboxHandler {
+  deliver(entry: OutboxEntry, signal: AbortSignal): Promise<void>;
+}
+
+/** Handlers by target kind; features register theirs in the composition root. */
+export type OutboxHandlers = Map<string, OutboxHandler>;
+
+export interface OutboxStore {
+  /**
+   * Leases up to `limit` pending entries due at `nowMs` to `owner` and counts an attempt
+   * on each. An entry is leased to one owner at a time, across processes.
+   */
+  claimDue(owner: string, nowMs: number, leaseMs: number, limit: number): Promise<OutboxEntry[]>;
+  /** False when `owner` no longer held the entry. */
+  markDelivered(id: string, owner: string, nowMs: number): Promise<boolean>;
+  /** Back to pending, due at `nextAttemptAtMs`. */
+  reschedule(id: string, owner: string, nextAttemptAtMs: number, error: string): Promise<boolean>;
+  markDead(id: string, owner: string, error: string): Promise<boolean>;
+  find(id: string): Promise<OutboxEntry | undefined>;
+  /** Dead entries, oldest first; `after` is the id of the last entry of the previous page. */
+  listDead(limit: number, after?: string): Promise<Page<OutboxEntry>>;
+  /** A dead entry back to pending with no attempts, due at `nowMs`; false when it was not dead. */
+  replay(id: string, nowMs: number): Promise<boolean>;
+  /** Deletes entries delivered before `deliveredBeforeMs`; returns how many. */
+  purgeDelivered(deliveredBeforeMs: number): Promise<number>;
+}
+
+const MAX_ERROR_CHARS = 300;
+
+/** What an attempt's failure leaves on the entry: its kind and message, bounded. */
+export function describeFailure(err: unknown): string {
+  const kind = err instanceof Error ? ((err as { kind?: unknown }).kind ?? err.name) : 'Error';
+  const message = err instanceof Error ? err.message : String(err);
+  return `${String(kind)}: ${message}`.slice(0, MAX_ERROR_CHARS);
+}
+
+/** Delay before attempt `attempts + 1`: doubling from `baseMs` up to `capMs`, with jitter (50–100 % of the step). */
+export function outboxBackoffMs(attempts: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+  const step = Math.min(capMs, baseMs * 2 ** Math.max(0, attempts - 1));
+  return Math.round(step / 2 + random() * (step / 2));
+}
