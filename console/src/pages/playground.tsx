@@ -1,27 +1,57 @@
-/** The chat playground: streams an answer from any ready chat model, shows its usage, and copies the exact request as code. */
+/**
+ * Playgrounds: chat (streamed from any ready chat model, with its usage), embeddings and
+ * moderation; each copies its exact request as code.
+ */
 import { useRef, useState, type FormEvent } from 'react';
 import { apiFetch, get } from '../lib/api.js';
 import { SseParser } from '../lib/sse.js';
-import { snippet, type SnippetKind } from '../lib/snippets.js';
 import type { CatalogModel, List } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
-import { CopyButton, Empty, ErrorBox, Loading } from '../components/common.js';
+import { Empty, ErrorBox, Loading } from '../components/common.js';
 import { NeedsProject } from '../shell.js';
+import { CodeBox } from './playground-code.js';
+import { EmbeddingsPlayground, ModerationPlayground } from './playground-extra.js';
+
+const KINDS = [
+  ['chat', 'Chat'],
+  ['embeddings', 'Embeddings'],
+  ['moderation', 'Moderation'],
+] as const;
 
 export function PlaygroundPage() {
   return (
     <>
-      <h1>Chat playground</h1>
+      <h1>Playground</h1>
       <NeedsProject>
-        <Chat />
+        <Playgrounds />
       </NeedsProject>
     </>
   );
 }
 
-function Chat() {
+function Playgrounds() {
+  const [kind, setKind] = useState<(typeof KINDS)[number][0]>('chat');
   const models = useApi((signal) => get<List<CatalogModel>>('/v1/catalog', signal), []);
-  const chatModels = (models.data?.data ?? []).filter((m) => m.ready && m.routes.includes('/v1/chat/completions'));
+  if (models.loading && !models.data) return <Loading what="models" />;
+  if (!models.data) return <ErrorBox error={models.error} />;
+  return (
+    <>
+      <div className="actions" role="group" aria-label="Playground">
+        {KINDS.map(([value, label]) => (
+          <button key={value} type="button" className={value === kind ? '' : 'secondary'} aria-pressed={value === kind} onClick={() => setKind(value)}>
+            {label}
+          </button>
+        ))}
+      </div>
+      {kind === 'chat' && <Chat models={models.data.data} />}
+      {kind === 'embeddings' && <EmbeddingsPlayground models={models.data.data} />}
+      {kind === 'moderation' && <ModerationPlayground models={models.data.data} />}
+    </>
+  );
+}
+
+function Chat({ models }: { models: CatalogModel[] }) {
+  const chatModels = models.filter((m) => m.ready && m.routes.includes('/v1/chat/completions'));
   const [model, setModel] = useState('');
   const [system, setSystem] = useState('');
   const [prompt, setPrompt] = useState('');
@@ -29,7 +59,6 @@ function Chat() {
   const [usage, setUsage] = useState<{ prompt_tokens: number; completion_tokens: number } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [streaming, setStreaming] = useState(false);
-  const [kind, setKind] = useState<SnippetKind>('curl');
   const abort = useRef<AbortController | null>(null);
 
   const chosen = model || chatModels[0]?.id || '';
@@ -66,10 +95,7 @@ function Chat() {
     }
   };
 
-  if (models.loading && !models.data) return <Loading what="models" />;
-  if (models.error) return <ErrorBox error={models.error} />;
   if (chatModels.length === 0) return <Empty title="No chat model is ready">The Models page says how to point one at an engine or pull one.</Empty>;
-  const code = snippet(kind, window.location.origin, '/chat/completions', body);
   return (
     <div className="playground">
       <form onSubmit={(e) => void send(e)}>
@@ -106,18 +132,7 @@ function Chat() {
           </p>
         )}
       </section>
-      <section aria-labelledby="code-heading">
-        <h2 id="code-heading">This request as code</h2>
-        <div className="actions" role="group" aria-label="Language">
-          {(['curl', 'node', 'python'] as const).map((k) => (
-            <button key={k} type="button" className={k === kind ? '' : 'secondary'} aria-pressed={k === kind} onClick={() => setKind(k)}>
-              {k === 'node' ? 'openai-node' : k === 'python' ? 'Python' : 'curl'}
-            </button>
-          ))}
-          <CopyButton text={code} label="Copy code" />
-        </div>
-        <pre className="code">{code}</pre>
-      </section>
+      <CodeBox route="/chat/completions" body={body} />
     </div>
   );
 }

@@ -27,7 +27,10 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
 
   beforeAll(async () => {
     upstream = await startFakeUpstream();
-    server = await startTestServer({ yaml: upstreamYaml(upstream.baseUrl, { per_batch_concurrency: 2, shard_lines: 5 }), startWorkers: true });
+    // The chat model of the batch tests, plus an embedding and a moderation model on the same fake upstream.
+    const extraModels = ['all-minilm-l6-v2', 'zlm-v1-moderation-edge'].map((id) => `  ${id}:\n    backend: openai\n    base_url: ${upstream.baseUrl}\n`).join('');
+    const yaml = upstreamYaml(upstream.baseUrl, { per_batch_concurrency: 2, shard_lines: 5 }).replace('models:\n', `models:\n${extraModels}`);
+    server = await startTestServer({ yaml, startWorkers: true });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -115,6 +118,28 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
     expect(await page.getByTestId('total-requests').textContent()).toBe('1');
     await expectAccessible(page, 'developer-usage');
     expect(cspErrors).toEqual([]);
+  });
+
+  it('embeds two texts and moderates one in their playgrounds', async () => {
+    const { page } = await newPage();
+    await signIn(page, key);
+    await page.goto(`${server.baseUrl}/console/#/playground`);
+    await page.getByRole('button', { name: 'Embeddings', exact: true }).click();
+    await page.getByLabel('First text').fill('a cat');
+    await page.getByLabel('Second text').fill('a dog');
+    await page.getByRole('button', { name: 'Embed both' }).click();
+    expect(await page.getByTestId('similarity').textContent()).toMatch(/^Cosine similarity: -?\d\.\d{4}$/);
+    const embedded = upstream.requests.find((r) => r.path === '/embeddings')!;
+    expect(embedded.body.input).toEqual(['a cat', 'a dog']);
+    await expectAccessible(page, 'developer-embeddings');
+
+    await page.getByRole('button', { name: 'Moderation', exact: true }).click();
+    await page.getByLabel('Text', { exact: true }).fill('hello there');
+    await page.getByRole('button', { name: 'Moderate' }).click();
+    await page.getByRole('heading', { name: /flagged/i }).waitFor();
+    expect(await page.getByRole('progressbar').count()).toBeGreaterThan(3);
+    expect(await page.locator('pre.code').textContent()).toContain('hello there');
+    await expectAccessible(page, 'developer-moderation');
   });
 
   it('uploads a file, creates a batch, watches it complete, and downloads the output', async () => {
