@@ -65,6 +65,8 @@ export interface ContainerOverrides {
 export interface Readiness {
   ready: boolean;
   checks: Record<string, 'ok' | string>;
+  /** Per upstream model: `reachable` or `unreachable since <time> (<code>)`. Informs only: never makes the replica not ready. */
+  upstreams: Record<string, string>;
 }
 
 export interface Container {
@@ -213,8 +215,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       } catch (err) {
         checks.database = `unreachable: ${(err as Error).message}`;
       }
-      Object.assign(checks, await probeSharedDependencies(probeTargets));
-      return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
+      const [shared, upstreams] = await Promise.all([probeSharedDependencies(probeTargets), upstreamReadiness(registry)]);
+      Object.assign(checks, shared);
+      return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams };
     },
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
@@ -296,4 +299,16 @@ function createFilesAndBatches(deps: FilesAndBatchesDeps) {
     intervalMs: janitorIntervalMs(config.batches.validationTimeoutSeconds),
   });
   return { files, batches, runner, janitor };
+}
+
+/** What the last probe of each upstream model found (probing the stale ones first). */
+async function upstreamReadiness(registry: ModelRegistry): Promise<Record<string, string>> {
+  await registry.refreshUpstreams();
+  const upstreams: Record<string, string> = {};
+  for (const model of registry.list()) {
+    if (model.binding.backend !== 'openai' || !model.binding.baseUrl) continue;
+    const { unreachable } = await registry.status(model);
+    upstreams[model.id] = unreachable ? `unreachable since ${unreachable.since} (${unreachable.reason})` : 'reachable';
+  }
+  return upstreams;
 }

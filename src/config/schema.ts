@@ -13,6 +13,11 @@ const NonNegative = (description: string) => Type.Number({ minimum: 0, descripti
 export const ModelFileSchema = Type.Object(
   {
     backend: Type.Optional(Type.Union([Type.Literal('openai'), Type.Literal('onnx'), Type.Literal('gguf')])),
+    kind: Type.Optional(
+      Type.Union([Type.Literal('chat'), Type.Literal('embeddings'), Type.Literal('moderation')], {
+        description: 'what a declared model serves: chat (chat completions, responses, batches), embeddings or moderation',
+      }),
+    ),
     base_url: Type.Optional(Type.String({ pattern: '^https?://', description: 'OpenAI-compatible base URL, ending in /v1' })),
     upstream_model: Type.Optional(Type.String({ minLength: 1 })),
     api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
@@ -202,6 +207,8 @@ export interface ModelConfig {
   /** The output cap assumed when a request sets none (the credit reservation's estimate). */
   maxOutputTokens: number;
   binding: ModelBinding;
+  /** Declared in sluice.yaml (an id outside the catalog, or a catalog id given a `kind`), not a catalog default. */
+  declared: boolean;
 }
 
 /** An S3-compatible bucket (AWS S3, MinIO, R2, Ceph RGW); credentials are secrets, never logged. */
@@ -290,6 +297,8 @@ export interface Config {
   rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;
   models: Readonly<Record<string, ModelConfig>>;
+  /** Start-up log lines: catalog models that sluice.yaml overrides or replaces. */
+  modelNotices: readonly string[];
   workers: { inProcess: boolean };
   batches: BatchConfig;
   /** The settlement outbox's deliverer. */

@@ -17,7 +17,8 @@ import { apiScope } from './routes/api-scope.js';
 import { AdminTokenStrategy } from './auth/admin-token-strategy.js';
 import { consoleRoutes, registerRootRedirect } from './console/index.js';
 import { v1Routes } from './routes/v1/index.js';
-import { WORDING_KEYWORD, withoutWording } from './schemas/wording.js';
+import { WORDING_KEYWORD } from './schemas/wording.js';
+import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
 import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
 
@@ -38,7 +39,7 @@ export const AJV_OPTIONS = {
 
 /** The admin API: the admin token as a bearer token, rate-limited like a key. */
 const ADMIN_POLICY = {
-  security: [{ name: 'AdminToken', scheme: { type: 'http', scheme: 'bearer', description: 'SLUICE_ADMIN_TOKEN' } }],
+  security: [{ name: 'AdminToken', scheme: { type: 'http', scheme: 'bearer', description: 'The operator token, SLUICE_ADMIN_TOKEN' } }],
   rateLimit: { exceededMessage: 'Rate limit exceeded: too many requests per minute for the admin token' },
 };
 
@@ -95,7 +96,8 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
       servers: [{ url: '/' }],
       components: { securitySchemes: securitySchemes as Record<string, never> },
     },
-    transformObject: (document) => withoutWording('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+    // Error responses, streams and named components (openapi-document.ts); documentation only.
+    ...openApiTransforms,
   });
 
   registerOpsRoutes(app, container);

@@ -64,10 +64,11 @@ describe('config validation', () => {
     expect(problemsOf(yaml)).toEqual(expected);
   });
 
-  it('unknown model id, listing the known ones', () => {
-    const [problem, ...rest] = problemsOf('models:\n  gpt-5:\n    base_url: http://127.0.0.1:1/v1\n');
-    expect(rest).toEqual([]);
-    expect(problem).toMatch(/^models\.gpt-5: unknown model id \(known: gpt-oss-120b, .*t5-small.*\)$/);
+  it('an id outside the catalog is a declared model, served by its base_url', () => {
+    expect(problemsOf('models:\n  gpt-5:\n    base_url: http://127.0.0.1:1/v1\n')).toEqual([]);
+    expect(problemsOf('models:\n  gpt-5:\n    upstream_model: x\n')).toEqual([
+      'models.gpt-5.base_url: required: the OpenAI-compatible server that serves gpt-5 (e.g. http://127.0.0.1:11434/v1 for Ollama)',
+    ]);
   });
 
   it('api_key_env naming an unset variable (and accepted once set)', () => {
@@ -109,7 +110,7 @@ describe('config defaults and overrides', () => {
     const dir = tempDir('sluice-config-');
     const config = loadConfig({}, dir);
     expect(config.server).toEqual({
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       port: 8080,
       bodyLimitBytes: 10 * 1024 * 1024,
       trustProxy: false,
