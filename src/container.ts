@@ -47,6 +47,7 @@ import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
 import { createConsoleParts, type ConsoleParts } from './composition/console.js';
+import { createStorefront, type Storefront } from './composition/storefront.js';
 import type { MeterResolver } from './domain/billing/meter-resolver.js';
 import { createLineMeters, createOutbox, type Outbox } from './composition/payers.js';
 
@@ -103,6 +104,8 @@ export interface Container {
   /** The web console's sessions and sign-in limiter. */
   console: ConsoleParts;
   workers: BackgroundWorker[];
+  /** The agent storefront (src/composition/storefront.ts); null when no plan is configured. */
+  storefront: Storefront | null;
   startWorkers(): void;
   readiness(): Promise<Readiness>;
   close(): Promise<void>;
@@ -158,7 +161,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
   };
   const registry = new ModelRegistry(config, logger, tracing ? traceBackendFactories(backendFactories) : backendFactories);
-  const creditMeter = new CreditMeter(billing, new ReservationBook(), config.billing);
+  const reservations = new ReservationBook();
+  const creditMeter = new CreditMeter(billing, reservations, config.billing);
   const meters = createLineMeters(creditMeter);
   const inference = createInferenceServices({ registry, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
@@ -175,6 +179,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const consoleParts = createConsoleParts({ config, database, authenticator, clock });
   const workers: BackgroundWorker[] = [runner, janitor, outbox.deliverer];
   let workersStarted = false;
+  const storefront = createStorefront(config.storefront, {
+    database, clock, logger, reservations, redisUrl: config.redisUrl, redisPrefix: config.rateLimit.redisPrefix,
+  });
 
   return {
     config,
@@ -200,6 +207,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     batches,
     console: consoleParts,
     workers,
+    storefront,
     startWorkers() {
       if (workersStarted) return;
       workersStarted = true;
@@ -223,6 +231,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       await Promise.allSettled(workers.map((w) => w.stop()));
       await rateLimiter.close();
       await consoleParts.signInLimiter.close();
+      await storefront?.limiter.close();
       if (!overrides.blobs) await blobs.close?.();
       await registry.close();
       await database.close();

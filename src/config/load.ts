@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { usdToMicros } from '../domain/shared/money.js';
 import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
 import { resolveTracingConfig } from './tracing-config.js';
+import { resolveStorefront } from './storefront-config.js';
 import { resolveModels } from './models-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
 
@@ -226,6 +227,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       connectTimeoutMs: file.hub?.connect_timeout_ms ?? 10_000,
       idleTimeoutMs: file.hub?.idle_timeout_ms ?? 30_000,
     },
+    storefront: resolveStorefront(env, file.storefront, problems),
     configFile: source,
   };
   if (env.HF_ENDPOINT && !/^https?:\/\//.test(env.HF_ENDPOINT)) problems.push('HF_ENDPOINT: must start with http:// or https://');
@@ -275,6 +277,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     tracing: config.tracing.enabled ? `otlp ${config.tracing.endpoint ?? '(exporter default)'}` : 'off',
     adminApi: config.adminToken ? 'enabled' : 'disabled',
     workers: config.workers.inProcess ? 'in-process' : 'off',
+    storefront: config.storefront ? `${config.storefront.prefix} (${config.storefront.plans.length} plan(s))` : 'off',
     upstreamModels: Object.values(config.models)
       .filter((m) => m.binding.baseUrl)
       .map((m) => m.id),

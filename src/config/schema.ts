@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { BackendKind, CatalogEntry } from '../inference/catalog.js';
 import type { TokenPrice } from '../domain/shared/money.js';
+import { StorefrontFileSchema, type StorefrontConfig } from './storefront-config.js';
 
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
 const NonNegative = (description: string) => Type.Number({ minimum: 0, description });
@@ -171,6 +172,7 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    storefront: Type.Optional(StorefrontFileSchema),
     hub: Type.Optional(
       Type.Object(
         {
@@ -316,6 +318,8 @@ export interface Config {
   };
   /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
   hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };
+  /** The agent storefront (src/config/storefront-config.ts); null when no plan is configured. */
+  storefront: StorefrontConfig | null;
   /** Where the file was read from, for the start-up summary. */
   configFile: string | null;
 }

@@ -125,14 +125,14 @@ describe.each(cases)('console storage on $name', ({ open }) => {
   });
 });
 
-describe.each(cases)('migration 0008 on $name', ({ open }) => {
+describe.each(cases)('migration 0009 on $name', ({ open }) => {
   it('creates console_sessions and drops it on the way down', async () => {
     const database = await open();
     try {
       await migrateToLatest(database);
       await sql`select id_hash, role, project_id, key_id, created_at, expires_at from console_sessions`.execute(database.db);
       const migrator = await migratorFor(database);
-      expect((await migrator.migrateTo('0007-outbox')).error).toBeUndefined();
+      expect((await migrator.migrateTo('0008-storefront')).error).toBeUndefined();
       // Asked of this database's own table (introspection would list every schema's on a shared server).
       await expect(sql`select id_hash from console_sessions`.execute(database.db)).rejects.toThrow(/console_sessions/);
     } finally {
