@@ -10,6 +10,8 @@ import { migrateToLatest, pendingMigrations } from './storage/db/migrate.js';
 import { ProjectsRepository } from './storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from './storage/db/repositories/api-keys.repository.js';
 import { UsageRepository } from './storage/db/repositories/usage.repository.js';
+import { UsageReportsRepository } from './storage/db/repositories/usage-reports.repository.js';
+import { CreditGrantsRepository } from './storage/db/repositories/credit-grants.repository.js';
 import { createBlobStore } from './storage/blobs/create-blob-store.js';
 import type { BlobStore } from './domain/files/blob-store.port.js';
 import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
@@ -44,6 +46,7 @@ import { FilesRepository } from './storage/db/repositories/files.repository.js';
 import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
+import { createConsoleParts, type ConsoleParts } from './composition/console.js';
 import { createStorefront, ensureStorefrontProjects, storefrontDebits, type Storefront } from './composition/storefront.js';
 import type { MeterResolver } from './domain/billing/meter-resolver.js';
 import { createLineMeters, createOutbox, type Outbox } from './composition/payers.js';
@@ -98,6 +101,8 @@ export interface Container {
   /** Files and Batch APIs; their runner and janitor are in `workers`. */
   files: FilesService;
   batches: BatchesService;
+  /** The web console's sessions and sign-in limiter. */
+  console: ConsoleParts;
   workers: BackgroundWorker[];
   /** The agent storefront (src/composition/storefront.ts); null when no plan is configured. */
   storefront: Storefront | null;
@@ -137,7 +142,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const probeTargets = { blobs, rateLimiter, redisConfigured: config.redisUrl !== null, logger };
   void warnIfRedisUnreachable(probeTargets);
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
-  const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
+  const projects = new ProjectsService({ ...repositories, reports: new UsageReportsRepository(database), grants: new CreditGrantsRepository(database), authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
   const outbox = createOutbox({ config, database, clock, logger, metrics });
   const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, {
@@ -171,6 +176,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const { files, batches, runner, janitor } = createFilesAndBatches({
     config, database, blobs, clock, logger, billing, meters, usage: repositories.usage, chatCompletions, traced: tracing !== null,
   });
+  const consoleParts = createConsoleParts({ config, database, authenticator, clock });
   const workers: BackgroundWorker[] = [runner, janitor, outbox.deliverer];
   let workersStarted = false;
   const storefront = createStorefront(config.storefront, {
@@ -200,6 +206,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     transcription,
     files,
     batches,
+    console: consoleParts,
     workers,
     storefront,
     startWorkers() {
@@ -224,6 +231,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
       await rateLimiter.close();
+      await consoleParts.signInLimiter.close();
       await storefront?.limiter.close();
       if (!overrides.blobs) await blobs.close?.();
       await registry.close();

@@ -186,6 +186,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
     auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
+    console: {
+      sessionTtlMs: (file.console?.session_ttl_minutes ?? 720) * 60_000,
+      signInAttemptsPerMinute: file.console?.sign_in_attempts_per_minute ?? 10,
+    },
     billing: {
       freeCreditsMicros: usdToMicros(freeCreditsUsd),
       lowerOutputCap: envBoolean(env, 'BILLING_LOWER_OUTPUT_CAP', problems) ?? file.billing?.lower_output_cap ?? true,

@@ -107,6 +107,15 @@ export const ConfigFileSchema = Type.Object(
     auth: Type.Optional(
       Type.Object({ cache_ttl_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })) }, { additionalProperties: false }),
     ),
+    console: Type.Optional(
+      Type.Object(
+        {
+          session_ttl_minutes: Type.Optional(PositiveInt('how long a console sign-in lasts (default 720)')),
+          sign_in_attempts_per_minute: Type.Optional(PositiveInt('console sign-in attempts per client address per minute (default 10)')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     workers: Type.Optional(Type.Object({ in_process: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
     batches: Type.Optional(
       Type.Object(
@@ -284,6 +293,8 @@ export interface Config {
   redisUrl: string | null;
   adminToken: string | null;
   auth: { cacheTtlMs: number };
+  /** The web console at /console: session lifetime and sign-in attempts per client address. */
+  console: { sessionTtlMs: number; signInAttemptsPerMinute: number };
   billing: BillingConfig;
   rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;

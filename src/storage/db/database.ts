@@ -126,6 +126,25 @@ export interface BatchLineResultsTable {
   created_at: number;
 }
 
+/** Console sign-in sessions (migration 0009); the id itself is never stored. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  role: string;
+  project_id: string | null;
+  key_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Credit given or taken by an operator, with its reason (migration 0009). */
+export interface CreditGrantsTable {
+  id: string;
+  project_id: string;
+  amount_micros: number;
+  reason: string | null;
+  created_at: number;
+}
+
 /** The settlement outbox (migration 0007); payload is JSON text. */
 export interface OutboxTable {
   id: string;
@@ -188,6 +207,8 @@ export interface Tables {
   batches: BatchesTable;
   batch_shards: BatchShardsTable;
   batch_line_results: BatchLineResultsTable;
+  console_sessions: ConsoleSessionsTable;
+  credit_grants: CreditGrantsTable;
   outbox: OutboxTable;
   storefront_accounts: StorefrontAccountsTable;
   storefront_ledger: StorefrontLedgerTable;
