@@ -11,6 +11,7 @@ import { CATALOG, catalogEntry } from '../inference/catalog.js';
 import { usdToMicros } from '../domain/shared/money.js';
 import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
 import { resolveTracingConfig } from './tracing-config.js';
+import { describeGatewayConfig, resolveGatewayConfig } from './gateway-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
 
 export class ConfigError extends Error {
@@ -244,6 +245,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       embeddingBatchWaitMs: file.runtimes?.embedding_batch_wait_ms ?? 2,
     },
     decision: resolveDecision(env, file, problems),
+    gateway: resolveGatewayConfig(env, file, cwd, rpm, problems),
     hub: {
       endpoint: (env.HF_ENDPOINT || file.hub?.endpoint || 'https://huggingface.co').replace(/\/+$/, ''),
       token: envSecret(env, 'HF_TOKEN', cwd, problems),
@@ -298,6 +300,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     blobs: describeBlobConfig(config.blobs),
     tracing: config.tracing.enabled ? `otlp ${config.tracing.endpoint ?? '(exporter default)'}` : 'off',
     adminApi: config.adminToken ? 'enabled' : 'disabled',
+    gateway: describeGatewayConfig(config.gateway),
     workers: config.workers.inProcess ? 'in-process' : 'off',
     upstreamModels: Object.values(config.models)
       .filter((m) => m.binding.baseUrl)
