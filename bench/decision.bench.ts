@@ -38,7 +38,7 @@ function questions(): Record<string, unknown> {
 
 const freeCaller = (projectId: string): Caller => ({
   principal: apiKeyPrincipal(projectId, null),
-  meter: { admit: () => ({ settle: async () => null, release: () => undefined }) },
+  meter: { admit: () => ({ settle: async () => ({ record: null, headers: null }), release: () => undefined }) },
 });
 
 async function inProcess(server: TestServer, projectId: string): Promise<BenchRow[]> {

@@ -41,7 +41,7 @@ export function registerProbeRoutes(app: FastifyInstance, container: Container):
         const call = { model: PROBE_MODEL, route: 'probe', requestId: request.id, inputTokens: 1, maxOutputTokens: 0, estimateMicros: cost };
         const admission = await meter.admit(principal, call);
         if (request.body?.delay_ms) await sleep(request.body.delay_ms);
-        const record = await admission.settle({ inputTokens: 1, outputTokens: 0, status: 200, costMicros: cost });
+        const { record } = await admission.settle({ inputTokens: 1, outputTokens: 0, status: 200, costMicros: cost });
         return { object: 'usage_record', id: record?.id, cost_micros: cost };
       });
 

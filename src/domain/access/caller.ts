@@ -7,13 +7,50 @@
  */
 import type { Meter } from '../billing/meter.js';
 
-export type CallerKind = 'api_key' | 'gateway_agent' | 'storefront_agent' | 'receipt' | 'batch_line';
+export type CallerKind = 'api_key' | 'gateway_agent' | 'storefront_agent' | 'receipt' | 'batch_line' | 'console';
 
 /** The account a call's cost is charged to. */
 export type Payer =
   | { kind: 'project'; projectId: string }
   | { kind: 'intermediary'; intermediaryId: string }
+  | { kind: 'agent'; agentId: string }
   | { kind: 'receipt'; receiptId: string };
+
+export type PayerKind = Payer['kind'];
+
+/** A payer as stored: its kind and the id of the account of that kind. */
+export interface PayerRef {
+  kind: PayerKind;
+  id: string;
+}
+
+export const PAYER_KINDS: readonly PayerKind[] = ['project', 'intermediary', 'agent', 'receipt'];
+
+export function payerRef(payer: Payer): PayerRef {
+  switch (payer.kind) {
+    case 'project':
+      return { kind: 'project', id: payer.projectId };
+    case 'intermediary':
+      return { kind: 'intermediary', id: payer.intermediaryId };
+    case 'agent':
+      return { kind: 'agent', id: payer.agentId };
+    case 'receipt':
+      return { kind: 'receipt', id: payer.receiptId };
+  }
+}
+
+export function payerOf(ref: PayerRef): Payer {
+  switch (ref.kind) {
+    case 'project':
+      return { kind: 'project', projectId: ref.id };
+    case 'intermediary':
+      return { kind: 'intermediary', intermediaryId: ref.id };
+    case 'agent':
+      return { kind: 'agent', agentId: ref.id };
+    case 'receipt':
+      return { kind: 'receipt', receiptId: ref.id };
+  }
+}
 
 export interface Principal {
   kind: CallerKind;
@@ -26,9 +63,19 @@ export interface Principal {
   payer: Payer;
 }
 
+/**
+ * Where a call's admission and settlement put what they have to say to the client (a
+ * lowered output cap, the usage an intermediary bills): headers on a JSON answer, HTTP
+ * trailers at the end of a stream. Absent where nobody is listening (batch lines).
+ */
+export interface ReplyHeaders {
+  set(headers: Readonly<Record<string, string>>): void;
+}
+
 export interface Caller {
   principal: Principal;
   meter: Meter;
+  reply?: ReplyHeaders;
 }
 
 /** The principal of an API key of a project: the project is both the tenant and the payer. */

@@ -62,7 +62,7 @@ export class TranscriptionService {
     if (upload.bytes === 0) throw invalidRequest('The audio file is empty', 'file', 'invalid_audio');
     const backend = await registry.backendFor(model, 'transcribe');
     const route = AUDIO_ROUTES[task];
-    const { audio, output } = await meteredCall(caller.meter, caller.principal, worstCase(model.id, route, context.requestId, request.prompt), async () => {
+    const { audio, output } = await meteredCall(caller, worstCase(model.id, route, context.requestId, request.prompt), async () => {
       const audio = await this.deps.decoder.decode(upload.path, MAX_AUDIO_SECONDS);
       const output = await backend.transcribe!({
         ...context,

@@ -12,7 +12,7 @@
 import { insufficientQuota, AppError } from '../shared/errors.js';
 import type { Principal } from '../access/caller.js';
 import type { BillingService } from './billing.service.js';
-import type { Admission, Meter, MeteredCall, SettledUsage } from './meter.js';
+import type { Admission, Meter, MeteredCall, SettledUsage, Settlement } from './meter.js';
 import type { Hold, ReservationBook } from './reservations.js';
 import type { UsageRecord } from './usage.types.js';
 
@@ -64,7 +64,7 @@ class CreditAdmission implements Admission {
     private readonly hold: Hold,
   ) {}
 
-  async settle(usage: SettledUsage): Promise<UsageRecord> {
+  async settle(usage: SettledUsage): Promise<Settlement> {
     if (this.#done) throw new AppError('internal', 'a metered call was settled twice');
     this.#done = true;
     const record = this.billing.usageRecord(this.principal, this.call, usage);
@@ -75,7 +75,7 @@ class CreditAdmission implements Admission {
       throw err;
     }
     this.hold.settled();
-    return record;
+    return { record, headers: null };
   }
 
   release(): void {
@@ -106,7 +106,7 @@ export class CollectingMeter implements Meter {
       settle: async (usage) => {
         const record = this.billing.usageRecord(principal, call, usage);
         this.records.push(record);
-        return record;
+        return { record, headers: null };
       },
       release: () => hold.release(),
     };

@@ -1,11 +1,12 @@
 /**
  * The metering port. A call is admitted before any billable work (the meter may refuse
- * with an AppError, e.g. `insufficient_quota` or a 402 carrying a payment challenge) and
- * settled once when it ends: with its actual usage on success or client abort, or
- * released on failure. Services run every billable call through meteredCall() or, for a
- * stream whose end comes later, through the Admission directly.
+ * with an AppError, e.g. `insufficient_quota` or a 402 carrying a payment challenge, or
+ * lower an output cap the caller did not set) and settled once when it ends: with its
+ * actual usage on success or client abort, or released on failure. Services run every
+ * billable call through meteredCall() or, for a stream whose end comes later, through the
+ * Admission directly, passing what it says to the caller's reply (settlementHeaders).
  */
-import type { Principal } from '../access/caller.js';
+import type { Caller, Principal } from '../access/caller.js';
 import type { UsageRecord } from './usage.types.js';
 
 /** What is known of a call at admission: enough to price its worst case. */
@@ -18,6 +19,11 @@ export interface MeteredCall {
   inputTokens: number;
   /** The output cap: the request's max tokens, else the model's default. */
   maxOutputTokens: number;
+  /**
+   * The caller set `maxOutputTokens` itself. When it did not, a meter may grant a lower
+   * cap (Admission.outputCap) instead of refusing a call the balance can pay for.
+   */
+  outputCapExplicit?: boolean;
   /** A fixed worst-case cost instead of the token estimate (e.g. audio, priced per second). */
   estimateMicros?: number;
 }
@@ -31,12 +37,22 @@ export interface SettledUsage {
   costMicros?: number;
 }
 
+/** What settling a call produced: its usage record, and headers for the caller's reply. */
+export interface Settlement {
+  record: UsageRecord | null;
+  headers: Readonly<Record<string, string>> | null;
+}
+
 export interface Admission {
+  /** A lower output cap than the call asked for, which the call must run with; absent otherwise. */
+  readonly outputCap?: number;
+  /** Headers for the caller's reply known at admission (e.g. that the cap was lowered). */
+  readonly headers?: Readonly<Record<string, string>>;
   /**
    * Replaces the admission's hold with the actual cost. Once. Resolves with the usage
-   * record, when the meter keeps one.
+   * record, when the meter keeps one, and any headers for the reply.
    */
-  settle(usage: SettledUsage): Promise<UsageRecord | null>;
+  settle(usage: SettledUsage): Promise<Settlement>;
   /** Ends the admission without charge (the call failed). Idempotent; no-op after settle. */
   release(): void;
 }
@@ -46,24 +62,43 @@ export interface Meter {
   admit(principal: Principal, call: MeteredCall): Admission | Promise<Admission>;
 }
 
+/** Passes headers to the caller's reply, when anyone listens and there are any. */
+export function toReply(caller: Caller, headers: Readonly<Record<string, string>> | null | undefined): void {
+  if (headers && caller.reply) caller.reply.set(headers);
+}
+
+/** Admits a call through the caller's meter and passes the admission's headers on. */
+export async function admitCall(caller: Caller, call: MeteredCall): Promise<Admission> {
+  const admission = await caller.meter.admit(caller.principal, call);
+  toReply(caller, admission.headers);
+  return admission;
+}
+
+/** Settles an admission and passes the settlement's headers on. */
+export async function settleCall(caller: Caller, admission: Admission, usage: SettledUsage): Promise<Settlement> {
+  const settlement = await admission.settle(usage);
+  toReply(caller, settlement.headers);
+  return settlement;
+}
+
 /**
- * Admits `call`, runs `work`, settles with the usage it reports, or releases the
- * admission when `work` fails. Returns what `work` returned.
+ * Admits `call`, runs `work` (with the admission, whose outputCap it must honour),
+ * settles with the usage it reports, or releases the admission when `work` fails.
+ * Returns what `work` returned.
  */
 export async function meteredCall<T>(
-  meter: Meter,
-  principal: Principal,
+  caller: Caller,
   call: MeteredCall,
-  work: () => Promise<{ value: T; usage: SettledUsage }>,
+  work: (admission: Admission) => Promise<{ value: T; usage: SettledUsage }>,
 ): Promise<T> {
-  const admission = await meter.admit(principal, call);
+  const admission = await admitCall(caller, call);
   let outcome: { value: T; usage: SettledUsage };
   try {
-    outcome = await work();
+    outcome = await work(admission);
   } catch (err) {
     admission.release();
     throw err;
   }
-  await admission.settle(outcome.usage);
+  await settleCall(caller, admission, outcome.usage);
   return outcome.value;
 }

@@ -91,7 +91,7 @@ export class DecisionService {
     const iab = model.entry.task !== 'moderation';
     const plans = new Map([...request.questions].map(([name, q]) => [name, planQuestion(q, decisionModel.labelSets, iab)]));
     const call = meteredCallOf(model, DECISION_ROUTE, context.requestId, [state, ...questionTexts], 0);
-    return meteredCall(caller.meter, caller.principal, call, async () => {
+    return meteredCall(caller, call, async () => {
       const evidence = await gather(decisionModel, state, [...plans.values()], context.signal);
       const answers = Object.create(null) as Record<string, DecisionAnswer>;
       for (const [name, question] of request.questions) answers[name] = answer(question, plans.get(name)!, evidence);

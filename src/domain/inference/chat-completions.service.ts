@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Caller } from '../access/caller.js';
-import { meteredCall, type Admission, type MeteredCall } from '../billing/meter.js';
+import { admitCall, meteredCall, settleCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
@@ -54,7 +54,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     const request = parseChatRequest(body);
     if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
     const call = await this.#prepare(request, false);
-    return meteredCall(caller.meter, caller.principal, meteredOf(call, request, context), async () => {
+    return meteredCall(caller, meteredOf(call, request, context), async () => {
       const result = await this.#runner.run(call, context);
       const value = chatCompletionWire(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), call.model.id, result);
       return { value, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 } };
@@ -69,7 +69,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
   async openStream(caller: Caller, body: unknown, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
     const request = parseChatRequest(body);
     const call = await this.#prepare(request, true);
-    const admission = await caller.meter.admit(caller.principal, meteredOf(call, request, context));
+    const admission = await admitCall(caller, meteredOf(call, request, context));
     const events = this.#runner.stream(call, context);
     let first: IteratorResult<ChatStreamEvent>;
     try {
@@ -78,7 +78,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       admission.release();
       throw err;
     }
-    return releasedIfNeverRead(this.#relay(admission, request, call, events, first, context), admission, context.signal);
+    return releasedIfNeverRead(this.#relay(caller, admission, request, call, events, first, context), admission, context.signal);
   }
 
   #prepare(request: ChatRequest, streaming: boolean): Promise<PreparedCall> {
@@ -87,6 +87,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
   }
 
   async *#relay(
+    caller: Caller,
     admission: Admission,
     request: ChatRequest,
     call: PreparedCall,
@@ -112,20 +113,20 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       }
       usage ??= await this.#countedUsage(call, produced);
       metered = true;
-      await admission.settle({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: 200 });
+      await settleCall(caller, admission, { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: 200 });
       if (request.includeUsage) yield writer.usage(usage);
     } finally {
       await events.return(undefined).catch(() => {});
-      if (!metered) await this.#endUnsettled(admission, call, produced, context);
+      if (!metered) await this.#endUnsettled(caller, admission, call, produced, context);
     }
   }
 
   /** An abandoned stream still cost the tokens generated so far; a failed upstream costs nothing. */
-  async #endUnsettled(admission: Admission, call: PreparedCall, produced: string, context: ChatCompletionsContext): Promise<void> {
+  async #endUnsettled(caller: Caller, admission: Admission, call: PreparedCall, produced: string, context: ChatCompletionsContext): Promise<void> {
     if (!context.signal.aborted) return admission.release();
     try {
       const usage = await this.#countedUsage(call, produced);
-      await admission.settle({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: CLIENT_CLOSED });
+      await settleCall(caller, admission, { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: CLIENT_CLOSED });
     } catch (err) {
       admission.release();
       this.deps.logger.error({ err, request_id: context.requestId }, 'metering an aborted stream failed');

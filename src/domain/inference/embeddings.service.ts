@@ -70,7 +70,7 @@ export class EmbeddingsService {
     }
     const backend = await registry.backendFor(model, 'embed');
     const metered = meteredCallOf(model, context.route ?? EMBEDDINGS_ROUTE, context.requestId, request.inputs, 0);
-    const output = await meteredCall(caller.meter, caller.principal, metered, async () => {
+    const output = await meteredCall(caller, metered, async () => {
       const value = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs });
       return { value, usage: { inputTokens: value.usage.inputTokens, outputTokens: 0, status: 200 } };
     });

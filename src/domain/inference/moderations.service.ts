@@ -84,7 +84,7 @@ export class ModerationsService {
     }
     const backend = await registry.backendFor(model, 'moderate');
     const metered = meteredCallOf(model, context.route ?? MODERATIONS_ROUTE, context.requestId, texts, 0);
-    const output = await meteredCall(caller.meter, caller.principal, metered, async () => {
+    const output = await meteredCall(caller, metered, async () => {
       const value = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options });
       return { value, usage: { inputTokens: value.usage.inputTokens, outputTokens: value.usage.outputTokens, status: 200 } };
     });

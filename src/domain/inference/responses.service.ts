@@ -101,7 +101,7 @@ export class ResponsesService {
     );
     const texts = call.kind === 'chat' ? call.messages.map((m) => m.content) : [call.input];
     const metered = meteredCallOf(model, context.route ?? RESPONSES_ROUTE, context.requestId, texts, request.maxOutputTokens ?? model.maxOutputTokens);
-    return meteredCall(caller.meter, caller.principal, metered, async () => {
+    return meteredCall(caller, metered, async () => {
       const result = await this.#runner.run(call, context);
       const value = responseWire(request, model.id, result, createdAt, toUnixSeconds(this.deps.clock.nowMs()));
       return { value, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 } };

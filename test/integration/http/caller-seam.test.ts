@@ -34,7 +34,7 @@ class ToyMeter implements Meter {
     return {
       settle: async (usage) => {
         this.settled.push(usage);
-        return null;
+        return { record: null, headers: null };
       },
       release: () => {
         this.released++;
