@@ -44,6 +44,7 @@ import { FilesRepository } from './storage/db/repositories/files.repository.js';
 import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
+import { createGateway, type Gateway } from './composition/gateway.js';
 
 export type { BackgroundWorker };
 
@@ -89,6 +90,8 @@ export interface Container {
   /** Files and Batch APIs; their runner and janitor are in `workers`. */
   files: FilesService;
   batches: BatchesService;
+  /** The signed gateway (`/gateway/v1`): verifier, intermediary meter, settler. */
+  gateway: Gateway;
   workers: BackgroundWorker[];
   startWorkers(): void;
   readiness(): Promise<Readiness>;
@@ -153,7 +156,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const { files, batches, runner, janitor } = createFilesAndBatches({
     config, database, blobs, clock, logger, billing, creditMeter, usage: repositories.usage, chatCompletions, traced: tracing !== null,
   });
-  const workers: BackgroundWorker[] = [runner, janitor];
+  const gateway = await createGateway({ config, database, usage: repositories.usage, billing, projects, clock, logger, metrics });
+  const workers: BackgroundWorker[] = [runner, janitor, gateway.settler];
   let workersStarted = false;
 
   return {
@@ -176,6 +180,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     transcription,
     files,
     batches,
+    gateway,
     workers,
     startWorkers() {
       if (workersStarted) return;
@@ -197,6 +202,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     },
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
+      await gateway.close();
       await rateLimiter.close();
       if (!overrides.blobs) await blobs.close?.();
       await registry.close();

@@ -14,6 +14,7 @@ import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
+import { gatewayRoutes } from './routes/gateway/index.js';
 import { WORDING_KEYWORD, withoutWording } from './schemas/wording.js';
 
 /**
@@ -89,5 +90,6 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerOpsRoutes(app, container);
   if (config.adminToken) await app.register(adminRoutes, { prefix: '/admin/v1', container });
   await app.register(v1Routes, { prefix: '/v1', container });
+  await app.register(gatewayRoutes, { prefix: '/gateway/v1', container });
   return app;
 }

@@ -120,6 +120,21 @@ export interface BatchLineResultsTable {
   created_at: number;
 }
 
+/** Messages to other systems, delivered by a worker (migration 0006). */
+export interface OutboxMessagesTable {
+  id: string;
+  target: string;
+  idempotency_key: string;
+  /** JSON. */
+  payload: string;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
 /** Every table; later migrations add theirs here. */
 export interface Tables {
   projects: ProjectsTable;
@@ -129,6 +144,7 @@ export interface Tables {
   batches: BatchesTable;
   batch_shards: BatchShardsTable;
   batch_line_results: BatchLineResultsTable;
+  outbox_messages: OutboxMessagesTable;
 }
 
 export type SqlFlavor = 'sqlite' | 'postgres';

@@ -34,6 +34,15 @@ export class ProjectsRepository implements ProjectStore, BalanceStore {
     return project;
   }
 
+  async insertIfAbsent(project: Project): Promise<Project> {
+    await this.database.db
+      .insertInto('projects')
+      .values({ id: project.id, name: project.name, balance_micros: project.balanceMicros, created_at: project.createdAtMs })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+    return (await this.findById(project.id)) ?? project;
+  }
+
   async findById(id: string): Promise<Project | undefined> {
     const row = await this.database.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toProject(row) : undefined;
