@@ -15,6 +15,7 @@ import type { ReplayGuard } from '../domain/gateway/replay-guard.js';
 import type { IntermediaryClient, UsageEvent } from '../domain/gateway/intermediary.port.js';
 import { IntermediaryMeter } from '../domain/gateway/intermediary-meter.js';
 import { OutboxWorker, type OutboxHandler } from '../domain/outbox/outbox-worker.js';
+import { OutboxAdmin } from '../domain/outbox/outbox-admin.js';
 import { HttpIntermediaryClient } from '../clients/intermediary-http.js';
 import { MemoryReplayGuard } from '../storage/replay/memory-replay-guard.js';
 import { RedisReplayGuard } from '../storage/replay/redis-replay-guard.js';
@@ -36,6 +37,8 @@ export interface Gateway {
   outbox: OutboxRepository;
   /** Delivers usage reports; a BackgroundWorker of the container. */
   settler: OutboxWorker;
+  /** The admin API's view of the usage reports (dead letters, replay). */
+  settlements: OutboxAdmin;
   close(): Promise<void>;
 }
 
@@ -126,6 +129,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     intermediaryId: settings.intermediaryId,
     outbox,
     settler,
+    settlements: new OutboxAdmin(outbox, GATEWAY_USAGE_TARGET, clock, () => settler.wake()),
     async close() {
       await settler.stop();
       await client.close?.();

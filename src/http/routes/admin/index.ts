@@ -24,6 +24,7 @@ import {
   UsageQuery,
 } from '../../schemas/admin.js';
 import { keyToWire, projectToWire, usageToWire } from './mappers.js';
+import { registerGatewaySettlementRoutes } from './gateway-settlements.js';
 
 function registerAdminAuth(scope: FastifyInstance, token: string): void {
   scope.addHook('onRequest', async (request) => {
@@ -88,4 +89,6 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
     const page = await projects.listUsage(request.params.id, limit, request.query.after);
     return toListPage(page, usageToWire);
   });
+
+  registerGatewaySettlementRoutes(scope, container);
 };
