@@ -18,7 +18,7 @@ import { startFakeS3, type FakeS3 } from '../test/helpers/s3-server.js';
 import { startFakeUpstream, type FakeUpstream } from '../test/helpers/fake-upstream.js';
 import { LocalDiskBlobStore } from '../src/storage/blobs/local-disk.js';
 import { S3BlobStore } from '../src/storage/blobs/s3.js';
-import type { BlobStore } from '../src/storage/blobs/blob-store.js';
+import type { BlobStore } from '../src/domain/files/blob-store.port.js';
 import { MODEL, isTerminal, requestLines, startBatch, upstreamYaml, waitForBatch } from '../test/integration/batches/support/batch-helpers.js';
 
 const MB = 1024 * 1024;

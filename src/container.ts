@@ -11,7 +11,7 @@ import { ProjectsRepository } from './storage/db/repositories/projects.repositor
 import { ApiKeysRepository } from './storage/db/repositories/api-keys.repository.js';
 import { UsageRepository } from './storage/db/repositories/usage.repository.js';
 import { createBlobStore } from './storage/blobs/create-blob-store.js';
-import type { BlobStore } from './storage/blobs/blob-store.js';
+import type { BlobStore } from './domain/files/blob-store.port.js';
 import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
 import { ApiKeyAuthenticator } from './domain/auth/authenticator.js';
 import { ProjectsService } from './domain/projects/projects.service.js';

@@ -1,7 +1,14 @@
-/** Whether a module is the process's entry script (also through symlinks, e.g. npm's bin links). */
+/**
+ * How the server (`src/main.ts`) and the worker (`src/worker/main.ts`) start when run as
+ * scripts: each module is also imported (by the CLI, by tests), so it starts only when it
+ * is the process's entry script, and a start-up failure is one line and an exit code.
+ */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { databaseConfigOrNull } from './config/load.js';
+import { describeStartupFailure } from './storage/db/connect-errors.js';
 
+/** Whether a module is the process's entry script (also through symlinks, e.g. npm's bin links, and paths with spaces). */
 export function isEntryPoint(moduleUrl: string): boolean {
   if (!process.argv[1]) return false;
   try {
@@ -9,4 +16,14 @@ export function isEntryPoint(moduleUrl: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Runs `start` when `moduleUrl` is the entry script; a failure prints what went wrong (no stack for a known cause) and exits. */
+export function startIfEntryPoint(moduleUrl: string, start: () => Promise<void>): void {
+  if (!isEntryPoint(moduleUrl)) return;
+  start().catch((err) => {
+    const failure = describeStartupFailure(err, databaseConfigOrNull());
+    console.error(failure?.message ?? err);
+    process.exit(failure?.exitCode ?? 1);
+  });
 }

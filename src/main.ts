@@ -1,11 +1,10 @@
 /** `npm start`: load config, build the container and the app, listen, and shut down gracefully. */
 import closeWithGrace from 'close-with-grace';
-import { databaseConfigOrNull, describeConfig, loadConfigOrExit } from './config/load.js';
-import { describeStartupFailure } from './storage/db/connect-errors.js';
+import { describeConfig, loadConfigOrExit } from './config/load.js';
 import type { FastifyInstance } from 'fastify';
 import { createContainer, type Container } from './container.js';
 import { buildApp } from './http/app.js';
-import { isEntryPoint } from './entry-point.js';
+import { startIfEntryPoint } from './entry-point.js';
 
 export interface ServeOptions {
   /** Called after the app is built and before it listens (tests add routes here). */
@@ -31,11 +30,4 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
   if (config.workers.inProcess) container.startWorkers();
 }
 
-/** True when this file is the process's entry point, however it was named (symlink, spaces, relative path). */
-if (isEntryPoint(import.meta.url)) {
-  serve().catch((err) => {
-    const failure = describeStartupFailure(err, databaseConfigOrNull());
-    console.error(failure?.message ?? err);
-    process.exit(failure?.exitCode ?? 1);
-  });
-}
+startIfEntryPoint(import.meta.url, () => serve());

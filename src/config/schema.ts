@@ -125,7 +125,7 @@ export const ConfigFileSchema = Type.Object(
     decision: Type.Optional(
       Type.Object(
         {
-          default_model: Type.Optional(Type.String({ minLength: 1, description: 'the decision model `jev-latest` and the other aliases answer with' })),
+          default_model: Type.Optional(Type.String({ minLength: 1, description: 'the decision model `jev-latest` and the other aliases answer with (unset: the one decision model that is ready)' })),
           aliases: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'model names sent by System One clients (default: jev-latest, jev)' })),
           scorers: Type.Optional(
             Type.Record(Type.String(), Type.Union([Type.Literal('embedding'), Type.Literal('nli'), Type.Literal('llm')]), {
@@ -298,7 +298,7 @@ export interface Config {
   workers: { inProcess: boolean };
   batches: BatchConfig;
   runtimes: RuntimesConfig;
-  /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: they are 404. */
+  /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: the one decision model ready, if exactly one is. */
   decision: {
     defaultModel: string | null;
     aliases: readonly string[];

@@ -16,6 +16,7 @@ import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
 import { gatewayRoutes } from './routes/gateway/index.js';
 import { WORDING_KEYWORD, withoutWording } from './schemas/wording.js';
+import { registerSecuritySchemes } from './openapi-security.js';
 
 /**
  * verbose: a refused value and its schema node ride on the error, for the domain's wording
@@ -69,6 +70,8 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerClientErrors(app);
   registerSlowClientGuards(app, timeouts.bodyIdleMs);
 
+  // Each scope declares its own security schemes (api-scope.ts); its routes name them.
+  const securitySchemes = registerSecuritySchemes(app);
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
@@ -81,8 +84,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
       openapi: '3.1.0',
       info: { title: 'Sluice API', version: '1.0.0', description: 'OpenAI-compatible inference, classification, batch and decision API' },
       servers: [{ url: '/' }],
-      components: { securitySchemes: { ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } } },
-      security: [{ ApiKey: [] }],
+      components: { securitySchemes: securitySchemes as Record<string, never> },
     },
     transformObject: (document) => withoutWording('openapiObject' in document ? document.openapiObject : document.swaggerObject),
   });

@@ -93,8 +93,8 @@ export function fastifyErrorToApp(error: FastifyError): AppError | null {
 }
 
 /** Any thrown value → the response to send, and whether it is a server fault to log. */
-export function toHttpError(error: unknown, overrides?: StatusOverrides): HttpError & { serverFault: boolean; code: string | null } {
+export function toHttpError(error: unknown, overrides?: StatusOverrides): HttpError & { serverFault: boolean; code: string | null; error: AppError } {
   const app = (error instanceof AppError ? error : fastifyErrorToApp(error as FastifyError)) ?? INTERNAL;
   const mapped = appErrorToHttp(app, overrides);
-  return { status: mapped.status, body: mapped.body, headers: mapped.headers, serverFault: mapped.status >= 500, code: app.code };
+  return { status: mapped.status, body: mapped.body, headers: mapped.headers, serverFault: mapped.status >= 500, code: app.code, error: app };
 }

@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { toHttpError } from './errors.js';
+import { scopePolicyOf } from './scope-policy.js';
 
 const DISCONNECTED = Symbol('sluice.clientDisconnected');
 type TrackedSocket = Socket & { [DISCONNECTED]?: AbortController };
@@ -42,11 +43,18 @@ async function* frames(events: AsyncIterable<unknown>, signal: AbortSignal, onEr
   }
 }
 
+/**
+ * Streams `events` as SSE. The scope's settlement headers (scope-policy.ts `trailers`) are
+ * announced in `Trailer:`: the meter settles at the stream's end and sends them then
+ * (reply-headers.ts).
+ */
 export function sendSse(reply: FastifyReply, events: AsyncIterable<unknown>, signal: AbortSignal): FastifyReply {
   const stream = Readable.from(
     frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started')),
     { objectMode: false },
   );
+  const trailers = scopePolicyOf(reply.request)?.trailers;
+  if (trailers && trailers.length > 0) reply.header('trailer', trailers.join(', '));
   return reply
     .code(200)
     .header('content-type', 'text/event-stream; charset=utf-8')

@@ -110,6 +110,26 @@ export interface EmbeddingOutput {
   usage: TokenUsage;
 }
 
+/** The 13 moderation categories in OpenAI's order: every `/v1/moderations` result answers each, in this order. */
+export const MODERATION_CATEGORIES = [
+  'harassment',
+  'harassment/threatening',
+  'hate',
+  'hate/threatening',
+  'illicit',
+  'illicit/violent',
+  'self-harm',
+  'self-harm/intent',
+  'self-harm/instructions',
+  'sexual',
+  'sexual/minors',
+  'violence',
+  'violence/graphic',
+] as const;
+
+export type ModerationCategory = (typeof MODERATION_CATEGORIES)[number];
+
+/** Scores and flags keyed by category; a moderation model answers each of MODERATION_CATEGORIES. */
 export interface ModerationResult {
   categoryScores: Record<string, number>;
   categories: Record<string, boolean>;

@@ -21,13 +21,6 @@ export interface TokenCount {
 
 export const estimateTokens = (text: string): number => Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
 
-/**
- * A hard upper bound on the tokens of `text` under any byte-level or byte-fallback
- * tokenizer (no token covers less than one byte), used to skip tokenization when an
- * input cannot possibly exceed a limit.
- */
-export const maxPossibleTokens = (text: string): number => Buffer.byteLength(text, 'utf8');
-
 /** How long a missing tokenizer is remembered before the directory is looked at again. */
 const MISSING_RECHECK_MS = 30_000;
 

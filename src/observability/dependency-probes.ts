@@ -6,7 +6,7 @@
  * or messages (the full error goes to the log).
  */
 import type { Logger } from 'pino';
-import type { BlobStore } from '../storage/blobs/blob-store.js';
+import type { BlobStore } from '../domain/files/blob-store.port.js';
 import type { RateLimiter } from '../storage/rate-limit/rate-limiter.js';
 
 const PROBE_TIMEOUT_MS = 3_000;

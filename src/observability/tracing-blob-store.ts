@@ -1,7 +1,7 @@
 /** A BlobStore decorator giving each read, write, stat and delete a span (a read's span lasts until its stream ends). */
 import type { Readable } from 'node:stream';
 import { context, trace } from '@opentelemetry/api';
-import type { BlobStore, PutOptions, StoredBlob } from '../storage/blobs/blob-store.js';
+import type { BlobStore, PutOptions, StoredBlob } from '../domain/files/blob-store.port.js';
 import { failSpan, inSpan, tracer } from './tracing.js';
 
 export class TracingBlobStore implements BlobStore {

@@ -12,7 +12,7 @@ import type { FileRecord } from '../domain/files/files.types.js';
 import type { BatchRecord } from '../domain/batches/batch.types.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { newId } from '../domain/shared/ids.js';
-import type { BlobStore } from '../storage/blobs/blob-store.js';
+import type { BlobStore } from '../domain/files/blob-store.port.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { BatchFinalizationRepository } from '../storage/db/repositories/batch-finalization.repository.js';

@@ -19,7 +19,7 @@ import type { ChatCompletionsPort } from '../domain/inference/chat-completions.p
 import type { Clock } from '../domain/shared/clock.js';
 import { randomToken } from '../domain/shared/ids.js';
 import type { Shard } from '../domain/batches/batch.types.js';
-import type { BlobStore } from '../storage/blobs/blob-store.js';
+import type { BlobStore } from '../domain/files/blob-store.port.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { BatchFinalizationRepository } from '../storage/db/repositories/batch-finalization.repository.js';
 import type { BatchLineResultsRepository } from '../storage/db/repositories/batch-line-results.repository.js';

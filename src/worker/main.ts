@@ -6,9 +6,9 @@
  * hand finishes or is released, then the process exits.
  */
 import closeWithGrace from 'close-with-grace';
-import { databaseConfigOrNull, describeConfig, loadConfigOrExit } from '../config/load.js';
-import { describeStartupFailure } from '../storage/db/connect-errors.js';
+import { describeConfig, loadConfigOrExit } from '../config/load.js';
 import { createContainer } from '../container.js';
+import { startIfEntryPoint } from '../entry-point.js';
 
 /** Longer than the runner's own drain (30 s), so leases are released before exit. */
 const SHUTDOWN_GRACE_MS = 45_000;
@@ -27,11 +27,4 @@ export async function runWorker(): Promise<void> {
   container.logger.info({ config: described, workers: container.workers.map((w) => w.name) }, 'sluice worker started');
 }
 
-const invokedDirectly = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'));
-if (invokedDirectly) {
-  runWorker().catch((err) => {
-    const failure = describeStartupFailure(err, databaseConfigOrNull());
-    console.error(failure?.message ?? err);
-    process.exit(failure?.exitCode ?? 1);
-  });
-}
+startIfEntryPoint(import.meta.url, runWorker);

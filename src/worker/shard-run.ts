@@ -10,7 +10,7 @@ import { isTerminal, MAX_LINE_BYTES, type BatchRunInfo, type LineGate, type Shar
 import { inputObjectMissing } from '../domain/batches/batch-input.js';
 import { splitJsonlLines } from '../domain/batches/jsonl-lines.js';
 import type { Clock } from '../domain/shared/clock.js';
-import { BlobNotFoundError, type BlobStore } from '../storage/blobs/blob-store.js';
+import { BlobNotFoundError, type BlobStore } from '../domain/files/blob-store.port.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { BatchLineResultsRepository } from '../storage/db/repositories/batch-line-results.repository.js';

@@ -25,8 +25,7 @@ export function registerProbeRoutes(app: FastifyInstance, container: Container):
     async (scope) => {
       registerCallerAuth(scope, {
         strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),
-        rateLimiter: container.rateLimiter,
-        requestsPerMinute: container.config.rateLimit.requestsPerMinute,
+        rateLimit: { limiter: container.rateLimiter, requestsPerMinute: container.config.rateLimit.requestsPerMinute },
       });
 
       scope.get('/whoami', async (request) => {

@@ -166,13 +166,14 @@ describe('start-up with a bad config file', { timeout: 90_000 }, () => {
     expect(result.stderr).toContain('server.port: Expected integer, got "eighty"');
   });
 
-  it('starts (and so exits 78) when launched through a symlinked path containing a space', () => {
+  // The worker too: it once compared argv[1] with its URL as text, so through this path it did nothing and exited 0.
+  it.each(['src/main.ts', 'src/worker/main.ts'])('%s starts (and so exits 78) when launched through a symlinked path containing a space', (entry) => {
     const dir = tempDir('sluice-config-');
     mkdirSync(path.join(dir, 'with space'));
     symlinkSync(REPO, path.join(dir, 'with space', 'sluice'));
     const file = path.join(dir, 'sluice.yaml');
     writeFileSync(file, 'log_level: loud\n');
-    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(dir, 'with space', 'sluice', 'src', 'main.ts')], {
+    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(dir, 'with space', 'sluice', entry)], {
       cwd: dir,
       env: { ...process.env, SLUICE_CONFIG: file, DATA_DIR: dir },
       encoding: 'utf8',

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { usdToMicros } from '../../domain/shared/money.js';
 import { invalidRequest } from '../../domain/shared/errors.js';
 import { keyToWire, projectToWire } from '../../http/routes/admin/mappers.js';
-import { readLimit, toListPage } from '../../domain/shared/pagination.js';
+import { readLimit, toListPage } from '../../http/mappers/list-page.js';
 import { printJson, withContainer } from '../context.js';
 
 export function registerAdminCommands(program: Command): void {

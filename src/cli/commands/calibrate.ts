@@ -89,7 +89,7 @@ async function calibrate(modelName: string, file: string, options: { json?: bool
     throw new AppError('invalid_request', `cannot read ${file}`);
   });
   await withContainer(async ({ decision }) => {
-    const model = decision.resolveModel(modelName);
+    const model = await decision.resolveModel(modelName);
     const records = parseLabelledDecisions(text, path.basename(file), model.id);
     const samples = new Map<QuestionType, LabelledAnswer[]>();
     const bar = progress(records.length);

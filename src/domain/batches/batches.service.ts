@@ -3,7 +3,7 @@
  * retrieval with live counts, listing and cancellation. Execution belongs to the runner
  * (src/worker); this service only plans the shards it will lease.
  */
-import { BlobNotFoundError, type BlobStore } from '../../storage/blobs/blob-store.js';
+import { BlobNotFoundError, type BlobStore } from '../files/blob-store.port.js';
 import type { BatchFinalizationStore, BatchResultCounts, BatchStore, SweptBatch, TerminalPatch } from './batch-stores.js';
 import type { FileRecord } from '../files/files.types.js';
 import type { FileStore } from '../files/files.types.js';

@@ -1,7 +1,8 @@
 /**
  * POST /v1/systemone: up to 16 named questions about one state, answered by a decision
  * model in one call. The body is read with FastAPI-style 422s (validation.ts), the model
- * resolved (aliases such as `jev-latest` → the configured default), every question
+ * resolved (aliases such as `jev-latest` → the configured default, or the one decision
+ * model ready when none is configured), every question
  * planned (plan.ts: label-mapped, brand safety / purchase intent, or zero-shot), and the
  * state scored once by the model; the call is billed on input tokens only.
  */
@@ -36,7 +37,7 @@ const DOMAIN_MODEL = 'zlm-v1-iab-domain-classifier';
 const DOMAIN_OR_URL = /^(?:https?:\/\/)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}(?::\d{1,5})?(?:[/?#]\S*)?$/i;
 
 export interface DecisionSettings {
-  /** The model `jev-latest` and the other aliases answer with; null: aliases are 404. */
+  /** The model `jev-latest` and the other aliases answer with; null: the one decision model ready, if exactly one is. */
   defaultModel: string | null;
   aliases: readonly string[];
 }
@@ -61,11 +62,10 @@ export class DecisionService {
     private readonly settings: DecisionSettings,
   ) {}
 
-  resolveModel(name: string): ModelConfig {
+  async resolveModel(name: string): Promise<ModelConfig> {
     const lower = name.toLowerCase();
     const alias = this.settings.aliases.some((a) => a.toLowerCase() === lower) || VERSIONED_ALIAS.test(name);
-    const id = alias ? this.settings.defaultModel : name;
-    const model = id === null ? undefined : this.models.find(id);
+    const model = alias ? await this.#aliasTarget(name) : this.models.find(name);
     if (!model) throw notFound(`The model \`${name}\` does not exist`, 'model_not_found', 'model');
     if (!DECISION_MODELS.includes(model.id)) {
       throw invalidRequest(
@@ -77,13 +77,32 @@ export class DecisionService {
     return model;
   }
 
+  /**
+   * What an alias answers with: the configured default, else the one decision model that
+   * is ready, so a System One client works with no configuration. With several ready (or
+   * none) the 404 names the setting that chooses.
+   */
+  async #aliasTarget(name: string): Promise<ModelConfig | undefined> {
+    if (this.settings.defaultModel !== null) return this.models.find(this.settings.defaultModel);
+    const configured = DECISION_MODELS.map((id) => this.models.find(id)).filter((m): m is ModelConfig => m !== undefined);
+    const readiness = await Promise.all(configured.map((model) => this.scorer.ready(model)));
+    const ready = configured.filter((_, i) => readiness[i]);
+    if (ready.length === 1) return ready[0];
+    const why = ready.length === 0 ? 'no decision model is ready' : `${ready.length} decision models are ready (${ready.map((m) => m.id).join(', ')})`;
+    throw notFound(
+      `The model \`${name}\` is an alias and ${why}: set DECISION_DEFAULT_MODEL (decision.default_model) to the model it answers with`,
+      'model_not_found',
+      'model',
+    );
+  }
+
   async decide(
     caller: Caller,
     body: unknown,
     context: { requestId: string; signal?: AbortSignal; keyOrders?: KeyOrders },
   ): Promise<DecisionResponse> {
     const request = readDecisionRequest(body, context.keyOrders);
-    const model = this.resolveModel(request.model);
+    const model = await this.resolveModel(request.model);
     if (model.id === DOMAIN_MODEL) assertDomainState(request.state);
     const state = freeTextString(request.state);
     const questionTexts = [...request.questions.values()].map(questionText);

@@ -7,6 +7,8 @@
 import type { ModelConfig } from '../../config/schema.js';
 import type { LabelSet, LabelSetName } from '../../inference/classifier/label-sets.js';
 import type { ModelCalibration } from './answers.js';
+
+export type { ModelCalibration };
 import type { QuestionType } from './validation.js';
 
 export interface StateScores {
@@ -71,4 +73,6 @@ export interface DecisionModel {
 export interface DecisionScorer {
   /** Throws 503 `model_not_available` when the model cannot run. `requestId` goes to remote scorers. */
   open(model: ModelConfig, signal?: AbortSignal, requestId?: string): Promise<DecisionModel>;
+  /** Whether `open` would find the model runnable now (its files in place); cheap enough for the request path. */
+  ready(model: ModelConfig): Promise<boolean>;
 }

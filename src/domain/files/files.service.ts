@@ -9,7 +9,7 @@
  * collection was deferred or lost to a crash.
  */
 import type { Readable } from 'node:stream';
-import { BlobNotFoundError, BlobTooLargeError, type BlobStore } from '../../storage/blobs/blob-store.js';
+import { BlobNotFoundError, BlobTooLargeError, type BlobStore } from './blob-store.port.js';
 import type { Clock } from '../shared/clock.js';
 import { isAppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';

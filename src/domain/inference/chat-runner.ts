@@ -8,7 +8,7 @@ import type { ModelConfig } from '../../config/schema.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
 import type { CallContext, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../../inference/backend.js';
 import type { ModelRegistry } from '../../inference/registry.js';
-import { maxPossibleTokens } from '../../inference/token-counter.js';
+import { maxPossibleTokens } from './metered-call.js';
 import { parseLabelText } from './request-fields.js';
 
 export interface Conversation {

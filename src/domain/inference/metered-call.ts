@@ -1,7 +1,13 @@
 /** The MeteredCall of an inference request: what its credit reservation is priced on. */
 import type { ModelConfig } from '../../config/schema.js';
 import type { MeteredCall } from '../billing/meter.js';
-import { maxPossibleTokens } from '../../inference/token-counter.js';
+
+/**
+ * A hard upper bound on the tokens of `text` under any byte-level or byte-fallback
+ * tokenizer (no token covers less than one byte), used to skip tokenization when an
+ * input cannot possibly exceed a limit.
+ */
+export const maxPossibleTokens = (text: string): number => Buffer.byteLength(text, 'utf8');
 
 /** Special tokens a runtime may add around each text (chat-template role markers, [CLS]/[SEP]). */
 const FRAMING_TOKENS_PER_TEXT = 8;

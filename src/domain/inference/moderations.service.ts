@@ -8,11 +8,10 @@ import type { Caller } from '../access/caller.js';
 import { meteredCall } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
 import { randomString } from '../shared/ids.js';
-import type { CallContext, ModerationResult } from '../../inference/backend.js';
+import { MODERATION_CATEGORIES, type CallContext, type ModerationResult } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
 import { meteredCallOf } from './metered-call.js';
-import { MODERATION_CATEGORIES } from './moderation-categories.js';
 import { describe, optionalObject, optionalString, requireObject, type Body } from './request-fields.js';
 
 export const MODERATIONS_ROUTE = '/v1/moderations';

@@ -1,8 +1,11 @@
 /**
  * Runs a scope's authentication strategy and its per-caller rate limit, and hands the
- * Caller to the handlers (callerOf). Header strategies run in onRequest, before the body
- * is read; raw-body strategies run in preValidation, with the body parsed from the same
- * bytes they verified.
+ * Caller (with the reply channel its meter speaks through) to the handlers (callerOf).
+ * Header strategies run in onRequest, before the body is read. Raw-body strategies run in
+ * preParsing: the body's exact bytes are read first (bounded by the route's body limit),
+ * the strategy verifies them, and only an admitted request's body reaches a parser, which
+ * parses those same bytes (raw-body.ts). A body that fails verification is therefore the
+ * scope's refusal, never a parse error, and an unauthenticated client makes nothing parse.
  *
  * Callback-style, with a synchronous path when the strategy answers at once: this runs on
  * every request, and an async hook with two awaits costs several promise hops.
@@ -10,8 +13,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
 import { rateLimitKeyOf, type Caller, type Principal } from '../../domain/access/caller.js';
-import type { RateDecision, RateLimiter } from '../../storage/rate-limit/rate-limiter.js';
-import { jsonParseOptions, parseJsonText } from '../plugins/json-body.js';
+import type { RateDecision } from '../../storage/rate-limit/rate-limiter.js';
+import { captureBody } from '../raw-body.js';
+import { ReplyHeaderChannel } from '../reply-headers.js';
+import type { ScopeRateLimit } from '../scope-policy.js';
 import type { AuthStrategy } from './strategy.js';
 
 declare module 'fastify' {
@@ -32,8 +37,7 @@ export const principalOf = (request: FastifyRequest): Principal => callerOf(requ
 
 export interface CallerAuthOptions {
   strategy: AuthStrategy;
-  rateLimiter: RateLimiter;
-  requestsPerMinute: number;
+  rateLimit: ScopeRateLimit;
   /** Paths under the scope that need no credentials. */
   publicPaths?: ReadonlySet<string>;
 }
@@ -45,32 +49,31 @@ const isPublic = (paths: ReadonlySet<string>, url: string): boolean => {
   return paths.has(query === -1 ? url : url.slice(0, query));
 };
 
+const API_KEY_LIMIT_MESSAGE = 'Rate limit exceeded: too many requests per minute for this API key';
+
 export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOptions): void {
   if (!scope.hasRequestDecorator('caller')) scope.decorateRequest('caller', null);
   if (!scope.hasRequestDecorator('rawBody')) scope.decorateRequest('rawBody', null);
-  const limit = String(options.requestsPerMinute);
-  const { strategy, rateLimiter } = options;
+  const { strategy, rateLimit } = options;
+  const limit = String(rateLimit.requestsPerMinute);
+  const keyOf = rateLimit.keyOf ?? rateLimitKeyOf;
+  const exceededMessage = rateLimit.exceededMessage ?? API_KEY_LIMIT_MESSAGE;
 
   const decide = (request: FastifyRequest, reply: FastifyReply, caller: Caller, decision: RateDecision, done: Done) => {
     reply.header('x-ratelimit-limit-requests', limit);
     reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
     if (!decision.allowed) {
-      done(
-        new AppError('rate_limit', 'Rate limit exceeded: too many requests per minute for this API key', {
-          code: 'rate_limit_exceeded',
-          retryAfterSeconds: decision.retryAfterSeconds,
-        }),
-      );
+      done(new AppError('rate_limit', exceededMessage, { code: 'rate_limit_exceeded', retryAfterSeconds: decision.retryAfterSeconds }));
       return;
     }
-    request.caller = caller;
+    request.caller = { principal: caller.principal, meter: caller.meter, reply: new ReplyHeaderChannel(reply) };
     done();
   };
 
   const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller, done: Done) => {
     let decision: RateDecision | Promise<RateDecision>;
     try {
-      decision = rateLimiter.consume(rateLimitKeyOf(caller.principal));
+      decision = rateLimit.limiter.consume(keyOf(caller.principal));
     } catch (err) {
       return done(err as Error);
     }
@@ -78,9 +81,10 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
     else decide(request, reply, caller, decision, done);
   };
 
+  const exempt = (request: FastifyRequest) =>
+    request.method === 'OPTIONS' || (options.publicPaths !== undefined && isPublic(options.publicPaths, request.url));
+
   const authenticate = (request: FastifyRequest, reply: FastifyReply, done: Done) => {
-    if (request.method === 'OPTIONS') return done();
-    if (options.publicPaths && isPublic(options.publicPaths, request.url)) return done();
     let caller: Caller | Promise<Caller>;
     try {
       caller = strategy.authenticate(request);
@@ -92,21 +96,14 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
   };
 
   if (strategy.needs === 'headers') {
-    scope.addHook('onRequest', authenticate);
+    scope.addHook('onRequest', (request, reply, done) => (exempt(request) ? done() : authenticate(request, reply, done)));
     return;
   }
-  // The strategy verifies the exact bytes; the handler's body is parsed from those bytes,
-  // by the same rules as every JSON body (nesting bound, prototype keys refused).
-  const parseOptions = jsonParseOptions(scope);
-  scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const bytes = body as Buffer;
-    request.rawBody = bytes;
-    try {
-      done(null, parseJsonText(request, bytes.toString('utf8'), parseOptions));
-    } catch (err) {
-      done(err as Error, undefined);
-    }
+  scope.addHook('preParsing', (request, reply, payload, done) => {
+    if (exempt(request)) return done(null, payload);
+    captureBody(request.raw, request.routeOptions.bodyLimit ?? scope.initialConfig.bodyLimit ?? Infinity).then((bytes) => {
+      request.rawBody = bytes;
+      authenticate(request, reply, (err) => (err ? done(err) : done(null, payload)));
+    }, done);
   });
-  scope.addHook('preValidation', authenticate);
 }

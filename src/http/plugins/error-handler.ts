@@ -1,7 +1,19 @@
-/** Every error and every unknown route leaves through here, in the spec's envelope. */
+/**
+ * Every error and every unknown route leaves through here, in the spec's envelope, or in
+ * the error body of the scope whose route failed: statuses come from the default table,
+ * then the scope's overrides (scope-policy.ts), then the route's own (route config
+ * `statusOverrides`, e.g. the decision route's 402 for `insufficient_quota`).
+ */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
 import { toHttpError, appErrorToHttp, type StatusOverrides } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Statuses this route answers differently from its scope. */
+    statusOverrides?: StatusOverrides;
+  }
+}
 
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   const mapped = toHttpError(error);
@@ -18,10 +30,17 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
   sendError(reply, error);
 }
 
-/** The error handler of `scope` (and the scopes inside it), with the scope's own statuses. */
-export function setScopeErrorHandler(scope: FastifyInstance, overrides?: StatusOverrides): void {
-  scope.setErrorHandler((error, request: FastifyRequest, reply: FastifyReply) => {
-    const mapped = toHttpError(error, overrides);
+function overridesOf(request: FastifyRequest): StatusOverrides | undefined {
+  const { scope, statusOverrides } = request.routeOptions.config;
+  if (!statusOverrides) return scope?.statusOverrides;
+  return scope?.statusOverrides ? { ...scope.statusOverrides, ...statusOverrides } : statusOverrides;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request: FastifyRequest, reply: FastifyReply) => {
+    const mapped = toHttpError(error, overridesOf(request));
+    const errorBody = request.routeOptions.config.scope?.errorBody;
+    if (errorBody) mapped.body = errorBody(request, mapped.error, mapped);
     if (mapped.serverFault) {
       request.log.error({ err: error, request_id: request.id }, 'request failed');
     } else {
@@ -29,10 +48,6 @@ export function setScopeErrorHandler(scope: FastifyInstance, overrides?: StatusO
     }
     return reply.code(mapped.status).headers(mapped.headers).type('application/json').send(mapped.body);
   });
-}
-
-export function registerErrorHandling(app: FastifyInstance): void {
-  setScopeErrorHandler(app);
 
   app.setNotFoundHandler((request, reply) => {
     const error = new AppError('not_found', `Unknown route: ${request.method} ${request.url.split('?')[0]}`, {

@@ -11,12 +11,9 @@
  *   client reads its answer instead of a reset.
  */
 import type { FastifyInstance } from 'fastify';
-import type { IncomingMessage } from 'node:http';
 import { envelopeOf } from './client-errors.js';
 import { drainBody } from '../linger.js';
-
-const hasBody = (raw: IncomingMessage): boolean =>
-  raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
+import { hasBody } from '../raw-body.js';
 
 export function registerSlowClientGuards(app: FastifyInstance, bodyIdleMs: number): void {
   app.addHook('onRequest', (request, reply, done) => {

@@ -4,7 +4,7 @@
  * four user intents. Each label carries the text that is embedded for zero-shot scoring
  * (name, tier path, description) and its parent's index, so a branch rolls up.
  */
-import { MODERATION_CATEGORIES, type ModerationCategory } from '../../domain/inference/moderation-categories.js';
+import { MODERATION_CATEGORIES, type ModerationCategory } from '../backend.js';
 import { loadIabTaxonomies, type TaxonomyNode } from './taxonomy.js';
 
 export const LABEL_SET_NAMES = ['iab_content_2_2', 'iab_audience_1_1', 'moderation', 'unsafe', 'user_intent'] as const;

@@ -12,8 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelConfig } from '../../config/schema.js';
-import type { ModelCalibration } from '../../domain/decision/answers.js';
-import type { DecisionModel, DecisionScorer, StateScores, ZeroShotRequest, ZeroShotScorerKind, ZeroShotScores } from '../../domain/decision/scorer.port.js';
+import type { DecisionModel, DecisionScorer, ModelCalibration, StateScores, ZeroShotRequest, ZeroShotScorerKind, ZeroShotScores } from '../../domain/decision/scorer.port.js';
 import { embedCached, embeddingScores, nliScores, type NliRunner } from './zero-shot-scores.js';
 import { llmScores, type NextTokenRunner } from './llm-scores.js';
 import { AppError, isAppError } from '../../domain/shared/errors.js';
@@ -83,6 +82,12 @@ export class PackDecisionScorer implements DecisionScorer {
     const nli = kind === 'nli' ? await this.#nli(signal) : null;
     const llm = kind === 'llm' ? await this.#llm(requestId ?? `req_${randomUUID()}`, signal) : null;
     return this.#model(model, pack, nli, llm);
+  }
+
+  /** A decision model runs on its in-process pack: ready when the onnx backend has its files (the registry caches this). */
+  async ready(model: ModelConfig): Promise<boolean> {
+    const status = await this.registry.status(model);
+    return status.ready && status.backend === 'onnx';
   }
 
   /**

@@ -1,6 +1,6 @@
 /** The configured blob store: local disk by default, an S3-compatible bucket when `BLOB_URL` / `blobs.url` names one. */
 import type { BlobConfig } from '../../config/schema.js';
-import type { BlobStore } from './blob-store.js';
+import type { BlobStore } from '../../domain/files/blob-store.port.js';
 import { LocalDiskBlobStore } from './local-disk.js';
 import { S3BlobStore } from './s3.js';
 

@@ -8,7 +8,7 @@ import { access, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobNotFoundError, type BlobStore, type PutOptions, type StoredBlob } from './blob-store.js';
+import { BlobNotFoundError, type BlobStore, type PutOptions, type StoredBlob } from '../../domain/files/blob-store.port.js';
 import { measuredStream } from './measured-stream.js';
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;

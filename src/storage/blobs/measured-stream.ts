@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
-import { BlobTooLargeError } from './blob-store.js';
+import { BlobTooLargeError } from '../../domain/files/blob-store.port.js';
 
 export interface MeasuredStream {
   stream: Transform;

@@ -18,7 +18,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3BlobConfig } from '../../config/schema.js';
-import { BlobNotFoundError, type BlobStore, type PutOptions, type StoredBlob } from './blob-store.js';
+import { BlobNotFoundError, type BlobStore, type PutOptions, type StoredBlob } from '../../domain/files/blob-store.port.js';
 import { measuredStream } from './measured-stream.js';
 import { resumableRead, type FetchPart, type ResumePolicy } from './resumable-read.js';
 

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { tempDir } from '../../helpers/databases.js';
-import type { BlobStore } from '../../../src/storage/blobs/blob-store.js';
+import type { BlobStore } from '../../../src/domain/files/blob-store.port.js';
 import { LocalDiskBlobStore } from '../../../src/storage/blobs/local-disk.js';
 import { BatchesRepository } from '../../../src/storage/db/repositories/batches.repository.js';
 import type { BatchRecord } from '../../../src/domain/batches/batch.types.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
-import type { BlobStore } from '../../../src/storage/blobs/blob-store.js';
+import type { BlobStore } from '../../../src/domain/files/blob-store.port.js';
 import { rawUpload, requestLines, uploadFile } from '../batches/support/batch-helpers.js';
 
 const BOUNDARY = '----sluice-test-boundary';

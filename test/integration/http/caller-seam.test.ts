@@ -97,7 +97,7 @@ function mountToyScopes(app: FastifyInstance, container: Container): void {
     container,
     strategy: new SharedSecretStrategy(toyMeter),
     routes,
-    statusOverrides: { insufficient_quota: 402 },
+    policy: { statusOverrides: { insufficient_quota: 402 } },
   });
   app.register(apiScope, { prefix: '/signed/v1', container, strategy: new BodySignatureStrategy(signedMeter), routes });
 }

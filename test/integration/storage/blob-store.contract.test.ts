@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlobNotFoundError, BlobTooLargeError, type BlobStore } from '../../../src/storage/blobs/blob-store.js';
+import { BlobNotFoundError, BlobTooLargeError, type BlobStore } from '../../../src/domain/files/blob-store.port.js';
 import { LocalDiskBlobStore } from '../../../src/storage/blobs/local-disk.js';
 import { S3BlobStore } from '../../../src/storage/blobs/s3.js';
 import { createBlobStore } from '../../../src/storage/blobs/create-blob-store.js';

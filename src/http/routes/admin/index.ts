@@ -8,7 +8,7 @@ import type { Container } from '../../../container.js';
 import { AppError, invalidRequest } from '../../../domain/shared/errors.js';
 import { secretsEqual } from '../../../domain/auth/api-keys.js';
 import { usdToMicros } from '../../../domain/shared/money.js';
-import { readLimit, toListPage } from '../../../domain/shared/pagination.js';
+import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import {
   ApiKeyList,

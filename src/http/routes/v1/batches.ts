@@ -3,10 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { Container } from '../../../container.js';
 import { DEFAULT_BATCH_PAGE, MAX_BATCH_PAGE } from '../../../domain/batches/batch.types.js';
-import { toListPage } from '../../../domain/shared/pagination.js';
+import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { principalOf } from '../../auth/caller-auth.js';
 import { batchWire } from '../../mappers/files-batches.js';
-import { readLimit } from '../../../domain/shared/pagination.js';
 import { notValidated } from '../../schemas/document-only.js';
 import { BatchCreateBody, BatchIdParams, BatchList, BatchListQuery, BatchObject } from '../../schemas/files-batches.js';
 

@@ -18,10 +18,9 @@ import {
   type UploadPart,
 } from '../../../domain/files/files.types.js';
 import { isAppError } from '../../../domain/shared/errors.js';
-import { toListPage } from '../../../domain/shared/pagination.js';
+import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { principalOf } from '../../auth/caller-auth.js';
 import { fileWire, readChoice } from '../../mappers/files-batches.js';
-import { readLimit } from '../../../domain/shared/pagination.js';
 import { notValidated, serializeAsBefore } from '../../schemas/document-only.js';
 import { DeletedFile, FileContent, FileIdParams, FileList, FileListQuery, FileObject, FileUploadForm } from '../../schemas/files-batches.js';
 

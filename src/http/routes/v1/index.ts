@@ -11,7 +11,7 @@ import { registerModelsRoutes } from './models.js';
 import { registerFilesRoutes } from './files.js';
 import { registerBatchesRoutes } from './batches.js';
 import { registerAudioRoutes } from './audio.js';
-import { registerDecisionRoute } from '../decision/systemone.js';
+import { registerDecisionRoute } from './systemone.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { OpenApiDocument } from '../../schemas/ops.js';
 
@@ -25,7 +25,14 @@ export const V1_ROUTE_MODULES: readonly RouteModule[] = [
   registerAudioRoutes,
   registerFilesRoutes,
   registerBatchesRoutes,
+  registerDecisionRoute,
 ];
+
+/** How /v1 callers authenticate: an API key, in `x-api-key` or as a bearer token. */
+export const API_KEY_SECURITY = [
+  { name: 'ApiKey', scheme: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
+  { name: 'BearerApiKey', scheme: { type: 'http', scheme: 'bearer', description: 'An API key as a bearer token' } },
+] as const;
 
 export const v1Routes: FastifyPluginAsync<{ container: Container }> = async (scope, { container }) => {
   // Public: outside the authenticated scope below.
@@ -34,12 +41,6 @@ export const v1Routes: FastifyPluginAsync<{ container: Container }> = async (sco
     container,
     strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),
     routes: V1_ROUTE_MODULES,
-  });
-  // The decision route's own statuses (spec, POST /systemone): 402 when out of credit, 401 for a bad key.
-  await scope.register(apiScope, {
-    container,
-    strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),
-    routes: [registerDecisionRoute],
-    statusOverrides: { insufficient_quota: 402, permission: 401 },
+    policy: { security: API_KEY_SECURITY },
   });
 };

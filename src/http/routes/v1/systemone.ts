@@ -1,16 +1,17 @@
 /**
- * POST /v1/systemone, the System One decision route. Mounted in a scope of its own
- * (`v1/index.ts`) because its statuses differ from the other /v1 routes: 402 for
- * `insufficient_quota` and 401 for an invalid key. Its JSON parser answers malformed JSON
- * with FastAPI's 422, as System One does; every response carries `x-typesafe-request-id`
- * (the request id), which System One SDKs log. Answers are keyed in request order, names
- * that look like numbers included (key-orders.ts).
+ * POST /v1/systemone, the System One decision route. What it needs of its own lives in a
+ * child scope, so it never changes the scope it is mounted in: its statuses differ from the
+ * other routes' (402 for `insufficient_quota` and 401 for an invalid key, route config),
+ * its JSON parser answers malformed JSON with FastAPI's 422, as System One does, and every
+ * response carries `x-typesafe-request-id` (the request id), which System One SDKs log.
+ * Answers are keyed in request order, names that look like numbers included
+ * (systemone-key-orders.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../../container.js';
 import { malformedJson, tooDeepJson, unprocessable, type KeyOrders } from '../../../domain/decision/validation.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../../../domain/shared/json-depth.js';
-import { decisionJson, keyOrdersOf } from './key-orders.js';
+import { decisionJson, keyOrdersOf } from './systemone-key-orders.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { documentOnly } from '../../schemas/document-only.js';
 import { DecisionBody, DecisionResponse, ValidationErrorBody } from '../../schemas/decision.js';
@@ -27,6 +28,13 @@ const schema = {
 const keyOrders = new WeakMap<FastifyRequest, KeyOrders>();
 
 export function registerDecisionRoute(scope: FastifyInstance, container: Container): void {
+  scope.register(async (child) => decisionScope(child, container));
+}
+
+/** The spec's statuses of POST /systemone where they differ from the default table. */
+const DECISION_STATUSES = { insufficient_quota: 402, permission: 401 } as const;
+
+function decisionScope(scope: FastifyInstance, container: Container): void {
   // onSend: also on refusals (401, 402, 422), which end before a handler runs.
   scope.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-typesafe-request-id', request.id);
@@ -48,7 +56,7 @@ export function registerDecisionRoute(scope: FastifyInstance, container: Contain
     if (orders) keyOrders.set(request, orders);
     done(null, parsed);
   });
-  scope.post('/systemone', { schema, ...documentOnly }, async (request, reply) => {
+  scope.post('/systemone', { schema, ...documentOnly, config: { statusOverrides: DECISION_STATUSES } }, async (request, reply) => {
     const orders = keyOrders.get(request);
     const decided = await container.decision.decide(callerOf(request), request.body, {
       requestId: request.id,

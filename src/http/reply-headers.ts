@@ -1,0 +1,34 @@
+/**
+ * The http side of the caller's reply channel (domain/access/caller.ts ReplyHeaders): what
+ * a meter says when it admits or settles a call reaches the client as headers while the
+ * answer has not started, and as HTTP trailers once a stream has (only the names its
+ * scope declared, which sse.ts announced in `Trailer:`; Node sends them after the last
+ * chunk of a chunked answer).
+ */
+import type { FastifyReply } from 'fastify';
+import type { ReplyHeaders } from '../domain/access/caller.js';
+import { scopePolicyOf } from './scope-policy.js';
+
+export class ReplyHeaderChannel implements ReplyHeaders {
+  constructor(private readonly reply: FastifyReply) {}
+
+  set(headers: Readonly<Record<string, string>>): void {
+    const { reply } = this;
+    if (!reply.sent && !reply.raw.headersSent) {
+      reply.headers(headers);
+      return;
+    }
+    const declared = scopePolicyOf(reply.request)?.trailers;
+    if (!declared || reply.raw.writableEnded) return;
+    const trailers: Record<string, string> = {};
+    let any = false;
+    for (const name of declared) {
+      const value = headers[name];
+      if (value !== undefined) {
+        trailers[name] = value;
+        any = true;
+      }
+    }
+    if (any) reply.raw.addTrailers(trailers);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * A mounted scope's own policy: how it limits request rates and names the limit, its CORS
+ * headers, its OpenAPI security scheme, its error statuses and bodies, extra fields on its
+ * answers, and the reply headers its meter sends as trailers on streams. `apiScope` takes
+ * one of these and stamps it on every route it mounts (route config `scope`), so shared
+ * plugins (CORS, SSE, errors) read the policy of the route they serve and handlers never
+ * branch on who admitted the caller.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../domain/access/caller.js';
+import type { AppError } from '../domain/shared/errors.js';
+import type { RateLimiter } from '../storage/rate-limit/rate-limiter.js';
+import type { HttpError, StatusOverrides } from './errors.js';
+
+export interface ScopeRateLimit {
+  /** Requests per minute per key; the limiter counts with it. */
+  requestsPerMinute: number;
+  limiter: RateLimiter;
+  /** The key a caller's requests count under (default: its key, else subject, else project). */
+  keyOf?: (principal: Principal) => string;
+  /** The 429's message, naming what is limited (default: "… for this API key"). */
+  exceededMessage?: string;
+}
+
+export interface ScopeCors {
+  /** Request headers a browser may send (answered on preflights). */
+  allowedHeaders: readonly string[];
+  /** Response headers scripts may read. */
+  exposedHeaders: readonly string[];
+}
+
+export interface ScopeSecurity {
+  /** The scheme's name in `components.securitySchemes`. */
+  name: string;
+  /** An OpenAPI 3.1 security scheme object. */
+  scheme: Readonly<Record<string, unknown>>;
+}
+
+/** Replaces the envelope of an error answered in this scope (e.g. a gateway's own error shape). */
+export type ScopeErrorBody = (request: FastifyRequest, error: AppError, mapped: HttpError) => unknown;
+
+/** Adds or changes fields of a 2xx JSON answer of this scope (e.g. fields the gateway adds). */
+export type ScopeAnswerFields = (request: FastifyRequest, reply: FastifyReply, answer: Record<string, unknown>) => Record<string, unknown>;
+
+export interface ScopePolicy {
+  rateLimit?: ScopeRateLimit;
+  cors?: ScopeCors;
+  /** The schemes a caller may use, any one of them (OpenAPI `security` alternatives). */
+  security?: readonly ScopeSecurity[];
+  /** Error kinds this scope answers with other statuses (e.g. `insufficient_quota` → 402). */
+  statusOverrides?: StatusOverrides;
+  errorBody?: ScopeErrorBody;
+  answerFields?: ScopeAnswerFields;
+  /**
+   * Reply headers the scope's meter may set when a call settles. On a stream, whose usage
+   * is known only at its end, they go out as HTTP trailers, announced up front in `Trailer`.
+   */
+  trailers?: readonly string[];
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The policy of the scope that mounted the route (api-scope.ts). */
+    scope?: ScopePolicy;
+  }
+}
+
+/** The policy of the scope whose route serves `request`; undefined outside any scope. */
+export const scopePolicyOf = (request: FastifyRequest): ScopePolicy | undefined => request.routeOptions.config.scope;
