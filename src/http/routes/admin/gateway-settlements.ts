@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Container } from '../../../container.js';
 import type { OutboxMessage } from '../../../domain/outbox/outbox.types.js';
-import { readLimit, toListPage } from '../../../domain/shared/pagination.js';
+import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { IdParams } from '../../schemas/admin.js';
