@@ -24,6 +24,7 @@ import { OutboxRepository } from '../storage/db/repositories/outbox.repository.j
 import { GATEWAY_USAGE_TARGET, GatewaySettlementsRepository } from '../storage/db/repositories/gateway-settlements.repository.js';
 import type { UsageRepository } from '../storage/db/repositories/usage.repository.js';
 import { catalogEntry } from '../inference/catalog.js';
+import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import type { Metrics } from '../observability/metrics.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';
 
@@ -34,6 +35,8 @@ export interface Gateway {
   /** The gateway project's id: the tenant of every gateway call. */
   tenantProjectId: string;
   intermediaryId: string;
+  /** Requests per minute per agent (`gateway.rate_limit_rpm`), in Redis when REDIS_URL is set. */
+  rateLimiter: RateLimiter;
   outbox: OutboxRepository;
   /** Delivers usage reports; a BackgroundWorker of the container. */
   settler: OutboxWorker;
@@ -121,17 +124,25 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     },
   });
 
+  const rateLimiter = createRateLimiter({
+    requestsPerMinute: settings.requestsPerMinute,
+    redisUrl: config.redisUrl,
+    keyPrefix: `${config.rateLimit.redisPrefix}:gw`,
+  });
+
   return {
     verifier,
     meter,
     metrics,
     tenantProjectId,
     intermediaryId: settings.intermediaryId,
+    rateLimiter,
     outbox,
     settler,
     settlements: new OutboxAdmin(outbox, GATEWAY_USAGE_TARGET, clock, () => settler.wake()),
     async close() {
       await settler.stop();
+      await rateLimiter.close();
       await client.close?.();
       await replay.close?.();
     },

@@ -32,11 +32,13 @@ export function gatewayEnvVars(intermediaryUrl: string, extra: Record<string, st
   };
 }
 
-export async function startGatewayEnv(options: { env?: Record<string, string>; yamlTail?: string; startWorkers?: boolean } = {}): Promise<GatewayEnv> {
+export async function startGatewayEnv(
+  options: { env?: Record<string, string>; yamlTail?: string; startWorkers?: boolean; models?: Record<string, Record<string, unknown>> } = {},
+): Promise<GatewayEnv> {
   const upstream = await startFakeUpstream();
   const intermediary = await startFakeIntermediary();
   const server = await startTestServer({
-    yaml: inferenceYaml(upstream.baseUrl) + (options.yamlTail ?? 'gateway:\n  settlement_retry_base_ms: 50\n'),
+    yaml: inferenceYaml(upstream.baseUrl, options.models) + (options.yamlTail ?? 'gateway:\n  settlement_retry_base_ms: 50\n'),
     env: gatewayEnvVars(intermediary.baseUrl, options.env),
     startWorkers: options.startWorkers ?? true,
   });

@@ -42,6 +42,7 @@ export function gatewayPolicy(container: Container, prefix: string): NonNullable
   const responsesUrl = `${prefix}/responses`;
   return {
     rateLimit: {
+      limiter: container.gateway.rateLimiter,
       requestsPerMinute: container.config.gateway.requestsPerMinute,
       keyOf: (principal) => `gw-agent:${principal.subject ?? ''}`,
       exceededMessage: 'Rate limit exceeded: too many requests per minute for this agent',
