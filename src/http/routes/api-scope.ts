@@ -22,6 +22,7 @@ import type { AuthStrategy } from '../auth/strategy.js';
 import { registerScopeCors } from '../plugins/cors.js';
 import { declareSecurityScheme } from '../openapi-security.js';
 import type { ScopePolicy, ScopeRateLimit } from '../scope-policy.js';
+import { serializeAsBefore } from '../schemas/document-only.js';
 
 /** A route module: registers its routes on a scope; never knows the scope's strategy. */
 export type RouteModule = (scope: FastifyInstance, container: Container) => void;
@@ -60,8 +61,12 @@ function stampPolicy(scope: FastifyInstance, policy: ScopePolicy): void {
   const schemes = policy.security ?? [];
   for (const scheme of schemes) declareSecurityScheme(scope, scheme);
   const requirement = schemes.map((s) => ({ [s.name]: [] }));
+  // A response schema's serializer drops the fields it does not list: a scope that adds
+  // fields to its answers serializes them whole.
+  const serializeWhole = policy.answerFields !== undefined;
   scope.addHook('onRoute', (route) => {
     route.config = { ...route.config, scope: policy };
+    if (serializeWhole) route.serializerCompiler = serializeAsBefore.serializerCompiler;
     if (requirement.length > 0 && route.schema && !route.schema.hide) route.schema = { ...route.schema, security: requirement };
   });
 }
