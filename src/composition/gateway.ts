@@ -16,6 +16,7 @@ import type { IntermediaryClient, UsageEvent } from '../domain/gateway/intermedi
 import { IntermediaryMeter } from '../domain/gateway/intermediary-meter.js';
 import { OutboxWorker, type OutboxHandler } from '../domain/outbox/outbox-worker.js';
 import { OutboxAdmin } from '../domain/outbox/outbox-admin.js';
+import { SettlementBatcher } from '../domain/gateway/settlement-batcher.js';
 import { HttpIntermediaryClient } from '../clients/intermediary-http.js';
 import { MemoryReplayGuard } from '../storage/replay/memory-replay-guard.js';
 import { RedisReplayGuard } from '../storage/replay/redis-replay-guard.js';
@@ -93,6 +94,13 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
 
   const outbox = new OutboxRepository(deps.database);
   const settlements = new GatewaySettlementsRepository(deps.database, deps.usage, outbox);
+  const batcher = new SettlementBatcher(
+    (batch) => settlements.writeMany(batch),
+    (batch) => {
+      deps.billing.committed(batch.map((s) => s.record));
+      settler.wake();
+    },
+  );
   const settler = new OutboxWorker({
     store: outbox,
     handler: usageReportHandler(client),
@@ -100,18 +108,13 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     logger,
     maxAttempts: settings.settlementMaxAttempts,
     retryBaseMs: settings.settlementRetryBaseMs,
+    wakeDelayMs: 20,
     onOutcome: (outcome, count) => metrics.settlementDeliveries.inc({ outcome }, count),
   });
 
   const meter = new IntermediaryMeter({
     client,
-    settlements: {
-      async write(record, events) {
-        await settlements.write(record, events);
-        deps.billing.committed([record]);
-        settler.wake();
-      },
-    },
+    settlements: batcher,
     // The intermediary bills; the record keeps the usage at no cost to any project.
     usageRecord: (principal, call, usage) => deps.billing.usageRecord(principal, call, { ...usage, costMicros: 0 }),
     producesOutput: (model) => catalogEntry(model)?.task !== 'embeddings',

@@ -34,6 +34,8 @@ export interface OutboxWorkerOptions {
   retryMaxMs?: number;
   /** How often to look for due messages when not woken. */
   pollMs?: number;
+  /** How long a wake waits, so that messages enqueued together go in one delivery. */
+  wakeDelayMs?: number;
   batchSize?: number;
   onOutcome?(outcome: 'delivered' | 'retry' | 'dead', count: number): void;
 }
@@ -44,6 +46,7 @@ export class OutboxWorker {
   #running: Promise<void> | null = null;
   #stopped = true;
   #again = false;
+  #waking = false;
 
   constructor(private readonly options: OutboxWorkerOptions) {
     this.name = `outbox:${options.handler.target}`;
@@ -52,16 +55,29 @@ export class OutboxWorker {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.wake();
+    this.#run();
   }
 
-  /** Looks for due messages now (a message was just enqueued). */
+  /** Looks for due messages soon (a message was just enqueued); wakes close together coalesce. */
   wake(): void {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#waking) return;
     if (this.#running) {
       this.#again = true;
       return;
     }
+    const delay = this.options.wakeDelayMs ?? 0;
+    if (delay === 0) return this.#run();
+    this.#waking = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#waking = false;
+      this.#run();
+    }, delay);
+    this.#timer.unref();
+  }
+
+  #run(): void {
+    if (this.#stopped || this.#running) return;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     this.#running = this.#drain()
@@ -78,6 +94,7 @@ export class OutboxWorker {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#waking = false;
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     await this.#running;
@@ -89,7 +106,7 @@ export class OutboxWorker {
   }
 
   #schedule(): void {
-    this.#timer = setTimeout(() => this.wake(), this.options.pollMs ?? 1_000);
+    this.#timer = setTimeout(() => this.#run(), this.options.pollMs ?? 1_000);
     this.#timer.unref();
   }
 

@@ -1,38 +1,40 @@
 /**
- * A gateway call's usage record and the usage reports that bill it, in one transaction:
- * a crash after the answer cannot lose the report, and a report never exists for a call
- * that was not recorded.
+ * Gateway calls' usage records and the usage reports that bill them, in one transaction:
+ * a crash after the answer cannot lose a report, and a report never exists for a call
+ * that was not recorded. Several calls share a transaction (group commit, as usage
+ * records do on /v1: SettlementBatcher), synchronously on embedded SQLite when its
+ * connection is idle.
  */
 import type { Database } from '../database.js';
-import type { UsageRecord } from '../../../domain/billing/usage.types.js';
-import type { UsageEvent } from '../../../domain/gateway/intermediary.port.js';
-import type { SettlementWriter } from '../../../domain/gateway/intermediary-meter.js';
+import type { SettlementBatch } from '../../../domain/gateway/settlement-batcher.js';
 import { newId } from '../../../domain/shared/ids.js';
+import type { NewOutboxMessage } from '../../../domain/outbox/outbox.types.js';
 import type { OutboxRepository } from './outbox.repository.js';
 import type { UsageRepository } from './usage.repository.js';
 
 export const GATEWAY_USAGE_TARGET = 'gateway_usage';
 
-export class GatewaySettlementsRepository implements SettlementWriter {
+export class GatewaySettlementsRepository {
   constructor(
     private readonly database: Database,
     private readonly usage: UsageRepository,
     private readonly outbox: OutboxRepository,
   ) {}
 
-  async write(record: UsageRecord, events: readonly UsageEvent[]): Promise<void> {
+  async writeMany(batch: SettlementBatch): Promise<void> {
+    const records = batch.map((s) => s.record);
+    const messages: NewOutboxMessage[] = batch.flatMap(({ record, events }) =>
+      events.map((event) => ({ id: newId('obx_'), target: GATEWAY_USAGE_TARGET, idempotencyKey: event.idempotencyKey, payload: event, createdAtMs: record.createdAtMs })),
+    );
+    const sync = this.database.sync;
+    if (sync?.idle) {
+      const { db } = this.database;
+      sync.transaction([...this.usage.writeStatements(db, records), ...this.outbox.insertStatements(db, messages)]);
+      return;
+    }
     await this.database.db.transaction().execute(async (trx) => {
-      await this.usage.recordAndDebitIn(trx, [record]);
-      await this.outbox.insertIn(
-        trx,
-        events.map((event) => ({
-          id: newId('obx_'),
-          target: GATEWAY_USAGE_TARGET,
-          idempotencyKey: event.idempotencyKey,
-          payload: event,
-          createdAtMs: record.createdAtMs,
-        })),
-      );
+      await this.usage.recordAndDebitIn(trx, records);
+      await this.outbox.insertIn(trx, messages);
     });
   }
 }

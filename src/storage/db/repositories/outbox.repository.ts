@@ -1,6 +1,6 @@
 /** The outbox's queries (src/domain/outbox), on both SQLite and PostgreSQL. */
 import type { Kysely, Selectable } from 'kysely';
-import type { Database, OutboxMessagesTable, Tables } from '../database.js';
+import { kyselyQuery, type Database, type OutboxMessagesTable, type SqlStatement, type Tables } from '../database.js';
 import type { NewOutboxMessage, OutboxMessage, OutboxState, OutboxStore } from '../../../domain/outbox/outbox.types.js';
 
 const toMessage = (row: Selectable<OutboxMessagesTable>): OutboxMessage => ({
@@ -21,53 +21,58 @@ export class OutboxRepository implements OutboxStore {
 
   /** Enqueues inside a caller's transaction (beside the state the messages report); due at once. */
   async insertIn(trx: Kysely<Tables>, messages: readonly NewOutboxMessage[]): Promise<void> {
-    if (messages.length === 0) return;
-    await trx
-      .insertInto('outbox_messages')
-      .values(
-        messages.map((m) => ({
-          id: m.id,
-          target: m.target,
-          idempotency_key: m.idempotencyKey,
-          payload: JSON.stringify(m.payload),
-          state: 'pending',
-          attempts: 0,
-          next_attempt_at: m.createdAtMs,
-          last_error: null,
-          created_at: m.createdAtMs,
-          sent_at: null,
-        })),
-      )
-      // A key enqueued before (an intermediary that reused a request id) is the same report.
-      .onConflict((oc) => oc.columns(['target', 'idempotency_key']).doNothing())
-      .execute();
+    for (const statement of this.insertStatements(trx, messages)) await trx.executeQuery(kyselyQuery(statement));
   }
 
+  /** The insert of `messages`, for a transaction the caller runs (synchronously on SQLite, or through Kysely). */
+  insertStatements(executor: Kysely<Tables>, messages: readonly NewOutboxMessage[]): SqlStatement[] {
+    if (messages.length === 0) return [];
+    const rows = messages.map((m) => ({
+      id: m.id,
+      target: m.target,
+      idempotency_key: m.idempotencyKey,
+      payload: JSON.stringify(m.payload),
+      state: 'pending',
+      attempts: 0,
+      next_attempt_at: m.createdAtMs,
+      last_error: null,
+      created_at: m.createdAtMs,
+      sent_at: null,
+    }));
+    return [
+      executor
+        .insertInto('outbox_messages')
+        .values(rows)
+        // A key enqueued before (an intermediary that reused a request id) is the same report.
+        .onConflict((oc) => oc.columns(['target', 'idempotency_key']).doNothing())
+        .compile(),
+    ];
+  }
+
+  /**
+   * One statement, no transaction held open: pushes the due rows' next attempt past the
+   * lease and returns them. The outer conditions are checked again on each row as it is
+   * updated, so of two workers racing for a row only one gets it.
+   */
   async claimDue(target: string, nowMs: number, limit: number, leaseMs: number): Promise<OutboxMessage[]> {
-    return this.database.db.transaction().execute(async (trx) => {
-      const rows = await trx
-        .selectFrom('outbox_messages')
-        .selectAll()
-        .where('target', '=', target)
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', nowMs)
-        .orderBy('next_attempt_at')
-        .limit(limit)
-        .execute();
-      const claimed: OutboxMessage[] = [];
-      // Conditional on the row still being due as read: of two workers, one takes it.
-      for (const row of rows) {
-        const result = await trx
-          .updateTable('outbox_messages')
-          .set({ next_attempt_at: nowMs + leaseMs })
-          .where('id', '=', row.id)
-          .where('state', '=', 'pending')
-          .where('next_attempt_at', '=', row.next_attempt_at)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) === 1) claimed.push(toMessage(row));
-      }
-      return claimed;
-    });
+    const { db } = this.database;
+    const due = db
+      .selectFrom('outbox_messages')
+      .select('id')
+      .where('target', '=', target)
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '<=', nowMs)
+      .orderBy('next_attempt_at')
+      .limit(limit);
+    const rows = await db
+      .updateTable('outbox_messages')
+      .set({ next_attempt_at: nowMs + leaseMs })
+      .where('id', 'in', due)
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '<=', nowMs)
+      .returningAll()
+      .execute();
+    return rows.map(toMessage).sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
   async markSent(ids: readonly string[], nowMs: number): Promise<void> {

@@ -62,7 +62,7 @@ export class UsageRepository implements UsageStore, UsageHistory {
   async recordAndDebitMany(records: readonly UsageRecord[]): Promise<void> {
     const sync = this.database.sync;
     if (sync?.idle) {
-      sync.transaction(this.#statements(this.database.db, records));
+      sync.transaction(this.writeStatements(this.database.db, records));
       return;
     }
     await this.database.db.transaction().execute((trx) => this.recordAndDebitIn(trx, records));
@@ -73,10 +73,11 @@ export class UsageRepository implements UsageStore, UsageHistory {
    * their usage with their results): one insert, and one debit per project.
    */
   async recordAndDebitIn(trx: Kysely<Tables>, records: readonly UsageRecord[]): Promise<void> {
-    for (const statement of this.#statements(trx, records)) await trx.executeQuery(kyselyQuery(statement));
+    for (const statement of this.writeStatements(trx, records)) await trx.executeQuery(kyselyQuery(statement));
   }
 
-  #statements(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[] {
+  /** The statements that write `records` and their debits (for a transaction that also writes other rows). */
+  writeStatements(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[] {
     if (records.length === 0) return [];
     const insert = () => executor.insertInto('usage_records').values(records.map(toRow));
     // Row counts up to a small bound get a compiled statement each (calls in one turn are few).
