@@ -80,11 +80,14 @@ export const gatewayRoutes: FastifyPluginAsync<{ container: Container }> = async
     if (id !== undefined) reply.header('gw-request-id', id);
     done();
   });
+  // The intermediary's ids beside Sluice's, one line per call (through the root logger: a
+  // request's own child logger is made only when something else logs).
+  const { logger } = container;
   scope.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      { gw_request_id: headerOf(request, 'gw-request-id'), gw_agent_id: headerOf(request, 'gw-agent-id'), status: reply.statusCode },
-      'gateway request',
-    );
+    if (logger.isLevelEnabled('info')) {
+      const ids = { gw_request_id: headerOf(request, 'gw-request-id'), gw_agent_id: headerOf(request, 'gw-agent-id') };
+      logger.info({ reqId: request.id, ...ids, status: reply.statusCode }, 'gateway request');
+    }
     done();
   });
   scope.addHook('preHandler', refuseUnservedModel(scope.prefix));

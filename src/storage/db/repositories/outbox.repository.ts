@@ -1,6 +1,6 @@
 /** The outbox's queries (src/domain/outbox), on both SQLite and PostgreSQL. */
 import type { Kysely, Selectable } from 'kysely';
-import { kyselyQuery, type Database, type OutboxMessagesTable, type SqlStatement, type Tables } from '../database.js';
+import { CompiledQueries, kyselyQuery, type Database, type OutboxMessagesTable, type SqlStatement, type Tables } from '../database.js';
 import type { NewOutboxMessage, OutboxMessage, OutboxState, OutboxStore } from '../../../domain/outbox/outbox.types.js';
 
 const toMessage = (row: Selectable<OutboxMessagesTable>): OutboxMessage => ({
@@ -16,7 +16,12 @@ const toMessage = (row: Selectable<OutboxMessagesTable>): OutboxMessage => ({
   sentAtMs: row.sent_at === null ? null : Number(row.sent_at),
 });
 
+/** Row counts up to this get a statement compiled once each (a group commit holds a few calls' rows). */
+const MAX_COMPILED_ROWS = 64;
+
 export class OutboxRepository implements OutboxStore {
+  readonly #compiled = new CompiledQueries();
+
   constructor(private readonly database: Database) {}
 
   /** Enqueues inside a caller's transaction (beside the state the messages report); due at once. */
@@ -39,14 +44,15 @@ export class OutboxRepository implements OutboxStore {
       created_at: m.createdAtMs,
       sent_at: null,
     }));
-    return [
+    const build = () =>
       executor
         .insertInto('outbox_messages')
         .values(rows)
         // A key enqueued before (an intermediary that reused a request id) is the same report.
-        .onConflict((oc) => oc.columns(['target', 'idempotency_key']).doNothing())
-        .compile(),
-    ];
+        .onConflict((oc) => oc.columns(['target', 'idempotency_key']).doNothing());
+    if (rows.length > MAX_COMPILED_ROWS) return [build().compile()];
+    const parameters = rows.flatMap((r) => [r.id, r.target, r.idempotency_key, r.payload, r.state, r.attempts, r.next_attempt_at, r.last_error, r.created_at, r.sent_at]);
+    return [this.#compiled.statement(`insert:${rows.length}`, build, parameters)];
   }
 
   /**
