@@ -72,7 +72,7 @@ function usageReportHandler(client: IntermediaryClient): OutboxHandler {
   return {
     target: GATEWAY_USAGE_TARGET,
     async deliver(messages) {
-      const outcome = await client.reportUsage(messages.map((m) => m.payload as UsageEvent));
+      const outcome = await client.reportUsage(messages.flatMap((m) => (m.payload as { events: UsageEvent[] }).events));
       return outcome.kind === 'delivered' ? { kind: 'delivered' } : outcome;
     },
   };

@@ -13,13 +13,13 @@ export const SettlementObject = Type.Object({
   id: Type.String(),
   object: Type.Literal('gateway.settlement'),
   state: Type.String({ description: 'pending, sent or dead' }),
-  idempotency_key: Type.String(),
+  idempotency_key: Type.String({ description: 'the call: <gw-request-id> (each event adds :<meter>)' }),
   attempts: Type.Integer(),
   last_error: Nullable(Type.String()),
   created_at: Type.Integer({ description: 'Unix seconds' }),
   next_attempt_at: Type.Integer({ description: 'Unix seconds' }),
   sent_at: Nullable(Type.Integer({ description: 'Unix seconds' })),
-  event: Type.Unknown({ description: 'the usage event as reported to the intermediary' }),
+  events: Type.Array(Type.Unknown(), { description: 'the usage events of the call as reported to the intermediary, one per meter' }),
 });
 
 export const SettlementList = Type.Object({

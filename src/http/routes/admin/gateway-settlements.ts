@@ -22,7 +22,7 @@ export const settlementToWire = (m: OutboxMessage) => ({
   created_at: toUnixSeconds(m.createdAtMs),
   next_attempt_at: toUnixSeconds(m.nextAttemptAtMs),
   sent_at: m.sentAtMs === null ? null : toUnixSeconds(m.sentAtMs),
-  event: m.payload,
+  events: (m.payload as { events: unknown[] }).events,
 });
 
 export function registerGatewaySettlementRoutes(plain: FastifyInstance, container: Container): void {

@@ -9,10 +9,17 @@ import type { Database } from '../database.js';
 import type { SettlementBatch } from '../../../domain/gateway/settlement-batcher.js';
 import { newId } from '../../../domain/shared/ids.js';
 import type { NewOutboxMessage } from '../../../domain/outbox/outbox.types.js';
+import type { UsageEvent } from '../../../domain/gateway/intermediary.port.js';
 import type { OutboxRepository } from './outbox.repository.js';
 import type { UsageRepository } from './usage.repository.js';
 
 export const GATEWAY_USAGE_TARGET = 'gateway_usage';
+
+/** The call's own key: its events' keys share the prefix before `:<meter>`. */
+const settlementKeyOf = (requestId: string, events: readonly UsageEvent[]): string => {
+  const key = events[0]?.idempotencyKey;
+  return key === undefined ? requestId : key.slice(0, key.lastIndexOf(':'));
+};
 
 export class GatewaySettlementsRepository {
   constructor(
@@ -23,9 +30,14 @@ export class GatewaySettlementsRepository {
 
   async writeMany(batch: SettlementBatch): Promise<void> {
     const records = batch.map((s) => s.record);
-    const messages: NewOutboxMessage[] = batch.flatMap(({ record, events }) =>
-      events.map((event) => ({ id: newId('obx_'), target: GATEWAY_USAGE_TARGET, idempotencyKey: event.idempotencyKey, payload: event, createdAtMs: record.createdAtMs })),
-    );
+    // One message per call, carrying one event per meter: the call is settled whole or not at all.
+    const messages: NewOutboxMessage[] = batch.map(({ record, events }) => ({
+      id: newId('obx_'),
+      target: GATEWAY_USAGE_TARGET,
+      idempotencyKey: settlementKeyOf(record.requestId, events),
+      payload: { events },
+      createdAtMs: record.createdAtMs,
+    }));
     const sync = this.database.sync;
     if (sync?.idle) {
       const { db } = this.database;
