@@ -8,6 +8,7 @@
  * generator each run in a worker thread; the generator signs every request itself (fresh
  * gw-request-id and timestamp), so the server's main thread carries only the server.
  */
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { BenchRow } from './run.js';
@@ -84,18 +85,37 @@ Promise.all(Array.from({ length: connections }, loop)).then(async () => {
 `;
 const UNDICI_PATH = createRequire(import.meta.url).resolve('undici');
 
-async function load(origin: string, path: string, auth: { key?: string; secret?: string }): Promise<number> {
+/** CPU time (µs) of the main thread, which carries only the server (Linux /proc; elsewhere the event loop's active time). */
+function mainThreadCpuMicros(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return performance.eventLoopUtilization().active * 1000;
+  }
+}
+
+interface Load {
+  rps: number;
+  /** Server CPU per answered request, µs: steadier than req/s on a shared machine. */
+  cpuPerRequest: number;
+}
+
+async function load(origin: string, path: string, auth: { key?: string; secret?: string }): Promise<Load> {
   const worker = new Worker(LOAD_SOURCE, {
     eval: true,
     workerData: { undiciPath: UNDICI_PATH, origin, path, body: BODY, key: auth.key, secret: auth.secret, connections: CONNECTIONS, seconds: PHASE_SECONDS },
   });
+  const cpuBefore = mainThreadCpuMicros();
   const result = await new Promise<{ rps: number; failed: number }>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
   });
+  const cpu = mainThreadCpuMicros() - cpuBefore;
   await worker.terminate();
   if (result.failed > 0) throw new Error(`${origin}${path}: ${result.failed} answers were not 200`);
-  return result.rps;
+  return { rps: result.rps, cpuPerRequest: cpu / (result.rps * PHASE_SECONDS) };
 }
 
 async function server(peers: { upstream: number; intermediary: number }, cacheMs: number): Promise<TestServer> {
@@ -116,18 +136,26 @@ async function server(peers: { upstream: number; intermediary: number }, cacheMs
 }
 
 /** Alternating rounds of /v1 and the gateway on one server; the median of the per-round ratios. */
-async function compare(sluice: TestServer): Promise<{ v1: number; gateway: number; ratios: number[] }> {
+async function compare(sluice: TestServer): Promise<{ v1: number; gateway: number; ratios: number[]; cpu: { v1: number; gateway: number; ratios: number[] } }> {
   const { key } = await sluice.newTenant({ balanceUsd: 1_000_000 });
   const v1 = () => load(sluice.baseUrl, '/v1/chat/completions', { key });
   const gateway = () => load(sluice.baseUrl, '/gateway/v1/chat/completions', { secret: SECRET });
   await v1();
   await gateway();
-  const rounds = { v1: [] as number[], gateway: [] as number[] };
+  const rounds = { v1: [] as Load[], gateway: [] as Load[] };
   for (let i = 0; i < ROUNDS; i++) {
     rounds.v1.push(await v1());
     rounds.gateway.push(await gateway());
   }
-  return { v1: median(rounds.v1), gateway: median(rounds.gateway), ratios: rounds.gateway.map((g, i) => g / rounds.v1[i]!) };
+  const rps = (xs: Load[]) => xs.map((x) => x.rps);
+  const cpu = (xs: Load[]) => xs.map((x) => x.cpuPerRequest);
+  return {
+    v1: median(rps(rounds.v1)),
+    gateway: median(rps(rounds.gateway)),
+    ratios: rounds.gateway.map((g, i) => g.rps / rounds.v1[i]!.rps),
+    // The inverse of the CPU ratio is the throughput ratio where the server's core is the limit.
+    cpu: { v1: median(cpu(rounds.v1)), gateway: median(cpu(rounds.gateway)), ratios: rounds.v1.map((v, i) => v.cpuPerRequest / rounds.gateway[i]!.cpuPerRequest) },
+  };
 }
 
 const roundsNote = (xs: number[]) => `median of rounds ${xs.map((x) => x.toFixed(3)).join(', ')}`;
@@ -146,6 +174,13 @@ export default async function gatewayBench(): Promise<BenchRow[]> {
           { name: `/v1 chat at saturation (${label} run)`, value: result.v1, unit: 'req/s', note: `${CONNECTIONS} connections` },
           { name: `gateway chat at saturation, ${label}`, value: result.gateway, unit: 'req/s', note: 'signed, 64 agents' },
           { name: `gateway ÷ /v1, ${label}`, value: median(result.ratios), unit: 'ratio', note: `target ≥ 0.85; ${roundsNote(result.ratios)}` },
+          { name: `server CPU per request, /v1 then gateway, ${label}`, value: result.cpu.v1, unit: 'µs', note: `gateway ${result.cpu.gateway.toFixed(0)} µs; main thread` },
+          {
+            name: `/v1 CPU ÷ gateway CPU per request, ${label}`,
+            value: median(result.cpu.ratios),
+            unit: 'ratio',
+            note: `the throughput ratio when the server's core is the limit; ${roundsNote(result.cpu.ratios)}`,
+          },
         );
       } finally {
         await sluice.close();
