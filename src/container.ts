@@ -45,6 +45,8 @@ import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
 import { createGateway, type Gateway } from './composition/gateway.js';
+import type { MeterResolver } from './domain/billing/meter-resolver.js';
+import { createLineMeters, createOutbox, type Outbox } from './composition/payers.js';
 
 export type { BackgroundWorker };
 
@@ -61,6 +63,8 @@ export interface ContainerOverrides {
 export interface Readiness {
   ready: boolean;
   checks: Record<string, 'ok' | string>;
+  /** Per upstream model: `reachable` or `unreachable since <time> (<code>)`. Informs only: never makes the replica not ready. */
+  upstreams: Record<string, string>;
 }
 
 export interface Container {
@@ -77,6 +81,10 @@ export interface Container {
   billing: BillingService;
   /** The meter of calls paid from project credit (API keys, batch lines). */
   creditMeter: CreditMeter;
+  /** The meter of each batch line, by its batch's payer kind (features register theirs). */
+  meters: MeterResolver;
+  /** The settlement outbox: its store, handlers by target kind (features register theirs) and deliverer. */
+  outbox: Outbox;
   /** The synchronous chat-completions path, shared by the route and the batch runner. */
   chatCompletions: ChatCompletionsPort;
   /** Model id → configuration and backend. */
@@ -90,7 +98,7 @@ export interface Container {
   /** Files and Batch APIs; their runner and janitor are in `workers`. */
   files: FilesService;
   batches: BatchesService;
-  /** The signed gateway (`/gateway/v1`): verifier, intermediary meter, settler. */
+  /** The signed gateway (`/gateway/v1`): verifier, intermediary meter, its outbox handler. */
   gateway: Gateway;
   workers: BackgroundWorker[];
   startWorkers(): void;
@@ -131,10 +139,15 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
   const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
-  const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, (record) => {
-    metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);
-    metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
-    metrics.usageCostMicros.inc([record.model], record.costMicros);
+  const outbox = createOutbox({ config, database, clock, logger, metrics });
+  const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, {
+    observe: (record) => {
+      metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);
+      metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
+      metrics.usageCostMicros.inc([record.model], record.costMicros);
+    },
+    // Settlement messages just committed: deliver them now rather than at the next poll.
+    outboxCommitted: () => outbox.deliverer.wake(),
   });
   if (tracing) traceBilling(billing);
 
@@ -143,7 +156,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
   };
   const registry = new ModelRegistry(config, logger, tracing ? traceBackendFactories(backendFactories) : backendFactories);
-  const creditMeter = new CreditMeter(billing, new ReservationBook());
+  const creditMeter = new CreditMeter(billing, new ReservationBook(), config.billing);
+  const meters = createLineMeters(creditMeter);
   const inference = createInferenceServices({ registry, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
   const decision = new DecisionService(registry, new PackDecisionScorer(registry, { byModel: config.decision.scorers, nliModel: config.decision.nliModel, llmModel: config.decision.llmModel }), config.decision);
@@ -154,10 +168,10 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   });
 
   const { files, batches, runner, janitor } = createFilesAndBatches({
-    config, database, blobs, clock, logger, billing, creditMeter, usage: repositories.usage, chatCompletions, traced: tracing !== null,
+    config, database, blobs, clock, logger, billing, meters, usage: repositories.usage, chatCompletions, traced: tracing !== null,
   });
-  const gateway = await createGateway({ config, database, usage: repositories.usage, billing, projects, clock, logger, metrics });
-  const workers: BackgroundWorker[] = [runner, janitor, gateway.settler];
+  const gateway = await createGateway({ config, billing, projects, outbox, clock, logger, metrics });
+  const workers: BackgroundWorker[] = [runner, janitor, outbox.deliverer];
   let workersStarted = false;
 
   return {
@@ -173,6 +187,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     projects,
     billing,
     creditMeter,
+    meters,
+    outbox,
     chatCompletions,
     registry,
     inference,
@@ -197,8 +213,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       } catch (err) {
         checks.database = `unreachable: ${(err as Error).message}`;
       }
-      Object.assign(checks, await probeSharedDependencies(probeTargets));
-      return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
+      const [shared, upstreams] = await Promise.all([probeSharedDependencies(probeTargets), upstreamReadiness(registry)]);
+      Object.assign(checks, shared);
+      return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams };
     },
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
@@ -222,7 +239,7 @@ interface FilesAndBatchesDeps {
   clock: Clock;
   logger: Logger;
   billing: BillingService;
-  creditMeter: CreditMeter;
+  meters: MeterResolver;
   usage: UsageRepository;
   chatCompletions: ChatCompletionsPort;
   /** Tracing is on: batches keep their creating request's traceparent. */
@@ -267,7 +284,7 @@ function createFilesAndBatches(deps: FilesAndBatchesDeps) {
     files,
     blobs,
     billing: deps.billing,
-    credit: deps.creditMeter,
+    meters: deps.meters,
     chatCompletions: deps.chatCompletions,
     clock,
     logger,
@@ -280,4 +297,16 @@ function createFilesAndBatches(deps: FilesAndBatchesDeps) {
     intervalMs: janitorIntervalMs(config.batches.validationTimeoutSeconds),
   });
   return { files, batches, runner, janitor };
+}
+
+/** What the last probe of each upstream model found (probing the stale ones first). */
+async function upstreamReadiness(registry: ModelRegistry): Promise<Record<string, string>> {
+  await registry.refreshUpstreams();
+  const upstreams: Record<string, string> = {};
+  for (const model of registry.list()) {
+    if (model.binding.backend !== 'openai' || !model.binding.baseUrl) continue;
+    const { unreachable } = await registry.status(model);
+    upstreams[model.id] = unreachable ? `unreachable since ${unreachable.since} (${unreachable.reason})` : 'reachable';
+  }
+  return upstreams;
 }

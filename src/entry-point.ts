@@ -7,6 +7,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { databaseConfigOrNull } from './config/load.js';
 import { describeStartupFailure } from './storage/db/connect-errors.js';
+import { ListenError } from './listen-errors.js';
 
 /** Whether a module is the process's entry script (also through symlinks, e.g. npm's bin links, and paths with spaces). */
 export function isEntryPoint(moduleUrl: string): boolean {
@@ -22,6 +23,10 @@ export function isEntryPoint(moduleUrl: string): boolean {
 export function startIfEntryPoint(moduleUrl: string, start: () => Promise<void>): void {
   if (!isEntryPoint(moduleUrl)) return;
   start().catch((err) => {
+    if (err instanceof ListenError) {
+      console.error(err.message);
+      process.exit(err.exitCode);
+    }
     const failure = describeStartupFailure(err, databaseConfigOrNull());
     console.error(failure?.message ?? err);
     process.exit(failure?.exitCode ?? 1);

@@ -14,11 +14,14 @@ import { registerModelsCommands } from './commands/models.js';
 import { registerWorkerCommands } from './commands/worker.js';
 import { registerPacksCommands } from './commands/packs.js';
 import { registerCalibrateCommand } from './commands/calibrate.js';
+import { packageVersion } from './version.js';
+import { ListenError } from '../listen-errors.js';
 
 export function buildProgram(): Command {
   const program = new Command()
     .name('sluice')
     .description('Sluice: self-hostable OpenAI-compatible inference, classification, batch and decision API')
+    .version(packageVersion(), '-v, --version', 'print the version')
     .showHelpAfterError()
     .exitOverride();
   registerServerCommands(program);
@@ -36,6 +39,10 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof ListenError) {
+      console.error(err.message);
+      return err.exitCode;
+    }
     if (err instanceof ConfigError) {
       console.error(err.message);
       return 78;

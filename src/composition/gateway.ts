@@ -2,7 +2,7 @@
  * The signed gateway's objects, built once by the composition root: the verifier and its
  * replay store (Redis when REDIS_URL is set, so replicas share it), the intermediary
  * client, the intermediary meter, the gateway project (the tenant its usage lists under)
- * and the settler that delivers usage reports from the outbox.
+ * and the outbox handler that delivers its usage reports.
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -14,16 +14,11 @@ import { GatewayVerifier } from '../domain/gateway/gateway-verifier.js';
 import type { ReplayGuard } from '../domain/gateway/replay-guard.js';
 import type { IntermediaryClient, UsageEvent } from '../domain/gateway/intermediary.port.js';
 import { IntermediaryMeter } from '../domain/gateway/intermediary-meter.js';
-import { OutboxWorker, type OutboxHandler } from '../domain/outbox/outbox-worker.js';
-import { OutboxAdmin } from '../domain/outbox/outbox-admin.js';
-import { SettlementBatcher } from '../domain/gateway/settlement-batcher.js';
 import { HttpIntermediaryClient } from '../clients/intermediary-http.js';
 import { MemoryReplayGuard } from '../storage/replay/memory-replay-guard.js';
 import { RedisReplayGuard } from '../storage/replay/redis-replay-guard.js';
-import type { Database } from '../storage/db/database.js';
-import { OutboxRepository } from '../storage/db/repositories/outbox.repository.js';
-import { GATEWAY_USAGE_TARGET, GatewaySettlementsRepository } from '../storage/db/repositories/gateway-settlements.repository.js';
-import type { UsageRepository } from '../storage/db/repositories/usage.repository.js';
+import type { Outbox } from './payers.js';
+import type { OutboxHandler } from '../domain/outbox/outbox.types.js';
 import { catalogEntry } from '../inference/catalog.js';
 import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -38,18 +33,13 @@ export interface Gateway {
   intermediaryId: string;
   /** Requests per minute per agent (`gateway.rate_limit_rpm`), in Redis when REDIS_URL is set. */
   rateLimiter: RateLimiter;
-  outbox: OutboxRepository;
-  /** Delivers usage reports; a BackgroundWorker of the container. */
-  settler: OutboxWorker;
-  /** The admin API's view of the usage reports (dead letters, replay). */
-  settlements: OutboxAdmin;
   close(): Promise<void>;
 }
 
 export interface GatewayDeps {
   config: Readonly<Config>;
-  database: Database;
-  usage: UsageRepository;
+  /** The settlement outbox: usage reports are its `intermediary` messages. */
+  outbox: Outbox;
   billing: BillingService;
   projects: ProjectsService;
   clock: Clock;
@@ -68,15 +58,24 @@ const NO_INTERMEDIARY: IntermediaryClient = {
   reportUsage: () => Promise.resolve({ kind: 'retry', cause: 'no intermediary configured', retryAfterMs: null }),
 };
 
+/** The outbox target kind of usage reports owed to the intermediary. */
+export const INTERMEDIARY_TARGET = 'intermediary';
+
+/** Delivers one call's usage report; throws (the deliverer retries, then parks it dead) unless the intermediary accepted it. */
 function usageReportHandler(client: IntermediaryClient): OutboxHandler {
   return {
-    target: GATEWAY_USAGE_TARGET,
-    async deliver(messages) {
-      const outcome = await client.reportUsage(messages.flatMap((m) => (m.payload as { events: UsageEvent[] }).events));
-      return outcome.kind === 'delivered' ? { kind: 'delivered' } : outcome;
+    async deliver(entry) {
+      const outcome = await client.reportUsage((entry.payload as { events: UsageEvent[] }).events);
+      if (outcome.kind !== 'delivered') throw new Error(`usage report not accepted: ${outcome.cause}`);
     },
   };
 }
+
+/** The call's own key: its events' keys share the prefix before `:<meter>`. */
+const callKeyOf = (requestId: string, events: readonly UsageEvent[]): string => {
+  const key = events[0]?.idempotencyKey;
+  return key === undefined ? requestId : key.slice(0, key.lastIndexOf(':'));
+};
 
 export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, clock } = deps;
@@ -92,29 +91,17 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const tenantProjectId = gatewayProjectId(settings.intermediaryId);
   await deps.projects.ensureProject(tenantProjectId, `gateway:${settings.intermediaryId}`);
 
-  const outbox = new OutboxRepository(deps.database);
-  const settlements = new GatewaySettlementsRepository(deps.database, deps.usage, outbox);
-  const batcher = new SettlementBatcher(
-    (batch) => settlements.writeMany(batch),
-    (batch) => {
-      deps.billing.committed(batch.map((s) => s.record));
-      settler.wake();
-    },
-  );
-  const settler = new OutboxWorker({
-    store: outbox,
-    handler: usageReportHandler(client),
-    clock,
-    logger,
-    maxAttempts: settings.settlementMaxAttempts,
-    retryBaseMs: settings.settlementRetryBaseMs,
-    wakeDelayMs: 20,
-    onOutcome: (outcome, count) => metrics.settlementDeliveries.inc({ outcome }, count),
-  });
+  deps.outbox.handlers.set(INTERMEDIARY_TARGET, usageReportHandler(client));
 
   const meter = new IntermediaryMeter({
     client,
-    settlements: batcher,
+    settlements: {
+      // One message per call, carrying its meters' events, in the usage record's transaction.
+      write: (record, events) =>
+        deps.billing.write(record, {
+          outbox: [{ targetKind: INTERMEDIARY_TARGET, idempotencyKey: callKeyOf(record.requestId, events), payload: { events } }],
+        }),
+    },
     // The intermediary bills; the record keeps the usage at no cost to any project.
     usageRecord: (principal, call, usage) => deps.billing.usageRecord(principal, call, { ...usage, costMicros: 0 }),
     producesOutput: (model) => catalogEntry(model)?.task !== 'embeddings',
@@ -140,11 +127,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     tenantProjectId,
     intermediaryId: settings.intermediaryId,
     rateLimiter,
-    outbox,
-    settler,
-    settlements: new OutboxAdmin(outbox, GATEWAY_USAGE_TARGET, clock, () => settler.wake()),
     async close() {
-      await settler.stop();
       await rateLimiter.close();
       await client.close?.();
       await replay.close?.();

@@ -84,8 +84,6 @@ export function resolveGatewayConfig(env: Env, file: ConfigFile, cwd: string, de
     toleranceSeconds: envPositive(env, 'GATEWAY_TOLERANCE_SECONDS', problems) ?? g.tolerance_seconds ?? 300,
     intermediaryId: g.intermediary_id ?? 'default',
     allowanceCacheMs: g.allowance_cache_ms ?? 0,
-    settlementMaxAttempts: g.settlement_max_attempts ?? 8,
-    settlementRetryBaseMs: g.settlement_retry_base_ms ?? 1000,
     requestsPerMinute: g.rate_limit_rpm ?? defaultRpm,
   };
 }

@@ -7,11 +7,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
-import { CATALOG, catalogEntry } from '../inference/catalog.js';
 import { usdToMicros } from '../domain/shared/money.js';
 import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
 import { resolveTracingConfig } from './tracing-config.js';
 import { describeGatewayConfig, resolveGatewayConfig } from './gateway-config.js';
+import { resolveModels } from './models-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
 
 export class ConfigError extends Error {
@@ -24,10 +24,6 @@ export class ConfigError extends Error {
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-/** The output a request without a cap is assumed to produce, for its credit reservation. */
-const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
-const DEFAULT_UPSTREAM_TIMEOUT_MS = 600_000;
 
 function readConfigFile(env: Env, cwd: string, problems: string[]): { file: ConfigFile; source: string | null } {
   const explicit = env.SLUICE_CONFIG;
@@ -87,6 +83,15 @@ function envInteger(env: Env, name: string, problems: string[], min: number, max
   return value;
 }
 
+function envBoolean(env: Env, name: string, problems: string[]): boolean | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  problems.push(`${name}: must be true or false, got "${raw}"`);
+  return undefined;
+}
+
 function envSecret(env: Env, name: string, cwd: string, problems: string[]): string | null {
   const fileName = env[`${name}_FILE`];
   if (fileName) {
@@ -111,47 +116,6 @@ function resolveDatabase(url: string | undefined, dataDir: string, cwd: string, 
   return { kind: 'sqlite', path: path.join(dataDir, 'sluice.db') };
 }
 
-function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: string[]): Record<string, ModelConfig> {
-  const configured = file.models ?? {};
-  for (const id of Object.keys(configured)) {
-    if (!catalogEntry(id)) problems.push(`models.${id}: unknown model id (known: ${CATALOG.map((e) => e.id).join(', ')})`);
-  }
-  // Null prototype: model ids come from requests, and `constructor` must not find Object's.
-  const models: Record<string, ModelConfig> = Object.create(null) as Record<string, ModelConfig>;
-  for (const entry of CATALOG) {
-    const m = configured[entry.id] ?? {};
-    const backend = m.backend ?? (m.base_url ? 'openai' : entry.defaultBackend);
-    if (backend === 'openai' && m.backend === 'openai' && !m.base_url) {
-      problems.push(`models.${entry.id}.base_url: required when backend is openai`);
-    }
-    let apiKey: string | null = null;
-    if (m.api_key_env) {
-      apiKey = env[m.api_key_env] ?? null;
-      if (!apiKey) problems.push(`models.${entry.id}.api_key_env: environment variable ${m.api_key_env} is not set`);
-    }
-    const contextLength = m.context_length ?? entry.contextLength;
-    models[entry.id] = Object.freeze({
-      id: entry.id,
-      entry,
-      contextLength,
-      maxOutputTokens: m.max_output_tokens ?? Math.min(contextLength, DEFAULT_MAX_OUTPUT_TOKENS),
-      price: {
-        inputPerMillionUsd: m.price?.input_per_million_usd ?? entry.inputPerMillionUsd,
-        outputPerMillionUsd: m.price?.output_per_million_usd ?? entry.outputPerMillionUsd,
-      },
-      binding: {
-        backend,
-        baseUrl: m.base_url ? m.base_url.replace(/\/+$/, '') : null,
-        upstreamModel: m.upstream_model ?? null,
-        apiKey,
-        timeoutMs: m.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
-        path: path.resolve(modelsDir, m.path ?? entry.id),
-      },
-    });
-  }
-  return models;
-}
-
 function resolveTimeouts(file: ConfigFile, problems: string[]): ServerTimeouts {
   const timeouts = {
     headersMs: file.server?.headers_timeout_ms ?? 30_000,
@@ -166,21 +130,22 @@ function resolveTimeouts(file: ConfigFile, problems: string[]): ServerTimeouts {
 }
 
 /** The decision route's alias target: one of the models served on /v1/systemone. */
-function resolveDecision(env: Env, file: ConfigFile, problems: string[]): Config['decision'] {
+function resolveDecision(env: Env, file: ConfigFile, models: Map<string, ModelConfig>, problems: string[]): Config['decision'] {
+  const decides = (id: string) => models.get(id)?.entry.routes.includes('systemone') === true;
   const defaultModel = env.DECISION_DEFAULT_MODEL || file.decision?.default_model || null;
-  if (defaultModel !== null && !catalogEntry(defaultModel)?.routes.includes('systemone')) {
-    const decisionModels = CATALOG.filter((e) => e.routes.includes('systemone')).map((e) => e.id);
+  if (defaultModel !== null && !decides(defaultModel)) {
+    const decisionModels = [...models.values()].filter((m) => m.entry.routes.includes('systemone')).map((m) => m.id);
     problems.push(`decision.default_model (DECISION_DEFAULT_MODEL): ${defaultModel} is not a decision model (one of ${decisionModels.join(', ')})`);
   }
   const scorers = file.decision?.scorers ?? {};
   for (const id of Object.keys(scorers)) {
-    if (!catalogEntry(id)?.routes.includes('systemone')) problems.push(`decision.scorers.${id}: not a decision model`);
+    if (!decides(id)) problems.push(`decision.scorers.${id}: not a decision model`);
   }
   const nliModel = file.decision?.nli_model ?? 'deberta-v3-small';
-  if (!catalogEntry(nliModel)) problems.push(`decision.nli_model: unknown model id ${nliModel}`);
+  if (!models.has(nliModel)) problems.push(`decision.nli_model: unknown model id ${nliModel}`);
   const llmModel = file.decision?.llm_model ?? null;
-  if (llmModel !== null && !catalogEntry(llmModel)) problems.push(`decision.llm_model: unknown model id ${llmModel}`);
-  else if (llmModel !== null && catalogEntry(llmModel)?.task !== 'chat') problems.push(`decision.llm_model: ${llmModel} is not a chat model`);
+  if (llmModel !== null && !models.has(llmModel)) problems.push(`decision.llm_model: unknown model id ${llmModel}`);
+  else if (llmModel !== null && models.get(llmModel)?.entry.task !== 'chat') problems.push(`decision.llm_model: ${llmModel} is not a chat model`);
   if (llmModel === null && Object.values(scorers).includes('llm')) {
     problems.push('decision.llm_model: required when a decision scorer is llm (the chat model it asks)');
   }
@@ -202,10 +167,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const workersEnv = env.SLUICE_WORKERS;
   if (workersEnv && !['in-process', 'off'].includes(workersEnv)) problems.push('SLUICE_WORKERS: must be "in-process" or "off"');
   const b = file.batches ?? {};
+  const { models, notices: modelNotices } = resolveModels(file, env, modelsDir, problems);
 
   const config: Config = {
     server: {
-      host: env.HOST ?? file.server?.host ?? '0.0.0.0',
+      host: env.HOST ?? file.server?.host ?? '127.0.0.1',
       port,
       bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
       trustProxy: file.server?.trust_proxy ?? false,
@@ -220,10 +186,15 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
     auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
-    billing: { freeCreditsMicros: usdToMicros(freeCreditsUsd) },
+    billing: {
+      freeCreditsMicros: usdToMicros(freeCreditsUsd),
+      lowerOutputCap: envBoolean(env, 'BILLING_LOWER_OUTPUT_CAP', problems) ?? file.billing?.lower_output_cap ?? true,
+      minOutputTokens: envInteger(env, 'BILLING_MIN_OUTPUT_TOKENS', problems, 1) ?? file.billing?.min_output_tokens ?? 16,
+    },
     rateLimit: { requestsPerMinute: rpm, redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl' },
     modelsDir,
-    models: resolveModels(file, env, modelsDir, problems),
+    models,
+    modelNotices,
     workers: { inProcess: workersEnv ? workersEnv === 'in-process' : (file.workers?.in_process ?? true) },
     batches: {
       completionWindowSeconds:
@@ -236,6 +207,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       retryBaseMs: b.retry_base_ms ?? 500,
       validationTimeoutSeconds: b.validation_timeout_seconds ?? 600,
     },
+    outbox: { maxAttempts: envInteger(env, 'OUTBOX_MAX_ATTEMPTS', problems, 1) ?? file.outbox?.max_attempts ?? 10 },
     runtimes: {
       idleUnloadSeconds: envInteger(env, 'RUNTIMES_IDLE_UNLOAD_SECONDS', problems, 0) ?? file.runtimes?.idle_unload_seconds ?? 900,
       onnxThreads: file.runtimes?.onnx_threads ?? null,
@@ -244,7 +216,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       embeddingBatchSize: file.runtimes?.embedding_batch_size ?? 32,
       embeddingBatchWaitMs: file.runtimes?.embedding_batch_wait_ms ?? 2,
     },
-    decision: resolveDecision(env, file, problems),
+    decision: resolveDecision(env, file, new Map(Object.entries(models)), problems),
     gateway: resolveGatewayConfig(env, file, cwd, rpm, problems),
     hub: {
       endpoint: (env.HF_ENDPOINT || file.hub?.endpoint || 'https://huggingface.co').replace(/\/+$/, ''),
@@ -304,6 +276,9 @@ export function describeConfig(config: Config): Record<string, unknown> {
     workers: config.workers.inProcess ? 'in-process' : 'off',
     upstreamModels: Object.values(config.models)
       .filter((m) => m.binding.baseUrl)
+      .map((m) => m.id),
+    declaredModels: Object.values(config.models)
+      .filter((m) => m.declared)
       .map((m) => m.id),
   };
 }

@@ -13,6 +13,11 @@ const NonNegative = (description: string) => Type.Number({ minimum: 0, descripti
 export const ModelFileSchema = Type.Object(
   {
     backend: Type.Optional(Type.Union([Type.Literal('openai'), Type.Literal('onnx'), Type.Literal('gguf')])),
+    kind: Type.Optional(
+      Type.Union([Type.Literal('chat'), Type.Literal('embeddings'), Type.Literal('moderation')], {
+        description: 'what a declared model serves: chat (chat completions, responses, batches), embeddings or moderation',
+      }),
+    ),
     base_url: Type.Optional(Type.String({ pattern: '^https?://', description: 'OpenAI-compatible base URL, ending in /v1' })),
     upstream_model: Type.Optional(Type.String({ minLength: 1 })),
     api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
@@ -78,6 +83,17 @@ export const ConfigFileSchema = Type.Object(
     ),
     models_dir: Type.Optional(Type.String({ minLength: 1 })),
     free_credits_usd: Type.Optional(NonNegative('credits granted to every new project')),
+    billing: Type.Optional(
+      Type.Object(
+        {
+          lower_output_cap: Type.Optional(
+            Type.Boolean({ description: "grant a call with no output cap the largest cap the payer's free credit affords instead of refusing it" }),
+          ),
+          min_output_tokens: Type.Optional(PositiveInt('the smallest output cap a call is lowered to; below it the call is refused')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     rate_limits: Type.Optional(
       Type.Object(
         {
@@ -105,6 +121,12 @@ export const ConfigFileSchema = Type.Object(
             PositiveInt('a batch validating this long without a heartbeat (its creating process died) is failed'),
           ),
         },
+        { additionalProperties: false },
+      ),
+    ),
+    outbox: Type.Optional(
+      Type.Object(
+        { max_attempts: Type.Optional(PositiveInt('delivery attempts of a settlement message before it is marked dead')) },
         { additionalProperties: false },
       ),
     ),
@@ -158,8 +180,6 @@ export const ConfigFileSchema = Type.Object(
           allowance_cache_ms: Type.Optional(
             Type.Integer({ minimum: 0, maximum: 60_000, description: "how long an agent's allowed answer is reused (default 0: every call asks)" }),
           ),
-          settlement_max_attempts: Type.Optional(PositiveInt('delivery attempts of a usage report before it is a dead letter (default 8)')),
-          settlement_retry_base_ms: Type.Optional(PositiveInt('first retry delay of a usage report; doubles per attempt, with jitter (default 1000)')),
           rate_limit_rpm: Type.Optional(PositiveInt('requests per minute per agent (default: rate_limits.requests_per_minute)')),
         },
         { additionalProperties: false },
@@ -201,6 +221,8 @@ export interface ModelConfig {
   /** The output cap assumed when a request sets none (the credit reservation's estimate). */
   maxOutputTokens: number;
   binding: ModelBinding;
+  /** Declared in sluice.yaml (an id outside the catalog, or a catalog id given a `kind`), not a catalog default. */
+  declared: boolean;
 }
 
 /** An S3-compatible bucket (AWS S3, MinIO, R2, Ceph RGW); credentials are secrets, never logged. */
@@ -235,14 +257,20 @@ export interface GatewayConfig {
   toleranceSeconds: number;
   intermediaryId: string;
   allowanceCacheMs: number;
-  settlementMaxAttempts: number;
-  settlementRetryBaseMs: number;
   requestsPerMinute: number;
 }
 
 export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;
 
 export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+export interface BillingConfig {
+  freeCreditsMicros: number;
+  /** A call that set no output cap and whose worst case does not fit runs with the cap the free credit affords. */
+  lowerOutputCap: boolean;
+  /** The smallest cap a call is lowered to (a call's own default cap, when smaller). */
+  minOutputTokens: number;
+}
 
 export interface BatchConfig {
   completionWindowSeconds: number;
@@ -291,12 +319,16 @@ export interface Config {
   redisUrl: string | null;
   adminToken: string | null;
   auth: { cacheTtlMs: number };
-  billing: { freeCreditsMicros: number };
+  billing: BillingConfig;
   rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;
   models: Readonly<Record<string, ModelConfig>>;
+  /** Start-up log lines: catalog models that sluice.yaml overrides or replaces. */
+  modelNotices: readonly string[];
   workers: { inProcess: boolean };
   batches: BatchConfig;
+  /** The settlement outbox's deliverer. */
+  outbox: { maxAttempts: number };
   runtimes: RuntimesConfig;
   /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: the one decision model ready, if exactly one is. */
   decision: {

@@ -15,8 +15,10 @@ import { registerOpsRoutes } from './routes/ops.js';
 import { adminRoutes } from './routes/admin/index.js';
 import { v1Routes } from './routes/v1/index.js';
 import { gatewayRoutes } from './routes/gateway/index.js';
-import { WORDING_KEYWORD, withoutWording } from './schemas/wording.js';
+import { WORDING_KEYWORD } from './schemas/wording.js';
+import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
+import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
 
 /**
  * verbose: a refused value and its schema node ride on the error, for the domain's wording
@@ -75,7 +77,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
-    exposedHeaders: ['x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests'],
+    exposedHeaders: ['x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER],
     maxAgeSeconds: 600,
   });
   await app.register(swagger, {
@@ -86,7 +88,8 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
       servers: [{ url: '/' }],
       components: { securitySchemes: securitySchemes as Record<string, never> },
     },
-    transformObject: (document) => withoutWording('openapiObject' in document ? document.openapiObject : document.swaggerObject),
+    // Error responses, streams and named components (openapi-document.ts); documentation only.
+    ...openApiTransforms,
   });
 
   registerOpsRoutes(app, container);

@@ -23,7 +23,9 @@ const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   rate_limit: { status: 429, type: 'rate_limit_exceeded' },
   internal: { status: 500, type: 'internal_error' },
   upstream: { status: 502, type: 'internal_error' },
-  unavailable: { status: 503, type: 'internal_error' },
+  // A model not installed or not configured: the server is fine, so not internal_error; the
+  // envelope's types are a closed set, and of them this is a request the server cannot serve as asked.
+  unavailable: { status: 503, type: 'invalid_request_error' },
 };
 
 export interface ErrorEnvelope {
@@ -97,5 +99,7 @@ export function fastifyErrorToApp(error: FastifyError): AppError | null {
 export function toHttpError(error: unknown, overrides?: StatusOverrides): HttpError & { serverFault: boolean; code: string | null; error: AppError } {
   const app = (error instanceof AppError ? error : fastifyErrorToApp(error as FastifyError)) ?? INTERNAL;
   const mapped = appErrorToHttp(app, overrides);
-  return { status: mapped.status, body: mapped.body, headers: mapped.headers, serverFault: mapped.status >= 500, code: app.code, error: app };
+  // 503 is a configuration state with its remedy in the message, not a fault to log with a stack.
+  const serverFault = mapped.status >= 500 && app.kind !== 'unavailable';
+  return { status: mapped.status, body: mapped.body, headers: mapped.headers, serverFault, code: app.code, error: app };
 }

@@ -201,6 +201,14 @@ export interface BackendStatus {
   detail: string;
   /** The same for API clients, without server paths; `detail` when absent. */
   publicDetail?: string;
+  /** The one thing that makes it ready (a command or a sluice.yaml setting), for clients and operators alike. */
+  remedy?: string;
+  /**
+   * The model's upstream did not answer its last probe: since when (ISO 8601, the first
+   * failure after the last success) and why (an error code, no host). It stays `ready`:
+   * calls still try the upstream.
+   */
+  unreachable?: { since: string; reason: string };
 }
 
 export interface InferenceBackend {
@@ -214,6 +222,8 @@ export interface InferenceBackend {
   moderate?(params: ModerationParams): Promise<ModerationOutput>;
   transcribe?(params: TranscriptionParams): Promise<TranscriptionOutput>;
   nextTokenLogprobs?(params: NextTokenParams): Promise<NextTokenOutput>;
+  /** Refreshes what status() reports about `models` from outside the process (upstream probes); resolves when done. */
+  probe?(models: readonly ModelConfig[]): Promise<void>;
   /** Counts tokens with the model's own tokenizer, when the backend has one. */
   countTokens?(model: ModelConfig, text: string): Promise<number>;
   close(): Promise<void>;

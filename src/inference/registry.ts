@@ -65,13 +65,15 @@ export class ModelRegistry {
     private readonly logger: Logger,
     private readonly factories: Partial<Record<BackendKind, BackendFactory>> = BACKEND_FACTORIES,
   ) {
+    for (const model of Object.values(config.models)) this.#byName.set(model.id.toLowerCase(), model);
+    // A response-name alias (all-MiniLM-L6-v2) never hides a model declared under that id.
     for (const model of Object.values(config.models)) {
-      this.#byName.set(model.id.toLowerCase(), model);
-      if (model.entry.responseModel) this.#byName.set(model.entry.responseModel.toLowerCase(), model);
+      const alias = model.entry.responseModel?.toLowerCase();
+      if (alias && !this.#byName.has(alias)) this.#byName.set(alias, model);
     }
   }
 
-  /** Every configured model, in catalog order. */
+  /** Every model: the catalog's in catalog order, then those declared in sluice.yaml. */
   list(): ModelConfig[] {
     return Object.values(this.config.models);
   }
@@ -112,7 +114,7 @@ export class ModelRegistry {
       }
     }
     return this.status(model).then((status) => {
-      if (!status.ready) throw notAvailable(model, status.publicDetail ?? status.detail);
+      if (!status.ready) throw notAvailable(model, status.publicDetail ?? status.detail, status.remedy);
       return this.#capable(model, capability);
     });
   }
@@ -120,7 +122,11 @@ export class ModelRegistry {
   #capable(model: ModelConfig, capability: Capability): InferenceBackend {
     const backend = this.#backend(model.binding.backend)!;
     if (typeof backend[capability] !== 'function') {
-      throw notAvailable(model, `the ${backend.kind} backend cannot serve ${model.entry.task} models (${capability})`);
+      const remedy =
+        model.binding.backend === model.entry.defaultBackend
+          ? 'this build has no runtime for it'
+          : `remove models.${model.id}.backend and base_url from sluice.yaml to run it on its default runtime, ${model.entry.defaultBackend}`;
+      throw notAvailable(model, `the ${backend.kind} backend cannot serve ${model.entry.task} models (${capability})`, remedy);
     }
     return backend;
   }
@@ -135,6 +141,17 @@ export class ModelRegistry {
     if (!status.ready) this.logger.info({ model: model.id, detail: status.detail }, 'model not available');
     this.#status.set(model.id, { status, expiresAtMs: now + (status.ready ? READY_TTL_MS : NOT_READY_TTL_MS) });
     return status;
+  }
+
+  /**
+   * Probes the upstreams of `models` (default: all) whose findings are stale and resolves
+   * when done; status() then reports what they found. Never called on an inference call.
+   */
+  async refreshUpstreams(models: readonly ModelConfig[] = this.list()): Promise<void> {
+    const upstream = models.filter((m) => m.binding.backend === 'openai' && m.binding.baseUrl);
+    if (upstream.length === 0) return;
+    await this.#backend('openai')?.probe?.(upstream);
+    for (const m of upstream) this.#status.delete(m.id);
   }
 
   /** Tokens of `text` for `model`: its backend's own counter, else its tokenizer.json, else the estimate. */
@@ -163,6 +180,7 @@ export class ModelRegistry {
         backend: kind,
         ready: false,
         detail: `the ${kind} runtime is not available in this build`,
+        remedy: `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server that serves it`,
       };
     }
     try {
@@ -173,7 +191,8 @@ export class ModelRegistry {
         backend: kind,
         ready: false,
         detail: `status check failed: ${(err as Error).message}`,
-        publicDetail: 'its status check failed (the server log says why)',
+        publicDetail: 'its status check failed',
+        remedy: 'the server log says why',
       };
     }
   }
@@ -190,10 +209,15 @@ export class ModelRegistry {
   }
 }
 
-function notAvailable(model: ModelConfig, detail: string): AppError {
-  const fixes = [`set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server`];
-  if (model.entry.hubRepo && model.binding.backend !== 'openai') fixes.push(`run \`sluice models pull ${model.id}\``);
-  return new AppError('unavailable', `Model ${model.id} has no usable backend (${detail}): ${fixes.join(', or ')}`, {
+/** What fixes a model whose backend gave no remedy of its own: pull its files, or point it at an upstream. */
+function defaultRemedy(model: ModelConfig): string {
+  if (model.binding.backend !== 'openai' && model.entry.hubRepo) return `run \`sluice models pull ${model.id}\``;
+  return `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server and restart`;
+}
+
+/** 503 `model_not_available`: the state, then the one remedy. A configuration fault, not a server fault. */
+function notAvailable(model: ModelConfig, detail: string, remedy = defaultRemedy(model)): AppError {
+  return new AppError('unavailable', `Model ${model.id} is not available: ${detail}; ${remedy}`, {
     code: 'model_not_available',
     param: 'model',
   });

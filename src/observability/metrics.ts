@@ -59,6 +59,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Label values: target_kind, outcome (`delivered`, `retry`: failed and rescheduled, `dead`: failed for the last time). */
+  readonly outboxDeliveries = new Counter({
+    name: 'sluice_outbox_deliveries_total',
+    help: 'Settlement outbox delivery attempts by target kind and outcome',
+    labelNames: ['target_kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { processMetrics?: boolean } = {}) {
     const inFlight = () => this.httpInFlight;
     new Gauge({

@@ -74,6 +74,6 @@ export function traceBilling(billing: BillingService): void {
   const balanceOf = billing.balanceOf.bind(billing);
   const write = billing.write.bind(billing);
   billing.balanceOf = (projectId) => inSpan('billing.credit_check', { 'sluice.project_id': projectId }, () => balanceOf(projectId));
-  billing.write = (record) =>
-    inSpan('billing.usage_transaction', { 'sluice.project_id': record.projectId, 'sluice.model': record.model }, () => write(record));
+  billing.write = (record, options) =>
+    inSpan('billing.usage_transaction', { 'sluice.project_id': record.projectId, 'sluice.model': record.model }, () => write(record, options));
 }

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { BatchConfig } from '../config/schema.js';
 import type { BackgroundWorker } from './background-worker.js';
 import type { BillingService } from '../domain/billing/billing.service.js';
-import type { CreditMeter } from '../domain/billing/credit-meter.js';
+import type { MeterResolver } from '../domain/billing/meter-resolver.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { FilesService } from '../domain/files/files.service.js';
 import type { ChatCompletionsPort } from '../domain/inference/chat-completions.port.js';
@@ -40,7 +40,8 @@ export interface BatchRunnerDeps {
   files: FilesService;
   blobs: BlobStore;
   billing: BillingService;
-  credit: CreditMeter;
+  /** Each line's meter, by its batch's payer. */
+  meters: MeterResolver;
   chatCompletions: ChatCompletionsPort;
   clock: Clock;
   logger: Logger;

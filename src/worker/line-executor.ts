@@ -1,9 +1,13 @@
 /**
  * Runs one batch line through the synchronous chat-completions path and records its
- * result. The line's caller pays from the batch's project through a collecting meter:
- * its usage is written in the transaction that records the result, so a line is billed
- * exactly when its result is recorded: once. Retryable failures (upstream 5xx, 429, connection) are retried with
- * exponential backoff and jitter, up to maxAttempts.
+ * result. The line is paid by its batch's payer, through the line meter the
+ * MeterResolver gives for that payer: the meter collects the line's usage (and any
+ * settlement messages), which are written in the transaction that records the result,
+ * so a line is billed exactly when its result is recorded: once. Retryable failures
+ * (upstream 5xx, 429, connection) are retried with exponential backoff and jitter, up
+ * to maxAttempts. A line refused credit only because the payer's other calls hold it
+ * waits for them (waitForHeldCredit) within its batch's window; that wait is not an
+ * attempt.
  */
 import type { ChatCompletionsPort } from '../domain/inference/chat-completions.port.js';
 import type { Clock } from '../domain/shared/clock.js';
@@ -22,8 +26,10 @@ import {
 import { isTerminal, type BatchRunInfo, type LineGate, type LineResult } from '../domain/batches/batch.types.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { UsageRecord } from '../domain/billing/usage.types.js';
-import { apiKeyPrincipal } from '../domain/access/caller.js';
-import type { CollectingMeter, CreditMeter } from '../domain/billing/credit-meter.js';
+import type { OutboxMessage } from '../domain/outbox/outbox.types.js';
+import { payerOf, type Caller, type Principal } from '../domain/access/caller.js';
+import type { LineMeter, MeterResolver } from '../domain/billing/meter-resolver.js';
+import { heldByOtherCalls, type HeldByOtherCalls } from '../domain/billing/meter.js';
 import type { ResultWriter } from './result-writer.js';
 import { inBatchLineSpan } from '../observability/batch-tracing.js';
 import { sleep } from './sleep.js';
@@ -37,7 +43,8 @@ export interface LineTask {
 
 export interface LineExecutorDeps {
   chatCompletions: ChatCompletionsPort;
-  credit: CreditMeter;
+  /** Each line's meter, by its batch's payer. */
+  meters: MeterResolver;
   batches: BatchesRepository;
   writer: ResultWriter;
   clock: Clock;
@@ -46,6 +53,11 @@ export interface LineExecutorDeps {
 }
 
 const RETRY_CAP_MS = 30_000;
+/**
+ * The longest a line waiting for credit sleeps before it looks at its batch again (a
+ * cancel or the window's end) and retries; a hold given back wakes it sooner.
+ */
+const HELD_CREDIT_WAIT_MS = 1_000;
 
 /** Why a line must not run now, from the batch's state; null when it may run. */
 export function gateFailure(gate: LineGate, nowMs: number): LineFailure | null {
@@ -53,6 +65,11 @@ export function gateFailure(gate: LineGate, nowMs: number): LineFailure | null {
   if (nowMs >= gate.expiresAtMs) return EXPIRED;
   if (gate.keyRevoked) return KEY_REVOKED;
   return null;
+}
+
+/** The caller a batch line runs as: its batch's project, creating key and payer. */
+export function linePrincipal(batch: BatchRunInfo): Principal {
+  return { kind: 'batch_line', projectId: batch.projectId, keyId: batch.createdByKeyId, subject: null, payer: payerOf(batch.payer) };
 }
 
 export class LineExecutor {
@@ -65,7 +82,13 @@ export class LineExecutor {
     if (!gate || isTerminal(gate.status)) return;
     const blocked = gateFailure(gate, this.deps.clock.nowMs());
     if (blocked) return this.recordFailure(task, blocked);
-    const meter = this.deps.credit.collecting();
+    let meter: LineMeter;
+    try {
+      meter = this.deps.meters.lineMeter(task.batch.payer);
+    } catch (err) {
+      // A payer this process cannot meter (an unknown kind): the line fails, the runner goes on.
+      return this.recordFailure(task, failureOf(err));
+    }
     try {
       const outcome = await this.#call(task, meter, signal);
       const { id, requestId } = lineIdentity(task.batch.id, task.lineNo);
@@ -73,7 +96,7 @@ export class LineExecutor {
         'body' in outcome
           ? { batchId: task.batch.id, lineNo: task.lineNo, ok: true, errorCode: null, lineJson: outputLine(id, task.customId, requestId, outcome.body) }
           : this.#failureResult(task, outcome.failure);
-      await this.#write(result, meter.records);
+      await this.#write(result, meter.records, meter.outbox);
     } finally {
       meter.finish();
     }
@@ -81,7 +104,7 @@ export class LineExecutor {
 
   /** Records a line that will not run (cancelled, expired, key revoked). */
   async recordFailure(task: LineTask, failure: LineFailure): Promise<void> {
-    await this.#write(this.#failureResult(task, failure), []);
+    await this.#write(this.#failureResult(task, failure), [], []);
   }
 
   #failureResult(task: LineTask, failure: LineFailure): LineResult {
@@ -89,8 +112,8 @@ export class LineExecutor {
     return { batchId: task.batch.id, lineNo: task.lineNo, ok: false, errorCode: failure.code, lineJson: errorLine(id, task.customId, failure) };
   }
 
-  async #call(task: LineTask, meter: CollectingMeter, signal: AbortSignal): Promise<{ body: unknown } | { failure: LineFailure }> {
-    const caller = { principal: apiKeyPrincipal(task.batch.projectId, task.batch.createdByKeyId, 'batch_line'), meter };
+  async #call(task: LineTask, meter: LineMeter, signal: AbortSignal): Promise<{ body: unknown } | { failure: LineFailure }> {
+    const caller: Caller = { principal: linePrincipal(task.batch), meter };
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -101,11 +124,31 @@ export class LineExecutor {
       } catch (err) {
         // A drain that ran out of time: leave the line unrecorded so another worker runs it.
         if (signal.aborted) throw err;
+        const held = heldByOtherCalls(err);
+        if (held) {
+          const blocked = await this.#waitForHeldCredit(task, held, signal);
+          if (blocked) return { failure: blocked };
+          attempt -= 1; // waiting for credit is not a failed attempt
+          continue;
+        }
         if (!isAppError(err) || !err.retryable) return { failure: failureOf(err) };
         if (attempt >= this.deps.maxAttempts) return { failure: retriesExhausted(err, attempt) };
         await sleep(this.#backoffMs(attempt, err.retryAfterSeconds), signal);
       }
     }
+  }
+
+  /**
+   * The line fits the payer's balance but not beside the credit its other calls hold:
+   * waits until one of them gives its hold back (or HELD_CREDIT_WAIT_MS), then says why
+   * the line must not run any more (its batch was cancelled or expired meanwhile, or
+   * its key revoked), or null to run it again.
+   */
+  async #waitForHeldCredit(task: LineTask, held: HeldByOtherCalls, signal: AbortSignal): Promise<LineFailure | null> {
+    await held.released(HELD_CREDIT_WAIT_MS, signal);
+    const gate = await this.deps.batches.lineGate(task.batch.id);
+    if (!gate) return CANCELLED;
+    return gateFailure(gate, this.deps.clock.nowMs());
   }
 
   /** Exponential backoff with jitter (50–100 % of the step), at least any retry-after. */
@@ -116,7 +159,7 @@ export class LineExecutor {
   }
 
   /** The durable write (group-committed); if it fails the line stays unrecorded and runs again later. */
-  async #write(result: LineResult, usage: UsageRecord[]): Promise<void> {
-    await this.deps.writer.write(result, usage);
+  async #write(result: LineResult, usage: readonly UsageRecord[], outbox: readonly OutboxMessage[]): Promise<void> {
+    await this.deps.writer.write(result, usage, outbox);
   }
 }

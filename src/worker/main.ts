@@ -25,6 +25,7 @@ export async function runWorker(): Promise<void> {
   // No `listen`: a worker serves no HTTP, and saying it listens would send people looking for it.
   const { listen: _listen, ...described } = describeConfig(config);
   container.logger.info({ config: described, workers: container.workers.map((w) => w.name) }, 'sluice worker started');
+  for (const notice of config.modelNotices) container.logger.info(notice);
 }
 
 startIfEntryPoint(import.meta.url, runWorker);

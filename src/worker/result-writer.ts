@@ -10,6 +10,7 @@ import type { Clock } from '../domain/shared/clock.js';
 import type { LineResult } from '../domain/batches/batch.types.js';
 import type { BatchLineResultsRepository, ResultEntry } from '../storage/db/repositories/batch-line-results.repository.js';
 import type { UsageRecord } from '../domain/billing/usage.types.js';
+import { newOutboxEntry, type OutboxMessage } from '../domain/outbox/outbox.types.js';
 import { sleep } from './sleep.js';
 
 interface Pending extends ResultEntry {
@@ -28,10 +29,14 @@ export class ResultWriter {
     private readonly deps: { results: BatchLineResultsRepository; billing: BillingService; clock: Clock; logger: Logger },
   ) {}
 
-  /** Resolves true when this call recorded the line, false when it had been recorded already. */
-  write(result: LineResult, usage: readonly UsageRecord[]): Promise<boolean> {
+  /**
+   * Resolves true when this call recorded the line (and wrote its usage and `outbox`
+   * messages), false when it had been recorded already.
+   */
+  write(result: LineResult, usage: readonly UsageRecord[], outbox: readonly OutboxMessage[] = []): Promise<boolean> {
+    const nowMs = this.deps.clock.nowMs();
     return new Promise((resolve, reject) => {
-      this.#queue.push({ result, usage, resolve, reject });
+      this.#queue.push({ result, usage, outbox: outbox.map((message) => newOutboxEntry(message, nowMs)), resolve, reject });
       if (!this.#flushing) {
         this.#flushing = true;
         // Let results finishing in the same tick join this flush.
@@ -46,7 +51,7 @@ export class ResultWriter {
       try {
         const inserted = await this.#flush(batch);
         batch.forEach((entry, i) => {
-          if (inserted.has(i)) this.deps.billing.committed(entry.usage);
+          if (inserted.has(i)) this.deps.billing.committed(entry.usage, (entry.outbox?.length ?? 0) > 0);
           entry.resolve(inserted.has(i));
         });
       } catch (err) {

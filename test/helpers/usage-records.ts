@@ -1,4 +1,4 @@
-/** A usage record for storage tests: 10 in, 5 out, 7 micro-dollars, unless overridden. */
+/** A usage record for storage tests, paid by its project: 10 in, 5 out, 7 micro-dollars, unless overridden. */
 import { newId } from '../../src/domain/shared/ids.js';
 import type { UsageRecord } from '../../src/domain/billing/usage.types.js';
 
@@ -7,6 +7,7 @@ export function usageRecord(projectId: string, overrides: Partial<UsageRecord> =
     id: newId('usage_'),
     projectId,
     keyId: null,
+    payer: { kind: 'project', id: projectId },
     model: 'm',
     route: 'r',
     inputTokens: 10,

@@ -64,10 +64,11 @@ describe('config validation', () => {
     expect(problemsOf(yaml)).toEqual(expected);
   });
 
-  it('unknown model id, listing the known ones', () => {
-    const [problem, ...rest] = problemsOf('models:\n  gpt-5:\n    base_url: http://127.0.0.1:1/v1\n');
-    expect(rest).toEqual([]);
-    expect(problem).toMatch(/^models\.gpt-5: unknown model id \(known: gpt-oss-120b, .*t5-small.*\)$/);
+  it('an id outside the catalog is a declared model, served by its base_url', () => {
+    expect(problemsOf('models:\n  gpt-5:\n    base_url: http://127.0.0.1:1/v1\n')).toEqual([]);
+    expect(problemsOf('models:\n  gpt-5:\n    upstream_model: x\n')).toEqual([
+      'models.gpt-5.base_url: required: the OpenAI-compatible server that serves gpt-5 (e.g. http://127.0.0.1:11434/v1 for Ollama)',
+    ]);
   });
 
   it('api_key_env naming an unset variable (and accepted once set)', () => {
@@ -93,6 +94,8 @@ describe('config validation', () => {
     [{ DATABASE_URL: 'mysql://db/sluice' }, 'DATABASE_URL: must start with postgres://, postgresql:// or sqlite:'],
     [{ REDIS_URL: 'http://127.0.0.1:6379' }, 'REDIS_URL: must start with redis:// or rediss://'],
     [{ SLUICE_WORKERS: 'threads' }, 'SLUICE_WORKERS: must be "in-process" or "off"'],
+    [{ BILLING_LOWER_OUTPUT_CAP: 'no' }, 'BILLING_LOWER_OUTPUT_CAP: must be true or false, got "no"'],
+    [{ BILLING_MIN_OUTPUT_TOKENS: '0' }, 'BILLING_MIN_OUTPUT_TOKENS: must be an integer at least 1, got "0"'],
   ])('environment %o', (env, expected) => {
     expect(problemsOf(null, env)).toEqual([expected]);
   });
@@ -107,7 +110,7 @@ describe('config defaults and overrides', () => {
     const dir = tempDir('sluice-config-');
     const config = loadConfig({}, dir);
     expect(config.server).toEqual({
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       port: 8080,
       bodyLimitBytes: 10 * 1024 * 1024,
       trustProxy: false,
@@ -116,7 +119,7 @@ describe('config defaults and overrides', () => {
     });
     expect(config.dataDir).toBe(path.join(dir, 'data'));
     expect(config.database).toEqual({ kind: 'sqlite', path: path.join(dir, 'data', 'sluice.db') });
-    expect(config.billing.freeCreditsMicros).toBe(1_000_000);
+    expect(config.billing).toEqual({ freeCreditsMicros: 1_000_000, lowerOutputCap: true, minOutputTokens: 16 });
     expect(config.workers.inProcess).toBe(true);
     expect(config.adminToken).toBeNull();
     expect(config.redisUrl).toBeNull();
@@ -138,6 +141,15 @@ describe('config defaults and overrides', () => {
     expect(overridden.billing.freeCreditsMicros).toBe(500_000);
     expect(overridden.rateLimit.requestsPerMinute).toBe(20);
     expect(overridden.workers.inProcess).toBe(false);
+  });
+
+  it('billing: lowering the output cap from the file, and its environment twin', () => {
+    const dir = tempDir('sluice-config-');
+    writeFileSync(path.join(dir, 'sluice.yaml'), 'billing:\n  lower_output_cap: false\n  min_output_tokens: 64\n');
+    expect(loadConfig({}, dir).billing).toMatchObject({ lowerOutputCap: false, minOutputTokens: 64 });
+    const overridden = loadConfig({ BILLING_LOWER_OUTPUT_CAP: 'true', BILLING_MIN_OUTPUT_TOKENS: '8' }, dir);
+    expect(overridden.billing).toMatchObject({ lowerOutputCap: true, minOutputTokens: 8 });
+    expect(problemsOf('billing:\n  lower_output_cap: sometimes\n', {})).toHaveLength(1);
   });
 
   it('reads DATABASE_URL and the admin token from a file', () => {

@@ -17,10 +17,13 @@ async function listModels(options: { json?: boolean }): Promise<void> {
   const config = loadConfig();
   const registry = new ModelRegistry(config, pino({ level: 'warn' }, pino.destination(2)));
   try {
+    await registry.refreshUpstreams();
     const rows = [];
     for (const model of registry.list()) {
       const status = await registry.status(model);
-      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready, detail: status.detail });
+      const detail = status.remedy ? `${status.detail}; ${status.remedy}` : status.detail;
+      // An unreachable upstream is still called (it may be back), but it is not ready.
+      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready && !status.unreachable, detail });
     }
     if (options.json) return printJson(rows);
     const table = [['MODEL', 'TASK', 'BACKEND', 'READY', 'DETAIL'], ...rows.map((r) => [r.id, r.task, r.backend, r.ready ? 'yes' : 'no', r.detail])];

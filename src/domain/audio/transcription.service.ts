@@ -4,11 +4,13 @@
  * run the speech model, meter and bill, render the requested format.
  */
 import type { Caller } from '../access/caller.js';
-import { meteredCall, type MeteredCall } from '../billing/meter.js';
-import { invalidRequest } from '../shared/errors.js';
+import { admitCall, runAdmitted, type Admission, type MeteredCall } from '../billing/meter.js';
+import { invalidRequest, isAppError } from '../shared/errors.js';
+import { costMicros } from '../shared/money.js';
+import type { ModelConfig } from '../../config/schema.js';
 import type { CallContext } from '../../inference/backend.js';
 import type { ModelRegistry } from '../../inference/registry.js';
-import type { AudioDecoder } from './ffmpeg-decoder.js';
+import type { AudioDecoder, DecodedAudio } from './ffmpeg-decoder.js';
 import { renderTranscription, type RenderedTranscription } from './transcription-format.js';
 import { MAX_AUDIO_SECONDS, assertAudioFileName, parseTranscriptionRequest, type AudioTask, type FormFields } from './transcription-request.js';
 
@@ -37,17 +39,13 @@ const TOKENS_PER_AUDIO_SECOND = 50;
 const MAX_TOKENS_PER_WINDOW = 224;
 
 /**
- * The audio is decoded only once admitted, so the reservation assumes the longest clip
- * accepted: the duration is not known before decoding.
+ * The estimate of `seconds` of audio: its encoder positions and prompt in, every window's
+ * tokens out. A fixed figure: the caller sets no output cap here, so none is lowered.
  */
-function worstCase(model: string, route: string, requestId: string, prompt: string | null | undefined): MeteredCall {
-  return {
-    model,
-    route,
-    requestId,
-    inputTokens: TOKENS_PER_AUDIO_SECOND * MAX_AUDIO_SECONDS + Buffer.byteLength(prompt ?? '', 'utf8'),
-    maxOutputTokens: Math.ceil(MAX_AUDIO_SECONDS / 30) * MAX_TOKENS_PER_WINDOW,
-  };
+function clipCall(model: ModelConfig, route: string, requestId: string, prompt: string | null | undefined, seconds: number): MeteredCall {
+  const inputTokens = TOKENS_PER_AUDIO_SECOND * Math.ceil(seconds) + Buffer.byteLength(prompt ?? '', 'utf8');
+  const maxOutputTokens = Math.ceil(seconds / 30) * MAX_TOKENS_PER_WINDOW;
+  return { model: model.id, route, requestId, inputTokens, maxOutputTokens, estimateMicros: costMicros(model.price, inputTokens, maxOutputTokens) };
 }
 
 export class TranscriptionService {
@@ -62,8 +60,10 @@ export class TranscriptionService {
     if (upload.bytes === 0) throw invalidRequest('The audio file is empty', 'file', 'invalid_audio');
     const backend = await registry.backendFor(model, 'transcribe');
     const route = AUDIO_ROUTES[task];
-    const { audio, output } = await meteredCall(caller, worstCase(model.id, route, context.requestId, request.prompt), async () => {
-      const audio = await this.deps.decoder.decode(upload.path, MAX_AUDIO_SECONDS);
+    const clip = (seconds: number) => clipCall(model, route, context.requestId, request.prompt, seconds);
+    const admitted = await this.#admit(caller, clip, upload.path);
+    const { audio, output } = await runAdmitted(caller, admitted.admission, async () => {
+      const audio = admitted.audio ?? (await this.deps.decoder.decode(upload.path, MAX_AUDIO_SECONDS));
       const output = await backend.transcribe!({
         ...context,
         model,
@@ -78,5 +78,21 @@ export class TranscriptionService {
     });
     this.deps.onAudio?.(model.id, route, audio.seconds);
     return renderTranscription(output, request);
+  }
+
+  /**
+   * The duration is not known before decoding, so the call first holds the longest clip
+   * accepted. When the credit does not cover that, the file (already on disk, and within
+   * the upload limit) is decoded first and the call holds what its own duration may cost:
+   * a short clip on a low balance is served rather than refused.
+   */
+  async #admit(caller: Caller, clip: (seconds: number) => MeteredCall, file: string): Promise<{ admission: Admission; audio: DecodedAudio | null }> {
+    try {
+      return { admission: await admitCall(caller, clip(MAX_AUDIO_SECONDS)), audio: null };
+    } catch (err) {
+      if (!isAppError(err) || err.kind !== 'insufficient_quota') throw err;
+    }
+    const audio = await this.deps.decoder.decode(file, MAX_AUDIO_SECONDS);
+    return { admission: await admitCall(caller, clip(audio.seconds)), audio };
   }
 }

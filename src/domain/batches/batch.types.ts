@@ -1,4 +1,5 @@
 /** Batch records, statuses and the limits of the spec. */
+import type { PayerRef } from '../access/caller.js';
 
 export type BatchStatus =
   | 'validating'
@@ -44,6 +45,8 @@ export interface BatchRecord {
   id: string;
   projectId: string;
   createdByKeyId: string | null;
+  /** Who pays for the lines: the creating caller's payer. Never shown to clients. */
+  payer: PayerRef;
   endpoint: string;
   inputFileId: string;
   inputBlobKey: string | null;
@@ -106,6 +109,8 @@ export interface BatchRunInfo {
   id: string;
   projectId: string;
   createdByKeyId: string | null;
+  /** As BatchRecord.payer: selects the meter of each line. */
+  payer: PayerRef;
   inputFileId: string;
   inputBlobKey: string;
   status: BatchStatus;

@@ -7,7 +7,7 @@ import { BlobNotFoundError, type BlobStore } from '../files/blob-store.port.js';
 import type { BatchFinalizationStore, BatchResultCounts, BatchStore, SweptBatch, TerminalPatch } from './batch-stores.js';
 import type { FileRecord } from '../files/files.types.js';
 import type { FileStore } from '../files/files.types.js';
-import type { Principal } from '../access/caller.js';
+import { payerRef, type Principal } from '../access/caller.js';
 import type { Clock } from '../shared/clock.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
@@ -94,6 +94,7 @@ export class BatchesService {
       id: newId('batch_'),
       projectId: principal.projectId,
       createdByKeyId: principal.keyId,
+      payer: payerRef(principal.payer),
       endpoint: input.endpoint,
       inputFileId: input.inputFileId,
       inputBlobKey: null,

@@ -7,13 +7,30 @@
 import { newId } from '../shared/ids.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
 import type { Clock } from '../shared/clock.js';
-import type { Principal } from '../access/caller.js';
+import { payerRef, type Principal } from '../access/caller.js';
+import { newOutboxEntry, type OutboxMessage } from '../outbox/outbox.types.js';
 import type { MeteredCall, SettledUsage } from './meter.js';
 import type { UsageRecord } from './usage.types.js';
 import { UsageWriter, type UsageStore } from './usage-writer.js';
 import { BalanceReader, type BalanceStore } from './balance-reader.js';
 
 export type UsageObserver = (record: UsageRecord) => void;
+
+export interface BillingHooks {
+  /** Sees every committed record (metrics). */
+  observe?: UsageObserver;
+  /** A write with outbox messages committed (wakes the deliverer). */
+  outboxCommitted?: () => void;
+}
+
+export interface UsageWriteOptions {
+  /**
+   * Settlement messages for third parties (an intermediary's usage report), written in
+   * the record's transaction and delivered later by the outbox worker: a meter that
+   * reports over the network adds no network wait to the call.
+   */
+  outbox?: readonly OutboxMessage[];
+}
 
 export class BillingService {
   /** Concurrent records share transactions; each is committed before write() resolves. */
@@ -26,7 +43,7 @@ export class BillingService {
     usage: UsageStore,
     private readonly priceOf: (model: string) => TokenPrice,
     private readonly clock: Clock,
-    private readonly observe: UsageObserver = () => {},
+    private readonly hooks: BillingHooks = {},
   ) {
     this.#balances = new BalanceReader(balances);
     this.#writer = new UsageWriter(usage, () => this.#balances.invalidate());
@@ -47,6 +64,7 @@ export class BillingService {
       id: newId('usage_'),
       projectId: principal.projectId,
       keyId: principal.keyId,
+      payer: payerRef(principal.payer),
       model: call.model,
       route: call.route,
       inputTokens: usage.inputTokens,
@@ -58,15 +76,19 @@ export class BillingService {
     };
   }
 
-  /** Writes the record and its debit; resolves once committed. */
-  async write(record: UsageRecord): Promise<void> {
-    await this.#writer.write(record);
-    this.observe(record);
+  /** Writes the record, its debit (project payers only) and its outbox messages; resolves once committed. */
+  async write(record: UsageRecord, options: UsageWriteOptions = {}): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    const outbox = (options.outbox ?? []).map((message) => newOutboxEntry(message, nowMs));
+    await this.#writer.write(record, outbox);
+    this.hooks.observe?.(record);
+    if (outbox.length > 0) this.hooks.outboxCommitted?.();
   }
 
-  /** Reports records that a caller wrote in its own transaction (batch lines). */
-  committed(records: readonly UsageRecord[]): void {
+  /** Reports records (and whether outbox messages went with them) that a caller wrote in its own transaction (batch lines). */
+  committed(records: readonly UsageRecord[], withOutbox = false): void {
     this.#balances.invalidate();
-    for (const record of records) this.observe(record);
+    for (const record of records) this.hooks.observe?.(record);
+    if (withOutbox) this.hooks.outboxCommitted?.();
   }
 }

@@ -7,6 +7,7 @@
  * Admission directly, passing what it says to the caller's reply (settlementHeaders).
  */
 import type { Caller, Principal } from '../access/caller.js';
+import { isAppError } from '../shared/errors.js';
 import type { UsageRecord } from './usage.types.js';
 
 /** What is known of a call at admission: enough to price its worst case. */
@@ -62,6 +63,20 @@ export interface Meter {
   admit(principal: Principal, call: MeteredCall): Admission | Promise<Admission>;
 }
 
+/**
+ * The cause of a refusal that lasts only while the payer's other calls are in flight:
+ * the call fits the payer's balance, not what those calls hold. A caller that can wait
+ * (a batch line) awaits `released()` (a hold given back, or the timeout) and tries again.
+ */
+export class HeldByOtherCalls {
+  constructor(readonly released: (timeoutMs: number, signal?: AbortSignal) => Promise<void>) {}
+}
+
+/** The HeldByOtherCalls behind a refusal, or null when waiting would not help. */
+export function heldByOtherCalls(err: unknown): HeldByOtherCalls | null {
+  return isAppError(err) && err.cause instanceof HeldByOtherCalls ? err.cause : null;
+}
+
 /** Passes headers to the caller's reply, when anyone listens and there are any. */
 export function toReply(caller: Caller, headers: Readonly<Record<string, string>> | null | undefined): void {
   if (headers && caller.reply) caller.reply.set(headers);
@@ -91,7 +106,15 @@ export async function meteredCall<T>(
   call: MeteredCall,
   work: (admission: Admission) => Promise<{ value: T; usage: SettledUsage }>,
 ): Promise<T> {
-  const admission = await admitCall(caller, call);
+  return runAdmitted(caller, await admitCall(caller, call), work);
+}
+
+/** The second half of meteredCall, for a call admitted some other way: runs `work`, then settles or releases. */
+export async function runAdmitted<T>(
+  caller: Caller,
+  admission: Admission,
+  work: (admission: Admission) => Promise<{ value: T; usage: SettledUsage }>,
+): Promise<T> {
   let outcome: { value: T; usage: SettledUsage };
   try {
     outcome = await work(admission);

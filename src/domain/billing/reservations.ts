@@ -12,6 +12,10 @@
  * that debit. Holds given back after a commit are therefore logged with an epoch, and a
  * read still counts those released after it began: it never sees neither the debit nor
  * the hold.
+ *
+ * A call refused only because the project's other calls hold its credit can wait for
+ * them (whenReleased): every hold given back counts a release for its project and wakes
+ * that project's waiters.
  */
 export interface Hold {
   readonly projectId: string;
@@ -36,10 +40,57 @@ export class ReservationBook {
   #released: Released[] = [];
   /** Reads under way, by the epoch they began in (insertion order is epoch order). */
   readonly #reads = new Map<number, number>();
+  /** Holds given back per project (for waiters that must not miss one), and the waiters. */
+  readonly #releases = new Map<string, number>();
+  readonly #waiters = new Map<string, Set<() => void>>();
 
   /** Credit held for `projectId` by calls in flight. */
   heldFor(projectId: string): number {
     return this.#held.get(projectId) ?? 0;
+  }
+
+  /**
+   * What `balance`, read in `readEpoch`, leaves free for a new hold of `projectId`: the
+   * balance less the holds in flight and those given back since the read began.
+   */
+  freeOf(projectId: string, balance: number, readEpoch: number): number {
+    return balance - this.heldFor(projectId) - this.#releasedSince(projectId, readEpoch);
+  }
+
+  /** How many holds of `projectId` were given back so far: pass it to whenReleased(). */
+  releasesOf(projectId: string): number {
+    return this.#releases.get(projectId) ?? 0;
+  }
+
+  /**
+   * Resolves once a hold of `projectId` is given back after `releasesOf()` returned
+   * `since` (at once if one already was, or if nothing is held any more), or after
+   * `timeoutMs`, whichever is first. Rejects when `signal` aborts.
+   */
+  whenReleased(projectId: string, since: number, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
+    if (this.releasesOf(projectId) > since || this.heldFor(projectId) === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const waiters = this.#waiters.get(projectId) ?? new Set<() => void>();
+      this.#waiters.set(projectId, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', aborted);
+        waiters.delete(wake);
+        if (waiters.size === 0 && this.#waiters.get(projectId) === waiters) this.#waiters.delete(projectId);
+      };
+      const wake = () => {
+        done();
+        resolve();
+      };
+      const aborted = () => {
+        done();
+        reject(signal?.reason ?? new Error('aborted'));
+      };
+      const timer = setTimeout(wake, timeoutMs);
+      waiters.add(wake);
+      signal?.addEventListener('abort', aborted, { once: true });
+    });
   }
 
   /** Marks a balance read as begun; pass the epoch to tryHold() and endRead(). */
@@ -67,7 +118,7 @@ export class ReservationBook {
    */
   tryHold(projectId: string, balance: number, micros: number, readEpoch: number): Hold | null {
     const held = this.heldFor(projectId);
-    const available = balance - held - this.#releasedSince(projectId, readEpoch);
+    const available = this.freeOf(projectId, balance, readEpoch);
     if (available <= 0 || micros > available) return null;
     this.#held.set(projectId, held + micros);
     let done = false;
@@ -79,8 +130,19 @@ export class ReservationBook {
       else this.#held.set(projectId, left);
       if (afterCommit && this.#reads.size > 0) this.#released.push({ epoch: ++this.#epoch, projectId, micros });
       else if (afterCommit) this.#epoch++;
+      this.#wake(projectId);
     };
     return { projectId, micros, release: () => giveBack(false), settled: () => giveBack(true) };
+  }
+
+  #wake(projectId: string): void {
+    // A project with nothing held needs no count: whenReleased() returns at once for it.
+    if (this.heldFor(projectId) === 0) this.#releases.delete(projectId);
+    else this.#releases.set(projectId, this.releasesOf(projectId) + 1);
+    const waiters = this.#waiters.get(projectId);
+    if (!waiters) return;
+    this.#waiters.delete(projectId);
+    for (const wake of [...waiters]) wake();
   }
 
   #releasedSince(projectId: string, epoch: number): number {

@@ -4,16 +4,22 @@
  * those arriving while a transaction is being written) share a transaction: under load
  * one commit carries many calls; alone, a record waits one turn (setImmediate). A failed
  * shared commit is retried record by record, so one bad record cannot fail the others.
+ * A record's outbox entries (settlement messages to third parties) are written in the
+ * same transaction as the record.
  */
+import type { OutboxEntry } from '../outbox/outbox.types.js';
 import type { UsageRecord } from './usage.types.js';
 
 export interface UsageStore {
-  recordAndDebit(record: UsageRecord): Promise<void>;
-  recordAndDebitMany(records: readonly UsageRecord[]): Promise<void>;
+  /** The record, its debit and `outbox` in one transaction. */
+  recordAndDebit(record: UsageRecord, outbox?: readonly OutboxEntry[]): Promise<void>;
+  /** Several records, their debits and `outbox` in one transaction. */
+  recordAndDebitMany(records: readonly UsageRecord[], outbox?: readonly OutboxEntry[]): Promise<void>;
 }
 
 interface Pending {
   record: UsageRecord;
+  outbox: readonly OutboxEntry[];
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -31,9 +37,9 @@ export class UsageWriter {
     private readonly onCommitted: () => void = () => {},
   ) {}
 
-  write(record: UsageRecord): Promise<void> {
+  write(record: UsageRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ record, resolve, reject });
+      this.#queue.push({ record, outbox, resolve, reject });
       if (!this.#draining) {
         this.#draining = true;
         setImmediate(() => void this.#drain());
@@ -55,7 +61,10 @@ export class UsageWriter {
 
   async #writeMany(batch: Pending[]): Promise<void> {
     try {
-      await this.store.recordAndDebitMany(batch.map((p) => p.record));
+      await this.store.recordAndDebitMany(
+        batch.map((p) => p.record),
+        batch.flatMap((p) => p.outbox),
+      );
       this.onCommitted();
       for (const p of batch) p.resolve();
     } catch {
@@ -65,7 +74,7 @@ export class UsageWriter {
 
   async #writeOne(pending: Pending): Promise<void> {
     try {
-      await this.store.recordAndDebit(pending.record);
+      await this.store.recordAndDebit(pending.record, pending.outbox);
       this.onCommitted();
       pending.resolve();
     } catch (err) {

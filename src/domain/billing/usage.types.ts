@@ -1,8 +1,15 @@
-/** The usage record: one per billable call, written with its project's debit. */
+import type { PayerRef } from '../access/caller.js';
+
+/**
+ * The usage record: one per billable call. The project is the tenant whose usage it is;
+ * the payer is who was charged. Only a `project` payer's record debits that project's
+ * credit, in the transaction that writes the record.
+ */
 export interface UsageRecord {
   id: string;
   projectId: string;
   keyId: string | null;
+  payer: PayerRef;
   model: string;
   route: string;
   inputTokens: number;

@@ -15,7 +15,7 @@ import type { ChatStreamEvent, TokenUsage } from '../../inference/backend.js';
 import type { ModelRegistry } from '../../inference/registry.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
 import { parseChatRequest, type ChatRequest } from './chat-request.js';
-import { ChatRunner, type Conversation, type PreparedCall } from './chat-runner.js';
+import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from './chat-runner.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
 import { meteredCallOf, outputCapOf } from './metered-call.js';
 
@@ -54,8 +54,8 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     const request = parseChatRequest(body);
     if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
     const call = await this.#prepare(request, false);
-    return meteredCall(caller, meteredOf(call, request, context), async () => {
-      const result = await this.#runner.run(call, context);
+    return meteredCall(caller, meteredOf(call, request, context), async (admission) => {
+      const result = await this.#runner.run(withOutputCap(call, admission.outputCap), context);
       const value = chatCompletionWire(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), call.model.id, result);
       return { value, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 } };
     });
@@ -70,7 +70,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     const request = parseChatRequest(body);
     const call = await this.#prepare(request, true);
     const admission = await admitCall(caller, meteredOf(call, request, context));
-    const events = this.#runner.stream(call, context);
+    const events = this.#runner.stream(withOutputCap(call, admission.outputCap), context);
     let first: IteratorResult<ChatStreamEvent>;
     try {
       first = await events.next();

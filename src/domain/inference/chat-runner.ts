@@ -67,6 +67,17 @@ function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: Call
   };
 }
 
+/**
+ * The call run with a lowered output cap: the meter granted `cap` tokens instead of the
+ * model's default (a request that set no cap; see CreditMeter). A task model's result is
+ * not generated token by token and takes no cap.
+ */
+export function withOutputCap(call: PreparedCall, cap: number | undefined): PreparedCall {
+  if (cap === undefined || call.kind === 'task') return call;
+  const sampling = { ...call.conversation.sampling, max_tokens: cap };
+  return { ...call, conversation: { ...call.conversation, sampling } };
+}
+
 export class ChatRunner {
   constructor(private readonly registry: ModelRegistry) {}
 

@@ -5,12 +5,12 @@
  * form, float32.ts) or, with `encoding_format: base64`, as little-endian float32 bytes.
  */
 import type { Caller } from '../access/caller.js';
-import { meteredCall } from '../billing/meter.js';
+import { runAdmitted } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
 import type { CallContext } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
-import { meteredCallOf } from './metered-call.js';
+import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
 import { float32Base64, vectorNumbers } from './float32.js';
 import { optionalInteger, optionalString, requireObject, requiredString, type Body } from './request-fields.js';
 
@@ -70,7 +70,8 @@ export class EmbeddingsService {
     }
     const backend = await registry.backendFor(model, 'embed');
     const metered = meteredCallOf(model, context.route ?? EMBEDDINGS_ROUTE, context.requestId, request.inputs, 0);
-    const output = await meteredCall(caller, metered, async () => {
+    const admission = await admitOnCountedInput(caller, registry, model, metered, request.inputs);
+    const output = await runAdmitted(caller, admission, async () => {
       const value = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs });
       return { value, usage: { inputTokens: value.usage.inputTokens, outputTokens: 0, status: 200 } };
     });

@@ -1,6 +1,9 @@
 /** The MeteredCall of an inference request: what its credit reservation is priced on. */
 import type { ModelConfig } from '../../config/schema.js';
-import type { MeteredCall } from '../billing/meter.js';
+import type { Caller } from '../access/caller.js';
+import { admitCall, type Admission, type MeteredCall } from '../billing/meter.js';
+import { isAppError } from '../shared/errors.js';
+import type { ModelRegistry } from '../../inference/registry.js';
 
 /**
  * A hard upper bound on the tokens of `text` under any byte-level or byte-fallback
@@ -12,6 +15,12 @@ export const maxPossibleTokens = (text: string): number => Buffer.byteLength(tex
 /** Special tokens a runtime may add around each text (chat-template role markers, [CLS]/[SEP]). */
 const FRAMING_TOKENS_PER_TEXT = 8;
 
+/** A call's output cap, and whether the request set it (only a cap it did not set may be lowered). */
+export interface OutputCap {
+  maxOutputTokens: number;
+  outputCapExplicit: boolean;
+}
+
 /**
  * Input tokens are bounded by the texts' UTF-8 bytes (no tokenizer makes more tokens
  * than bytes) plus each text's framing: an upper estimate that costs no tokenization
@@ -22,15 +31,48 @@ export function meteredCallOf(
   route: string,
   requestId: string,
   texts: readonly string[],
-  maxOutputTokens: number,
+  /** A number is a fixed cap (0 for calls that produce no tokens). */
+  cap: OutputCap | number,
 ): MeteredCall {
   let inputTokens = 0;
   for (const text of texts) inputTokens += maxPossibleTokens(text) + FRAMING_TOKENS_PER_TEXT;
-  return { model: model.id, route, requestId, inputTokens, maxOutputTokens };
+  const { maxOutputTokens, outputCapExplicit } = typeof cap === 'number' ? { maxOutputTokens: cap, outputCapExplicit: true } : cap;
+  return { model: model.id, route, requestId, inputTokens, maxOutputTokens, outputCapExplicit };
 }
 
-/** The request's own output cap, else the model's default. */
-export function outputCapOf(model: ModelConfig, sampling: Readonly<Record<string, unknown>>): number {
+/** The request's own output cap (`max_completion_tokens`, `max_tokens`), else the model's default. */
+export function outputCapOf(model: ModelConfig, sampling: Readonly<Record<string, unknown>>): OutputCap {
   const cap = sampling.max_completion_tokens ?? sampling.max_tokens;
-  return typeof cap === 'number' ? cap : model.maxOutputTokens;
+  return typeof cap === 'number'
+    ? { maxOutputTokens: cap, outputCapExplicit: true }
+    : { maxOutputTokens: model.maxOutputTokens, outputCapExplicit: false };
+}
+
+/**
+ * Admits a call that has no output to lower (embeddings, moderations) on its byte bound;
+ * when the credit does not cover that bound, counts the texts with the model's tokenizer
+ * and, where every count is exact, admits on the counted tokens (plus the same framing)
+ * instead: the byte bound can exceed the tokens a few times over, and must not refuse an
+ * input the credit pays for. The count costs only calls the bound would have refused.
+ */
+export async function admitOnCountedInput(
+  caller: Caller,
+  registry: ModelRegistry,
+  model: ModelConfig,
+  call: MeteredCall,
+  texts: readonly string[],
+): Promise<Admission> {
+  try {
+    return await admitCall(caller, call);
+  } catch (err) {
+    if (!isAppError(err) || err.kind !== 'insufficient_quota') throw err;
+    let inputTokens = 0;
+    for (const text of texts) {
+      const counted = await registry.countTokens(model, text);
+      if (!counted.exact) throw err;
+      inputTokens += counted.tokens + FRAMING_TOKENS_PER_TEXT;
+    }
+    if (inputTokens >= call.inputTokens) throw err;
+    return admitCall(caller, { ...call, inputTokens });
+  }
 }

@@ -5,13 +5,13 @@
  * in OpenAI's order.
  */
 import type { Caller } from '../access/caller.js';
-import { meteredCall } from '../billing/meter.js';
+import { runAdmitted } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
 import { randomString } from '../shared/ids.js';
 import { MODERATION_CATEGORIES, type CallContext, type ModerationResult } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
-import { meteredCallOf } from './metered-call.js';
+import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
 import { describe, optionalObject, optionalString, requireObject, type Body } from './request-fields.js';
 
 export const MODERATIONS_ROUTE = '/v1/moderations';
@@ -83,7 +83,8 @@ export class ModerationsService {
     }
     const backend = await registry.backendFor(model, 'moderate');
     const metered = meteredCallOf(model, context.route ?? MODERATIONS_ROUTE, context.requestId, texts, 0);
-    const output = await meteredCall(caller, metered, async () => {
+    const admission = await admitOnCountedInput(caller, registry, model, metered, texts);
+    const output = await runAdmitted(caller, admission, async () => {
       const value = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options });
       return { value, usage: { inputTokens: value.usage.inputTokens, outputTokens: value.usage.outputTokens, status: 200 } };
     });

@@ -8,8 +8,8 @@ import { toUnixSeconds } from '../shared/clock.js';
 import { randomString } from '../shared/ids.js';
 import type { CallContext } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
-import { ChatRunner, type ChatResult } from './chat-runner.js';
-import { meteredCallOf } from './metered-call.js';
+import { ChatRunner, withOutputCap, type ChatResult } from './chat-runner.js';
+import { meteredCallOf, outputCapOf } from './metered-call.js';
 import { parseResponsesRequest, type ResponsesRequest } from './responses-request.js';
 
 export const RESPONSES_ROUTE = '/v1/responses';
@@ -31,12 +31,14 @@ function outputItems(result: ChatResult, status: string): unknown[] {
   return items;
 }
 
+/** `outputCap`: the cap the call ran with, when the meter lowered it (a request that set none). */
 export function responseWire(
   request: ResponsesRequest,
   model: string,
   result: ChatResult,
   createdAt: number,
   completedAt: number,
+  outputCap?: number,
 ): Record<string, unknown> {
   const incomplete = result.finishReason === 'length';
   const status = incomplete ? 'incomplete' : 'completed';
@@ -50,7 +52,7 @@ export function responseWire(
     error: null,
     incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
     instructions: request.instructions,
-    max_output_tokens: request.maxOutputTokens,
+    max_output_tokens: outputCap ?? request.maxOutputTokens,
     model,
     output: outputItems(result, status),
     parallel_tool_calls: request.parallelToolCalls,
@@ -100,10 +102,11 @@ export class ResponsesService {
       false,
     );
     const texts = call.kind === 'chat' ? call.messages.map((m) => m.content) : [call.input];
-    const metered = meteredCallOf(model, context.route ?? RESPONSES_ROUTE, context.requestId, texts, request.maxOutputTokens ?? model.maxOutputTokens);
-    return meteredCall(caller, metered, async () => {
-      const result = await this.#runner.run(call, context);
-      const value = responseWire(request, model.id, result, createdAt, toUnixSeconds(this.deps.clock.nowMs()));
+    const metered = meteredCallOf(model, context.route ?? RESPONSES_ROUTE, context.requestId, texts, outputCapOf(model, request.sampling));
+    return meteredCall(caller, metered, async (admission) => {
+      const result = await this.#runner.run(withOutputCap(call, admission.outputCap), context);
+      const completedAt = toUnixSeconds(this.deps.clock.nowMs());
+      const value = responseWire(request, model.id, result, createdAt, completedAt, admission.outputCap);
       return { value, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 } };
     });
   }

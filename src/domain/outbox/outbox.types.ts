@@ -1,42 +1,92 @@
 /**
- * The durable outbox: messages to other systems written in the same transaction as the
- * state they report (a usage report beside its usage record), so a crash between the
- * answer and the delivery loses nothing. A worker (outbox-worker.ts) delivers them by
- * target kind, retries with backoff, and parks what cannot be delivered as dead letters,
- * which an operator can list and replay.
+ * The settlement outbox: messages to third parties (an intermediary's usage report, for
+ * one) that must follow a usage record without the request waiting on the network. A
+ * message is written in the usage record's own transaction (so it exists exactly when
+ * the record does) and delivered later by the OutboxDeliverer (src/worker), through the
+ * handler a feature registered for its target kind. Delivery is at least once; the
+ * idempotency key lets the receiver drop a repeat.
  */
+import type { Page } from '../shared/pagination.js';
+import { newId } from '../shared/ids.js';
 
-export type OutboxState = 'pending' | 'sent' | 'dead';
+export type OutboxState = 'pending' | 'delivered' | 'dead';
 
+/** What a meter enqueues. */
 export interface OutboxMessage {
-  id: string;
-  /** Which handler delivers it (e.g. `gateway_usage`). */
-  target: string;
-  /** The receiver deduplicates on it; unique per target. */
+  /** Selects the handler ('intermediary', ...). */
+  targetKind: string;
+  /** Unique per target kind: the same settlement is never enqueued twice; receivers dedupe on it. */
   idempotencyKey: string;
+  /** JSON-serializable. */
   payload: unknown;
-  state: OutboxState;
-  attempts: number;
-  nextAttemptAtMs: number;
-  lastError: string | null;
-  createdAtMs: number;
-  sentAtMs: number | null;
 }
 
-/** A message to enqueue; the store fills in the delivery state. */
-export type NewOutboxMessage = Pick<OutboxMessage, 'id' | 'target' | 'idempotencyKey' | 'payload' | 'createdAtMs'>;
+export interface OutboxEntry extends OutboxMessage {
+  id: string;
+  state: OutboxState;
+  /** Deliveries begun (a claim counts, so an entry that kills its deliverer still goes dead). */
+  attempts: number;
+  nextAttemptAtMs: number;
+  /** Why the last attempt failed: the error's kind and message only, never a request or its credentials. */
+  lastError: string | null;
+  createdAtMs: number;
+  deliveredAtMs: number | null;
+}
+
+export function newOutboxEntry(message: OutboxMessage, nowMs: number): OutboxEntry {
+  return {
+    id: newId('outbox_'),
+    targetKind: message.targetKind,
+    idempotencyKey: message.idempotencyKey,
+    payload: message.payload,
+    state: 'pending',
+    attempts: 0,
+    nextAttemptAtMs: nowMs,
+    lastError: null,
+    createdAtMs: nowMs,
+    deliveredAtMs: null,
+  };
+}
+
+/** Delivers one entry to its target; resolves once the target accepted it, throws otherwise. */
+export interface OutboxHandler {
+  deliver(entry: OutboxEntry, signal: AbortSignal): Promise<void>;
+}
+
+/** Handlers by target kind; features register theirs in the composition root. */
+export type OutboxHandlers = Map<string, OutboxHandler>;
 
 export interface OutboxStore {
   /**
-   * Takes up to `limit` due pending messages of `target` for `leaseMs` (their next attempt
-   * moves past the lease, so another worker does not take them meanwhile).
+   * Leases up to `limit` pending entries due at `nowMs` to `owner` and counts an attempt
+   * on each. An entry is leased to one owner at a time, across processes.
    */
-  claimDue(target: string, nowMs: number, limit: number, leaseMs: number): Promise<OutboxMessage[]>;
-  markSent(ids: readonly string[], nowMs: number): Promise<void>;
-  markRetry(id: string, attempts: number, nextAttemptAtMs: number, error: string): Promise<void>;
-  markDead(id: string, attempts: number, error: string): Promise<void>;
-  /** Newest first; `after` is the last id of the previous page. */
-  list(target: string, state: OutboxState, limit: number, after?: string): Promise<{ items: OutboxMessage[]; hasMore: boolean }>;
-  /** A dead letter back to pending, due now, attempts reset; undefined when no such dead letter. */
-  replay(target: string, id: string, nowMs: number): Promise<OutboxMessage | undefined>;
+  claimDue(owner: string, nowMs: number, leaseMs: number, limit: number): Promise<OutboxEntry[]>;
+  /** False when `owner` no longer held the entry. */
+  markDelivered(id: string, owner: string, nowMs: number): Promise<boolean>;
+  /** Back to pending, due at `nextAttemptAtMs`. */
+  reschedule(id: string, owner: string, nextAttemptAtMs: number, error: string): Promise<boolean>;
+  markDead(id: string, owner: string, error: string): Promise<boolean>;
+  find(id: string): Promise<OutboxEntry | undefined>;
+  /** Dead entries, oldest first; `after` is the id of the last entry of the previous page. */
+  listDead(limit: number, after?: string): Promise<Page<OutboxEntry>>;
+  /** A dead entry back to pending with no attempts, due at `nowMs`; false when it was not dead. */
+  replay(id: string, nowMs: number): Promise<boolean>;
+  /** Deletes entries delivered before `deliveredBeforeMs`; returns how many. */
+  purgeDelivered(deliveredBeforeMs: number): Promise<number>;
+}
+
+const MAX_ERROR_CHARS = 300;
+
+/** What an attempt's failure leaves on the entry: its kind and message, bounded. */
+export function describeFailure(err: unknown): string {
+  const kind = err instanceof Error ? ((err as { kind?: unknown }).kind ?? err.name) : 'Error';
+  const message = err instanceof Error ? err.message : String(err);
+  return `${String(kind)}: ${message}`.slice(0, MAX_ERROR_CHARS);
+}
+
+/** Delay before attempt `attempts + 1`: doubling from `baseMs` up to `capMs`, with jitter (50–100 % of the step). */
+export function outboxBackoffMs(attempts: number, baseMs: number, capMs: number, random: () => number = Math.random): number {
+  const step = Math.min(capMs, baseMs * 2 ** Math.max(0, attempts - 1));
+  return Math.round(step / 2 + random() * (step / 2));
 }

@@ -43,6 +43,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (errorBody) mapped.body = errorBody(request, mapped.error, mapped);
     if (mapped.serverFault) {
       request.log.error({ err: error, request_id: request.id }, 'request failed');
+    } else if (mapped.status === 503) {
+      request.log.warn({ status: mapped.status, code: mapped.code, reason: (error as Error).message }, 'request refused: not available');
     } else {
       request.log.info({ status: mapped.status, code: mapped.code }, 'request rejected');
     }

@@ -15,6 +15,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { AppError } from '../../domain/shared/errors.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../../domain/shared/json-depth.js';
+import { describeJsonError } from '../../domain/shared/json-position.js';
 
 export const tooDeep = () =>
   new AppError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels, the limit for JSON bodies`, {
@@ -22,7 +23,10 @@ export const tooDeep = () =>
   });
 
 const emptyBody = () => new AppError('invalid_request', 'Request body is empty; send a JSON object', { code: 'invalid_json' });
-const invalidJson = () => new AppError('invalid_request', 'Invalid JSON body', { code: 'invalid_json' });
+/** Where the body stops being JSON, so the client can find the mistake. */
+export function invalidJson(text: string, error: unknown): AppError {
+  return new AppError('invalid_request', describeJsonError('Invalid JSON body', text, error), { code: 'invalid_json' });
+}
 
 interface BodySchema {
   properties?: unknown;
@@ -47,8 +51,8 @@ export function parseJsonText(request: FastifyRequest, text: string, options: Pa
   if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) throw tooDeep();
   try {
     return secureJson.parse(text, undefined, options);
-  } catch {
-    throw invalidJson();
+  } catch (err) {
+    throw invalidJson(text, err);
   }
 }
 

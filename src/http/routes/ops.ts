@@ -10,7 +10,9 @@ export function registerOpsRoutes(app: FastifyInstance, container: Container): v
   app.get('/readyz', { schema: { hide: true, response: { 200: Readiness, 503: Readiness } }, ...serializeAsBefore }, async (request, reply) => {
     const readiness = await container.readiness();
     if (!readiness.ready) request.log.warn({ readiness }, 'not ready');
-    return reply.code(readiness.ready ? 200 : 503).send({ status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks });
+    const body: Record<string, unknown> = { status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks };
+    if (Object.keys(readiness.upstreams).length > 0) body.upstreams = readiness.upstreams;
+    return reply.code(readiness.ready ? 200 : 503).send(body);
   });
 
   app.get('/metrics', { schema: { hide: true, response: { 200: MetricsText } }, ...serializeAsBefore }, async (_request, reply) => {

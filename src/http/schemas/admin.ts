@@ -56,6 +56,13 @@ const UsageRecordObject = Type.Object({
   object: Type.Literal('usage_record'),
   project_id: Type.String(),
   key_id: Nullable(Type.String()),
+  payer: Type.Object(
+    {
+      kind: Type.Union([Type.Literal('project'), Type.Literal('intermediary'), Type.Literal('agent'), Type.Literal('receipt')]),
+      id: Type.String({ description: 'the project, intermediary, agent or receipt charged' }),
+    },
+    { description: 'who paid for the call; only a `project` payer is debited from a project balance' },
+  ),
   model: Type.String(),
   route: Type.String(),
   input_tokens: Type.Integer(),
@@ -69,6 +76,30 @@ const UsageRecordObject = Type.Object({
 export const UsageList = Type.Object({
   object: Type.Literal('list'),
   data: Type.Array(UsageRecordObject),
+  first_id: Nullable(Type.String()),
+  last_id: Nullable(Type.String()),
+  has_more: Type.Boolean(),
+});
+
+const OutboxMessageObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('outbox_message'),
+  target_kind: Type.String({ description: 'whose handler delivers it (e.g. `intermediary`)' }),
+  idempotency_key: Type.String({ description: 'passed to the receiver with every attempt' }),
+  payload: Type.Unknown({ description: 'the JSON message' }),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('dead')]),
+  attempts: Type.Integer(),
+  last_error: Nullable(Type.String({ description: 'kind and message of the last failed attempt' })),
+  next_attempt_at: UnixSeconds,
+  created_at: UnixSeconds,
+  delivered_at: Nullable(UnixSeconds),
+});
+
+export const OutboxMessage = OutboxMessageObject;
+
+export const OutboxList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(OutboxMessageObject),
   first_id: Nullable(Type.String()),
   last_id: Nullable(Type.String()),
   has_more: Type.Boolean(),

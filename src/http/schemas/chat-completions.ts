@@ -108,6 +108,20 @@ const ChatMessage = Type.Object({
   reasoning: Type.Optional(Type.String({ description: 'present when the model produced reasoning' })),
 });
 
+/** Tokens of a chat completion (and of the last chunk of a stream that asked for usage). */
+export const ChatUsage = Type.Object({
+  prompt_tokens: Integer,
+  completion_tokens: Integer,
+  total_tokens: Integer,
+  prompt_tokens_details: Type.Object({ cached_tokens: Integer, audio_tokens: Integer }),
+  completion_tokens_details: Type.Object({
+    reasoning_tokens: Integer,
+    audio_tokens: Integer,
+    accepted_prediction_tokens: Integer,
+    rejected_prediction_tokens: Integer,
+  }),
+});
+
 export const ChatCompletionObject = Type.Object({
   id: Type.String(),
   object: Type.Literal('chat.completion'),
@@ -121,18 +135,31 @@ export const ChatCompletionObject = Type.Object({
       finish_reason: Type.String(),
     }),
   ),
-  usage: Type.Object({
-    prompt_tokens: Integer,
-    completion_tokens: Integer,
-    total_tokens: Integer,
-    prompt_tokens_details: Type.Object({ cached_tokens: Integer, audio_tokens: Integer }),
-    completion_tokens_details: Type.Object({
-      reasoning_tokens: Integer,
-      audio_tokens: Integer,
-      accepted_prediction_tokens: Integer,
-      rejected_prediction_tokens: Integer,
+  usage: ChatUsage,
+  system_fingerprint: OrNull(Type.String()),
+  service_tier: Type.String(),
+});
+
+/** One server-sent event of a streamed chat completion (`data: {...}`); the stream ends with `data: [DONE]`. */
+export const ChatCompletionChunk = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('chat.completion.chunk'),
+  created: Type.Integer({ description: 'Unix timestamp, seconds' }),
+  model: Type.String(),
+  choices: Type.Array(
+    Type.Object({
+      index: Integer,
+      delta: Type.Object({
+        role: Type.Optional(Type.Literal('assistant')),
+        content: Type.Optional(OrNull(Type.String())),
+        reasoning: Type.Optional(Type.String({ description: 'present when the model reasons' })),
+      }),
+      logprobs: Type.Null(),
+      finish_reason: OrNull(Type.String()),
     }),
-  }),
+  ),
+  // Present only when the request set stream_options.include_usage: null on every chunk but the last.
+  usage: Type.Optional(OrNull(ChatUsage)),
   system_fingerprint: OrNull(Type.String()),
   service_tier: Type.String(),
 });

@@ -8,6 +8,11 @@ export const ModelObject = Type.Object({
   object: Type.Literal('model'),
   created: Type.Integer({ description: 'Unix timestamp, seconds (fixed: catalog models have no date of their own)' }),
   owned_by: Type.String(),
+  unreachable_since: Type.Optional(
+    Type.String({
+      description: 'Sluice extension, on GET /v1/models/{id}: the model’s upstream has not answered since this time (ISO 8601); calls still try it',
+    }),
+  ),
 });
 
 export const SystemOneModel = Type.Object({ name: Type.String(), description: Type.String(), release_date: Type.String({ description: 'YYYY-MM-DD' }) });

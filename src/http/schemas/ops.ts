@@ -6,6 +6,11 @@ export const Health = Type.Object({ status: Type.Literal('ok') });
 export const Readiness = Type.Object({
   status: Type.String({ description: '`ready` (200) or `not_ready` (503)' }),
   checks: Type.Record(Type.String(), Type.String()),
+  upstreams: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'per upstream model: `reachable` or `unreachable since <ISO time> (<code>)`; informs only, never makes the replica not ready',
+    }),
+  ),
 });
 
 export const MetricsText = Type.String({ description: 'Prometheus text exposition format' });

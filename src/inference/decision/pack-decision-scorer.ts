@@ -72,7 +72,7 @@ export class PackDecisionScorer implements DecisionScorer {
   async open(model: ModelConfig, signal?: AbortSignal, requestId?: string): Promise<DecisionModel> {
     const backend = await this.registry.backendFor(model, model.entry.task === 'moderation' ? 'moderate' : 'runTask');
     if (!(backend instanceof OnnxBackend)) {
-      throw new AppError('unavailable', `Model ${model.id} answers decisions only on its in-process classifier pack`, {
+      throw new AppError('unavailable', `Model ${model.id} answers decisions only on its in-process classifier pack; remove models.${model.id}.backend and base_url from sluice.yaml`, {
         code: 'model_not_available',
         param: 'model',
       });
@@ -98,7 +98,7 @@ export class PackDecisionScorer implements DecisionScorer {
   async #llm(requestId: string, signal?: AbortSignal): Promise<NextTokenRunner> {
     const id = this.scorers.llmModel;
     const model = id === null ? undefined : this.registry.find(id);
-    if (!model) throw new AppError('unavailable', `The llm scorer's chat model ${id ?? '(decision.llm_model)'} is not configured`, { code: 'model_not_available', param: 'model' });
+    if (!model) throw new AppError('unavailable', `The llm scorer's chat model ${id ?? '(decision.llm_model)'} is not configured; set decision.llm_model in sluice.yaml to a chat model`, { code: 'model_not_available', param: 'model' });
     const backend = await this.registry.backendFor(model, 'nextTokenLogprobs');
     return async (messages, candidates, stop) => {
       try {
@@ -116,10 +116,10 @@ export class PackDecisionScorer implements DecisionScorer {
   /** The NLI model and the onnx backend that runs it; 503 `model_not_available` when it cannot run. */
   async #nli(signal?: AbortSignal): Promise<NliRunner> {
     const model = this.registry.find(this.scorers.nliModel);
-    if (!model) throw new AppError('unavailable', `The nli scorer's model ${this.scorers.nliModel} is not configured`, { code: 'model_not_available', param: 'model' });
+    if (!model) throw new AppError('unavailable', `The nli scorer's model ${this.scorers.nliModel} is not configured; set decision.nli_model in sluice.yaml to deberta-v3-small`, { code: 'model_not_available', param: 'model' });
     const backend = await this.registry.backendFor(model, 'runTask');
     if (!(backend instanceof OnnxBackend)) {
-      throw new AppError('unavailable', `The nli scorer runs ${model.id} in process only`, { code: 'model_not_available', param: 'model' });
+      throw new AppError('unavailable', `The nli scorer runs ${model.id} in process only; remove models.${model.id}.backend and base_url from sluice.yaml`, { code: 'model_not_available', param: 'model' });
     }
     return (premise, hypotheses) => backend.nliPairs(model, premise, hypotheses, signal);
   }
@@ -172,7 +172,7 @@ export class PackDecisionScorer implements DecisionScorer {
         if (isCalibrator(parsed[type])) calibration[type] = parsed[type] as ModelCalibration['noul'];
       }
     } catch {
-      throw new AppError('unavailable', `Model ${model.id} cannot be used: its ${DECISION_CALIBRATION_FILE} is not valid JSON`, {
+      throw new AppError('unavailable', `Model ${model.id} cannot be used: its ${DECISION_CALIBRATION_FILE} is not valid JSON; fix it, or delete it and run \`sluice calibrate ${model.id} <labelled.jsonl>\``, {
         code: 'model_not_available',
         param: 'model',
       });

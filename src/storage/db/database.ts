@@ -4,7 +4,7 @@
  * that builds queries on it.
  */
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, type Compilable, type Dialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, type Compilable, type Dialect, type Generated } from 'kysely';
 import type { DatabaseConfig } from '../../config/schema.js';
 import { sqliteDialect, type SqlStatement, type SyncSqlite } from './sqlite.js';
 
@@ -31,6 +31,9 @@ export interface UsageRecordsTable {
   id: string;
   project_id: string;
   key_id: string | null;
+  /** Who paid (migration 0006; defaults to `project`); NULL payer_id: the project (a row from before it). */
+  payer_kind: Generated<string>;
+  payer_id: string | null;
   model: string;
   route: string;
   input_tokens: number;
@@ -92,6 +95,9 @@ export interface BatchesTable {
   validation_heartbeat_at: number | null;
   /** W3C traceparent of the creating request, when tracing was on (migration 0005). */
   trace_parent: string | null;
+  /** Who pays for the batch's lines (migration 0006; defaults to `project`); NULL payer_id: the project. */
+  payer_kind: Generated<string>;
+  payer_id: string | null;
 }
 
 /** A leased unit of batch work: the input lines in bytes [start_byte, end_byte). */
@@ -120,19 +126,20 @@ export interface BatchLineResultsTable {
   created_at: number;
 }
 
-/** Messages to other systems, delivered by a worker (migration 0006). */
-export interface OutboxMessagesTable {
+/** The settlement outbox (migration 0007); payload is JSON text. */
+export interface OutboxTable {
   id: string;
-  target: string;
+  target_kind: string;
   idempotency_key: string;
-  /** JSON. */
   payload: string;
   state: string;
   attempts: number;
   next_attempt_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
   last_error: string | null;
   created_at: number;
-  sent_at: number | null;
+  delivered_at: number | null;
 }
 
 /** Every table; later migrations add theirs here. */
@@ -144,7 +151,7 @@ export interface Tables {
   batches: BatchesTable;
   batch_shards: BatchShardsTable;
   batch_line_results: BatchLineResultsTable;
-  outbox_messages: OutboxMessagesTable;
+  outbox: OutboxTable;
 }
 
 export type SqlFlavor = 'sqlite' | 'postgres';

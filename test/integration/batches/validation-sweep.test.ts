@@ -156,7 +156,7 @@ describe('the validation sweep', () => {
     // A row just stored by a request that is still validating.
     const now = clock.nowMs();
     const fresh: BatchRecord = {
-      id: newId('batch_'), projectId, createdByKeyId: null, endpoint: '/v1/chat/completions', inputFileId: 'file-x',
+      id: newId('batch_'), projectId, payer: { kind: 'project', id: projectId }, createdByKeyId: null, endpoint: '/v1/chat/completions', inputFileId: 'file-x',
       inputBlobKey: null, completionWindow: '24h', status: 'validating', metadata: {}, errors: null,
       requestCounts: { total: 0, completed: 0, failed: 0 }, outputFileId: null, errorFileId: null, createdAtMs: now,
       expiresAtMs: now + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,

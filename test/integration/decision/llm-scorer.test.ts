@@ -200,8 +200,8 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
       const tenant = await fresh.newTenant({ balanceUsd: 5 });
       const res = await call(fresh.baseUrl, 'POST', '/v1/systemone', { key: tenant.key, body: { model: IAB, state: STATE, questions: one } });
       expect(res.status).toBe(503);
-      expect(res.body.error).toMatchObject({ type: 'internal_error', code: 'model_not_available', param: 'model' });
-      expect(res.body.error.message).toMatch(/^Model LFM2\.5-1\.2B-Instruct has no usable backend/);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_available', param: 'model' });
+      expect(res.body.error.message).toMatch(/^Model LFM2\.5-1\.2B-Instruct is not available: no \.gguf file in its model directory; run `sluice models pull LFM2\.5-1\.2B-Instruct`$/);
     } finally {
       await fresh.close();
     }

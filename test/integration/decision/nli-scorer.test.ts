@@ -81,8 +81,8 @@ describe('the nli scorer', () => {
       const body = { model: 'zlm-v1-moderation-edge', state: 'x', questions: { q: { type: 'noul', instructions: 'Is it kind?' } } };
       const res = await call(fresh.baseUrl, 'POST', '/v1/systemone', { key: tenant.key, body });
       expect(res.status).toBe(503);
-      expect(res.body.error).toMatchObject({ type: 'internal_error', code: 'model_not_available', param: 'model' });
-      expect(res.body.error.message).toMatch(/^Model deberta-v3-small has no usable backend/);
+      expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'model_not_available', param: 'model' });
+      expect(res.body.error.message).toMatch(/^Model deberta-v3-small is not available: /);
     } finally {
       await fresh.close();
     }

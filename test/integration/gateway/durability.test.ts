@@ -39,7 +39,7 @@ describe('settlement outbox across kill -9', () => {
   it('a report owed when the server died is delivered once by the restarted server', async () => {
     const dataDir = tempDir('sluice-gw-kill-');
     const configFile = path.join(dataDir, 'sluice.yaml');
-    writeFileSync(configFile, `${inferenceYaml(upstream.baseUrl)}gateway:\n  settlement_retry_base_ms: 50\n`);
+    writeFileSync(configFile, inferenceYaml(upstream.baseUrl));
     const env = { DATA_DIR: dataDir, SLUICE_CONFIG: configFile, ...gatewayEnvVars(intermediary.baseUrl) };
 
     intermediary.refuseReports(503);

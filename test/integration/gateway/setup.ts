@@ -38,7 +38,7 @@ export async function startGatewayEnv(
   const upstream = await startFakeUpstream();
   const intermediary = await startFakeIntermediary();
   const server = await startTestServer({
-    yaml: inferenceYaml(upstream.baseUrl, options.models) + (options.yamlTail ?? 'gateway:\n  settlement_retry_base_ms: 50\n'),
+    yaml: inferenceYaml(upstream.baseUrl, options.models) + (options.yamlTail ?? ''),
     env: gatewayEnvVars(intermediary.baseUrl, options.env),
     startWorkers: options.startWorkers ?? true,
   });

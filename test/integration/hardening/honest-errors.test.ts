@@ -27,10 +27,8 @@ describe('503 model_not_available', () => {
     expect(res.headers.get('x-should-retry')).toBe('false');
     expect(res.body).toEqual({
       error: {
-        message:
-          'Model LFM2.5-1.2B-Instruct has no usable backend (no .gguf file in its model directory): set models.LFM2.5-1.2B-Instruct.base_url ' +
-          'in sluice.yaml to an OpenAI-compatible server, or run `sluice models pull LFM2.5-1.2B-Instruct`',
-        type: 'internal_error',
+        message: 'Model LFM2.5-1.2B-Instruct is not available: no .gguf file in its model directory; run `sluice models pull LFM2.5-1.2B-Instruct`',
+        type: 'invalid_request_error',
         code: 'model_not_available',
         param: 'model',
       },
@@ -46,7 +44,7 @@ describe('503 model_not_available', () => {
     expect(audio.status).toBe(503);
     expect(audio.headers.get('x-should-retry')).toBe('false');
     expect(body.error.code).toBe('model_not_available');
-    expect(body.error.message).toMatch(/^Model whisper-tiny has no usable backend \(missing from its model directory: [^/]*config\.json/);
+    expect(body.error.message).toMatch(/^Model whisper-tiny is not available: missing from its model directory: [^/]*config\.json/);
     expect(body.error.message).not.toContain(env.server.container.config.modelsDir);
     expect(body.error.message).not.toContain(env.server.dataDir);
   });

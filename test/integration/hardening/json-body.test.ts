@@ -82,7 +82,7 @@ describe('nesting depth', () => {
   it('__proto__ keys are still refused as by Fastify', async () => {
     const res = await post('/v1/chat/completions', '{"model":"x","__proto__":{"polluted":1}}');
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: { message: 'Invalid JSON body', type: 'invalid_request_error', code: 'invalid_json', param: null } });
+    expect(res.body).toEqual({ error: { message: 'Invalid JSON body: Object contains forbidden prototype property', type: 'invalid_request_error', code: 'invalid_json', param: null } });
   });
 });
 

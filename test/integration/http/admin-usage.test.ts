@@ -43,6 +43,7 @@ describe('admin API: GET /admin/v1/projects/{id}/usage', () => {
       object: 'usage_record',
       project_id: tenant.projectId,
       key_id: tenant.keyId,
+      payer: { kind: 'project', id: tenant.projectId },
       model: 'gpt-oss-120b',
       route: 'chat.completions',
       input_tokens: 4000,

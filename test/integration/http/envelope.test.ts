@@ -80,7 +80,7 @@ describe('response envelope', () => {
 
   it('400 malformed JSON', async () => {
     const tenant = await server.newTenant();
-    const bad = { error: { message: 'Invalid JSON body', type: 'invalid_request_error', code: 'invalid_json', param: null } };
+    const bad = (message: string) => ({ error: { message, type: 'invalid_request_error', code: 'invalid_json', param: null } });
     const v1 = await call(server.baseUrl, 'POST', `${PROBE}/spend`, {
       key: tenant.key,
       headers: { 'content-type': 'application/json' },
@@ -88,14 +88,14 @@ describe('response envelope', () => {
     });
     expect(v1.status).toBe(400);
     requestIdOf(v1);
-    expect(v1.body).toEqual(bad);
+    expect(v1.body).toEqual(bad('Invalid JSON body at line 1, column 17: Unexpected end of JSON input'));
     const adminRes = await call(server.baseUrl, 'POST', '/admin/v1/projects', {
       headers: { ...admin, 'content-type': 'application/json' },
       rawBody: '{name: acme}',
     });
     expect(adminRes.status).toBe(400);
     requestIdOf(adminRes);
-    expect(adminRes.body).toEqual(bad);
+    expect(adminRes.body).toEqual(bad('Invalid JSON body at line 1, column 2: Expected property name or \'}\''));
   });
 
   it('413 body over the configured limit (1 MB)', async () => {

@@ -55,7 +55,14 @@ describe('insufficient quota', () => {
     expect((await spend(server, tenant.key, 2)).status).toBe(200); // 3 → 1
     const refused = await spend(server, tenant.key, 2); // 2 does not fit in 1
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual(QUOTA);
+    expect(refused.body).toEqual({
+      error: {
+        ...QUOTA.error,
+        message:
+          'Insufficient credit: this request may cost up to 0.000002 USD, and the free balance ' +
+          '(the balance less the credit held by calls in flight) is 0.000001 USD.',
+      },
+    });
     expect((await spend(server, tenant.key, 1)).status).toBe(200); // 1 → 0
     expect((await spend(server, tenant.key, 1)).status).toBe(429);
     expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
@@ -68,7 +75,10 @@ describe('insufficient quota', () => {
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(20);
     expect(statuses.filter((s) => s === 429)).toHaveLength(180);
-    expect(answers.find((a) => a.status === 429)!.body).toEqual(QUOTA);
+    // A refusal while credit is held names the figures; once the balance is spent it is the plain one.
+    for (const refused of answers.filter((a) => a.status === 429)) {
+      expect(refused.body.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota', param: null });
+    }
     expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
     expect(await usageCount(tenant.projectId)).toBe(20);
   });

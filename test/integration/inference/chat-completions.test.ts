@@ -207,7 +207,7 @@ describe('routing', () => {
     expect(unbound.status).toBe(503);
     expect(unbound.body.error.code).toBe('model_not_available');
     expect(unbound.body.error.param).toBe('model');
-    expect(unbound.body.error.message).toMatch(/^Model LFM2\.5-1\.2B-Instruct has no usable backend \(.+\): set models\.LFM2\.5-1\.2B-Instruct\.base_url in sluice\.yaml to an OpenAI-compatible server, or run `sluice models pull LFM2\.5-1\.2B-Instruct`$/);
+    expect(unbound.body.error.message).toMatch(/^Model LFM2\.5-1\.2B-Instruct is not available: .+; run `sluice models pull LFM2\.5-1\.2B-Instruct`$/);
   });
 });
 

@@ -23,13 +23,22 @@ beforeEach(() => env.upstream.reset());
 const hello = { model: 'llama-3.1-8b-instruct-fast', messages: [{ role: 'user', content: 'Hello' }] };
 const chat = (key: string) => call(env.server.baseUrl, 'POST', '/v1/chat/completions', { key, body: hello });
 
-const QUOTA_ERROR = {
-  error: {
-    message: 'You exceeded your current quota, please check your plan and billing details.',
-    type: 'insufficient_quota',
-    code: 'insufficient_quota',
-    param: null,
-  },
+/** The refusal of a call of "Hello" (13 input tokens) with this output cap, on this much free credit (µ$). */
+const quotaError = (cap: number, freeMicros: number, explicit: boolean) => {
+  const usd = (micros: number) => (micros / 1e6).toFixed(6);
+  const affords = Math.max(0, Math.min(cap, freeMicros - 13));
+  return {
+    error: {
+      message:
+        `Insufficient credit: this request may cost up to ${usd(13 + cap)} USD (13 input tokens at most, an output cap of ${cap} tokens), ` +
+        `and the free balance (the balance less the credit held by calls in flight) is ${usd(freeMicros)} USD, ` +
+        `which affords an output cap of at most ${affords} tokens` +
+        (explicit ? '. Lower the output cap, or add credit.' : `, fewer than the minimum of ${cap}. Add credit.`),
+      type: 'insufficient_quota',
+      code: 'insufficient_quota',
+      param: null,
+    },
+  };
 };
 
 it('admits only what the balance covers: 50 concurrent calls on 100 µ$ serve 5, and the balance never goes below zero', async () => {
@@ -41,7 +50,13 @@ it('admits only what the balance covers: 50 concurrent calls on 100 µ$ serve 5,
   const refused = results.filter((r) => r.status === 429);
   expect(ok).toBe(5); // 100 µ$ / 20 µ$ estimated each
   expect(refused).toHaveLength(45);
-  for (const r of refused) expect(r.body).toEqual(QUOTA_ERROR);
+  // Five holds of 20 µ$ leave less than the 13 µ$ of input free (a call that ended gives back the 2 µ$ its
+  // estimate exceeded its cost); the model's default cap (7) is below the minimum of 16, so it is not lowered.
+  for (const r of refused) {
+    const free = Number(/is (\d+\.\d{6}) USD/.exec(r.body.error.message)?.[1]) * 1e6;
+    expect(free).toBeLessThan(13);
+    expect(r.body).toEqual(quotaError(7, Math.round(free), false));
+  }
   expect(env.upstream.count('/chat/completions')).toBe(5);
 
   const final = await balanceOf(env.server, tenant.projectId);
@@ -54,7 +69,7 @@ it('admits only what the balance covers: 50 concurrent calls on 100 µ$ serve 5,
   env.upstream.chat({ delayMs: 0 });
   const later = await chat(tenant.key);
   expect(later.status).toBe(429);
-  expect(later.body).toEqual(QUOTA_ERROR);
+  expect(later.body).toEqual(quotaError(7, 10, false));
   expect(later.headers.get('x-should-retry')).toBe('false');
 });
 
@@ -74,7 +89,7 @@ it("prices the estimate on the request's own output cap, else the model's defaul
   // max_tokens 100: 13 + 100 = 113 µ$ estimated does not fit 20 µ$, though the call would cost 18.
   const capped = await call(env.server.baseUrl, 'POST', '/v1/chat/completions', { key: tenant.key, body: { ...hello, max_tokens: 100 } });
   expect(capped.status).toBe(429);
-  expect(capped.body).toEqual(QUOTA_ERROR);
+  expect(capped.body).toEqual(quotaError(100, 20, true));
   // The model's default (max_output_tokens: 7 in the config): 13 + 7 = 20 µ$ fits exactly.
   expect((await chat(tenant.key)).status).toBe(200);
   expect(await balanceOf(env.server, tenant.projectId)).toBe(2);

@@ -164,6 +164,34 @@ describe('POST /v1/audio/transcriptions', () => {
   });
 });
 
+describe('credit', () => {
+  // At the catalog's prices the longest clip (600 s: 30,000 tokens in, 20 windows of 224 out) may cost
+  // 824 µ$; a 3-second clip (150 in, 224 out) 15 µ$.
+  const balanceOf = async (projectId: string) => (await server.container.projects.getProject(projectId)).balanceMicros;
+
+  it('serves a short clip on credit that does not cover the longest one, holding what the clip may cost', async () => {
+    const poor = await server.newTenant({ balanceUsd: 0.0001 }); // 100 µ$
+    const res = await post('transcriptions', tone('c.wav', 3), { model: 'whisper-tiny' }, { 'x-api-key': poor.key });
+    expect(res.status).toBe(200);
+    const left = await balanceOf(poor.projectId);
+    expect(left).toBeLessThan(100);
+    expect(left).toBeGreaterThanOrEqual(100 - 15);
+
+    const poorer = await server.newTenant({ balanceUsd: 0.00001 }); // 10 µ$
+    const refused = await post('transcriptions', tone('c.wav', 3), { model: 'whisper-tiny' }, { 'x-api-key': poorer.key });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toEqual({
+      message:
+        'Insufficient credit: this request may cost up to 0.000015 USD, and the free balance ' +
+        '(the balance less the credit held by calls in flight) is 0.000010 USD.',
+      type: 'insufficient_quota',
+      code: 'insufficient_quota',
+      param: null,
+    });
+    expect(await balanceOf(poorer.projectId)).toBe(10);
+  });
+});
+
 describe('POST /v1/audio/translations', () => {
   it('translates into English and takes no language', async () => {
     const file = tone('t.wav', 2);

@@ -85,6 +85,37 @@ describe('POST /v1/embeddings (onnx)', () => {
   });
 });
 
+describe('embeddings on low credit (onnx: an exact tokenizer)', () => {
+  // At 1,000 USD per million input tokens: the byte bound of "hello world" and "good news"
+  // is 11 + 9 bytes + 8 framing each = 36 tokens (36,000 µ$); the call uses 8 tokens.
+  let priced: TestServer;
+  beforeAll(async () => {
+    const yaml = 'models:\n  all-minilm-l6-v2: { price: { input_per_million_usd: 1000, output_per_million_usd: 1000 } }\n';
+    priced = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });
+  });
+  afterAll(async () => priced?.close());
+  const balanceOf = async (projectId: string) => (await priced.container.projects.getProject(projectId)).balanceMicros;
+  const embed = (key: string) =>
+    call(priced.baseUrl, 'POST', '/v1/embeddings', { key, body: { model: 'all-minilm-l6-v2', input: ['hello world', 'good news'] } });
+
+  it('serves an input whose byte bound the credit does not cover, holding its counted tokens instead', async () => {
+    const tenant = await priced.newTenant({ balanceUsd: 0.025 });
+    const res = await embed(tenant.key);
+    expect(res.status).toBe(200);
+    expect(res.body.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
+    expect(await balanceOf(tenant.projectId)).toBe(25_000 - 8_000);
+  });
+
+  it('still refuses when the counted tokens do not fit either', async () => {
+    const tenant = await priced.newTenant({ balanceUsd: 0.008 });
+    const res = await embed(tenant.key);
+    expect(res.status).toBe(429);
+    expect(res.body.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
+    expect(res.body.error.message).toMatch(/^Insufficient credit: this request may cost up to 0\.0\d{5} USD/);
+    expect(await balanceOf(tenant.projectId)).toBe(8_000);
+  });
+});
+
 describe('zero-shot classification (deberta-v3-small)', () => {
   it('returns the label → probability JSON on chat completions, labels from the system message', async () => {
     const res = await call(server.baseUrl, 'POST', '/v1/chat/completions', {

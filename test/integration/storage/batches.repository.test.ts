@@ -29,7 +29,7 @@ const cases = await dialectCases();
 function batchRecord(projectId: string, keyId: string | null, overrides: Partial<BatchRecord> = {}): BatchRecord {
   const now = Date.now();
   return {
-    id: newId('batch_'), projectId, createdByKeyId: keyId, endpoint: '/v1/chat/completions', inputFileId: 'file-x',
+    id: newId('batch_'), projectId, payer: { kind: 'project', id: projectId }, createdByKeyId: keyId, endpoint: '/v1/chat/completions', inputFileId: 'file-x',
     inputBlobKey: 'files/file-x.jsonl', completionWindow: '24h', status: 'validating', metadata: { a: 1 }, errors: null,
     requestCounts: { total: 0, completed: 0, failed: 0 }, outputFileId: null, errorFileId: null, createdAtMs: now,
     expiresAtMs: now + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,
@@ -75,7 +75,7 @@ describe.each(cases)('batch repositories on $name', ({ open }) => {
   afterAll(() => database.close());
 
   const usageRecord = (requestId: string, cost = 5): UsageRecord => ({
-    id: newId('usage_'), projectId, keyId, model: 'm', route: 'batch', inputTokens: 3, outputTokens: 2, costMicros: cost,
+    id: newId('usage_'), projectId, payer: { kind: 'project', id: projectId }, keyId, model: 'm', route: 'batch', inputTokens: 3, outputTokens: 2, costMicros: cost,
     requestId, status: 200, createdAtMs: Date.now(),
   });
 

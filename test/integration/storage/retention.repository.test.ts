@@ -30,7 +30,7 @@ const T0 = 1_000_000;
 
 function batchRecord(projectId: string, overrides: Partial<BatchRecord> = {}): BatchRecord {
   return {
-    id: newId('batch_'), projectId, createdByKeyId: null, endpoint: '/v1/chat/completions', inputFileId: 'file-x',
+    id: newId('batch_'), projectId, payer: { kind: 'project', id: projectId }, createdByKeyId: null, endpoint: '/v1/chat/completions', inputFileId: 'file-x',
     inputBlobKey: null, completionWindow: '24h', status: 'validating', metadata: {}, errors: null,
     requestCounts: { total: 0, completed: 0, failed: 0 }, outputFileId: null, errorFileId: null, createdAtMs: NOW,
     expiresAtMs: NOW + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,
@@ -75,7 +75,7 @@ describe.each(cases)('retention in the repositories on $name', ({ open }) => {
   afterAll(() => database.close());
 
   const usageRecord = (requestId: string): UsageRecord => ({
-    id: newId('usage_'), projectId, keyId: null, model: 'm', route: 'batch', inputTokens: 1, outputTokens: 1, costMicros: 5,
+    id: newId('usage_'), projectId, payer: { kind: 'project', id: projectId }, keyId: null, model: 'm', route: 'batch', inputTokens: 1, outputTokens: 1, costMicros: 5,
     requestId, status: 200, createdAtMs: NOW,
   });
   const ledgerOf = async (batchId: string) => ({

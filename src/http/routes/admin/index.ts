@@ -24,7 +24,18 @@ import {
   UsageQuery,
 } from '../../schemas/admin.js';
 import { keyToWire, projectToWire, usageToWire } from './mappers.js';
-import { registerGatewaySettlementRoutes } from './gateway-settlements.js';
+import { registerOutboxAdmin } from './outbox.js';
+import { declareSecurityScheme } from '../../openapi-security.js';
+
+const ADMIN_SECURITY = { name: 'AdminToken', scheme: { type: 'http', scheme: 'bearer', description: 'The operator token, SLUICE_ADMIN_TOKEN' } };
+
+/** The document says how admin routes authenticate: the admin token as a bearer token. */
+function documentAdminSecurity(scope: FastifyInstance): void {
+  declareSecurityScheme(scope, ADMIN_SECURITY);
+  scope.addHook('onRoute', (route) => {
+    if (route.schema && !route.schema.hide) route.schema = { ...route.schema, security: [{ [ADMIN_SECURITY.name]: [] }] };
+  });
+}
 
 function registerAdminAuth(scope: FastifyInstance, token: string): void {
   scope.addHook('onRequest', async (request) => {
@@ -40,6 +51,7 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   const { projects } = container;
   registerAdminAuth(scope, container.config.adminToken!);
+  documentAdminSecurity(scope);
   const tags = ['admin'];
 
   scope.post('/projects', { schema: { tags, body: NameBody, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>
@@ -90,5 +102,5 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
     return toListPage(page, usageToWire);
   });
 
-  registerGatewaySettlementRoutes(scope, container);
+  registerOutboxAdmin(scope, container.outbox.service, tags);
 };

@@ -29,6 +29,7 @@ export const usageToWire = (u: UsageRecord) => ({
   object: 'usage_record' as const,
   project_id: u.projectId,
   key_id: u.keyId,
+  payer: { kind: u.payer.kind, id: u.payer.id },
   model: u.model,
   route: u.route,
   input_tokens: u.inputTokens,

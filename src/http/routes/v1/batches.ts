@@ -7,6 +7,7 @@ import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { principalOf } from '../../auth/caller-auth.js';
 import { batchWire } from '../../mappers/files-batches.js';
 import { notValidated } from '../../schemas/document-only.js';
+import { answersErrors } from '../../openapi-document.js';
 import { BatchCreateBody, BatchIdParams, BatchList, BatchListQuery, BatchObject } from '../../schemas/files-batches.js';
 
 const tags = ['batches'];
@@ -22,6 +23,8 @@ export function registerBatchesRoutes(scope: FastifyInstance, container: Contain
         summary: 'Create a batch over an uploaded .jsonl file',
         body: BatchCreateBody,
         response: { 200: BatchObject },
+        // 404: the input file does not exist.
+        ...answersErrors('not_found'),
       },
       // Every body reaches the service, which answers with the spec's messages and records the refusal.
       ...notValidated,
@@ -47,7 +50,7 @@ export function registerBatchesRoutes(scope: FastifyInstance, container: Contain
 
   scope.post<{ Params: Static<typeof BatchIdParams> }>(
     '/batches/:batch_id/cancel',
-    { schema: { tags, summary: 'Cancel a batch', params: BatchIdParams, response: { 200: BatchObject } } },
+    { schema: { tags, summary: 'Cancel a batch', params: BatchIdParams, response: { 200: BatchObject }, ...answersErrors('conflict') } },
     async (request) => batchWire(await batches.cancel(principalOf(request).projectId, request.params.batch_id)),
   );
 }

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import { CHAT_ROUTE } from '../../../domain/inference/chat-completions.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
-import { ChatCompletionBody, ChatCompletionObject } from '../../schemas/chat-completions.js';
+import { ChatCompletionBody, ChatCompletionChunk, ChatCompletionObject } from '../../schemas/chat-completions.js';
+import { STREAM_EVENT } from '../../openapi-document.js';
 import { clientAbortSignal, sendSse } from '../../sse.js';
 
 const schema = {
@@ -11,6 +12,8 @@ const schema = {
   summary: 'Create a chat completion (OpenAI-compatible; `stream: true` for SSE)',
   body: ChatCompletionBody,
   response: { 200: ChatCompletionObject },
+  // Documented only: a stream is written by sendSse, not serialized from this schema.
+  [STREAM_EVENT]: ChatCompletionChunk,
 };
 
 export function registerChatCompletionsRoute(scope: FastifyInstance, container: Container): void {

@@ -31,7 +31,10 @@ export function registerModelsRoutes(scope: FastifyInstance, container: Containe
     async (request) => {
       const model = registry.find(request.params.id);
       if (!model) throw notFound(`The model \`${request.params.id}\` does not exist`, 'model_not_found', 'model');
-      return modelWire(model);
+      // The finding of the last probe; a stale one is refreshed in the background, never awaited here.
+      registry.refreshUpstreams([model]).catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));
+      const { unreachable } = await registry.status(model);
+      return unreachable ? { ...modelWire(model), unreachable_since: unreachable.since } : modelWire(model);
     },
   );
 }

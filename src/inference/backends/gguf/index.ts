@@ -35,7 +35,12 @@ export class GgufBackend implements InferenceBackend {
     if (!where) return { ready: false, detail: 'no model path configured' };
     const file = await findGguf(where);
     if (file) return { ready: true, detail: `gguf model ${file}` };
-    return { ready: false, detail: `no .gguf file in ${where}`, publicDetail: 'no .gguf file in its model directory' };
+    return {
+      ready: false,
+      detail: `no .gguf file in ${where}`,
+      publicDetail: 'no .gguf file in its model directory',
+      remedy: `run \`sluice models pull ${model.id}\``,
+    };
   }
 
   async chat(params: ChatParams): Promise<ChatOutput> {

@@ -65,14 +65,25 @@ export class OnnxBackend implements InferenceBackend {
   async status(model: ModelConfig): Promise<BackendStatus> {
     if (isPackModel(model.id)) return this.packs.status(model);
     const kind = ENGINE_KINDS[model.id];
-    if (!kind) return { ready: false, detail: `the onnx runtime has no implementation for ${model.id}` };
+    if (!kind) {
+      return {
+        ready: false,
+        detail: `the onnx runtime has no implementation for ${model.id}`,
+        remedy: `remove models.${model.id}.backend from sluice.yaml to run it on its default runtime, ${model.entry.defaultBackend}`,
+      };
+    }
     const dir = model.binding.path;
     if (!dir) return { ready: false, detail: 'no model directory configured' };
     const req = requiredFiles(kind);
     const missing = await missingFiles(dir, req.files, req.graphs);
     if (missing.length > 0) {
       const files = missing.join(', ');
-      return { ready: false, detail: `missing in ${dir}: ${files}`, publicDetail: `missing from its model directory: ${files}` };
+      return {
+        ready: false,
+        detail: `missing in ${dir}: ${files}`,
+        publicDetail: `missing from its model directory: ${files}`,
+        remedy: `run \`sluice models pull ${model.id}\``,
+      };
     }
     return { ready: true, detail: `onnx ${kind} model in ${dir}` };
   }

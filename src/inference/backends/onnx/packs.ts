@@ -37,6 +37,9 @@ function manifestVersion(file: string): number {
   }
 }
 
+/** One command assembles a pack, pulling its backbone when missing. */
+const pullRemedy = (model: ModelConfig, backbone: ModelConfig): string => `run \`sluice models pull ${model.id}\` (it pulls ${backbone.id})`;
+
 function unavailable(message: string, cause?: unknown): AppError {
   return new AppError('unavailable', message, { code: 'model_not_available', param: 'model', cause });
 }
@@ -55,10 +58,13 @@ export class PackHost {
       const manifest = await this.#manifest(model);
       const backbone = this.#backboneModel(model, manifest ?? defaultManifest(model.id));
       const missing = await missingFiles(backbone.binding.path!, ['config.json', 'tokenizer.json'], [['model']]);
-      if (missing.length > 0) return { ready: false, detail: this.#missingBackbone(model, backbone, missing) };
+      if (missing.length > 0) return { ready: false, detail: this.#missingBackbone(backbone, missing), remedy: pullRemedy(model, backbone) };
       return { ready: true, detail: manifest ? `classifier pack on ${backbone.id}` : `classifier pack on ${backbone.id} (assembled on first use)` };
     } catch (err) {
-      if (err instanceof ManifestError || err instanceof AppError) return { ready: false, detail: err.message };
+      if (err instanceof ManifestError) {
+        return { ready: false, detail: err.message, remedy: `fix that key, or delete the file and run \`sluice models pull ${model.id}\` to write the default` };
+      }
+      if (err instanceof AppError) return { ready: false, detail: err.message };
       throw err;
     }
   }
@@ -142,15 +148,15 @@ export class PackHost {
     return { ...base, binding: { ...base.binding, path: path.resolve(model.binding.path!, manifest.backbone.path) } };
   }
 
-  #missingBackbone(model: ModelConfig, backbone: ModelConfig, missing: string[]): string {
-    return `its backbone ${backbone.id} is not installed (${missing.join(', ')} missing); run \`sluice models pull ${model.id}\` (it pulls ${backbone.id})`;
+  #missingBackbone(backbone: ModelConfig, missing: string[]): string {
+    return `its backbone ${backbone.id} is not installed, missing ${missing.join(', ')}`;
   }
 
   async #backbone(model: ModelConfig, manifest: PackManifest): Promise<Backbone> {
     const backbone = this.#backboneModel(model, manifest);
     const dir = backbone.binding.path!;
     const missing = await missingFiles(dir, ['config.json', 'tokenizer.json'], [['model']]);
-    if (missing.length > 0) throw unavailable(`Model ${model.id} cannot run: ${this.#missingBackbone(model, backbone, missing)}`);
+    if (missing.length > 0) throw unavailable(`Model ${model.id} is not available: ${this.#missingBackbone(backbone, missing)}; ${pullRemedy(model, backbone)}`);
     const config = await requireJson<{ hidden_size?: number; dim?: number }>(dir, 'config.json');
     const tokenizer = await TextTokenizer.fromDir(dir);
     const graph = (await findGraph(dir, 'model'))!;

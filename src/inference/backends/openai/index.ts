@@ -29,6 +29,7 @@ import { upstreamProtocolError, upstreamTransportError } from './errors.js';
 import { chatBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
 import { readChatCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
 import { SseDecoder } from './sse-decoder.js';
+import { UpstreamProbes } from './upstream-probes.js';
 
 export function createOpenAIBackend(deps: BackendDeps): InferenceBackend {
   return new OpenAIBackend(deps.tokens, deps.logger);
@@ -45,6 +46,7 @@ const header = (value: string | string[] | undefined): string | null => (Array.i
 export class OpenAIBackend implements InferenceBackend {
   readonly kind = 'openai' as const;
   readonly #client = new UpstreamClient();
+  readonly #probes = new UpstreamProbes();
 
   constructor(
     private readonly tokens: TokenCounter,
@@ -52,8 +54,25 @@ export class OpenAIBackend implements InferenceBackend {
   ) {}
 
   async status(model: ModelConfig): Promise<BackendStatus> {
-    if (!model.binding.baseUrl) return { ready: false, detail: 'backend openai has no base_url' };
-    return { ready: true, detail: `upstream ${model.binding.baseUrl}` };
+    if (!model.binding.baseUrl) {
+      return { ready: false, detail: 'it has no upstream', remedy: `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server and restart` };
+    }
+    const state = this.#probes.peek(model.binding.baseUrl);
+    if (state.kind !== 'unreachable') return { ready: true, detail: `upstream ${model.binding.baseUrl}` };
+    const since = new Date(state.sinceMs).toISOString();
+    return {
+      ready: true,
+      detail: `upstream ${model.binding.baseUrl} unreachable since ${since} (${state.reason})`,
+      unreachable: { since, reason: state.reason },
+    };
+  }
+
+  async probe(models: readonly ModelConfig[]): Promise<void> {
+    const targets = new Map<string, { baseUrl: string; apiKey: string | null }>();
+    for (const m of models) {
+      if (m.binding.backend === 'openai' && m.binding.baseUrl) targets.set(m.binding.baseUrl, { baseUrl: m.binding.baseUrl, apiKey: m.binding.apiKey });
+    }
+    await this.#probes.refresh(targets.values());
   }
 
   async chat(params: ChatParams): Promise<ChatOutput> {

@@ -8,7 +8,8 @@ import * as m0002 from './0002-files-batches.js';
 import * as m0003 from './0003-batch-retention.js';
 import * as m0004 from './0004-usage-clustered.js';
 import * as m0005 from './0005-batch-trace-parent.js';
-import * as m0006 from './0006-outbox.js';
+import * as m0006 from './0006-payer.js';
+import * as m0007 from './0007-outbox.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -16,5 +17,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0003-batch-retention': m0003,
   '0004-usage-clustered': m0004,
   '0005-batch-trace-parent': m0005,
-  '0006-outbox': m0006,
+  '0006-payer': m0006,
+  '0007-outbox': m0007,
 };

@@ -14,6 +14,7 @@ import type { Kysely } from 'kysely';
 import type { Database, Tables } from '../database.js';
 import type { UsageRepository } from './usage.repository.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
+import type { OutboxEntry } from '../../../domain/outbox/outbox.types.js';
 import { ACTIVE_STATUSES, type LineResult } from '../../../domain/batches/batch.types.js';
 import type { BatchResultCounts, ResultCounts } from '../../../domain/batches/batch-stores.js';
 
@@ -21,6 +22,8 @@ export interface ResultEntry {
   result: LineResult;
   /** The usage the line's calls produced, written only if this entry is the one recorded. */
   usage: readonly UsageRecord[];
+  /** Settlement messages of that usage, written with it. */
+  outbox?: readonly OutboxEntry[];
 }
 
 /** Drops a batch's line results and shards; run inside the transaction that ends the batch. */
@@ -74,7 +77,12 @@ export class BatchLineResultsRepository implements BatchResultCounts {
         // delete(): should one flush carry the same line twice, only its first entry counts.
         if (recorded.delete(keyOf(result.batchId, result.lineNo))) inserted.add(i);
       });
-      await this.usage.recordAndDebitIn(trx, [...inserted].flatMap((i) => entries[i]!.usage));
+      const written = [...inserted].map((i) => entries[i]!);
+      await this.usage.recordAndDebitIn(
+        trx,
+        written.flatMap((e) => e.usage),
+        written.flatMap((e) => e.outbox ?? []),
+      );
       return inserted;
     });
   }

@@ -1,6 +1,7 @@
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { BatchesTable, Database, Tables } from '../database.js';
 import { dropLedger } from './batch-line-results.repository.js';
+import { payerOfRow } from './payer-columns.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 import type { BatchStore, SweptBatch } from '../../../domain/batches/batch-stores.js';
 import {
@@ -20,6 +21,7 @@ const toBatch = (row: Selectable<BatchesTable>): BatchRecord => ({
   id: row.id,
   projectId: row.project_id,
   createdByKeyId: row.created_by_key_id,
+  payer: payerOfRow(row),
   endpoint: row.endpoint,
   inputFileId: row.input_file_id,
   inputBlobKey: row.input_blob_key,
@@ -65,6 +67,8 @@ export class BatchesRepository implements BatchStore {
         id: batch.id,
         project_id: batch.projectId,
         created_by_key_id: batch.createdByKeyId,
+        payer_kind: batch.payer.kind,
+        payer_id: batch.payer.id,
         endpoint: batch.endpoint,
         input_file_id: batch.inputFileId,
         input_blob_key: batch.inputBlobKey,
@@ -242,7 +246,7 @@ export class BatchesRepository implements BatchStore {
   async runInfo(id: string): Promise<BatchRunInfo | undefined> {
     const row = await this.database.db
       .selectFrom('batches')
-      .select(['id', 'project_id', 'created_by_key_id', 'input_file_id', 'input_blob_key', 'status', 'expires_at', 'trace_parent'])
+      .select(['id', 'project_id', 'created_by_key_id', 'payer_kind', 'payer_id', 'input_file_id', 'input_blob_key', 'status', 'expires_at', 'trace_parent'])
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row || row.input_blob_key === null) return undefined;
@@ -250,6 +254,7 @@ export class BatchesRepository implements BatchStore {
       id: row.id,
       projectId: row.project_id,
       createdByKeyId: row.created_by_key_id,
+      payer: payerOfRow(row),
       inputFileId: row.input_file_id,
       inputBlobKey: row.input_blob_key,
       status: row.status as BatchStatus,

@@ -1,11 +1,21 @@
-/** The outbox's queries (src/domain/outbox), on both SQLite and PostgreSQL. */
-import type { Kysely, Selectable } from 'kysely';
-import { CompiledQueries, kyselyQuery, type Database, type OutboxMessagesTable, type SqlStatement, type Tables } from '../database.js';
-import type { NewOutboxMessage, OutboxMessage, OutboxState, OutboxStore } from '../../../domain/outbox/outbox.types.js';
+/**
+ * The settlement outbox's rows. Entries are inserted by the usage transaction
+ * (outboxInsert, called by UsageRepository inside it); delivery state changes are
+ * conditional UPDATEs, so deliverers on several processes and replicas share one table:
+ * an entry is claimed with one UPDATE ... WHERE pending AND due AND unleased RETURNING,
+ * which both SQLite and PostgreSQL run atomically (PostgreSQL re-checks the WHERE on the
+ * row it locked), and every later change is guarded by the claiming owner.
+ */
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database, OutboxTable, SqlStatement, Tables } from '../database.js';
+import type { Page } from '../../../domain/shared/pagination.js';
+import type { OutboxEntry, OutboxState, OutboxStore } from '../../../domain/outbox/outbox.types.js';
 
-const toMessage = (row: Selectable<OutboxMessagesTable>): OutboxMessage => ({
+const ms = (value: number | null): number | null => (value === null ? null : Number(value));
+
+const toEntry = (row: Selectable<OutboxTable>): OutboxEntry => ({
   id: row.id,
-  target: row.target,
+  targetKind: row.target_kind,
   idempotencyKey: row.idempotency_key,
   payload: JSON.parse(row.payload) as unknown,
   state: row.state as OutboxState,
@@ -13,114 +23,111 @@ const toMessage = (row: Selectable<OutboxMessagesTable>): OutboxMessage => ({
   nextAttemptAtMs: Number(row.next_attempt_at),
   lastError: row.last_error,
   createdAtMs: Number(row.created_at),
-  sentAtMs: row.sent_at === null ? null : Number(row.sent_at),
+  deliveredAtMs: ms(row.delivered_at),
 });
 
-/** Row counts up to this get a statement compiled once each (a group commit holds a few calls' rows). */
-const MAX_COMPILED_ROWS = 64;
+const toRow = (entry: OutboxEntry): OutboxTable => ({
+  id: entry.id,
+  target_kind: entry.targetKind,
+  idempotency_key: entry.idempotencyKey,
+  payload: JSON.stringify(entry.payload ?? null),
+  state: entry.state,
+  attempts: entry.attempts,
+  next_attempt_at: entry.nextAttemptAtMs,
+  lease_owner: null,
+  lease_expires_at: null,
+  last_error: entry.lastError,
+  created_at: entry.createdAtMs,
+  delivered_at: entry.deliveredAtMs,
+});
+
+/** The insert of `entries`, for a transaction that another repository runs (the usage transaction). */
+export function outboxInsert(executor: Kysely<Tables>, entries: readonly OutboxEntry[]): SqlStatement | null {
+  if (entries.length === 0) return null;
+  return executor.insertInto('outbox').values(entries.map(toRow)).compile();
+}
+
+/** Candidates read per claim; the UPDATE decides which of them this owner gets. */
+const CANDIDATE_FACTOR = 2;
 
 export class OutboxRepository implements OutboxStore {
-  readonly #compiled = new CompiledQueries();
-
   constructor(private readonly database: Database) {}
 
-  /** Enqueues inside a caller's transaction (beside the state the messages report); due at once. */
-  async insertIn(trx: Kysely<Tables>, messages: readonly NewOutboxMessage[]): Promise<void> {
-    for (const statement of this.insertStatements(trx, messages)) await trx.executeQuery(kyselyQuery(statement));
-  }
-
-  /** The insert of `messages`, for a transaction the caller runs (synchronously on SQLite, or through Kysely). */
-  insertStatements(executor: Kysely<Tables>, messages: readonly NewOutboxMessage[]): SqlStatement[] {
-    if (messages.length === 0) return [];
-    const rows = messages.map((m) => ({
-      id: m.id,
-      target: m.target,
-      idempotency_key: m.idempotencyKey,
-      payload: JSON.stringify(m.payload),
-      state: 'pending',
-      attempts: 0,
-      next_attempt_at: m.createdAtMs,
-      last_error: null,
-      created_at: m.createdAtMs,
-      sent_at: null,
-    }));
-    const build = () =>
-      executor
-        .insertInto('outbox_messages')
-        .values(rows)
-        // A key enqueued before (an intermediary that reused a request id) is the same report.
-        .onConflict((oc) => oc.columns(['target', 'idempotency_key']).doNothing());
-    if (rows.length > MAX_COMPILED_ROWS) return [build().compile()];
-    const parameters = rows.flatMap((r) => [r.id, r.target, r.idempotency_key, r.payload, r.state, r.attempts, r.next_attempt_at, r.last_error, r.created_at, r.sent_at]);
-    return [this.#compiled.statement(`insert:${rows.length}`, build, parameters)];
-  }
-
-  /**
-   * One statement, no transaction held open: pushes the due rows' next attempt past the
-   * lease and returns them. The outer conditions are checked again on each row as it is
-   * updated, so of two workers racing for a row only one gets it.
-   */
-  async claimDue(target: string, nowMs: number, limit: number, leaseMs: number): Promise<OutboxMessage[]> {
-    const { db } = this.database;
-    const due = db
-      .selectFrom('outbox_messages')
+  async claimDue(owner: string, nowMs: number, leaseMs: number, limit: number): Promise<OutboxEntry[]> {
+    const candidates = await this.database.db
+      .selectFrom('outbox')
       .select('id')
-      .where('target', '=', target)
       .where('state', '=', 'pending')
       .where('next_attempt_at', '<=', nowMs)
+      .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowMs)]))
       .orderBy('next_attempt_at')
-      .limit(limit);
-    const rows = await db
-      .updateTable('outbox_messages')
-      .set({ next_attempt_at: nowMs + leaseMs })
-      .where('id', 'in', due)
+      .limit(limit * CANDIDATE_FACTOR)
+      .execute();
+    if (candidates.length === 0) return [];
+    const rows = await this.database.db
+      .updateTable('outbox')
+      .set({ lease_owner: owner, lease_expires_at: nowMs + leaseMs, attempts: sql`attempts + 1` })
+      .where('id', 'in', candidates.slice(0, limit).map((c) => c.id))
       .where('state', '=', 'pending')
       .where('next_attempt_at', '<=', nowMs)
+      .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowMs)]))
       .returningAll()
       .execute();
-    return rows.map(toMessage).sort((a, b) => (a.id < b.id ? -1 : 1));
+    return rows.map(toEntry);
   }
 
-  async markSent(ids: readonly string[], nowMs: number): Promise<void> {
-    if (ids.length === 0) return;
-    await this.database.db.updateTable('outbox_messages').set({ state: 'sent', sent_at: nowMs, last_error: null }).where('id', 'in', ids).execute();
+  async markDelivered(id: string, owner: string, nowMs: number): Promise<boolean> {
+    return this.#release(id, owner, { state: 'delivered', delivered_at: nowMs, last_error: null });
   }
 
-  async markRetry(id: string, attempts: number, nextAttemptAtMs: number, error: string): Promise<void> {
-    await this.database.db
-      .updateTable('outbox_messages')
-      .set({ attempts, next_attempt_at: nextAttemptAtMs, last_error: error.slice(0, 500) })
-      .where('id', '=', id)
-      .where('state', '=', 'pending')
-      .execute();
+  async reschedule(id: string, owner: string, nextAttemptAtMs: number, error: string): Promise<boolean> {
+    return this.#release(id, owner, { next_attempt_at: nextAttemptAtMs, last_error: error });
   }
 
-  async markDead(id: string, attempts: number, error: string): Promise<void> {
-    await this.database.db
-      .updateTable('outbox_messages')
-      .set({ state: 'dead', attempts, last_error: error.slice(0, 500) })
-      .where('id', '=', id)
-      .where('state', '=', 'pending')
-      .execute();
+  async markDead(id: string, owner: string, error: string): Promise<boolean> {
+    return this.#release(id, owner, { state: 'dead', last_error: error });
   }
 
-  async list(target: string, state: OutboxState, limit: number, after?: string): Promise<{ items: OutboxMessage[]; hasMore: boolean }> {
-    let query = this.database.db.selectFrom('outbox_messages').selectAll().where('target', '=', target).where('state', '=', state);
-    if (after !== undefined) query = query.where('id', '<', after);
-    const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
-    return { items: rows.slice(0, limit).map(toMessage), hasMore: rows.length > limit };
-  }
-
-  async replay(target: string, id: string, nowMs: number): Promise<OutboxMessage | undefined> {
+  /** Applies `patch` and drops the lease, if `owner` still holds the pending entry. */
+  async #release(id: string, owner: string, patch: Partial<OutboxTable>): Promise<boolean> {
     const result = await this.database.db
-      .updateTable('outbox_messages')
-      .set({ state: 'pending', attempts: 0, next_attempt_at: nowMs })
+      .updateTable('outbox')
+      .set({ ...patch, lease_owner: null, lease_expires_at: null })
       .where('id', '=', id)
-      .where('target', '=', target)
+      .where('lease_owner', '=', owner)
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async find(id: string): Promise<OutboxEntry | undefined> {
+    const row = await this.database.db.selectFrom('outbox').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toEntry(row) : undefined;
+  }
+
+  async listDead(limit: number, after?: string): Promise<Page<OutboxEntry>> {
+    let query = this.database.db.selectFrom('outbox').selectAll().where('state', '=', 'dead');
+    if (after) query = query.where('id', '>', after);
+    const rows = await query.orderBy('id').limit(limit + 1).execute();
+    return { items: rows.slice(0, limit).map(toEntry), hasMore: rows.length > limit };
+  }
+
+  async purgeDelivered(deliveredBeforeMs: number): Promise<number> {
+    const result = await this.database.db
+      .deleteFrom('outbox')
+      .where('state', '=', 'delivered')
+      .where('delivered_at', '<', deliveredBeforeMs)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  async replay(id: string, nowMs: number): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable('outbox')
+      .set({ state: 'pending', attempts: 0, next_attempt_at: nowMs, last_error: null, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', id)
       .where('state', '=', 'dead')
       .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) return undefined;
-    const row = await this.database.db.selectFrom('outbox_messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    return toMessage(row);
+    return Number(result.numUpdatedRows) > 0;
   }
 }

@@ -1,15 +1,35 @@
-import { sql, type Kysely } from 'kysely';
+/**
+ * Usage records and the debits that go with them. A record is written with its payer; a
+ * `project` payer's cost is debited from that project's balance in the same transaction,
+ * another kind's only through the PayerDebit registered for it (none is, yet: an
+ * intermediary settles through the outbox, a receipt was paid up front), so a call not
+ * paid by the project never touches the project's credit.
+ */
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
+import type { PayerKind } from '../../../domain/access/caller.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 import type { UsageStore } from '../../../domain/billing/usage-writer.js';
 import type { UsageHistory } from '../../../domain/projects/project.types.js';
+import type { OutboxEntry } from '../../../domain/outbox/outbox.types.js';
+import { outboxInsert } from './outbox.repository.js';
+import { payerOfRow } from './payer-columns.js';
 
+/**
+ * The debit of a payer kind other than `project` (a storefront agent's prepaid credit,
+ * say), run in the usage transaction: one statement per payer and transaction, with
+ * the sum of that payer's costs in it.
+ */
+export interface PayerDebit {
+  statement(executor: Kysely<Tables>, payerId: string, costMicros: number): SqlStatement;
+}
 
-const toRecord = (row: UsageRecordsTable): UsageRecord => ({
+const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => ({
   id: row.id,
   projectId: row.project_id,
   keyId: row.key_id,
+  payer: payerOfRow(row),
   model: row.model,
   route: row.route,
   inputTokens: Number(row.input_tokens),
@@ -20,10 +40,12 @@ const toRecord = (row: UsageRecordsTable): UsageRecord => ({
   createdAtMs: Number(row.created_at),
 });
 
-const toRow = (record: UsageRecord): UsageRecordsTable => ({
+const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
   id: record.id,
   project_id: record.projectId,
   key_id: record.keyId,
+  payer_kind: record.payer.kind,
+  payer_id: record.payer.id,
   model: record.model,
   route: record.route,
   input_tokens: record.inputTokens,
@@ -38,7 +60,7 @@ const toRow = (record: UsageRecord): UsageRecordsTable => ({
 function rowParameters(records: readonly UsageRecord[]): unknown[] {
   const out: unknown[] = [];
   for (const r of records) {
-    out.push(r.id, r.projectId, r.keyId, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs);
+    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs);
   }
   return out;
 }
@@ -48,45 +70,70 @@ const MAX_COMPILED_ROWS = 32;
 export class UsageRepository implements UsageStore, UsageHistory {
   readonly #compiled = new CompiledQueries();
 
-  constructor(private readonly database: Database) {}
+  /** `otherDebits`: the debit of each payer kind besides `project` that has a balance here. */
+  constructor(
+    private readonly database: Database,
+    private readonly otherDebits: ReadonlyMap<PayerKind, PayerDebit> = new Map(),
+  ) {}
 
   /**
-   * Writes the usage record and debits the project in one transaction, so a record
-   * never exists without its debit or the reverse.
+   * Writes the usage record, its payer's debit and its outbox entries in one
+   * transaction, so a record never exists without its debit or the reverse, nor a
+   * settlement message without its record.
    */
-  async recordAndDebit(record: UsageRecord): Promise<void> {
-    await this.recordAndDebitMany([record]);
+  async recordAndDebit(record: UsageRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
+    await this.recordAndDebitMany([record], outbox);
   }
 
-  /** Several records and their debits in one transaction (group commit of concurrent calls). */
-  async recordAndDebitMany(records: readonly UsageRecord[]): Promise<void> {
+  /** Several records, their debits and outbox entries in one transaction (group commit of concurrent calls). */
+  async recordAndDebitMany(records: readonly UsageRecord[], outbox: readonly OutboxEntry[] = []): Promise<void> {
     const sync = this.database.sync;
     if (sync?.idle) {
-      sync.transaction(this.writeStatements(this.database.db, records));
+      sync.transaction(this.#statements(this.database.db, records, outbox));
       return;
     }
-    await this.database.db.transaction().execute((trx) => this.recordAndDebitIn(trx, records));
+    await this.database.db.transaction().execute((trx) => this.recordAndDebitIn(trx, records, outbox));
   }
 
   /**
    * The same writes for several records inside a caller's transaction (batch lines write
-   * their usage with their results): one insert, and one debit per project.
+   * their usage with their results): one insert, and one debit per paying project.
    */
-  async recordAndDebitIn(trx: Kysely<Tables>, records: readonly UsageRecord[]): Promise<void> {
-    for (const statement of this.writeStatements(trx, records)) await trx.executeQuery(kyselyQuery(statement));
+  async recordAndDebitIn(trx: Kysely<Tables>, records: readonly UsageRecord[], outbox: readonly OutboxEntry[] = []): Promise<void> {
+    for (const statement of this.#statements(trx, records, outbox)) await trx.executeQuery(kyselyQuery(statement));
   }
 
-  /** The statements that write `records` and their debits (for a transaction that also writes other rows). */
-  writeStatements(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[] {
-    if (records.length === 0) return [];
-    const insert = () => executor.insertInto('usage_records').values(records.map(toRow));
-    // Row counts up to a small bound get a compiled statement each (calls in one turn are few).
-    const statements: SqlStatement[] = [
-      records.length <= MAX_COMPILED_ROWS ? this.#compiled.statement(`insert:${records.length}`, insert, rowParameters(records)) : insert().compile(),
-    ];
-    const debits = new Map<string, number>();
-    for (const record of records) debits.set(record.projectId, (debits.get(record.projectId) ?? 0) + record.costMicros);
-    for (const [projectId, cost] of debits) if (cost !== 0) statements.push(this.#debit(executor, projectId, cost));
+  #statements(executor: Kysely<Tables>, records: readonly UsageRecord[], outbox: readonly OutboxEntry[]): SqlStatement[] {
+    const statements: SqlStatement[] = [];
+    if (records.length > 0) {
+      const insert = () => executor.insertInto('usage_records').values(records.map(toRow));
+      // Row counts up to a small bound get a compiled statement each (calls in one turn are few).
+      statements.push(
+        records.length <= MAX_COMPILED_ROWS ? this.#compiled.statement(`insert:${records.length}`, insert, rowParameters(records)) : insert().compile(),
+      );
+      statements.push(...this.#debits(executor, records));
+    }
+    const entries = outboxInsert(executor, outbox);
+    if (entries) statements.push(entries);
+    return statements;
+  }
+
+  /** One debit per payer with a balance here and a non-zero cost: the project payers', and any registered kind's. */
+  #debits(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[] {
+    const costs = new Map<PayerKind, Map<string, number>>();
+    for (const { payer, costMicros } of records) {
+      if (payer.kind !== 'project' && !this.otherDebits.has(payer.kind)) continue;
+      let byId = costs.get(payer.kind);
+      if (!byId) costs.set(payer.kind, (byId = new Map()));
+      byId.set(payer.id, (byId.get(payer.id) ?? 0) + costMicros);
+    }
+    const statements: SqlStatement[] = [];
+    for (const [kind, byId] of costs) {
+      for (const [payerId, cost] of byId) {
+        if (cost === 0) continue;
+        statements.push(kind === 'project' ? this.#debit(executor, payerId, cost) : this.otherDebits.get(kind)!.statement(executor, payerId, cost));
+      }
+    }
     return statements;
   }
 

@@ -1,0 +1,155 @@
+/**
+ * The `models:` section of sluice.yaml → the served models. Every catalog id is served
+ * with its catalog defaults; an entry for a catalog id overrides those defaults; any
+ * other id is a model the operator declares, served by an OpenAI-compatible upstream
+ * under the `kind` it names. Ids are checked before anything is keyed by them, and the
+ * file's map is read only through a Map (a YAML key named like an Object.prototype
+ * member must never find the member).
+ */
+import path from 'node:path';
+import { CATALOG, type CatalogEntry, type ModelRoute, type ModelTask } from '../inference/catalog.js';
+import type { ConfigFile, ModelConfig, ModelFileConfig } from './schema.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** The output a request without a cap is assumed to produce, for its credit reservation. */
+const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
+const DEFAULT_UPSTREAM_TIMEOUT_MS = 600_000;
+/** A declared model's input limit when it states none; the upstream refuses what it cannot take. */
+export const DECLARED_CONTEXT_LENGTH = 131_072;
+
+export const MODEL_ID_MAX_LENGTH = 128;
+/** Letters, digits, `.`, `_`, `-`, `:` (Ollama tags); no `/`, which would leave `GET /v1/models/{id}` and the model directory. */
+const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
+
+export type DeclaredKind = 'chat' | 'embeddings' | 'moderation';
+
+/** What a declared model's kind serves: its task and its routes (a chat model answers Responses through chat completions). */
+const KINDS: ReadonlyMap<string, { task: ModelTask; routes: readonly ModelRoute[] }> = new Map([
+  ['chat', { task: 'chat' as const, routes: ['chat', 'responses'] as const }],
+  ['embeddings', { task: 'embeddings' as const, routes: ['embeddings'] as const }],
+  ['moderation', { task: 'moderation' as const, routes: ['moderations'] as const }],
+]);
+
+const CATALOG_BY_LOWER_ID: ReadonlyMap<string, CatalogEntry> = new Map(CATALOG.map((e) => [e.id.toLowerCase(), e]));
+
+/** Why `id` cannot name a model, or null when it can. */
+export function modelIdProblem(id: string): string | null {
+  if (id.length === 0 || id.length > MODEL_ID_MAX_LENGTH) return `a model id is 1 to ${MODEL_ID_MAX_LENGTH} characters (this one has ${id.length})`;
+  if (!MODEL_ID_PATTERN.test(id)) return 'a model id starts with a letter or digit and has only letters, digits, ".", "_", "-" and ":"';
+  if (id === 'prototype' || Object.prototype.hasOwnProperty.call(Object.prototype, id)) {
+    return `"${id}" is the name of a JavaScript object member and cannot be a model id`;
+  }
+  return null;
+}
+
+/** A declared model's catalog-shaped entry, from its kind. */
+function declaredEntry(id: string, kind: DeclaredKind, m: ModelFileConfig): CatalogEntry {
+  const { task, routes } = KINDS.get(kind)!;
+  return {
+    id,
+    task,
+    routes,
+    contextLength: m.context_length ?? DECLARED_CONTEXT_LENGTH,
+    truncatesInput: false,
+    inputPerMillionUsd: 0,
+    outputPerMillionUsd: 0,
+    defaultBackend: 'openai',
+    hubRepo: null,
+  };
+}
+
+function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: Env, modelsDir: string, problems: string[]): ModelConfig {
+  const backend = m.backend ?? (m.base_url ? 'openai' : entry.defaultBackend);
+  // A catalog upstream model without a base_url is merely not ready; one the file binds or declares needs it.
+  if (backend === 'openai' && !m.base_url && (m.backend === 'openai' || m.kind !== undefined)) {
+    problems.push(`models.${id}.base_url: required when backend is openai`);
+  }
+  let apiKey: string | null = null;
+  if (m.api_key_env) {
+    apiKey = env[m.api_key_env] ?? null;
+    if (!apiKey) problems.push(`models.${id}.api_key_env: environment variable ${m.api_key_env} is not set`);
+  }
+  const contextLength = m.context_length ?? entry.contextLength;
+  return Object.freeze({
+    id,
+    entry,
+    contextLength,
+    maxOutputTokens: m.max_output_tokens ?? Math.min(contextLength, DEFAULT_MAX_OUTPUT_TOKENS),
+    price: {
+      inputPerMillionUsd: m.price?.input_per_million_usd ?? entry.inputPerMillionUsd,
+      outputPerMillionUsd: m.price?.output_per_million_usd ?? entry.outputPerMillionUsd,
+    },
+    binding: {
+      backend,
+      baseUrl: m.base_url ? m.base_url.replace(/\/+$/, '') : null,
+      upstreamModel: m.upstream_model ?? null,
+      apiKey,
+      timeoutMs: m.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
+      path: path.resolve(modelsDir, m.path ?? id),
+    },
+    declared: m.kind !== undefined || !CATALOG_BY_LOWER_ID.has(id.toLowerCase()),
+  });
+}
+
+/** A declaration outside the catalog: an upstream (backend openai) with a base_url, under a valid id. */
+function checkDeclared(id: string, m: ModelFileConfig, problems: string[]): boolean {
+  const idProblem = modelIdProblem(id);
+  if (idProblem) {
+    problems.push(`models.${JSON.stringify(id)}: ${idProblem}`);
+    return false;
+  }
+  if (m.backend !== undefined && m.backend !== 'openai') {
+    problems.push(`models.${id}.backend: a model id outside the catalog is served by an upstream (backend: openai); the in-process ${m.backend} runtime serves catalog ids only`);
+    return false;
+  }
+  if (!m.base_url) {
+    problems.push(`models.${id}.base_url: required: the OpenAI-compatible server that serves ${id} (e.g. http://127.0.0.1:11434/v1 for Ollama)`);
+    return false;
+  }
+  return true;
+}
+
+export interface ResolvedModels {
+  models: Record<string, ModelConfig>;
+  /** Start-up log lines: catalog entries that sluice.yaml overrides or replaces. */
+  notices: string[];
+}
+
+/** Catalog models (in catalog order), then declared ones (in file order). */
+export function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: string[]): ResolvedModels {
+  const configured = new Map<string, ModelFileConfig>(Object.entries(file.models ?? {}));
+  const notices: string[] = [];
+  const seen = new Map<string, string>();
+  for (const id of configured.keys()) {
+    const earlier = seen.get(id.toLowerCase());
+    if (earlier !== undefined) problems.push(`models.${id}: the same model as models.${earlier} (ids match case-insensitively)`);
+    seen.set(id.toLowerCase(), id);
+  }
+  // Null prototype: model ids come from requests, and `constructor` must not find Object's.
+  const models: Record<string, ModelConfig> = Object.create(null) as Record<string, ModelConfig>;
+  for (const catalogEntry of CATALOG) {
+    const yamlId = seen.get(catalogEntry.id.toLowerCase());
+    const m = yamlId === undefined ? undefined : configured.get(yamlId);
+    if (!m) {
+      models[catalogEntry.id] = resolveOne(catalogEntry.id, catalogEntry, {}, env, modelsDir, problems);
+      continue;
+    }
+    const entry = m.kind ? declaredEntry(catalogEntry.id, m.kind, m) : catalogEntry;
+    if (m.kind && m.backend !== undefined && m.backend !== 'openai') {
+      problems.push(`models.${yamlId}.backend: a model declared with kind is served by an upstream (backend: openai)`);
+    }
+    models[catalogEntry.id] = resolveOne(catalogEntry.id, entry, m, env, modelsDir, problems);
+    notices.push(
+      m.kind
+        ? `models.${yamlId} in sluice.yaml replaces the catalog model ${catalogEntry.id}: now kind ${m.kind}, served by ${m.base_url ?? 'no upstream'}`
+        : `models.${yamlId} in sluice.yaml overrides the catalog defaults of ${catalogEntry.id} (${Object.keys(m).join(', ') || 'nothing set'})`,
+    );
+  }
+  for (const [id, m] of configured) {
+    if (CATALOG_BY_LOWER_ID.has(id.toLowerCase()) || seen.get(id.toLowerCase()) !== id) continue;
+    if (!checkDeclared(id, m, problems)) continue;
+    models[id] = resolveOne(id, declaredEntry(id, m.kind ?? 'chat', m), m, env, modelsDir, problems);
+  }
+  return { models, notices };
+}
