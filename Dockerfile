@@ -12,6 +12,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 make g+
 COPY package.json package-lock.json .npmrc tsconfig.json tsconfig.build.json ./
 COPY deploy/build.sh deploy/build.sh
 COPY src src
+COPY console console
 RUN sh deploy/build.sh compile
 
 FROM node:20-bookworm-slim AS runtime

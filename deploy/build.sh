@@ -1,7 +1,7 @@
 #!/bin/sh
 # The build steps of the Dockerfile, in one place so that a test can run them outside Docker
 # (test/integration/deploy/build-script.test.ts runs both stages in a clean directory).
-#   deploy/build.sh compile   all dependencies, then TypeScript to dist/  (the build stage)
+#   deploy/build.sh compile   all dependencies, then TypeScript and the console to dist/  (the build stage)
 #   deploy/build.sh runtime   production dependencies only                (the runtime stage)
 # npm settings come from the environment as usual (e.g. npm_config_offline=true).
 set -eu
@@ -13,7 +13,9 @@ case "${1:-}" in
     npm ci --ignore-scripts --no-audit --no-fund
     npm rebuild better-sqlite3
     npx tsc -p tsconfig.build.json
+    npx vite build --config console/vite.config.ts --logLevel warn
     test -f dist/src/main.js
+    test -f dist/console/index.html
     ;;
   runtime)
     npm ci --omit=dev --ignore-scripts --no-audit --no-fund

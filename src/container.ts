@@ -10,6 +10,8 @@ import { migrateToLatest, pendingMigrations } from './storage/db/migrate.js';
 import { ProjectsRepository } from './storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from './storage/db/repositories/api-keys.repository.js';
 import { UsageRepository } from './storage/db/repositories/usage.repository.js';
+import { UsageReportsRepository } from './storage/db/repositories/usage-reports.repository.js';
+import { CreditGrantsRepository } from './storage/db/repositories/credit-grants.repository.js';
 import { createBlobStore } from './storage/blobs/create-blob-store.js';
 import type { BlobStore } from './domain/files/blob-store.port.js';
 import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
@@ -45,6 +47,8 @@ import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
 import { createGateway, type Gateway } from './composition/gateway.js';
+import { createConsoleParts, type ConsoleParts } from './composition/console.js';
+import { createStorefront, type Storefront } from './composition/storefront.js';
 import type { MeterResolver } from './domain/billing/meter-resolver.js';
 import { createLineMeters, createOutbox, type Outbox } from './composition/payers.js';
 
@@ -100,7 +104,11 @@ export interface Container {
   batches: BatchesService;
   /** The signed gateway (`/gateway/v1`): verifier, intermediary meter, its outbox handler. */
   gateway: Gateway;
+  /** The web console's sessions and sign-in limiter. */
+  console: ConsoleParts;
   workers: BackgroundWorker[];
+  /** The agent storefront (src/composition/storefront.ts); null when no plan is configured. */
+  storefront: Storefront | null;
   startWorkers(): void;
   readiness(): Promise<Readiness>;
   close(): Promise<void>;
@@ -137,7 +145,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const probeTargets = { blobs, rateLimiter, redisConfigured: config.redisUrl !== null, logger };
   void warnIfRedisUnreachable(probeTargets);
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
-  const projects = new ProjectsService({ ...repositories, authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
+  const projects = new ProjectsService({ ...repositories, reports: new UsageReportsRepository(database), grants: new CreditGrantsRepository(database), authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
   const outbox = createOutbox({ config, database, clock, logger, metrics });
   const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, {
@@ -156,7 +164,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
   };
   const registry = new ModelRegistry(config, logger, tracing ? traceBackendFactories(backendFactories) : backendFactories);
-  const creditMeter = new CreditMeter(billing, new ReservationBook(), config.billing);
+  const reservations = new ReservationBook();
+  const creditMeter = new CreditMeter(billing, reservations, config.billing);
   const meters = createLineMeters(creditMeter);
   const inference = createInferenceServices({ registry, clock, logger });
   const chatCompletions: ChatCompletionsPort = inference.chatCompletions;
@@ -171,8 +180,12 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     config, database, blobs, clock, logger, billing, meters, usage: repositories.usage, chatCompletions, traced: tracing !== null,
   });
   const gateway = await createGateway({ config, billing, projects, outbox, clock, logger, metrics });
+  const consoleParts = createConsoleParts({ config, database, authenticator, clock });
   const workers: BackgroundWorker[] = [runner, janitor, outbox.deliverer];
   let workersStarted = false;
+  const storefront = createStorefront(config.storefront, {
+    database, clock, logger, reservations, redisUrl: config.redisUrl, redisPrefix: config.rateLimit.redisPrefix,
+  });
 
   return {
     config,
@@ -197,7 +210,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     files,
     batches,
     gateway,
+    console: consoleParts,
     workers,
+    storefront,
     startWorkers() {
       if (workersStarted) return;
       workersStarted = true;
@@ -221,6 +236,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       await Promise.allSettled(workers.map((w) => w.stop()));
       await gateway.close();
       await rateLimiter.close();
+      await consoleParts.signInLimiter.close();
+      await storefront?.limiter.close();
       if (!overrides.blobs) await blobs.close?.();
       await registry.close();
       await database.close();

@@ -11,6 +11,7 @@ import { usdToMicros } from '../domain/shared/money.js';
 import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
 import { resolveTracingConfig } from './tracing-config.js';
 import { describeGatewayConfig, resolveGatewayConfig } from './gateway-config.js';
+import { resolveStorefront } from './storefront-config.js';
 import { resolveModels } from './models-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
 
@@ -186,6 +187,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
     auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
+    console: {
+      sessionTtlMs: (file.console?.session_ttl_minutes ?? 720) * 60_000,
+      signInAttemptsPerMinute: file.console?.sign_in_attempts_per_minute ?? 10,
+    },
     billing: {
       freeCreditsMicros: usdToMicros(freeCreditsUsd),
       lowerOutputCap: envBoolean(env, 'BILLING_LOWER_OUTPUT_CAP', problems) ?? file.billing?.lower_output_cap ?? true,
@@ -224,6 +229,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       connectTimeoutMs: file.hub?.connect_timeout_ms ?? 10_000,
       idleTimeoutMs: file.hub?.idle_timeout_ms ?? 30_000,
     },
+    storefront: resolveStorefront(env, file.storefront, problems),
     configFile: source,
   };
   if (env.HF_ENDPOINT && !/^https?:\/\//.test(env.HF_ENDPOINT)) problems.push('HF_ENDPOINT: must start with http:// or https://');
@@ -274,6 +280,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     adminApi: config.adminToken ? 'enabled' : 'disabled',
     gateway: describeGatewayConfig(config.gateway),
     workers: config.workers.inProcess ? 'in-process' : 'off',
+    storefront: config.storefront ? `${config.storefront.prefix} (${config.storefront.plans.length} plan(s))` : 'off',
     upstreamModels: Object.values(config.models)
       .filter((m) => m.binding.baseUrl)
       .map((m) => m.id),

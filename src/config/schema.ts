@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { BackendKind, CatalogEntry } from '../inference/catalog.js';
 import type { TokenPrice } from '../domain/shared/money.js';
+import { StorefrontFileSchema, type StorefrontConfig } from './storefront-config.js';
 
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
 const NonNegative = (description: string) => Type.Number({ minimum: 0, description });
@@ -106,6 +107,15 @@ export const ConfigFileSchema = Type.Object(
     auth: Type.Optional(
       Type.Object({ cache_ttl_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })) }, { additionalProperties: false }),
     ),
+    console: Type.Optional(
+      Type.Object(
+        {
+          session_ttl_minutes: Type.Optional(PositiveInt('how long a console sign-in lasts (default 720)')),
+          sign_in_attempts_per_minute: Type.Optional(PositiveInt('console sign-in attempts per client address per minute (default 10)')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     workers: Type.Optional(Type.Object({ in_process: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
     batches: Type.Optional(
       Type.Object(
@@ -185,6 +195,7 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    storefront: Type.Optional(StorefrontFileSchema),
     hub: Type.Optional(
       Type.Object(
         {
@@ -319,6 +330,8 @@ export interface Config {
   redisUrl: string | null;
   adminToken: string | null;
   auth: { cacheTtlMs: number };
+  /** The web console at /console: session lifetime and sign-in attempts per client address. */
+  console: { sessionTtlMs: number; signInAttemptsPerMinute: number };
   billing: BillingConfig;
   rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;
@@ -344,6 +357,8 @@ export interface Config {
   gateway: GatewayConfig;
   /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
   hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };
+  /** The agent storefront (src/config/storefront-config.ts); null when no plan is configured. */
+  storefront: StorefrontConfig | null;
   /** Where the file was read from, for the start-up summary. */
   configFile: string | null;
 }

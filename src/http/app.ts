@@ -12,9 +12,13 @@ import { registerRequestContext } from './plugins/request-context.js';
 import { registerTracing } from './plugins/tracing.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes } from './routes/ops.js';
-import { adminRoutes } from './routes/admin/index.js';
+import { registerAdminRoutes } from './routes/admin/index.js';
+import { apiScope } from './routes/api-scope.js';
+import { AdminTokenStrategy } from './auth/admin-token-strategy.js';
+import { consoleRoutes, registerRootRedirect } from './console/index.js';
 import { v1Routes } from './routes/v1/index.js';
 import { gatewayRoutes } from './routes/gateway/index.js';
+import { storefrontRoutes } from './routes/storefront/index.js';
 import { WORDING_KEYWORD } from './schemas/wording.js';
 import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
@@ -33,6 +37,12 @@ export const AJV_OPTIONS = {
   verbose: true,
   allowUnionTypes: true,
   keywords: [WORDING_KEYWORD],
+};
+
+/** The admin API: the admin token as a bearer token, rate-limited like a key. */
+const ADMIN_POLICY = {
+  security: [{ name: 'AdminToken', scheme: { type: 'http', scheme: 'bearer', description: 'The operator token, SLUICE_ADMIN_TOKEN' } }],
+  rateLimit: { exceededMessage: 'Rate limit exceeded: too many requests per minute for the admin token' },
 };
 
 export async function buildApp(container: Container): Promise<FastifyInstance> {
@@ -93,8 +103,15 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   });
 
   registerOpsRoutes(app, container);
-  if (config.adminToken) await app.register(adminRoutes, { prefix: '/admin/v1', container });
+  if (config.adminToken) {
+    const strategy = new AdminTokenStrategy(config.adminToken, container.creditMeter);
+    await app.register(apiScope, { prefix: '/admin/v1', container, strategy, routes: [registerAdminRoutes], policy: ADMIN_POLICY });
+  }
   await app.register(v1Routes, { prefix: '/v1', container });
   await app.register(gatewayRoutes, { prefix: '/gateway/v1', container });
+  const { storefront } = container;
+  if (storefront) await app.register(storefrontRoutes, { prefix: storefront.config.prefix, container, storefront });
+  await app.register(consoleRoutes, { container });
+  registerRootRedirect(app);
   return app;
 }

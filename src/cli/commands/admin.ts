@@ -62,12 +62,13 @@ export function registerAdminCommands(program: Command): void {
     .command('grant')
     .argument('<project-id>')
     .argument('<amount-usd>', 'dollars to add (negative to remove)')
+    .option('--reason <text>', 'why, kept with the grant')
     .description("add to (or take from) a project's balance")
-    .action(async (projectId: string, amount: string) =>
+    .action(async (projectId: string, amount: string, options: { reason?: string }) =>
       withContainer(async (c) => {
         const usd = Number(amount);
         if (amount.trim() === '' || !Number.isFinite(usd)) throw invalidRequest(`amount-usd must be a number, got "${amount}"`);
-        printJson(projectToWire(await c.projects.grantCredits(projectId, usdToMicros(usd))));
+        printJson(projectToWire(await c.projects.grantCredits(projectId, usdToMicros(usd), options.reason ?? null)));
       }),
     );
 }

@@ -7,7 +7,7 @@
  */
 import type { Meter } from '../billing/meter.js';
 
-export type CallerKind = 'api_key' | 'gateway_agent' | 'storefront_agent' | 'receipt' | 'batch_line' | 'console';
+export type CallerKind = 'api_key' | 'gateway_agent' | 'storefront_agent' | 'receipt' | 'batch_line' | 'console' | 'operator';
 
 /** The account a call's cost is charged to. */
 export type Payer =
@@ -81,6 +81,16 @@ export interface Caller {
 /** The principal of an API key of a project: the project is both the tenant and the payer. */
 export function apiKeyPrincipal(projectId: string, keyId: string | null, kind: CallerKind = 'api_key'): Principal {
   return { kind, projectId, keyId, subject: null, payer: { kind: 'project', projectId } };
+}
+
+/**
+ * The operator: `operator` on the admin routes (the admin token, or a console session
+ * opened with it), where the project comes from the path and `projectId` is empty;
+ * `console` when an operator's console session acts in the project it chose, paying from
+ * that project's credit, with no key.
+ */
+export function operatorPrincipal(projectId = '', kind: 'operator' | 'console' = 'operator'): Principal {
+  return { kind, projectId, keyId: null, subject: 'operator', payer: { kind: 'project', projectId } };
 }
 
 /** The key a rate limit counts under: the key, else the caller's subject, else its project. */

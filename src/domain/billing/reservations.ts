@@ -1,5 +1,6 @@
 /**
- * Credit held for calls in flight, per project, in this process's memory.
+ * Credit held for calls in flight, per payer key (a project id on /v1; a seller and credit
+ * holder on the storefront, storefront-meter.ts), in this process's memory.
  *
  * In memory rather than as rows with an expiry: a hold lives exactly as long as the call
  * it covers, which is in this process; if the process dies the calls die with it, and so

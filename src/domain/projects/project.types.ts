@@ -27,3 +27,19 @@ export interface UsageHistory {
   /** Newest first, after the record `after` when given. */
   listByProject(projectId: string, limit: number, after?: string): Promise<Page<UsageRecord>>;
 }
+
+/** A change of a project's credit by an operator (positive or negative), and why. */
+export interface CreditGrant {
+  id: string;
+  projectId: string;
+  amountMicros: number;
+  reason: string | null;
+  createdAtMs: number;
+}
+
+export interface CreditGrantStore {
+  /** Records the grant and applies it to the balance in one transaction; undefined when the project does not exist. */
+  grant(grant: CreditGrant): Promise<Project | undefined>;
+  /** Newest first, at most `limit`. */
+  listByProject(projectId: string, limit: number): Promise<CreditGrant[]>;
+}

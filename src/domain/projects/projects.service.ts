@@ -3,16 +3,19 @@ import { newId, newUuid, isUuid } from '../shared/ids.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/pagination.js';
-import type { Project, ProjectStore, UsageHistory } from './project.types.js';
+import type { CreditGrant, CreditGrantStore, Project, ProjectStore, UsageHistory } from './project.types.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../auth/api-key.types.js';
 import type { UsageRecord } from '../billing/usage.types.js';
 import type { ApiKeyAuthenticator } from '../auth/authenticator.js';
 import { generateApiKey } from '../auth/api-keys.js';
+import type { UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-report.js';
 
 export interface ProjectsServiceDeps {
   projects: ProjectStore;
   keys: ApiKeyStore;
   usage: UsageHistory;
+  reports: UsageReports;
+  grants: CreditGrantStore;
   authenticator: ApiKeyAuthenticator;
   clock: Clock;
   freeCreditsMicros: number;
@@ -79,6 +82,19 @@ export class ProjectsService {
     return this.deps.keys.listByProject(projectId.toLowerCase());
   }
 
+  /** The project's keys, each with the time of its last usage record (null: never used). */
+  async listKeysWithLastUse(projectId: string): Promise<Array<{ record: ApiKeyRecord; lastUsedAtMs: number | null }>> {
+    const keys = await this.listKeys(projectId);
+    const lastUsed = await this.deps.reports.lastUsedByKey(projectId.toLowerCase());
+    return keys.map((record) => ({ record, lastUsedAtMs: lastUsed.get(record.id) ?? null }));
+  }
+
+  /** Usage summed per time bucket (and group); a project's, or every project's when `projectId` is null. */
+  async usageReport(query: UsageReportQuery): Promise<UsageBucketRow[]> {
+    if (query.projectId !== null) await this.getProject(query.projectId);
+    return this.deps.reports.aggregate(query);
+  }
+
   async revokeKey(keyId: string): Promise<ApiKeyRecord> {
     const record = await this.deps.keys.revoke(keyId, this.deps.clock.nowMs());
     if (!record) throw new AppError('not_found', `API key not found: ${keyId}`, { code: 'key_not_found' });
@@ -86,12 +102,20 @@ export class ProjectsService {
     return record;
   }
 
-  async grantCredits(projectId: string, amountMicros: number): Promise<Project> {
+  /** Adds (or, negative, takes away) credit, recording the grant and its reason with the balance change. */
+  async grantCredits(projectId: string, amountMicros: number, reason: string | null = null): Promise<Project> {
     if (!Number.isSafeInteger(amountMicros)) throw invalidRequest('amount_usd must be a number', 'amount_usd');
     await this.getProject(projectId);
-    const project = await this.deps.projects.adjustBalance(projectId.toLowerCase(), amountMicros);
+    const grant: CreditGrant = { id: newId('grant_'), projectId: projectId.toLowerCase(), amountMicros, reason: reason?.trim() || null, createdAtMs: this.deps.clock.nowMs() };
+    const project = await this.deps.grants.grant(grant);
     if (!project) throw new AppError('not_found', `Project not found: ${projectId}`, { code: 'project_not_found' });
     return project;
+  }
+
+  /** The project's latest credit grants, newest first. */
+  async listGrants(projectId: string, limit = 100): Promise<CreditGrant[]> {
+    await this.getProject(projectId);
+    return this.deps.grants.listByProject(projectId.toLowerCase(), limit);
   }
 
   async listUsage(projectId: string, limit: number, after?: string): Promise<Page<UsageRecord>> {

@@ -8,7 +8,10 @@ export const OptionalNameBody = Type.Object(
   { additionalProperties: false, description: 'may be omitted entirely' },
 );
 export const CreditsBody = Type.Object(
-  { amount_usd: Type.Number({ description: 'added to the balance; negative to take away' }) },
+  {
+    amount_usd: Type.Number({ description: 'added to the balance; negative to take away' }),
+    reason: Type.Optional(Type.String({ maxLength: 500, description: 'why, kept with the grant' })),
+  },
   { additionalProperties: false },
 );
 /** Read as text and checked by hand, so that a bad `limit` is `invalid_limit`. */
@@ -49,7 +52,8 @@ export const ProjectList = Type.Object({
 
 export const ApiKeyObject = Type.Object(apiKeyFields);
 export const NewApiKey = Type.Object({ ...apiKeyFields, key: Type.String({ description: 'the secret, shown only in this answer' }) });
-export const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ApiKeyObject) });
+const ListedApiKey = Type.Object({ ...apiKeyFields, last_used_at: Nullable(UnixSeconds) });
+export const ApiKeyList = Type.Object({ object: Type.Literal('list'), data: Type.Array(ListedApiKey) });
 
 const UsageRecordObject = Type.Object({
   id: Type.String(),
@@ -79,6 +83,21 @@ export const UsageList = Type.Object({
   first_id: Nullable(Type.String()),
   last_id: Nullable(Type.String()),
   has_more: Type.Boolean(),
+});
+
+export const CreditGrantList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      object: Type.Literal('credit_grant'),
+      project_id: Type.String(),
+      amount_usd: Type.Number({ description: 'negative when credit was taken away' }),
+      reason: Nullable(Type.String()),
+      created_at: UnixSeconds,
+    }),
+    { description: 'newest first, at most 100' },
+  ),
 });
 
 const OutboxMessageObject = Type.Object({

@@ -126,6 +126,25 @@ export interface BatchLineResultsTable {
   created_at: number;
 }
 
+/** Console sign-in sessions (migration 0009); the id itself is never stored. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  role: string;
+  project_id: string | null;
+  key_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Credit given or taken by an operator, with its reason (migration 0009). */
+export interface CreditGrantsTable {
+  id: string;
+  project_id: string;
+  amount_micros: number;
+  reason: string | null;
+  created_at: number;
+}
+
 /** The settlement outbox (migration 0007); payload is JSON text. */
 export interface OutboxTable {
   id: string;
@@ -142,6 +161,43 @@ export interface OutboxTable {
   delivered_at: number | null;
 }
 
+/** Storefront credit of an agent or a receipt (migration 0008); rebuilt from the ledger. */
+export interface StorefrontAccountsTable {
+  seller_id: string;
+  holder_kind: string;
+  holder_id: string;
+  balance_micros: number;
+  purchased_micros: number;
+  consumed_micros: number;
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One credit movement; `payment_ref` is unique (migration 0008). */
+export interface StorefrontLedgerTable {
+  id: string;
+  seller_id: string;
+  holder_kind: string;
+  holder_id: string;
+  kind: string;
+  amount_micros: number;
+  payment_ref: string | null;
+  rail: string | null;
+  detail: string | null;
+  created_at: number;
+}
+
+export interface StorefrontCheckoutsTable {
+  id: string;
+  seller_id: string;
+  agent_id: string;
+  plan_id: string;
+  amount_micros: number;
+  provider: string;
+  created_at: number;
+}
+
 /** Every table; later migrations add theirs here. */
 export interface Tables {
   projects: ProjectsTable;
@@ -151,7 +207,12 @@ export interface Tables {
   batches: BatchesTable;
   batch_shards: BatchShardsTable;
   batch_line_results: BatchLineResultsTable;
+  console_sessions: ConsoleSessionsTable;
+  credit_grants: CreditGrantsTable;
   outbox: OutboxTable;
+  storefront_accounts: StorefrontAccountsTable;
+  storefront_ledger: StorefrontLedgerTable;
+  storefront_checkouts: StorefrontCheckoutsTable;
 }
 
 export type SqlFlavor = 'sqlite' | 'postgres';

@@ -127,7 +127,7 @@ describe('admin API', () => {
 
       const list = await get(`/admin/v1/projects/${project.id}/keys`);
       expect(list.status).toBe(200);
-      expect(list.body).toEqual({ object: 'list', data: [record] });
+      expect(list.body).toEqual({ object: 'list', data: [{ ...record, last_used_at: null }] });
       const text = JSON.stringify(list.body);
       expect(text).not.toContain(key);
       expect(text).not.toContain(createHash('sha256').update(key).digest('hex'));

@@ -36,8 +36,10 @@ function mountedRoutes(app: FastifyInstance): MountedRoute[] {
   return routes;
 }
 
-/** Hidden on purpose (ops.test.ts checks they stay out): operations routes, the document itself, CORS preflights. */
-const HIDDEN = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/openapi.json', 'OPTIONS *']);
+/** Hidden on purpose (ops.test.ts checks they stay out): operations routes, the document itself, CORS preflights, the browser's redirect to the console. */
+const HIDDEN = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/openapi.json', 'OPTIONS *', 'GET /']);
+/** The console's own routes and its mounts of the /v1 and admin route modules (documented once, there). */
+const isHidden = (route: MountedRoute) => HIDDEN.has(`${route.method} ${route.path}`) || route.path.startsWith('/console');
 /** Actions named by their path alone. */
 const BODYLESS_POSTS = new Set(['POST /admin/v1/keys/{id}/revoke', 'POST /admin/v1/outbox/{id}/replay', 'POST /v1/batches/{batch_id}/cancel']);
 
@@ -63,7 +65,7 @@ describe('GET /v1/openapi.json', () => {
   afterAll(async () => server.close());
 
   const operationOf = (route: MountedRoute): Operation | undefined => paths[route.path]?.[route.method.toLowerCase()];
-  const documented = () => routes.filter((r) => !HIDDEN.has(`${r.method} ${r.path}`));
+  const documented = () => routes.filter((r) => !isHidden(r));
 
   it('reads the route table: the hidden routes and every API route are mounted', () => {
     const names = routes.map((r) => `${r.method} ${r.path}`);
@@ -73,7 +75,7 @@ describe('GET /v1/openapi.json', () => {
 
   it('documents every mounted route but the hidden ones, and nothing else', () => {
     for (const route of routes) {
-      const hidden = HIDDEN.has(`${route.method} ${route.path}`);
+      const hidden = isHidden(route);
       expect(operationOf(route) === undefined, `${route.method} ${route.path}`).toBe(hidden);
     }
     const operations = Object.values(paths).reduce((n, ops) => n + Object.keys(ops).length, 0);

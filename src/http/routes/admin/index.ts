@@ -1,18 +1,22 @@
 /**
- * The admin API (`/admin/v1`), enabled only when SLUICE_ADMIN_TOKEN is set and
- * authenticated by `Authorization: Bearer $SLUICE_ADMIN_TOKEN`.
+ * The admin API's routes: projects, keys, credits and usage. Mounted at `/admin/v1` (the
+ * admin token, only when SLUICE_ADMIN_TOKEN is set) and in the console for operator
+ * sessions; the routes never know which.
  */
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Container } from '../../../container.js';
-import { AppError, invalidRequest } from '../../../domain/shared/errors.js';
-import { secretsEqual } from '../../../domain/auth/api-keys.js';
+import { invalidRequest } from '../../../domain/shared/errors.js';
+import { readUsageReportQuery } from '../../../domain/billing/usage-report.js';
+import { usageReportToWire } from '../../mappers/usage-report.js';
+import { AdminUsageReportQuerySchema, UsageReport } from '../../schemas/usage-report.js';
 import { usdToMicros } from '../../../domain/shared/money.js';
 import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import {
   ApiKeyList,
   ApiKeyObject,
+  CreditGrantList,
   CreditsBody,
   IdParams,
   NameBody,
@@ -23,35 +27,13 @@ import {
   UsageList,
   UsageQuery,
 } from '../../schemas/admin.js';
-import { keyToWire, projectToWire, usageToWire } from './mappers.js';
+import { grantToWire, keyToWire, projectToWire, usageToWire } from './mappers.js';
 import { registerOutboxAdmin } from './outbox.js';
-import { declareSecurityScheme } from '../../openapi-security.js';
+import { toUnixSeconds } from '../../../domain/shared/clock.js';
 
-const ADMIN_SECURITY = { name: 'AdminToken', scheme: { type: 'http', scheme: 'bearer', description: 'The operator token, SLUICE_ADMIN_TOKEN' } };
-
-/** The document says how admin routes authenticate: the admin token as a bearer token. */
-function documentAdminSecurity(scope: FastifyInstance): void {
-  declareSecurityScheme(scope, ADMIN_SECURITY);
-  scope.addHook('onRoute', (route) => {
-    if (route.schema && !route.schema.hide) route.schema = { ...route.schema, security: [{ [ADMIN_SECURITY.name]: [] }] };
-  });
-}
-
-function registerAdminAuth(scope: FastifyInstance, token: string): void {
-  scope.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS') return;
-    const authorization = request.headers.authorization;
-    const match = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
-    if (!match) throw new AppError('authentication', 'Missing authentication headers', { code: 'missing_admin_token' });
-    if (!secretsEqual(match[1]!, token)) throw new AppError('permission', 'Invalid credentials', { code: 'invalid_admin_token' });
-  });
-}
-
-export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (plain, { container }) => {
+export function registerAdminRoutes(plain: FastifyInstance, container: Container): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   const { projects } = container;
-  registerAdminAuth(scope, container.config.adminToken!);
-  documentAdminSecurity(scope);
   const tags = ['admin'];
 
   scope.post('/projects', { schema: { tags, body: NameBody, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>
@@ -80,8 +62,8 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
   });
 
   scope.get('/projects/:id/keys', { schema: { tags, params: IdParams, response: { 200: ApiKeyList } }, ...serializeAsBefore }, async (request) => {
-    const keys = await projects.listKeys(request.params.id);
-    return { object: 'list' as const, data: keys.map(keyToWire) };
+    const keys = await projects.listKeysWithLastUse(request.params.id);
+    return { object: 'list' as const, data: keys.map(({ record, lastUsedAtMs }) => ({ ...keyToWire(record), last_used_at: lastUsedAtMs === null ? null : toUnixSeconds(lastUsedAtMs) })) };
   });
 
   scope.post('/keys/:id/revoke', { schema: { tags, params: IdParams, response: { 200: ApiKeyObject } }, ...serializeAsBefore }, async (request) =>
@@ -92,8 +74,13 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
   scope.post('/projects/:id/credits', { schema: creditsSchema, ...serializeAsBefore }, async (request) => {
     const micros = usdToMicros(request.body.amount_usd);
     if (!Number.isSafeInteger(micros)) throw invalidRequest('amount_usd is out of range', 'amount_usd');
-    return projectToWire(await projects.grantCredits(request.params.id, micros));
+    return projectToWire(await projects.grantCredits(request.params.id, micros, request.body.reason ?? null));
   });
+
+  scope.get('/projects/:id/credits', { schema: { tags, params: IdParams, response: { 200: CreditGrantList } }, ...serializeAsBefore }, async (request) => ({
+    object: 'list' as const,
+    data: (await projects.listGrants(request.params.id)).map(grantToWire),
+  }));
 
   const usageSchema = { tags, params: IdParams, querystring: UsageQuery, response: { 200: UsageList } };
   scope.get('/projects/:id/usage', { schema: usageSchema, ...serializeAsBefore }, async (request) => {
@@ -102,5 +89,12 @@ export const adminRoutes: FastifyPluginAsync<{ container: Container }> = async (
     return toListPage(page, usageToWire);
   });
 
+  const reportSchema = { tags, querystring: AdminUsageReportQuerySchema, response: { 200: UsageReport } };
+  scope.get('/usage', { schema: reportSchema, ...serializeAsBefore }, async (request) => {
+    const { project_id: projectId, ...params } = request.query;
+    const query = readUsageReportQuery(params, projectId === undefined ? null : projectId.toLowerCase(), container.clock.nowMs());
+    return usageReportToWire(query, await projects.usageReport(query));
+  });
+
   registerOutboxAdmin(scope, container.outbox.service, tags);
-};
+}

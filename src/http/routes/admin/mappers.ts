@@ -1,7 +1,7 @@
 /** Domain records → admin API wire objects (snake_case, Unix seconds, dollars). */
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 import { microsToUsd } from '../../../domain/shared/money.js';
-import type { Project } from '../../../domain/projects/project.types.js';
+import type { CreditGrant, Project } from '../../../domain/projects/project.types.js';
 import type { ApiKeyRecord } from '../../../domain/auth/api-key.types.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 
@@ -38,4 +38,13 @@ export const usageToWire = (u: UsageRecord) => ({
   request_id: u.requestId,
   status: u.status,
   created_at: toUnixSeconds(u.createdAtMs),
+});
+
+export const grantToWire = (g: CreditGrant) => ({
+  id: g.id,
+  object: 'credit_grant' as const,
+  project_id: g.projectId,
+  amount_usd: microsToUsd(g.amountMicros),
+  reason: g.reason,
+  created_at: toUnixSeconds(g.createdAtMs),
 });

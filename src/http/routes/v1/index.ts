@@ -12,6 +12,8 @@ import { registerFilesRoutes } from './files.js';
 import { registerBatchesRoutes } from './batches.js';
 import { registerAudioRoutes } from './audio.js';
 import { registerDecisionRoute } from './systemone.js';
+import { registerUsageRoutes } from './usage.js';
+import { registerCatalogRoute } from './catalog.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { OpenApiDocument } from '../../schemas/ops.js';
 
@@ -26,6 +28,8 @@ export const V1_ROUTE_MODULES: readonly RouteModule[] = [
   registerFilesRoutes,
   registerBatchesRoutes,
   registerDecisionRoute,
+  registerUsageRoutes,
+  registerCatalogRoute,
 ];
 
 /** How /v1 callers authenticate: an API key, in `x-api-key` or as a bearer token. */

@@ -10,6 +10,8 @@ import * as m0004 from './0004-usage-clustered.js';
 import * as m0005 from './0005-batch-trace-parent.js';
 import * as m0006 from './0006-payer.js';
 import * as m0007 from './0007-outbox.js';
+import * as m0008 from './0008-storefront.js';
+import * as m0009 from './0009-console.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -19,4 +21,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0005-batch-trace-parent': m0005,
   '0006-payer': m0006,
   '0007-outbox': m0007,
+  '0008-storefront': m0008,
+  '0009-console': m0009,
 };

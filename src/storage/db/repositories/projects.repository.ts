@@ -4,7 +4,7 @@ import type { Project, ProjectStore } from '../../../domain/projects/project.typ
 import type { BalanceStore } from '../../../domain/billing/balance-reader.js';
 
 
-const toProject = (row: ProjectsTable): Project => ({
+export const toProject = (row: ProjectsTable): Project => ({
   id: row.id,
   name: row.name,
   balanceMicros: Number(row.balance_micros),

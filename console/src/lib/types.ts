@@ -1,0 +1,100 @@
+/** The wire objects the pages read (the API's own shapes, snake_case). */
+export interface Session {
+  role: 'operator' | 'developer';
+  project_id: string | null;
+  key_id: string | null;
+  expires_at: number;
+  csrf_token: string;
+}
+
+export interface List<T> {
+  object: 'list';
+  data: T[];
+  first_id?: string | null;
+  last_id?: string | null;
+  has_more?: boolean;
+}
+
+export interface Project {
+  id: string;
+  name: string;
+  balance_usd: number;
+  created_at: number;
+}
+
+export interface ApiKey {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  active: boolean;
+  created_at: number;
+  revoked_at: number | null;
+  last_used_at?: number | null;
+}
+
+export interface UsageResult {
+  group: string | null;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export interface UsageReport {
+  bucket_width: string;
+  group_by: string | null;
+  start_time: number;
+  end_time: number;
+  data: Array<{ start_time: number; end_time: number; results: UsageResult[] }>;
+}
+
+export interface FileObject {
+  id: string;
+  bytes: number;
+  created_at: number;
+  filename: string;
+  purpose: string;
+  status?: string;
+}
+
+export interface Batch {
+  id: string;
+  endpoint: string;
+  input_file_id: string;
+  status: string;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  created_at: number;
+  in_progress_at: number | null;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  expires_at: number | null;
+  request_counts: { total: number; completed: number; failed: number };
+  errors: { data: Array<{ code: string; message: string; line?: number | null }> } | null;
+}
+
+export interface CatalogModel {
+  id: string;
+  task: string;
+  routes: string[];
+  runtime: string;
+  upstream: boolean;
+  ready: boolean;
+  detail: string | null;
+  fixes: string[];
+  context_length: number;
+  price: { input_per_million_usd: number; output_per_million_usd: number };
+}
+
+export interface CreditGrant {
+  id: string;
+  project_id: string;
+  amount_usd: number;
+  reason: string | null;
+  created_at: number;
+}

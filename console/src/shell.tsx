@@ -1,0 +1,81 @@
+/** The signed-in layout: header (who, which project, sign out), navigation, and the page. */
+import type { ReactNode } from 'react';
+import type { Route } from './lib/route.js';
+import { isOperator, useSession } from './session.js';
+import { ProjectPicker } from './components/project-picker.js';
+import { ProjectsPage } from './pages/projects.js';
+import { UsagePage } from './pages/usage.js';
+import { BatchesPage } from './pages/batches.js';
+import { BatchDetail } from './pages/batch-detail.js';
+import { FilesPage } from './pages/files.js';
+import { ModelsPage } from './pages/models.js';
+import { PlaygroundPage } from './pages/playground.js';
+
+const PAGES: Array<{ page: string; label: string }> = [
+  { page: 'home', label: 'Projects & keys' },
+  { page: 'usage', label: 'Usage' },
+  { page: 'batches', label: 'Batches' },
+  { page: 'files', label: 'Files' },
+  { page: 'models', label: 'Models' },
+  { page: 'playground', label: 'Playground' },
+];
+
+function pageFor(route: Route): ReactNode {
+  switch (route.page) {
+    case 'usage':
+      return <UsagePage />;
+    case 'batches':
+      return route.id ? <BatchDetail id={route.id} /> : <BatchesPage />;
+    case 'files':
+      return <FilesPage />;
+    case 'models':
+      return <ModelsPage />;
+    case 'playground':
+      return <PlaygroundPage />;
+    default:
+      return <ProjectsPage />;
+  }
+}
+
+export function Shell({ route }: { route: Route }) {
+  const state = useSession();
+  const operator = isOperator(state);
+  return (
+    <div className="layout">
+      <header className="topbar">
+        <a className="brand" href="#/">
+          Sluice
+        </a>
+        <span className="who">{operator ? 'Operator' : 'Developer'}</span>
+        {operator && <ProjectPicker />}
+        <button type="button" className="secondary" onClick={() => void state.signOut()}>
+          Sign out
+        </button>
+      </header>
+      <nav aria-label="Console pages" className="sidebar">
+        <ul>
+          {PAGES.map(({ page, label }) => (
+            <li key={page}>
+              <a href={`#/${page === 'home' ? '' : page}`} aria-current={route.page === page ? 'page' : undefined}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main className="content">{pageFor(route)}</main>
+    </div>
+  );
+}
+
+/** Shown by project-scoped pages while an operator has chosen no project. */
+export function NeedsProject({ children }: { children: ReactNode }) {
+  const { projectId } = useSession();
+  if (projectId) return <>{children}</>;
+  return (
+    <div className="empty">
+      <p className="empty-title">Choose a project</p>
+      <p>This page shows one project's objects: pick one in the project list at the top, or create one on the Projects page.</p>
+    </div>
+  );
+}

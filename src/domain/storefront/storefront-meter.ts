@@ -1,0 +1,141 @@
+/**
+ * The meter of storefront calls: paid from an agent's Credits or a receipt's credit on
+ * one seller's ledger. As on /v1, a call holds its worst-case cost in the shared
+ * ReservationBook (keyed by seller and holder) until it ends, so concurrent calls cannot
+ * overdraw; when the balance cannot cover the worst case of a call known to have set no
+ * output cap (`outputCapExplicit === false`), the call runs with a lower cap that it can
+ * pay for instead of being refused. The
+ * actual cost is drawn in one transaction with its ledger movement, then the hold is
+ * released.
+ */
+import type { Principal } from '../access/caller.js';
+import type { Admission, Meter, MeteredCall, Settlement, SettledUsage } from '../billing/meter.js';
+import type { Hold, ReservationBook } from '../billing/reservations.js';
+import type { Clock } from '../shared/clock.js';
+import { AppError } from '../shared/errors.js';
+import { newId } from '../shared/ids.js';
+import { costMicros, type TokenPrice } from '../shared/money.js';
+import { formatUsd } from './amounts.js';
+import { invalidReceipt, paymentError, storefrontError } from './storefront-errors.js';
+import type { CreditHolder, StorefrontStore } from './storefront.types.js';
+import type { Seller } from './sellers.js';
+
+export const REMAINING_CREDIT_HEADER = 'x-credit-remaining-usd';
+import { OUTPUT_CAP_HEADER } from '../billing/credit-meter.js';
+
+export { OUTPUT_CAP_HEADER };
+
+export interface StorefrontMeterDeps {
+  store: StorefrontStore;
+  reservations: ReservationBook;
+  priceOf: (model: string) => TokenPrice;
+  clock: Clock;
+  /** The storefront's path (its prefix), for links in refusals (plans, extend). */
+  basePath: string;
+}
+
+function holderOf(principal: Principal): CreditHolder {
+  const { payer } = principal;
+  if (payer.kind === 'agent' || payer.kind === 'receipt') return payer;
+  throw new AppError('internal', `the storefront meter cannot charge a ${payer.kind}`);
+}
+
+export class StorefrontMeter implements Meter {
+  constructor(
+    private readonly seller: Seller,
+    private readonly deps: StorefrontMeterDeps,
+  ) {}
+
+  async admit(principal: Principal, call: MeteredCall): Promise<Admission> {
+    const holder = holderOf(principal);
+    const key = `${this.seller.id}|${holder.kind}|${holder.kind === 'agent' ? holder.agentId : holder.receiptId}`;
+    const { reservations, store } = this.deps;
+    const epoch = reservations.beginRead();
+    try {
+      const now = store.accountNow?.(this.seller.id, holder);
+      const account = now ? now.account : await store.account(this.seller.id, holder);
+      if (!account || account.status !== 'active') throw holder.kind === 'receipt' ? invalidReceipt() : this.#planRequired();
+      const price = this.deps.priceOf(call.model);
+      const estimate = call.estimateMicros ?? costMicros(price, call.inputTokens, call.maxOutputTokens);
+      let hold = reservations.tryHold(key, account.balanceMicros, estimate, epoch);
+      let outputCap: number | undefined;
+      if (!hold && call.outputCapExplicit === false && call.estimateMicros === undefined && price.outputPerMillionUsd > 0) {
+        const available = account.balanceMicros - reservations.heldFor(key) - costMicros(price, call.inputTokens, 0);
+        const cap = Math.min(call.maxOutputTokens - 1, Math.floor(available / price.outputPerMillionUsd));
+        if (cap >= 1) {
+          hold = reservations.tryHold(key, account.balanceMicros, costMicros(price, call.inputTokens, cap), epoch);
+          outputCap = hold ? cap : undefined;
+        }
+      }
+      if (!hold) throw this.#outOfCredit(holder, account.balanceMicros - reservations.heldFor(key));
+      return new StorefrontAdmission(this.seller.id, holder, call, hold, price, this.deps, outputCap);
+    } finally {
+      reservations.endRead(epoch);
+    }
+  }
+
+  #planRequired() {
+    const base = this.deps.basePath;
+    return storefrontError('permission', 'plan_required', 'No plan of yours covers this call; buy Credits first', {
+      plans: [...this.seller.plans.values()].map((p) => ({ id: p.id, kind: p.kind, purchase: { url: `${base}/plans/${p.id}/purchase`, method: 'POST' } })),
+    });
+  }
+
+  #outOfCredit(holder: CreditHolder, availableMicros: number) {
+    if (holder.kind === 'receipt') {
+      return availableMicros <= 0
+        ? paymentError('receipt_credit_exhausted', 'The receipt has no credit left; receipts cannot be topped up')
+        : paymentError('receipt_credit_insufficient', 'The receipt\'s credit cannot cover this call; receipts cannot be topped up');
+    }
+    return paymentError('usage_exhausted', 'Your Credits cannot cover this call; extend them and retry', {
+      extend: { url: `${this.deps.basePath}/extend`, method: 'POST' },
+    });
+  }
+}
+
+class StorefrontAdmission implements Admission {
+  #done = false;
+  readonly headers?: Readonly<Record<string, string>>;
+
+  constructor(
+    private readonly sellerId: string,
+    private readonly holder: CreditHolder,
+    private readonly call: MeteredCall,
+    private readonly hold: Hold,
+    private readonly price: TokenPrice,
+    private readonly deps: StorefrontMeterDeps,
+    readonly outputCap?: number,
+  ) {
+    if (outputCap !== undefined) this.headers = { [OUTPUT_CAP_HEADER]: String(outputCap) };
+  }
+
+  async settle(usage: SettledUsage): Promise<Settlement> {
+    if (this.#done) throw new AppError('internal', 'a metered call was settled twice');
+    this.#done = true;
+    const cost = usage.costMicros ?? costMicros(this.price, usage.inputTokens, usage.outputTokens);
+    let balance: number;
+    try {
+      balance = await this.deps.store.draw({
+        id: newId('mov_'),
+        sellerId: this.sellerId,
+        holder: this.holder,
+        kind: 'draw',
+        amountMicros: -cost,
+        paymentRef: null,
+        rail: null,
+        detail: `${this.call.model} ${this.call.requestId}`.slice(0, 256),
+        createdAtMs: this.deps.clock.nowMs(),
+      });
+    } catch (err) {
+      this.hold.release();
+      throw err;
+    }
+    this.hold.settled();
+    return { record: null, headers: { [REMAINING_CREDIT_HEADER]: formatUsd(balance) } };
+  }
+
+  release(): void {
+    this.#done = true;
+    this.hold.release();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The storefront chat route's strategy (headers only): an agent access token
+ * (`Authorization: Bearer`, or `GW-Agent-Authorization: Bearer` beside an MPP
+ * `Authorization: Payment` credential) or a receipt (`Authorization: Receipt`). Callers
+ * pay through the seller's StorefrontMeter.
+ *
+ * The spec checks `model` before the credential, so a credential that is missing or
+ * fails is not refused here: the caller is admitted with a meter that refuses with that
+ * error when the call is admitted, after the request was validated and its model routed.
+ * Nothing billable runs before that refusal.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Caller, Principal } from '../../domain/access/caller.js';
+import type { Meter } from '../../domain/billing/meter.js';
+import type { AgentTokens } from '../../domain/storefront/agent-tokens.js';
+import { AGENT_AUTHORIZATION, bearerRequired, presentedCredential } from '../../domain/storefront/credentials.js';
+import { receiptHash } from '../../domain/storefront/receipts.js';
+import type { Seller } from '../../domain/storefront/sellers.js';
+import { AppError } from '../../domain/shared/errors.js';
+import { headerOf, type AuthStrategy } from './strategy.js';
+
+/** A meter that admits nothing: the credential's refusal, raised at admission. */
+const refusing = (error: unknown): Meter => ({
+  admit() {
+    throw error;
+  },
+});
+
+export interface StorefrontStrategyDeps {
+  tokens: AgentTokens;
+  /** The seller's meter (one per seller). */
+  meterOf(seller: Seller): Meter;
+  audienceOf(seller: Seller): string;
+  tokenPath: string;
+}
+
+export class StorefrontStrategy implements AuthStrategy {
+  readonly needs = 'headers';
+
+  constructor(private readonly deps: StorefrontStrategyDeps) {}
+
+  authenticate(request: FastifyRequest): Caller | Promise<Caller> {
+    const seller = request.seller;
+    if (!seller) throw new AppError('internal', 'storefront strategy without a seller');
+    try {
+      const presented = presentedCredential(headerOf(request, 'authorization'), headerOf(request, AGENT_AUTHORIZATION));
+      if (presented.kind === 'receipt') {
+        const receiptId = receiptHash(presented.receiptId);
+        return this.#caller(seller, { kind: 'receipt', projectId: projectOf(seller), keyId: null, subject: `receipt:${receiptId}`, payer: { kind: 'receipt', receiptId } });
+      }
+      const token = presented.kind === 'bearer' ? presented.token : presented.kind === 'payment' ? presented.bearer : null;
+      if (token === null) return this.#refused(request, seller, bearerRequired('Send your agent access token as "Authorization: Bearer <token>"', this.deps.tokenPath));
+      const agent = this.deps.tokens.verify(token, this.deps.audienceOf(seller));
+      if (typeof agent === 'string') return this.#agent(seller, agent);
+      return agent.then((id) => this.#agent(seller, id), (err: unknown) => this.#refused(request, seller, err));
+    } catch (err) {
+      return this.#refused(request, seller, err);
+    }
+  }
+
+  #agent(seller: Seller, agentId: string): Caller {
+    return this.#caller(seller, { kind: 'storefront_agent', projectId: projectOf(seller), keyId: null, subject: `agent:${agentId}`, payer: { kind: 'agent', agentId } });
+  }
+
+  #caller(seller: Seller, principal: Principal): Caller {
+    return { principal, meter: this.deps.meterOf(seller) };
+  }
+
+  /** Admitted with a refusing meter; rate-limited by address, as it names no agent. */
+  #refused(request: FastifyRequest, seller: Seller, error: unknown): Caller {
+    return {
+      principal: { kind: 'storefront_agent', projectId: projectOf(seller), keyId: null, subject: `anonymous:${request.ip}`, payer: { kind: 'agent', agentId: '' } },
+      meter: refusing(error),
+    };
+  }
+}
+
+/** Storefront callers' tenant: the seller (they own no files or batches). */
+const projectOf = (seller: Seller) => `storefront:${seller.id}`;

@@ -1,0 +1,13 @@
+/** POST /oauth2/token: the RFC 7523 JWT-bearer grant, form-encoded (RFC 6749 §4.1.3 style). */
+import type { FastifyInstance } from 'fastify';
+import type { Storefront } from '../../../composition/storefront.js';
+import { sellerOf, storefrontUrlOf, tokenAudience } from './context.js';
+
+export function registerTokenRoute(scope: FastifyInstance, storefront: Storefront): void {
+  scope.post('/oauth2/token', { schema: { hide: true } }, async (request, reply) => {
+    const form = request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
+    const tokenUrl = `${storefrontUrlOf(request, storefront.config.prefix)}/oauth2/token`;
+    const token = await storefront.tokens.exchange(form, tokenUrl, tokenAudience(sellerOf(request)));
+    return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(token);
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * `GET /v1/catalog`: every catalog model with the routes it serves, the runtime that
+ * serves it, whether it can run now (and if not, how to make it run) and its price. The
+ * console's models page reads it; `/v1/models` keeps OpenAI's shape.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Container } from '../../../container.js';
+import type { ModelConfig } from '../../../config/schema.js';
+import { ROUTE_PATHS } from '../../../inference/registry.js';
+import { serializeAsBefore } from '../../schemas/document-only.js';
+import { Catalog } from '../../schemas/catalog.js';
+
+/** What makes a model that cannot run usable: the same remedies its 503 names. */
+function fixesOf(model: ModelConfig): string[] {
+  const fixes = [`set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server (vLLM, SGLang, llama.cpp server, Ollama)`];
+  if (model.entry.hubRepo && model.binding.backend !== 'openai') fixes.push(`run \`sluice models pull ${model.id}\``);
+  return fixes;
+}
+
+export function registerCatalogRoute(scope: FastifyInstance, container: Container): void {
+  const { registry } = container;
+  scope.get('/catalog', { schema: { tags: ['models'], summary: 'Models with their routes, runtime, state and price', response: { 200: Catalog } }, ...serializeAsBefore }, async () => {
+    const data = await Promise.all(
+      registry.list().map(async (model) => {
+        const status = await registry.status(model);
+        return {
+          id: model.id,
+          object: 'catalog_model' as const,
+          task: model.entry.task,
+          routes: model.entry.routes.map((route) => ROUTE_PATHS[route]),
+          runtime: status.backend,
+          upstream: model.binding.backend === 'openai',
+          ready: status.ready,
+          detail: status.ready ? null : (status.publicDetail ?? status.detail),
+          fixes: status.ready ? [] : fixesOf(model),
+          context_length: model.contextLength,
+          price: { input_per_million_usd: model.price.inputPerMillionUsd, output_per_million_usd: model.price.outputPerMillionUsd },
+        };
+      }),
+    );
+    return { object: 'list' as const, data };
+  });
+}

@@ -1,0 +1,21 @@
+/** `GET /v1/catalog`: the models page's view of the catalog. */
+import { Type } from '@sinclair/typebox';
+
+export const Catalog = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      object: Type.Literal('catalog_model'),
+      task: Type.String(),
+      routes: Type.Array(Type.String(), { description: 'the routes that serve it, e.g. /v1/chat/completions' }),
+      runtime: Type.String({ description: 'openai (an upstream engine), onnx or gguf (in-process)' }),
+      upstream: Type.Boolean({ description: 'served by an OpenAI-compatible engine rather than in-process' }),
+      ready: Type.Boolean(),
+      detail: Type.Union([Type.String(), Type.Null()], { description: 'why it cannot run, when not ready' }),
+      fixes: Type.Array(Type.String(), { description: 'what makes it run, when not ready' }),
+      context_length: Type.Integer(),
+      price: Type.Object({ input_per_million_usd: Type.Number(), output_per_million_usd: Type.Number() }),
+    }),
+  ),
+});

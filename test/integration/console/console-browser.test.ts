@@ -1,0 +1,264 @@
+/**
+ * The console in headless Chromium against a real Sluice and a fake upstream: sign in both
+ * ways, create a key and see it once, chat in the playground and see the usage move,
+ * upload a file, run a batch to completion and download its output, cancel a batch,
+ * revoke a key, a developer kept to their project, cookie flags and CSRF, and axe-core on
+ * every page at desktop and phone widths. Screenshots go to test-output/console/.
+ * Skipped, with a message, where no Chromium binary exists.
+ */
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
+import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
+import { CHROMIUM_PATH, launchChromium, screenshot, seriousViolations } from '../../helpers/browser.js';
+import { requestLines, upstreamYaml } from '../batches/support/batch-helpers.js';
+
+if (!CHROMIUM_PATH) console.warn('console browser tests skipped: no Chromium binary (install Debian\'s chromium, or set CHROMIUM_PATH)');
+
+describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
+  let upstream: FakeUpstream;
+  let server: TestServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  /** Set by the first test: the project an operator creates, and the key shown once. */
+  let projectId = '';
+  let key = '';
+
+  beforeAll(async () => {
+    upstream = await startFakeUpstream();
+    // The chat model of the batch tests, plus an embedding and a moderation model on the same fake upstream.
+    const extraModels = ['all-minilm-l6-v2', 'zlm-v1-moderation-edge'].map((id) => `  ${id}:\n    backend: openai\n    base_url: ${upstream.baseUrl}\n`).join('');
+    const yaml = upstreamYaml(upstream.baseUrl, { per_batch_concurrency: 2, shard_lines: 5 }).replace('models:\n', `models:\n${extraModels}`);
+    server = await startTestServer({ yaml, startWorkers: true });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await upstream?.close();
+  });
+
+  /** A fresh browser profile (its own cookies), its CSP violations collected. */
+  async function newPage(width = 1280): Promise<{ page: Page; cspErrors: string[] }> {
+    const context = await browser.newContext({ viewport: { width, height: 900 }, acceptDownloads: true });
+    contexts.push(context);
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    const cspErrors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
+    });
+    return { page, cspErrors };
+  }
+
+  async function signIn(page: Page, credential: string): Promise<void> {
+    await page.goto(`${server.baseUrl}/`);
+    await page.getByLabel('Admin token or API key').fill(credential);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  }
+
+  async function expectAccessible(page: Page, name: string): Promise<void> {
+    await screenshot(page, name);
+    const violations = await seriousViolations(page);
+    expect(violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`), name).toEqual([]);
+  }
+
+  it('an operator signs in with the admin token, creates a project and a key, and sees the key once', async () => {
+    const { page, cspErrors } = await newPage();
+    await signIn(page, ADMIN_TOKEN);
+    await expectAccessible(page, 'operator-projects-empty');
+    await page.getByLabel('New project name').fill('acme');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.locator('tr.selected', { hasText: 'acme' }).waitFor();
+    projectId = (await page.locator('tr.selected code').first().textContent())!;
+    expect(projectId).toMatch(/^[0-9a-f-]{36}$/);
+
+    await page.getByText('No keys yet').waitFor();
+    await page.getByLabel('New key name').fill('ci');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    key = (await page.getByTestId('new-key').textContent())!;
+    expect(key).toMatch(/^sk-sluice-/);
+    await expect(page.getByText('it is shown only once')).toBeTruthy();
+    await expectAccessible(page, 'operator-key-created');
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.reload();
+    await page.getByRole('cell', { name: 'ci', exact: true }).waitFor();
+    expect(await page.content()).not.toContain(key);
+    expect((await call(server.baseUrl, 'GET', '/v1/models', { key })).status).toBe(200);
+    expect(cspErrors).toEqual([]);
+  });
+
+  it('a developer signs in with the key, chats in the playground, and the usage moves', async () => {
+    const { page, cspErrors } = await newPage();
+    await signIn(page, key);
+    await page.getByRole('heading', { name: 'Your project' }).waitFor();
+    await expectAccessible(page, 'developer-project');
+
+    await page.goto(`${server.baseUrl}/console/#/usage`);
+    await page.getByText('No usage in this range').waitFor();
+    expect(await page.getByTestId('total-requests').textContent()).toBe('0');
+
+    await page.goto(`${server.baseUrl}/console/#/playground`);
+    await page.getByLabel('Message', { exact: true }).fill('Say hello');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByTestId('usage').waitFor();
+    expect(await page.getByTestId('answer').textContent()).toBe('Hello from the fake upstream.');
+    const chat = upstream.requests.find((r) => r.path === '/chat/completions')!;
+    expect(chat.body).toMatchObject({ stream: true, messages: [{ role: 'user', content: 'Say hello' }] });
+    for (const language of ['openai-node', 'Python', 'curl']) {
+      await page.getByRole('button', { name: language, exact: true }).click();
+      expect(await page.locator('pre.code').textContent()).toContain('Say hello');
+    }
+    await expectAccessible(page, 'developer-playground');
+
+    await page.goto(`${server.baseUrl}/console/#/usage`);
+    await page.locator('figure.chart canvas').first().waitFor();
+    expect(await page.getByTestId('total-requests').textContent()).toBe('1');
+    await expectAccessible(page, 'developer-usage');
+    expect(cspErrors).toEqual([]);
+  });
+
+  it('embeds two texts and moderates one in their playgrounds', async () => {
+    const { page } = await newPage();
+    await signIn(page, key);
+    await page.goto(`${server.baseUrl}/console/#/playground`);
+    await page.getByRole('button', { name: 'Embeddings', exact: true }).click();
+    await page.getByLabel('First text').fill('a cat');
+    await page.getByLabel('Second text').fill('a dog');
+    await page.getByRole('button', { name: 'Embed both' }).click();
+    expect(await page.getByTestId('similarity').textContent()).toMatch(/^Cosine similarity: -?\d\.\d{4}$/);
+    const embedded = upstream.requests.find((r) => r.path === '/embeddings')!;
+    expect(embedded.body.input).toEqual(['a cat', 'a dog']);
+    await expectAccessible(page, 'developer-embeddings');
+
+    await page.getByRole('button', { name: 'Moderation', exact: true }).click();
+    await page.getByLabel('Text', { exact: true }).fill('hello there');
+    await page.getByRole('button', { name: 'Moderate' }).click();
+    await page.getByRole('heading', { name: /flagged/i }).waitFor();
+    expect(await page.getByRole('progressbar').count()).toBeGreaterThan(3);
+    expect(await page.locator('pre.code').textContent()).toContain('hello there');
+    await expectAccessible(page, 'developer-moderation');
+  });
+
+  it('uploads a file, creates a batch, watches it complete, and downloads the output', async () => {
+    upstream.chat({ delayMs: 150 });
+    const { page } = await newPage();
+    await signIn(page, key);
+    await page.goto(`${server.baseUrl}/console/#/files`);
+    await page.getByText('No files here').waitFor();
+    await page.getByLabel(/Drop a file here/).setInputFiles({ name: 'lines.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(requestLines(6)) });
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.locator('td', { hasText: 'lines.jsonl' }).first().waitFor();
+    await expectAccessible(page, 'developer-files');
+
+    await page.goto(`${server.baseUrl}/console/#/batches`);
+    const option = page.locator('#batch-file option', { hasText: 'lines.jsonl' });
+    await option.waitFor({ state: 'attached' });
+    await page.getByLabel('Input file').selectOption((await option.getAttribute('value'))!);
+    await page.getByRole('button', { name: 'Create batch' }).click();
+    await page.getByTestId('batch-card').first().waitFor();
+    await expectAccessible(page, 'developer-batches');
+    await page.getByTestId('batch-card').first().getByRole('link').click();
+    await page.locator('.chip', { hasText: 'completed' }).waitFor({ timeout: 30_000 });
+    expect(await page.getByRole('progressbar', { name: 'Batch progress' }).getAttribute('aria-valuenow')).toBe('100');
+    expect(await page.getByTestId('batch-counts').textContent()).toBe('6 completed, 0 failed of 6');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download output' }).click()]);
+    const lines = (await readFile((await download.path())!, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.custom_id).sort()).toEqual(['req-1', 'req-2', 'req-3', 'req-4', 'req-5', 'req-6']);
+    await expectAccessible(page, 'developer-batch-completed');
+    upstream.reset();
+  });
+
+  it('cancels a running batch after confirmation', async () => {
+    upstream.chat({ delayMs: 400 });
+    const fileId = await uploadBatchFile(40);
+    const created = await call(server.baseUrl, 'POST', '/v1/batches', { key, body: { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' } });
+    const { page } = await newPage();
+    await signIn(page, key);
+    await page.goto(`${server.baseUrl}/console/#/batches/${created.body.id}`);
+    await page.getByRole('button', { name: 'Cancel batch' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Cancel this batch?' });
+    await expectAccessible(page, 'developer-cancel-dialog');
+    await dialog.getByRole('button', { name: 'Cancel batch' }).click();
+    await page.locator('.chip', { hasText: 'cancelled' }).waitFor({ timeout: 30_000 });
+    const batch = await call(server.baseUrl, 'GET', `/v1/batches/${created.body.id}`, { key });
+    expect(batch.body.status).toBe('cancelled');
+    expect(batch.body.request_counts.completed).toBeLessThan(40);
+    upstream.reset();
+  });
+
+  async function uploadBatchFile(lines: number): Promise<string> {
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    form.append('file', new Blob([requestLines(lines)]), 'cancel.jsonl');
+    const res = await fetch(`${server.baseUrl}/v1/files`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+    return ((await res.json()) as { id: string }).id;
+  }
+
+  it('keeps a developer to their project: another project\'s batch is not found', async () => {
+    const other = await server.newTenant({ name: 'other' });
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    form.append('file', new Blob([requestLines(1)]), 'theirs.jsonl');
+    const file = (await (await fetch(`${server.baseUrl}/v1/files`, { method: 'POST', headers: { 'x-api-key': other.key }, body: form })).json()) as { id: string };
+    const { page } = await newPage();
+    await signIn(page, key);
+    await page.goto(`${server.baseUrl}/console/#/files`);
+    await page.locator('td', { hasText: 'lines.jsonl' }).first().waitFor();
+    expect(await page.content()).not.toContain('theirs.jsonl');
+    await page.goto(`${server.baseUrl}/console/#/batches/batch_${'0'.repeat(26)}`);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/not found.*Request id: req_/i);
+    const direct = await page.evaluate(async (id) => (await fetch(`/console/api/v1/files/${id}`)).status, file.id);
+    expect(direct).toBe(404);
+  });
+
+  it('keeps the session in an HttpOnly SameSite=Strict cookie and refuses requests without the CSRF token', async () => {
+    const { page } = await newPage();
+    await signIn(page, ADMIN_TOKEN);
+    const cookies = await page.context().cookies();
+    expect(cookies).toEqual([expect.objectContaining({ name: 'sluice_session', httpOnly: true, sameSite: 'Strict', path: '/console' })]);
+    expect(await page.evaluate(() => (globalThis as any).document.cookie)).toBe('');
+    const forged = await page.evaluate(async () => {
+      const res = await fetch('/console/api/admin/projects', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"forged"}' });
+      return { status: res.status, body: await res.json() };
+    });
+    expect(forged).toEqual({ status: 403, body: { error: expect.objectContaining({ code: 'csrf_token_invalid' }) } });
+  });
+
+  it('an operator revokes the key after confirmation, and its next call fails', async () => {
+    const { page } = await newPage();
+    await signIn(page, ADMIN_TOKEN);
+    await page.getByLabel('Project', { exact: true }).selectOption(projectId);
+    await page.getByRole('cell', { name: 'ci', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Revoke ci' }).click();
+    await page.getByRole('dialog', { name: 'Revoke this key?' }).getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText(/^revoked /).waitFor();
+    const after = await call(server.baseUrl, 'GET', '/v1/models', { key });
+    expect(after.status).toBe(403);
+    expect(after.body.error.message).toBe('Invalid credentials');
+  });
+
+  it('every operator page is accessible at 1280 and 390 px', async () => {
+    for (const width of [1280, 390]) {
+      const { page, cspErrors } = await newPage(width);
+      await signIn(page, ADMIN_TOKEN);
+      await page.getByLabel('Project', { exact: true }).selectOption(projectId);
+      for (const name of ['', 'usage', 'batches', 'files', 'models', 'playground']) {
+        await page.goto(`${server.baseUrl}/console/#/${name}`);
+        await page.getByRole('heading', { level: 1 }).waitFor();
+        await page.waitForLoadState('networkidle');
+        await expectAccessible(page, `operator-${name || 'projects'}-${width}`);
+        const overflow = await page.evaluate(() => {
+          const root = (globalThis as any).document.documentElement;
+          return root.scrollWidth - root.clientWidth;
+        });
+        expect(overflow, `${name} at ${width} px scrolls sideways`).toBeLessThanOrEqual(0);
+      }
+      expect(cspErrors).toEqual([]);
+    }
+  });
+});
