@@ -46,6 +46,7 @@ import { FilesRepository } from './storage/db/repositories/files.repository.js';
 import type { BackgroundWorker } from './worker/background-worker.js';
 import { BatchRunner } from './worker/batch-runner.js';
 import { Janitor } from './worker/janitor.js';
+import { createGateway, type Gateway } from './composition/gateway.js';
 import { createConsoleParts, type ConsoleParts } from './composition/console.js';
 import { createStorefront, ensureStorefrontProjects, storefrontDebits, type Storefront } from './composition/storefront.js';
 import type { MeterResolver } from './domain/billing/meter-resolver.js';
@@ -101,6 +102,8 @@ export interface Container {
   /** Files and Batch APIs; their runner and janitor are in `workers`. */
   files: FilesService;
   batches: BatchesService;
+  /** The signed gateway (`/gateway/v1`): verifier, intermediary meter, its outbox handler. */
+  gateway: Gateway;
   /** The web console's sessions and sign-in limiter. */
   console: ConsoleParts;
   workers: BackgroundWorker[];
@@ -176,6 +179,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const { files, batches, runner, janitor } = createFilesAndBatches({
     config, database, blobs, clock, logger, billing, meters, usage: repositories.usage, chatCompletions, traced: tracing !== null,
   });
+  const gateway = await createGateway({ config, billing, projects, outbox, clock, logger, metrics });
   const consoleParts = createConsoleParts({ config, database, authenticator, clock });
   const workers: BackgroundWorker[] = [runner, janitor, outbox.deliverer];
   let workersStarted = false;
@@ -206,6 +210,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     transcription,
     files,
     batches,
+    gateway,
     console: consoleParts,
     workers,
     storefront,
@@ -230,6 +235,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     },
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
+      await gateway.close();
       await rateLimiter.close();
       await consoleParts.signInLimiter.close();
       await storefront?.limiter.close();

@@ -77,6 +77,6 @@ export function storefrontDebits(config: StorefrontConfig | null, database: Data
 /** One tenant project per seller (no credit of its own), created once: its usage records are the storefront calls'. */
 export async function ensureStorefrontProjects(storefront: Storefront | null, projects: ProjectsRepository, clock: Clock): Promise<void> {
   for (const seller of storefront?.sellers.sellers ?? []) {
-    await projects.ensure({ id: storefrontProjectId(seller.id), name: `Storefront ${seller.name}`.slice(0, 128), balanceMicros: 0, createdAtMs: clock.nowMs() });
+    await projects.insertIfAbsent({ id: storefrontProjectId(seller.id), name: `Storefront ${seller.name}`.slice(0, 128), balanceMicros: 0, createdAtMs: clock.nowMs() });
   }
 }

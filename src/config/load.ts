@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { usdToMicros } from '../domain/shared/money.js';
 import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
 import { resolveTracingConfig } from './tracing-config.js';
+import { describeGatewayConfig, resolveGatewayConfig } from './gateway-config.js';
 import { resolveStorefront } from './storefront-config.js';
 import { resolveModels } from './models-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
@@ -221,6 +222,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       embeddingBatchWaitMs: file.runtimes?.embedding_batch_wait_ms ?? 2,
     },
     decision: resolveDecision(env, file, new Map(Object.entries(models)), problems),
+    gateway: resolveGatewayConfig(env, file, cwd, rpm, problems),
     hub: {
       endpoint: (env.HF_ENDPOINT || file.hub?.endpoint || 'https://huggingface.co').replace(/\/+$/, ''),
       token: envSecret(env, 'HF_TOKEN', cwd, problems),
@@ -276,6 +278,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     blobs: describeBlobConfig(config.blobs),
     tracing: config.tracing.enabled ? `otlp ${config.tracing.endpoint ?? '(exporter default)'}` : 'off',
     adminApi: config.adminToken ? 'enabled' : 'disabled',
+    gateway: describeGatewayConfig(config.gateway),
     workers: config.workers.inProcess ? 'in-process' : 'off',
     storefront: config.storefront ? `${config.storefront.prefix} (${config.storefront.plans.length} plan(s))` : 'off',
     upstreamModels: Object.values(config.models)

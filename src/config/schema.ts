@@ -172,6 +172,29 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    gateway: Type.Optional(
+      Type.Object(
+        {
+          signing_secrets: Type.Optional(
+            Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }), {
+              description: 'signing secret by key id ({kid: secret}); the gateway is off without one',
+            }),
+          ),
+          signing_secrets_file: Type.Optional(Type.String({ minLength: 1, description: 'a JSON file holding {kid: secret}' })),
+          api_url: Type.Optional(Type.String({ pattern: '^https?://', description: "the intermediary's API (allowance checks, usage reports)" })),
+          read_key: Type.Optional(Type.String({ minLength: 1, description: "Sluice's read key at the intermediary (allowance checks)" })),
+          write_key: Type.Optional(Type.String({ minLength: 1, description: "Sluice's write key at the intermediary (usage reports)" })),
+          check_timeout_ms: Type.Optional(PositiveInt('how long an allowance check may take before the call proceeds (fail open; default 1500)')),
+          tolerance_seconds: Type.Optional(PositiveInt('how far a signature timestamp may be from now, either way (default 300)')),
+          intermediary_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the payer id usage records name (default "default")' })),
+          allowance_cache_ms: Type.Optional(
+            Type.Integer({ minimum: 0, maximum: 60_000, description: "how long an agent's allowed answer is reused (default 0: every call asks)" }),
+          ),
+          rate_limit_rpm: Type.Optional(PositiveInt('requests per minute per agent (default: rate_limits.requests_per_minute)')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     storefront: Type.Optional(StorefrontFileSchema),
     hub: Type.Optional(
       Type.Object(
@@ -232,6 +255,20 @@ export interface TracingConfig {
   enabled: boolean;
   endpoint: string | null;
   serviceName: string;
+}
+
+/** The signed gateway; secrets and keys are never logged. */
+export interface GatewayConfig {
+  /** kid → secret; empty: the gateway is off and every gateway route answers 401. */
+  signingSecrets: ReadonlyMap<string, string>;
+  apiUrl: string | null;
+  readKey: string | null;
+  writeKey: string | null;
+  checkTimeoutMs: number;
+  toleranceSeconds: number;
+  intermediaryId: string;
+  allowanceCacheMs: number;
+  requestsPerMinute: number;
 }
 
 export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;
@@ -316,6 +353,8 @@ export interface Config {
     /** The chat model the `llm` scorer asks; null when no scorer is `llm`. */
     llmModel: string | null;
   };
+  /** The signed gateway (`/gateway/v1`); see src/config/gateway-config.ts. */
+  gateway: GatewayConfig;
   /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
   hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };
   /** The agent storefront (src/config/storefront-config.ts); null when no plan is configured. */

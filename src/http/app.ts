@@ -17,6 +17,7 @@ import { apiScope } from './routes/api-scope.js';
 import { AdminTokenStrategy } from './auth/admin-token-strategy.js';
 import { consoleRoutes, registerRootRedirect } from './console/index.js';
 import { v1Routes } from './routes/v1/index.js';
+import { gatewayRoutes } from './routes/gateway/index.js';
 import { storefrontRoutes } from './routes/storefront/index.js';
 import { WORDING_KEYWORD } from './schemas/wording.js';
 import { openApiTransforms } from './openapi-document.js';
@@ -107,6 +108,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     await app.register(apiScope, { prefix: '/admin/v1', container, strategy, routes: [registerAdminRoutes], policy: ADMIN_POLICY });
   }
   await app.register(v1Routes, { prefix: '/v1', container });
+  await app.register(gatewayRoutes, { prefix: '/gateway/v1', container });
   const { storefront } = container;
   if (storefront) await app.register(storefrontRoutes, { prefix: storefront.config.prefix, container, storefront });
   await app.register(consoleRoutes, { container });

@@ -11,6 +11,7 @@ import { wordValidationIssue, type ValidationIssue } from './schemas/wording.js'
 
 const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
+  context_length: { status: 400, type: 'invalid_request_error' },
   authentication: { status: 401, type: 'authentication_error' },
   payment_required: { status: 402, type: 'insufficient_quota' },
   permission: { status: 403, type: 'authentication_error' },

@@ -10,6 +10,9 @@ import type { ReplyHeaders } from '../domain/access/caller.js';
 import { scopePolicyOf } from './scope-policy.js';
 
 export class ReplyHeaderChannel implements ReplyHeaders {
+  /** The trailers set so far (a stream's events may repeat them, scope-policy.ts streamEventFields). */
+  readonly trailers: Record<string, string> = {};
+
   constructor(private readonly reply: FastifyReply) {}
 
   set(headers: Readonly<Record<string, string>>): void {
@@ -29,6 +32,9 @@ export class ReplyHeaderChannel implements ReplyHeaders {
         any = true;
       }
     }
-    if (any) reply.raw.addTrailers(trailers);
+    if (any) {
+      reply.raw.addTrailers(trailers);
+      Object.assign(this.trailers, trailers);
+    }
   }
 }

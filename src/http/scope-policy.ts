@@ -42,6 +42,16 @@ export type ScopeErrorBody = (request: FastifyRequest, error: AppError, mapped: 
 /** Adds or changes fields of a 2xx JSON answer of this scope (e.g. fields the gateway adds). */
 export type ScopeAnswerFields = (request: FastifyRequest, reply: FastifyReply, answer: Record<string, unknown>) => Record<string, unknown>;
 
+/**
+ * Adds fields to the events of a stream of this scope, given the settlement trailers sent
+ * so far (e.g. the gateway repeats `gw-usage` in the final usage chunk).
+ */
+export type ScopeStreamEventFields = (
+  request: FastifyRequest,
+  event: Record<string, unknown>,
+  trailers: Readonly<Record<string, string>>,
+) => Record<string, unknown>;
+
 export interface ScopePolicy {
   rateLimit?: ScopeRateLimit;
   cors?: ScopeCors;
@@ -56,6 +66,7 @@ export interface ScopePolicy {
    * is known only at its end, they go out as HTTP trailers, announced up front in `Trailer`.
    */
   trailers?: readonly string[];
+  streamEventFields?: ScopeStreamEventFields;
 }
 
 declare module 'fastify' {

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { toHttpError } from './errors.js';
 import { scopePolicyOf } from './scope-policy.js';
+import { ReplyHeaderChannel } from './reply-headers.js';
 
 const DISCONNECTED = Symbol('sluice.clientDisconnected');
 type TrackedSocket = Socket & { [DISCONNECTED]?: AbortController };
@@ -32,15 +33,28 @@ export function clientAbortSignal(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
-async function* frames(events: AsyncIterable<unknown>, signal: AbortSignal, onError: (err: unknown) => void): AsyncGenerator<string> {
+type Decorate = (event: unknown) => unknown;
+
+async function* frames(events: AsyncIterable<unknown>, signal: AbortSignal, onError: (err: unknown) => void, decorate: Decorate | null): AsyncGenerator<string> {
   try {
-    for await (const event of events) yield `data: ${JSON.stringify(event)}\n\n`;
+    for await (const event of events) yield `data: ${JSON.stringify(decorate ? decorate(event) : event)}\n\n`;
     yield 'data: [DONE]\n\n';
   } catch (err) {
     if (signal.aborted) return;
     onError(err);
     yield `data: ${JSON.stringify(toHttpError(err).body)}\n\n`;
   }
+}
+
+/** The scope's streamEventFields, given the trailers the caller's reply channel has sent so far. */
+function decoratorOf(reply: FastifyReply): Decorate | null {
+  const fields = scopePolicyOf(reply.request)?.streamEventFields;
+  const channel = reply.request.caller?.reply;
+  if (!fields || !(channel instanceof ReplyHeaderChannel)) return null;
+  return (event) =>
+    event !== null && typeof event === 'object' && !Array.isArray(event)
+      ? fields(reply.request, event as Record<string, unknown>, channel.trailers)
+      : event;
 }
 
 /**
@@ -50,7 +64,7 @@ async function* frames(events: AsyncIterable<unknown>, signal: AbortSignal, onEr
  */
 export function sendSse(reply: FastifyReply, events: AsyncIterable<unknown>, signal: AbortSignal): FastifyReply {
   const stream = Readable.from(
-    frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started')),
+    frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started'), decoratorOf(reply)),
     { objectMode: false },
   );
   const trailers = scopePolicyOf(reply.request)?.trailers;

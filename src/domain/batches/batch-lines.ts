@@ -31,6 +31,7 @@ export function errorLine(id: string, customId: string, failure: LineFailure): s
 
 const BY_KIND: Record<ErrorKind, { code: string; legacy: string | null }> = {
   invalid_request: { code: 'invalid_request_error', legacy: 'http_400' },
+  context_length: { code: 'request_too_large', legacy: 'http_413' },
   unprocessable: { code: 'invalid_request_error', legacy: 'http_422' },
   conflict: { code: 'invalid_request_error', legacy: 'http_409' },
   authentication: { code: 'authentication_error', legacy: 'http_401' },

@@ -37,10 +37,10 @@ export interface ChatResult {
 }
 
 export const contextLengthExceeded = (model: ModelConfig, param: string, tokens: number, exact: boolean) =>
-  invalidRequest(
+  new AppError(
+    'context_length',
     `Input exceeds max_tokens (${model.contextLength}) for model: ${model.id} (the input has ${exact ? '' : 'about '}${tokens} tokens)`,
-    param,
-    'context_length_exceeded',
+    { param, code: 'context_length_exceeded' },
   );
 
 /** Refuses `text` when it has more tokens than the model's context (before anything runs). */

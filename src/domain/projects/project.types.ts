@@ -11,6 +11,8 @@ export interface Project {
 
 export interface ProjectStore {
   insert(project: Project): Promise<Project>;
+  /** Inserts unless a project with its id exists; the stored project either way. */
+  insertIfAbsent(project: Project): Promise<Project>;
   findById(id: string): Promise<Project | undefined>;
   /**
    * Newest first (creation time, then id); `after` is the last project of the previous

@@ -41,6 +41,11 @@ export class ProjectsService {
     });
   }
 
+  /** A project with a fixed id (e.g. the gateway's tenant), created with no credit if absent. */
+  async ensureProject(id: string, name: string): Promise<Project> {
+    return this.deps.projects.insertIfAbsent({ id, name, balanceMicros: 0, createdAtMs: this.deps.clock.nowMs() });
+  }
+
   async getProject(id: string): Promise<Project> {
     const project = isUuid(id) ? await this.deps.projects.findById(id.toLowerCase()) : undefined;
     if (!project) throw new AppError('not_found', `Project not found: ${id}`, { code: 'project_not_found' });

@@ -5,6 +5,7 @@
  */
 export type ErrorKind =
   | 'invalid_request' // 400
+  | 'context_length' // 400 (420 on the gateway): input over the model's token limit
   | 'authentication' // 401
   | 'permission' // 403
   | 'not_found' // 404

@@ -34,6 +34,7 @@ export const NAMED_COMPONENTS: ReadonlyMap<string, TSchema> = new Map<string, TS
 /** What a status means, per error kind that answers it. */
 const KIND_DESCRIPTIONS: Readonly<Record<ErrorKind, string>> = {
   invalid_request: 'the request is invalid (malformed JSON, a field out of range, an unknown model); `param` names the field',
+  context_length: 'the input is over the model’s token limit (`context_length_exceeded`)',
   authentication: 'no credentials, or credentials of the wrong form',
   payment_required: 'payment required',
   permission: 'the credentials are not valid (unknown, revoked, or not in the named project)',

@@ -155,14 +155,19 @@ describe('the document a generator reads', () => {
     expect(ok.content!['text/event-stream']!.schema).toMatchObject({ type: 'string', 'x-event': { $ref: '#/components/schemas/ChatCompletionChunk' } });
   });
 
-  it('offers both ways to send an API key on every /v1 route, and the admin token on /admin/v1', () => {
+  it('offers both ways to send an API key on every /v1 route, the admin token on /admin/v1 and the signature on /gateway/v1', () => {
     expect(document.components.securitySchemes).toEqual({
       ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
       BearerApiKey: { type: 'http', scheme: 'bearer', description: 'An API key as a bearer token' },
       AdminToken: { type: 'http', scheme: 'bearer', description: 'The operator token, SLUICE_ADMIN_TOKEN' },
+      GatewaySignature: { type: 'apiKey', in: 'header', name: 'gw-signature', description: 'HMAC-SHA256 of the request, see README "Gateway"' },
     });
     for (const { name, op } of operations()) {
-      const expected = name.includes(' /admin/v1/') ? [{ AdminToken: [] }] : [{ ApiKey: [] }, { BearerApiKey: [] }];
+      const expected = name.includes(' /admin/v1/')
+        ? [{ AdminToken: [] }]
+        : name.includes(' /gateway/v1/')
+          ? [{ GatewaySignature: [] }]
+          : [{ ApiKey: [] }, { BearerApiKey: [] }];
       expect(op.security, name).toEqual(expected);
     }
     // The admin API is a scope like /v1 (the admin token as its strategy), rate-limited per operator.

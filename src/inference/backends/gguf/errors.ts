@@ -11,7 +11,7 @@ export function ggufFileMissing(modelId: string): AppError {
 
 export function contextExceeded(modelId: string, promptTokens: number, contextSize: number): AppError {
   return new AppError(
-    'invalid_request',
+    'context_length',
     `This model's context is ${contextSize} tokens; the messages take ${promptTokens}. Shorten the messages.`,
     { code: 'context_length_exceeded', param: 'messages' },
   );

@@ -95,7 +95,8 @@ export function upstreamHttpError(
       { code: 'upstream_error', upstreamStatus: status },
     );
   }
-  const kind = PASSTHROUGH[status];
+  // An input over the model's limit is its own kind, whatever status the upstream gave it (a scope may answer it differently).
+  const kind = body.code === 'context_length_exceeded' && status === 400 ? 'context_length' : PASSTHROUGH[status];
   if (kind) {
     return new AppError(kind, body.message ?? `Upstream rejected the request (status ${status})`, {
       code: body.code ?? 'invalid_request_error',

@@ -34,13 +34,14 @@ export class ProjectsRepository implements ProjectStore, BalanceStore {
     return project;
   }
 
-  /** Inserts the project unless one with its id exists (tenants the service owns, created at start-up). */
-  async ensure(project: Project): Promise<void> {
+  /** Inserts the project unless one with its id exists (tenants the service owns, created at start-up); the stored project. */
+  async insertIfAbsent(project: Project): Promise<Project> {
     await this.database.db
       .insertInto('projects')
       .values({ id: project.id, name: project.name, balance_micros: project.balanceMicros, created_at: project.createdAtMs })
       .onConflict((oc) => oc.column('id').doNothing())
       .execute();
+    return (await this.findById(project.id)) ?? project;
   }
 
   async findById(id: string): Promise<Project | undefined> {

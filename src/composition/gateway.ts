@@ -1,0 +1,136 @@
+/**
+ * The signed gateway's objects, built once by the composition root: the verifier and its
+ * replay store (Redis when REDIS_URL is set, so replicas share it), the intermediary
+ * client, the intermediary meter, the gateway project (the tenant its usage lists under)
+ * and the outbox handler that delivers its usage reports.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Clock } from '../domain/shared/clock.js';
+import type { BillingService } from '../domain/billing/billing.service.js';
+import type { ProjectsService } from '../domain/projects/projects.service.js';
+import { GatewayVerifier } from '../domain/gateway/gateway-verifier.js';
+import type { ReplayGuard } from '../domain/gateway/replay-guard.js';
+import type { IntermediaryClient, UsageEvent } from '../domain/gateway/intermediary.port.js';
+import { IntermediaryMeter } from '../domain/gateway/intermediary-meter.js';
+import { HttpIntermediaryClient } from '../clients/intermediary-http.js';
+import { MemoryReplayGuard } from '../storage/replay/memory-replay-guard.js';
+import { RedisReplayGuard } from '../storage/replay/redis-replay-guard.js';
+import type { Outbox } from './payers.js';
+import type { OutboxHandler } from '../domain/outbox/outbox.types.js';
+import { catalogEntry } from '../inference/catalog.js';
+import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
+import type { Metrics } from '../observability/metrics.js';
+import { GatewayMetrics } from '../observability/gateway-metrics.js';
+
+export interface Gateway {
+  verifier: GatewayVerifier;
+  meter: IntermediaryMeter;
+  metrics: GatewayMetrics;
+  /** The gateway project's id: the tenant of every gateway call. */
+  tenantProjectId: string;
+  intermediaryId: string;
+  /** Requests per minute per agent (`gateway.rate_limit_rpm`), in Redis when REDIS_URL is set. */
+  rateLimiter: RateLimiter;
+  close(): Promise<void>;
+}
+
+export interface GatewayDeps {
+  config: Readonly<Config>;
+  /** The settlement outbox: usage reports are its `intermediary` messages. */
+  outbox: Outbox;
+  billing: BillingService;
+  projects: ProjectsService;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/** A stable UUID per intermediary, so every replica ensures the same gateway project. */
+export function gatewayProjectId(intermediaryId: string): string {
+  const hex = createHash('sha256').update(`sluice-gateway:${intermediaryId}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+const NO_INTERMEDIARY: IntermediaryClient = {
+  checkAllowance: () => Promise.resolve({ kind: 'unavailable', cause: 'no intermediary configured' }),
+  reportUsage: () => Promise.resolve({ kind: 'retry', cause: 'no intermediary configured', retryAfterMs: null }),
+};
+
+/** The outbox target kind of usage reports owed to the intermediary. */
+export const INTERMEDIARY_TARGET = 'intermediary';
+
+/** Delivers one call's usage report; throws (the deliverer retries, then parks it dead) unless the intermediary accepted it. */
+function usageReportHandler(client: IntermediaryClient): OutboxHandler {
+  return {
+    async deliver(entry) {
+      const outcome = await client.reportUsage((entry.payload as { events: UsageEvent[] }).events);
+      if (outcome.kind !== 'delivered') throw new Error(`usage report not accepted: ${outcome.cause}`);
+    },
+  };
+}
+
+/** The call's own key: its events' keys share the prefix before `:<meter>`. */
+const callKeyOf = (requestId: string, events: readonly UsageEvent[]): string => {
+  const key = events[0]?.idempotencyKey;
+  return key === undefined ? requestId : key.slice(0, key.lastIndexOf(':'));
+};
+
+export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
+  const { config, clock } = deps;
+  const settings = config.gateway;
+  const logger = deps.logger.child({ component: 'gateway' });
+  const metrics = new GatewayMetrics(deps.metrics);
+  const replay: ReplayGuard = config.redisUrl ? new RedisReplayGuard(config.redisUrl, 'sluice:gw:replay') : new MemoryReplayGuard(clock);
+  const verifier = new GatewayVerifier({ secrets: settings.signingSecrets, toleranceSeconds: settings.toleranceSeconds, replay, clock });
+  const client: IntermediaryClient = settings.apiUrl
+    ? new HttpIntermediaryClient({ apiUrl: settings.apiUrl, readKey: settings.readKey, writeKey: settings.writeKey, checkTimeoutMs: settings.checkTimeoutMs })
+    : NO_INTERMEDIARY;
+
+  const tenantProjectId = gatewayProjectId(settings.intermediaryId);
+  await deps.projects.ensureProject(tenantProjectId, `gateway:${settings.intermediaryId}`);
+
+  deps.outbox.handlers.set(INTERMEDIARY_TARGET, usageReportHandler(client));
+
+  const meter = new IntermediaryMeter({
+    client,
+    settlements: {
+      // One message per call, carrying its meters' events, in the usage record's transaction.
+      write: (record, events) =>
+        deps.billing.write(record, {
+          outbox: [{ targetKind: INTERMEDIARY_TARGET, idempotencyKey: callKeyOf(record.requestId, events), payload: { events } }],
+        }),
+    },
+    // The intermediary bills; the record keeps the usage at no cost to any project.
+    usageRecord: (principal, call, usage) => deps.billing.usageRecord(principal, call, { ...usage, costMicros: 0 }),
+    producesOutput: (model) => catalogEntry(model)?.task !== 'embeddings',
+    clock,
+    allowanceCacheMs: settings.allowanceCacheMs,
+    onAllowance(outcome, detail) {
+      metrics.allowanceChecks.inc({ outcome });
+      if (outcome === 'unavailable') logger.warn({ ...detail, event: 'allowance_unavailable' }, 'allowance check failed open: the intermediary is unavailable');
+      if (outcome === 'misconfigured') logger.error({ ...detail, event: 'allowance_refused' }, 'the intermediary refused the allowance check: check GATEWAY_READ_KEY and GATEWAY_API_URL');
+    },
+  });
+
+  const rateLimiter = createRateLimiter({
+    requestsPerMinute: settings.requestsPerMinute,
+    redisUrl: config.redisUrl,
+    keyPrefix: `${config.rateLimit.redisPrefix}:gw`,
+  });
+
+  return {
+    verifier,
+    meter,
+    metrics,
+    tenantProjectId,
+    intermediaryId: settings.intermediaryId,
+    rateLimiter,
+    async close() {
+      await rateLimiter.close();
+      await client.close?.();
+      await replay.close?.();
+    },
+  };
+}

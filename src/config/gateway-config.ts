@@ -1,0 +1,95 @@
+/**
+ * The signed gateway's settings: GATEWAY_* variables, each with a twin under `gateway:`.
+ * Signing secrets come as a JSON object `{kid: secret}` (GATEWAY_SIGNING_SECRETS), or
+ * from a file holding one (GATEWAY_SIGNING_SECRETS_FILE, `gateway.signing_secrets_file`).
+ * No secret or key ever appears in a problem message or the start-up summary.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ConfigFile, GatewayConfig } from './schema.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const KID = /^[A-Za-z0-9._-]{1,64}$/;
+
+function parseSecrets(text: string, source: string, problems: string[]): Map<string, string> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    problems.push(`${source}: must be a JSON object {"<kid>": "<secret>", …}`);
+    return new Map();
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    problems.push(`${source}: must be a JSON object {"<kid>": "<secret>", …}`);
+    return new Map();
+  }
+  return checkedSecrets(Object.entries(raw), source, problems);
+}
+
+function checkedSecrets(entries: [string, unknown][], source: string, problems: string[]): Map<string, string> {
+  const secrets = new Map<string, string>();
+  for (const [kid, secret] of entries) {
+    if (!KID.test(kid)) problems.push(`${source}: key id ${JSON.stringify(kid.slice(0, 64))} must be 1–64 letters, digits, ".", "_" or "-"`);
+    else if (typeof secret !== 'string' || secret.length < 16) problems.push(`${source}: the secret of key id ${kid} must be a string of at least 16 characters`);
+    else secrets.set(kid, secret);
+  }
+  return secrets;
+}
+
+function readSecretsFile(fileName: string, source: string, cwd: string, problems: string[]): Map<string, string> {
+  let text: string;
+  try {
+    text = readFileSync(path.resolve(cwd, fileName), 'utf8');
+  } catch {
+    problems.push(`${source}: cannot read the file`);
+    return new Map();
+  }
+  return parseSecrets(text, source, problems);
+}
+
+function resolveSecrets(env: Env, file: ConfigFile, cwd: string, problems: string[]): Map<string, string> {
+  if (env.GATEWAY_SIGNING_SECRETS_FILE) return readSecretsFile(env.GATEWAY_SIGNING_SECRETS_FILE, 'GATEWAY_SIGNING_SECRETS_FILE', cwd, problems);
+  if (env.GATEWAY_SIGNING_SECRETS) return parseSecrets(env.GATEWAY_SIGNING_SECRETS, 'GATEWAY_SIGNING_SECRETS', problems);
+  const g = file.gateway;
+  if (g?.signing_secrets_file) return readSecretsFile(g.signing_secrets_file, 'gateway.signing_secrets_file', cwd, problems);
+  if (g?.signing_secrets) return checkedSecrets(Object.entries(g.signing_secrets), 'gateway.signing_secrets', problems);
+  return new Map();
+}
+
+function envPositive(env: Env, name: string, problems: string[]): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) {
+    problems.push(`${name}: must be a positive integer, got "${raw}"`);
+    return undefined;
+  }
+  return Number(raw);
+}
+
+export function resolveGatewayConfig(env: Env, file: ConfigFile, cwd: string, defaultRpm: number, problems: string[]): GatewayConfig {
+  const g = file.gateway ?? {};
+  const apiUrl = (env.GATEWAY_API_URL || g.api_url || null)?.replace(/\/+$/, '') ?? null;
+  if (apiUrl !== null && !/^https?:\/\/[^/]+/.test(apiUrl)) problems.push('GATEWAY_API_URL: must be an http:// or https:// URL');
+  const signingSecrets = resolveSecrets(env, file, cwd, problems);
+  if (signingSecrets.size > 0 && apiUrl === null) {
+    problems.push('GATEWAY_API_URL (gateway.api_url): required when signing secrets are set (the intermediary to check allowances with)');
+  }
+  return {
+    signingSecrets,
+    apiUrl,
+    readKey: env.GATEWAY_READ_KEY || g.read_key || null,
+    writeKey: env.GATEWAY_WRITE_KEY || g.write_key || null,
+    checkTimeoutMs: envPositive(env, 'GATEWAY_CHECK_TIMEOUT_MS', problems) ?? g.check_timeout_ms ?? 1500,
+    toleranceSeconds: envPositive(env, 'GATEWAY_TOLERANCE_SECONDS', problems) ?? g.tolerance_seconds ?? 300,
+    intermediaryId: g.intermediary_id ?? 'default',
+    allowanceCacheMs: g.allowance_cache_ms ?? 0,
+    requestsPerMinute: g.rate_limit_rpm ?? defaultRpm,
+  };
+}
+
+/** For the start-up summary: whether it is on, with which key ids; never a secret. */
+export function describeGatewayConfig(gateway: GatewayConfig): string {
+  if (gateway.signingSecrets.size === 0) return 'off';
+  return `on (key ids ${[...gateway.signingSecrets.keys()].join(', ')}; intermediary configured)`;
+}

@@ -1,0 +1,145 @@
+/**
+ * The meter of gateway calls, paid by the intermediary. Admission is the allowance check
+ * (a deny is a 402 carrying the intermediary's `payment_required` body; an outage fails
+ * open, counted and logged; a refusal of Sluice's own credentials fails closed with 503).
+ * Settlement writes the usage record and the usage report for the intermediary in one
+ * transaction (the outbox; a worker delivers it), and answers `gw-usage` for the reply.
+ * No project's credit is held or debited.
+ */
+import type { Principal } from '../access/caller.js';
+import type { Admission, Meter, MeteredCall, SettledUsage, Settlement } from '../billing/meter.js';
+import type { UsageRecord } from '../billing/usage.types.js';
+import type { Clock } from '../shared/clock.js';
+import { AppError } from '../shared/errors.js';
+import type { AllowanceOutcome, IntermediaryClient, MeterQuantity, UsageEvent } from './intermediary.port.js';
+import { serviceSlugOf } from './intermediary.port.js';
+
+/** Writes a usage record with the reports that bill it, in one transaction. */
+export interface SettlementWriter {
+  write(record: UsageRecord, events: readonly UsageEvent[]): Promise<void>;
+}
+
+/** What the gateway's signature bound to this request. */
+export interface GatewayRequest {
+  /** `gw-request-id`, when sent. */
+  requestId: string | undefined;
+  /** `gw-agent-id`, when sent. */
+  agentId: string | undefined;
+  /** The route as mounted (`/gateway/v1/chat/completions`), recorded on the usage. */
+  route: string;
+}
+
+export interface IntermediaryMeterDeps {
+  client: IntermediaryClient;
+  settlements: SettlementWriter;
+  /** Builds the usage record of a settled call (BillingService.usageRecord). */
+  usageRecord(principal: Principal, call: MeteredCall, usage: SettledUsage): UsageRecord;
+  /** Models that produce output tokens (everything but embeddings) report an `output_tokens` meter. */
+  producesOutput(model: string): boolean;
+  clock: Clock;
+  /** How long an agent's `allowed` answer is reused per service; 0 asks every time. */
+  allowanceCacheMs: number;
+  onAllowance(outcome: AllowanceOutcome['kind'] | 'cached', detail: { agentId: string; requestId: string; cause?: string; status?: number }): void;
+}
+
+const MAX_CACHED_AGENTS = 10_000;
+
+/** `gw-usage: input_tokens=<n>, output_tokens=<n>` (no output meter for embeddings). */
+export function gwUsageHeader(quantities: readonly MeterQuantity[]): string {
+  return quantities.map((q) => `${q.meter}=${q.quantity}`).join(', ');
+}
+
+const paymentRequired = (service: string, reason: string, usage: readonly MeterQuantity[]) =>
+  new AppError('payment_required', `The intermediary refused the allowance: ${reason}`, {
+    code: 'payment_required',
+    challenge: {
+      body: { error: 'payment_required', serviceSlug: service, reason, usage: usage.map((q) => ({ meterSlug: q.meter, quantity: q.quantity })) },
+    },
+  });
+
+const allowanceUnavailable = () =>
+  new AppError('unavailable', 'The intermediary refused Sluice’s allowance credentials', {
+    code: 'allowance_unavailable',
+    challenge: { body: { error: 'allowance_unavailable' } },
+  });
+
+export class IntermediaryMeter {
+  /** `agent \u0000 service` → until when an `allowed` answer stands. */
+  readonly #allowed = new Map<string, number>();
+
+  constructor(private readonly deps: IntermediaryMeterDeps) {}
+
+  /** The meter of one gateway request (the ids its signature bound). */
+  forRequest(request: GatewayRequest): Meter {
+    return { admit: (principal, call) => this.#admit(principal, call, request) };
+  }
+
+  async #admit(principal: Principal, call: MeteredCall, request: GatewayRequest): Promise<Admission> {
+    const service = serviceSlugOf(call.model);
+    const agentId = request.agentId ?? '';
+    const estimate: MeterQuantity[] = [{ meter: 'input_tokens', quantity: call.inputTokens }];
+    if (this.deps.producesOutput(call.model)) estimate.push({ meter: 'output_tokens', quantity: call.maxOutputTokens });
+    await this.#checkAllowance(service, agentId, request.requestId ?? '', estimate);
+    return new IntermediaryAdmission(this.deps, principal, call, request, service);
+  }
+
+  async #checkAllowance(service: string, agentId: string, requestId: string, usage: MeterQuantity[]): Promise<void> {
+    const cacheKey = `${agentId}\u0000${service}`;
+    const now = this.deps.clock.nowMs();
+    if (this.deps.allowanceCacheMs > 0 && (this.#allowed.get(cacheKey) ?? 0) > now) {
+      this.deps.onAllowance('cached', { agentId, requestId });
+      return;
+    }
+    const outcome = await this.deps.client.checkAllowance({ requestId, agentId, service, usage });
+    this.deps.onAllowance(outcome.kind, {
+      agentId,
+      requestId,
+      ...(outcome.kind === 'unavailable' ? { cause: outcome.cause } : {}),
+      ...(outcome.kind === 'misconfigured' ? { status: outcome.status } : {}),
+    });
+    if (outcome.kind === 'denied') throw paymentRequired(service, outcome.reason, usage);
+    if (outcome.kind === 'misconfigured') throw allowanceUnavailable();
+    if (outcome.kind === 'allowed' && this.deps.allowanceCacheMs > 0) {
+      if (this.#allowed.size >= MAX_CACHED_AGENTS) this.#allowed.clear();
+      this.#allowed.set(cacheKey, now + this.deps.allowanceCacheMs);
+    }
+  }
+}
+
+class IntermediaryAdmission implements Admission {
+  #done = false;
+
+  constructor(
+    private readonly deps: IntermediaryMeterDeps,
+    private readonly principal: Principal,
+    private readonly call: MeteredCall,
+    private readonly request: GatewayRequest,
+    private readonly service: string,
+  ) {}
+
+  async settle(usage: SettledUsage): Promise<Settlement> {
+    if (this.#done) throw new AppError('internal', 'a metered call was settled twice');
+    this.#done = true;
+    const record = { ...this.deps.usageRecord(this.principal, this.call, usage), route: this.request.route };
+    const quantities: MeterQuantity[] = [{ meter: 'input_tokens', quantity: usage.inputTokens }];
+    if (this.deps.producesOutput(this.call.model)) quantities.push({ meter: 'output_tokens', quantity: usage.outputTokens });
+    // The intermediary deduplicates on this key: its own request id, else Sluice's.
+    const idBase = this.request.requestId ?? this.call.requestId;
+    const timestamp = new Date(record.createdAtMs).toISOString();
+    const events: UsageEvent[] = quantities.map((q) => ({
+      requestId: this.request.requestId ?? '',
+      agentId: this.request.agentId ?? '',
+      service: this.service,
+      meter: q.meter,
+      quantity: q.quantity,
+      timestamp,
+      idempotencyKey: `${idBase}:${q.meter}`,
+    }));
+    await this.deps.settlements.write(record, events);
+    return { record, headers: { 'gw-usage': gwUsageHeader(quantities) } };
+  }
+
+  release(): void {
+    this.#done = true;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The gateway's wire signature (`gw-signature: t=<unix-seconds>,kid=<key-id>,v1=<hex>`):
+ * strict, bounded header parsing, the signed message built as bytes, and the MAC check.
+ * Own code: no library implements this header; the pieces it needs (HMAC-SHA256,
+ * timingSafeEqual) are node:crypto's.
+ *
+ * The signed message is six LF-joined fields: t, METHOD, path with query, the raw body
+ * bytes, gw-request-id and gw-agent-id ("" when absent). Every field but the body is
+ * LF-free, so the message is unambiguous; the body is never decoded and re-encoded.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** Why a request was refused; logged and counted, never sent to the client. */
+export type RejectionReason =
+  | 'gateway_unconfigured'
+  | 'missing_or_malformed_signature'
+  | 'unknown_kid'
+  | 'stale_timestamp'
+  | 'invalid_signature'
+  | 'replayed';
+
+export const MAX_SIGNATURE_HEADER_BYTES = 1024;
+
+export interface ParsedSignature {
+  /** The `t` digits, verbatim (they are signed as received). */
+  t: string;
+  kid: string;
+  /** Each `v1` as its 32 bytes. */
+  v1: Buffer[];
+}
+
+const T_DIGITS = /^\d{1,20}$/;
+const V1_HEX = /^[0-9a-f]{64}$/;
+
+/** The header's fields, or null when it is missing, too long or malformed. */
+export function parseSignatureHeader(header: string | undefined): ParsedSignature | null {
+  if (header === undefined || header.length === 0 || Buffer.byteLength(header, 'utf8') > MAX_SIGNATURE_HEADER_BYTES) return null;
+  let t: string | null = null;
+  let kid: string | null = null;
+  const v1: Buffer[] = [];
+  for (const part of header.split(',')) {
+    const eq = part.indexOf('=');
+    if (eq === -1) return null;
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (key === 't') {
+      if (t !== null || !T_DIGITS.test(value)) return null;
+      t = value;
+    } else if (key === 'kid') {
+      if (kid !== null || value === '') return null;
+      kid = value;
+    } else if (key === 'v1') {
+      if (!V1_HEX.test(value)) return null;
+      v1.push(Buffer.from(value, 'hex'));
+    }
+    // Unknown keys are ignored (room for a future v2 beside v1).
+  }
+  if (t === null || kid === null || v1.length === 0) return null;
+  return { t, kid, v1 };
+}
+
+export interface SignedRequest {
+  method: string;
+  /** The request-target exactly as received (Node's `req.url`). */
+  pathWithQuery: string;
+  body: Buffer;
+  requestId: string | undefined;
+  agentId: string | undefined;
+}
+
+const LF = Buffer.from([0x0a]);
+
+/** The exact bytes the MAC is computed over. */
+export function signedMessage(t: string, request: SignedRequest): Buffer {
+  return Buffer.concat([
+    Buffer.from(`${t}\n${request.method}\n${request.pathWithQuery}\n`, 'utf8'),
+    request.body,
+    LF,
+    Buffer.from(`${request.requestId ?? ''}\n${request.agentId ?? ''}`, 'utf8'),
+  ]);
+}
+
+/** Lower-case hex HMAC-SHA256 of the signed message under `secret` (what an intermediary sends as v1). */
+export function computeSignature(secret: string, t: string, request: SignedRequest): string {
+  return createHmac('sha256', secret).update(signedMessage(t, request)).digest('hex');
+}
+
+export interface SignatureCheck {
+  secrets: ReadonlyMap<string, string>;
+  toleranceSeconds: number;
+  nowSeconds: number;
+}
+
+export type SignatureOutcome =
+  | { ok: true; kid: string; t: string; matched: string }
+  | { ok: false; reason: Exclude<RejectionReason, 'replayed'> };
+
+/**
+ * Checks the header against the request, in the documented order: configuration, header,
+ * kid, timestamp (two-sided), MAC (any v1 may match; each compared in constant time).
+ * Replay is the caller's next step, once the MAC verified.
+ */
+export function verifySignature(header: string | undefined, request: SignedRequest, check: SignatureCheck): SignatureOutcome {
+  if (check.secrets.size === 0) return { ok: false, reason: 'gateway_unconfigured' };
+  const parsed = parseSignatureHeader(header);
+  if (!parsed) return { ok: false, reason: 'missing_or_malformed_signature' };
+  const secret = check.secrets.get(parsed.kid);
+  if (secret === undefined) return { ok: false, reason: 'unknown_kid' };
+  // Number() of up to 20 digits may round, but only far outside any tolerance.
+  if (Math.abs(check.nowSeconds - Number(parsed.t)) > check.toleranceSeconds) return { ok: false, reason: 'stale_timestamp' };
+  const expected = createHmac('sha256', secret).update(signedMessage(parsed.t, request)).digest();
+  let matched: Buffer | null = null;
+  // Every v1 is compared (no early exit), so timing says nothing about which one matched.
+  for (const candidate of parsed.v1) {
+    if (timingSafeEqual(candidate, expected) && matched === null) matched = candidate;
+  }
+  if (!matched) return { ok: false, reason: 'invalid_signature' };
+  return { ok: true, kid: parsed.kid, t: parsed.t, matched: matched.toString('hex') };
+}
