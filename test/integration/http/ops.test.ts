@@ -63,7 +63,8 @@ describe('operations routes', () => {
         '/admin/v1/projects/{id}/usage',
       ]),
     );
-    expect(Object.keys(res.body.paths['/admin/v1/projects/{id}/credits'])).toEqual(['post']);
+    // POST grants credit; GET lists the grants (the console's balance page).
+    expect(Object.keys(res.body.paths['/admin/v1/projects/{id}/credits']).sort()).toEqual(['get', 'post']);
     for (const hidden of ['/healthz', '/readyz', '/metrics', '/v1/openapi.json']) expect(paths).not.toContain(hidden);
   });
 });
