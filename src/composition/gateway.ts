@@ -89,7 +89,9 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     : NO_INTERMEDIARY;
 
   const tenantProjectId = gatewayProjectId(settings.intermediaryId);
-  await deps.projects.ensureProject(tenantProjectId, `gateway:${settings.intermediaryId}`);
+  // Only a configured gateway meters calls; an unconfigured one refuses every request, and
+  // its tenant would be an empty project in every operator's listing.
+  if (settings.signingSecrets.size > 0) await deps.projects.ensureProject(tenantProjectId, `gateway:${settings.intermediaryId}`);
 
   deps.outbox.handlers.set(INTERMEDIARY_TARGET, usageReportHandler(client));
 
