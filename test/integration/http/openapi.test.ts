@@ -39,7 +39,11 @@ function mountedRoutes(app: FastifyInstance): MountedRoute[] {
 /** Hidden on purpose (ops.test.ts checks they stay out): operations routes, the document itself, CORS preflights, the browser's redirect to the console. */
 const HIDDEN = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/openapi.json', 'OPTIONS *', 'GET /']);
 /** The console's own routes and its mounts of the /v1 and admin route modules (documented once, there). */
-const isHidden = (route: MountedRoute) => HIDDEN.has(`${route.method} ${route.path}`) || route.path.startsWith('/console');
+const isHidden = (route: MountedRoute) =>
+  HIDDEN.has(`${route.method} ${route.path}`) ||
+  route.path.startsWith('/console') ||
+  // A scope with its own CORS routes its preflights into itself (plugins/cors.ts).
+  (route.method === 'OPTIONS' && route.path.endsWith('/*'));
 /** Actions named by their path alone. */
 const BODYLESS_POSTS = new Set(['POST /admin/v1/keys/{id}/revoke', 'POST /admin/v1/outbox/{id}/replay', 'POST /v1/batches/{batch_id}/cancel']);
 
