@@ -24,8 +24,6 @@ export interface PayerRef {
   id: string;
 }
 
-export const PAYER_KINDS: readonly PayerKind[] = ['project', 'intermediary', 'agent', 'receipt'];
-
 export function payerRef(payer: Payer): PayerRef {
   switch (payer.kind) {
     case 'project':
