@@ -8,7 +8,8 @@
  * generator each run in a worker thread; the generator signs every request itself (fresh
  * gw-request-id and timestamp), so the server's main thread carries only the server.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { BenchRow } from './run.js';
@@ -96,6 +97,28 @@ function mainThreadCpuMicros(): number {
   }
 }
 
+/**
+ * With BENCH_PROFILE_DIR set, a V8 CPU profile of the server's thread per load phase
+ * (`<dir>/<n>-<path>-<requests>req.cpuprofile`, for Chrome DevTools or speedscope): how the gateway's
+ * extra cost per request was found.
+ */
+let profiles = 0;
+async function startProfile(): Promise<{ stop(path: string): Promise<void> } | undefined> {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop(path) {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      writeFileSync(`${dir}/${++profiles}-${path.replaceAll('/', '_')}.cpuprofile`, JSON.stringify(profile));
+    },
+  };
+}
+
 interface Load {
   rps: number;
   /** Server CPU per answered request, µs: steadier than req/s on a shared machine. */
@@ -107,12 +130,14 @@ async function load(origin: string, path: string, auth: { key?: string; secret?:
     eval: true,
     workerData: { undiciPath: UNDICI_PATH, origin, path, body: BODY, key: auth.key, secret: auth.secret, connections: CONNECTIONS, seconds: PHASE_SECONDS },
   });
+  const profiler = await startProfile();
   const cpuBefore = mainThreadCpuMicros();
   const result = await new Promise<{ rps: number; failed: number }>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
   });
   const cpu = mainThreadCpuMicros() - cpuBefore;
+  await profiler?.stop(`${path}-${Math.round(result.rps * PHASE_SECONDS)}req`);
   await worker.terminate();
   if (result.failed > 0) throw new Error(`${origin}${path}: ${result.failed} answers were not 200`);
   return { rps: result.rps, cpuPerRequest: cpu / (result.rps * PHASE_SECONDS) };
@@ -136,12 +161,21 @@ async function server(peers: { upstream: number; intermediary: number }, cacheMs
 }
 
 /** Alternating rounds of /v1 and the gateway on one server; the median of the per-round ratios. */
-async function compare(sluice: TestServer): Promise<{ v1: number; gateway: number; ratios: number[]; cpu: { v1: number; gateway: number; ratios: number[] } }> {
+interface Comparison {
+  v1: number;
+  gateway: number;
+  ratios: number[];
+  cpu: { v1: number; gateway: number; ratios: number[] };
+  /** Gateway requests answered, warm-up included (what the intermediary's counts are divided by). */
+  gatewayRequests: number;
+}
+
+async function compare(sluice: TestServer): Promise<Comparison> {
   const { key } = await sluice.newTenant({ balanceUsd: 1_000_000 });
   const v1 = () => load(sluice.baseUrl, '/v1/chat/completions', { key });
   const gateway = () => load(sluice.baseUrl, '/gateway/v1/chat/completions', { secret: SECRET });
   await v1();
-  await gateway();
+  const warmup = await gateway();
   const rounds = { v1: [] as Load[], gateway: [] as Load[] };
   for (let i = 0; i < ROUNDS; i++) {
     rounds.v1.push(await v1());
@@ -155,7 +189,13 @@ async function compare(sluice: TestServer): Promise<{ v1: number; gateway: numbe
     ratios: rounds.gateway.map((g, i) => g.rps / rounds.v1[i]!.rps),
     // The inverse of the CPU ratio is the throughput ratio where the server's core is the limit.
     cpu: { v1: median(cpu(rounds.v1)), gateway: median(cpu(rounds.gateway)), ratios: rounds.v1.map((v, i) => v.cpuPerRequest / rounds.gateway[i]!.cpuPerRequest) },
+    gatewayRequests: [warmup, ...rounds.gateway].reduce((sum, x) => sum + x.rps * PHASE_SECONDS, 0),
   };
+}
+
+async function peerCounts(peersWorker: Worker): Promise<{ checks: number; reported: number }> {
+  peersWorker.postMessage('counts');
+  return new Promise((resolve) => peersWorker.once('message', resolve));
 }
 
 const roundsNote = (xs: number[]) => `median of rounds ${xs.map((x) => x.toFixed(3)).join(', ')}`;
@@ -168,7 +208,9 @@ export default async function gatewayBench(): Promise<BenchRow[]> {
     for (const cacheMs of [0, 2000]) {
       const sluice = await server(peers, cacheMs);
       try {
+        const before = await peerCounts(peersWorker);
         const result = await compare(sluice);
+        const after = await peerCounts(peersWorker);
         const label = cacheMs === 0 ? 'every call checks its allowance' : `allowance cached ${cacheMs} ms per agent`;
         rows.push(
           { name: `/v1 chat at saturation (${label} run)`, value: result.v1, unit: 'req/s', note: `${CONNECTIONS} connections` },
@@ -181,14 +223,17 @@ export default async function gatewayBench(): Promise<BenchRow[]> {
             unit: 'ratio',
             note: `the throughput ratio when the server's core is the limit; ${roundsNote(result.cpu.ratios)}`,
           },
+          {
+            name: `allowance checks per gateway request, ${label}`,
+            value: (after.checks - before.checks) / result.gatewayRequests,
+            unit: 'ratio',
+            note: `usage events reported per request ${((after.reported - before.reported) / result.gatewayRequests).toFixed(2)} (2 when every settlement went out)`,
+          },
         );
       } finally {
         await sluice.close();
       }
     }
-    peersWorker.postMessage('counts');
-    const counts = await new Promise<{ checks: number; reported: number }>((resolve) => peersWorker.once('message', resolve));
-    rows.push({ name: 'allowance checks answered by the fake intermediary', value: counts.checks, unit: 'checks', note: `${counts.reported} usage events reported` });
   } finally {
     await peersWorker.terminate();
   }

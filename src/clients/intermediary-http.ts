@@ -71,7 +71,8 @@ export class HttpIntermediaryClient implements IntermediaryClient {
     } catch (err) {
       return { kind: 'retry', cause: transportCause(err), retryAfterMs: null };
     }
-    if (answer.status === 429 || answer.status >= 500) {
+    // 401/403 say Sluice's write key is wrong, which an operator fixes: retried like an outage, not parked.
+    if (answer.status === 429 || answer.status >= 500 || answer.status === 401 || answer.status === 403) {
       return { kind: 'retry', cause: `status ${answer.status}`, retryAfterMs: retryAfterMs(answer.retryAfter, Date.now()) };
     }
     if (answer.status !== 200) return { kind: 'rejected', cause: `status ${answer.status}` };

@@ -18,7 +18,7 @@ import { HttpIntermediaryClient } from '../clients/intermediary-http.js';
 import { MemoryReplayGuard } from '../storage/replay/memory-replay-guard.js';
 import { RedisReplayGuard } from '../storage/replay/redis-replay-guard.js';
 import type { Outbox } from './payers.js';
-import type { OutboxHandler } from '../domain/outbox/outbox.types.js';
+import type { DeliveryRefusal, OutboxEntry, OutboxHandler } from '../domain/outbox/outbox.types.js';
 import { catalogEntry } from '../inference/catalog.js';
 import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -61,14 +61,19 @@ const NO_INTERMEDIARY: IntermediaryClient = {
 /** The outbox target kind of usage reports owed to the intermediary. */
 export const INTERMEDIARY_TARGET = 'intermediary';
 
-/** Delivers one call's usage report; throws (the deliverer retries, then parks it dead) unless the intermediary accepted it. */
+/**
+ * Delivers usage reports: one call's, or many calls' in one report (the intermediary
+ * deduplicates per event). A 4xx other than 429 will never be accepted as sent: dead at
+ * once; anything else transient is retried, no sooner than the intermediary's Retry-After.
+ */
 function usageReportHandler(client: IntermediaryClient): OutboxHandler {
-  return {
-    async deliver(entry) {
-      const outcome = await client.reportUsage((entry.payload as { events: UsageEvent[] }).events);
-      if (outcome.kind !== 'delivered') throw new Error(`usage report not accepted: ${outcome.cause}`);
-    },
+  const report = async (entries: readonly OutboxEntry[]): Promise<void | DeliveryRefusal> => {
+    const outcome = await client.reportUsage(entries.flatMap((entry) => (entry.payload as { events: UsageEvent[] }).events));
+    if (outcome.kind === 'delivered') return;
+    const cause = `usage report not accepted: ${outcome.cause}`;
+    return outcome.kind === 'rejected' ? { kind: 'rejected', cause } : { kind: 'retry', cause, retryAfterMs: outcome.retryAfterMs };
   };
+  return { deliver: (entry) => report([entry]), deliverMany: (entries) => report(entries) };
 }
 
 /** The call's own key: its events' keys share the prefix before `:<meter>`. */

@@ -17,7 +17,9 @@ import { randomToken } from '../domain/shared/ids.js';
 import {
   describeFailure,
   outboxBackoffMs,
+  type DeliveryRefusal,
   type OutboxEntry,
+  type OutboxHandler,
   type OutboxHandlers,
   type OutboxStore,
 } from '../domain/outbox/outbox.types.js';
@@ -37,8 +39,10 @@ export interface OutboxDelivererDeps {
   pollIntervalMs?: number;
   /** How long a claimed entry stays this deliverer's; a delivery is aborted at half of it. */
   leaseMs?: number;
-  /** Entries claimed (and delivered concurrently) per pass. */
+  /** Entries claimed per pass (a target kind's entries go in one exchange where its handler can). */
   batchSize?: number;
+  /** How long a wake() waits for more entries before the pass it asks for. */
+  coalesceMs?: number;
   /** First retry delay; doubles per attempt up to retryCapMs. */
   retryBaseMs?: number;
   retryCapMs?: number;
@@ -49,6 +53,8 @@ export interface OutboxDelivererDeps {
 }
 
 const PURGE_INTERVAL_MS = 3_600_000;
+const DEFAULT_BATCH_SIZE = 100;
+const DEFAULT_COALESCE_MS = 100;
 const DEFAULT_RETENTION_MS = 7 * 86_400_000;
 
 export interface OutboxPassReport {
@@ -69,8 +75,10 @@ export class OutboxDeliverer implements BackgroundWorker {
   #started = false;
   #stopped = false;
   #lastPurgeMs = Number.NEGATIVE_INFINITY;
-  /** A wake() that arrived during a pass: the next pass starts at once. */
+  /** A wake() that arrived during a pass: the next pass follows after the coalescing delay. */
   #woken = false;
+  /** When the scheduled pass is due (performance.now()). */
+  #dueAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly deps: OutboxDelivererDeps) {}
 
@@ -80,15 +88,21 @@ export class OutboxDeliverer implements BackgroundWorker {
     this.#schedule(0);
   }
 
-  /** Looks for due entries now (entries were just committed in this process). */
+  /**
+   * Entries were just committed in this process: a pass follows within `coalesceMs`, so a
+   * busy server's settlements go out together (one claim, one exchange, one UPDATE for
+   * many calls) instead of one pass per call.
+   */
   wake(): void {
     if (!this.#started || this.#stopped) return;
     if (this.#pass) {
       this.#woken = true;
       return;
     }
+    const delay = this.#coalesceMs;
+    if (this.#dueAt <= performance.now() + delay) return;
     clearTimeout(this.#timer);
-    this.#schedule(0);
+    this.#schedule(delay);
   }
 
   async stop(): Promise<void> {
@@ -99,13 +113,15 @@ export class OutboxDeliverer implements BackgroundWorker {
     await this.#pass;
   }
 
-  /** One pass: claims the due entries and delivers them (tests call it directly). */
+  /** One pass: claims the due entries and delivers them, a target kind's entries together where its handler can (tests call it directly). */
   async runOnce(): Promise<OutboxPassReport> {
     const { store, clock } = this.deps;
-    const entries = await store.claimDue(this.workerId, clock.nowMs(), this.#leaseMs, this.deps.batchSize ?? 32);
+    const entries = await store.claimDue(this.workerId, clock.nowMs(), this.#leaseMs, this.deps.batchSize ?? DEFAULT_BATCH_SIZE);
     const report: OutboxPassReport = { claimed: entries.length, delivered: 0, retried: 0, dead: 0, purged: 0 };
-    const outcomes = await Promise.all(entries.map((entry) => this.#deliver(entry)));
-    for (const outcome of outcomes) {
+    const byKind = new Map<string, OutboxEntry[]>();
+    for (const entry of entries) byKind.set(entry.targetKind, [...(byKind.get(entry.targetKind) ?? []), entry]);
+    const outcomes = await Promise.all([...byKind].map(([kind, group]) => this.#deliverKind(this.deps.handlers.get(kind), group)));
+    for (const outcome of outcomes.flat()) {
       if (outcome === 'delivered') report.delivered++;
       else if (outcome === 'retry') report.retried++;
       else if (outcome === 'dead') report.dead++;
@@ -126,47 +142,76 @@ export class OutboxDeliverer implements BackgroundWorker {
     return this.deps.leaseMs ?? 60_000;
   }
 
+  /**
+   * One target kind's entries: in one exchange when its handler has deliverMany, marked
+   * delivered in one UPDATE. A batch the target refuses for good is tried entry by entry
+   * (only the entries it refuses die); one it wants retried is retried whole.
+   */
+  async #deliverKind(handler: OutboxHandler | undefined, group: OutboxEntry[]): Promise<Array<DeliveryOutcome | null>> {
+    if (!handler?.deliverMany || group.length < 2) return Promise.all(group.map((entry) => this.#deliver(handler, entry)));
+    const refusal = await this.#attempt((signal) => handler.deliverMany!(group, signal));
+    if (refusal === null) {
+      const { store, clock } = this.deps;
+      const held = new Set(await store.markDeliveredMany(group.map((entry) => entry.id), this.workerId, clock.nowMs()));
+      return group.map((entry) => (held.has(entry.id) ? this.#counted(entry, 'delivered') : null));
+    }
+    if (this.#abort.signal.aborted) return group.map(() => null);
+    if (refusal.kind === 'rejected') return Promise.all(group.map((entry) => this.#deliver(handler, entry)));
+    return Promise.all(group.map((entry) => this.#settle(entry, refusal)));
+  }
+
   /** Delivers one claimed entry and records the outcome; null when cut short by stop() or the lease was lost meanwhile. */
-  async #deliver(entry: OutboxEntry): Promise<DeliveryOutcome | null> {
-    const failure = await this.#attempt(entry);
+  async #deliver(handler: OutboxHandler | undefined, entry: OutboxEntry): Promise<DeliveryOutcome | null> {
+    const refusal: DeliveryRefusal | null = handler
+      ? await this.#attempt((signal) => handler.deliver(entry, signal))
+      : { kind: 'retry', cause: `no outbox handler is registered for target kind "${entry.targetKind}"`.slice(0, 300) };
     // A delivery cut short by stop() is not the receiver's failure: its lease expires and it goes again.
-    if (failure !== null && this.#abort.signal.aborted) return null;
-    const outcome: DeliveryOutcome = failure === null ? 'delivered' : entry.attempts >= this.deps.maxAttempts ? 'dead' : 'retry';
-    if (!(await this.#record(entry, outcome, failure))) return null;
+    if (refusal !== null && this.#abort.signal.aborted) return null;
+    return this.#settle(entry, refusal);
+  }
+
+  /** Runs one exchange with the target: null when it accepted, else its refusal (a throw is a retry). */
+  async #attempt(exchange: (signal: AbortSignal) => Promise<void | DeliveryRefusal>): Promise<DeliveryRefusal | null> {
+    try {
+      return (await exchange(AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#leaseMs / 2)]))) ?? null;
+    } catch (err) {
+      return { kind: 'retry', cause: describeFailure(err) };
+    }
+  }
+
+  /** Records what became of an entry: delivered, retried after a backoff (or the target's Retry-After), or dead. */
+  async #settle(entry: OutboxEntry, refusal: DeliveryRefusal | null): Promise<DeliveryOutcome | null> {
+    const { store, clock, logger } = this.deps;
+    if (refusal === null) return (await store.markDelivered(entry.id, this.workerId, clock.nowMs())) ? this.#counted(entry, 'delivered') : null;
+    const error = refusal.cause.slice(0, 300);
+    const context = { outboxId: entry.id, targetKind: entry.targetKind, attempts: entry.attempts, error };
+    if (refusal.kind === 'rejected' || entry.attempts >= this.deps.maxAttempts) {
+      logger.error(context, refusal.kind === 'rejected' ? 'outbox entry refused by its target; it is dead' : 'outbox entry is dead after its last attempt');
+      return (await store.markDead(entry.id, this.workerId, error)) ? this.#counted(entry, 'dead') : null;
+    }
+    logger.warn(context, 'outbox delivery failed; retrying later');
+    const capMs = this.deps.retryCapMs ?? 3_600_000;
+    const backoff = outboxBackoffMs(entry.attempts, this.deps.retryBaseMs ?? 1_000, capMs, this.deps.random);
+    const delay = Math.max(backoff, Math.min(capMs, refusal.retryAfterMs ?? 0));
+    return (await store.reschedule(entry.id, this.workerId, clock.nowMs() + delay, error)) ? this.#counted(entry, 'retry') : null;
+  }
+
+  #counted(entry: OutboxEntry, outcome: DeliveryOutcome): DeliveryOutcome {
     this.deps.onOutcome?.(entry.targetKind, outcome);
     return outcome;
   }
 
-  /** Hands the entry to its kind's handler: null on success, else why it failed. */
-  async #attempt(entry: OutboxEntry): Promise<string | null> {
-    const handler = this.deps.handlers.get(entry.targetKind);
-    if (!handler) return `no outbox handler is registered for target kind "${entry.targetKind}"`.slice(0, 300);
-    try {
-      await handler.deliver(entry, AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#leaseMs / 2)]));
-      return null;
-    } catch (err) {
-      return describeFailure(err);
-    }
-  }
-
-  async #record(entry: OutboxEntry, outcome: DeliveryOutcome, error: string | null): Promise<boolean> {
-    const { store, clock, logger } = this.deps;
-    const context = { outboxId: entry.id, targetKind: entry.targetKind, attempts: entry.attempts, error };
-    if (outcome === 'delivered') return store.markDelivered(entry.id, this.workerId, clock.nowMs());
-    if (outcome === 'dead') {
-      logger.error(context, 'outbox entry is dead after its last attempt');
-      return store.markDead(entry.id, this.workerId, error ?? '');
-    }
-    logger.warn(context, 'outbox delivery failed; retrying later');
-    const delay = outboxBackoffMs(entry.attempts, this.deps.retryBaseMs ?? 1_000, this.deps.retryCapMs ?? 3_600_000, this.deps.random);
-    return store.reschedule(entry.id, this.workerId, clock.nowMs() + delay, error ?? '');
+  get #coalesceMs(): number {
+    return this.deps.coalesceMs ?? DEFAULT_COALESCE_MS;
   }
 
   #schedule(delayMs: number): void {
+    this.#dueAt = performance.now() + delayMs;
     this.#timer = setTimeout(() => {
+      this.#dueAt = Number.POSITIVE_INFINITY;
       this.#pass = this.runOnce()
         .then(
-          (report) => report.claimed >= (this.deps.batchSize ?? 32),
+          (report) => report.claimed >= (this.deps.batchSize ?? DEFAULT_BATCH_SIZE),
           (err: unknown) => {
             this.deps.logger.error({ err }, 'outbox pass failed');
             return false;
@@ -174,10 +219,10 @@ export class OutboxDeliverer implements BackgroundWorker {
         )
         .then((more) => {
           this.#pass = undefined;
-          // A full pass suggests more is due, and a wake during the pass that more was committed: go on at once.
-          const now = more || this.#woken;
+          // A full pass suggests more is due (go on at once); a wake during the pass, that more was committed.
+          const delay = more ? 0 : this.#woken ? this.#coalesceMs : (this.deps.pollIntervalMs ?? 1_000);
           this.#woken = false;
-          if (!this.#stopped) this.#schedule(now ? 0 : (this.deps.pollIntervalMs ?? 1_000));
+          if (!this.#stopped) this.#schedule(delay);
         });
     }, delayMs);
   }

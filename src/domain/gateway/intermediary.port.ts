@@ -40,9 +40,9 @@ export interface UsageEvent {
 
 export type ReportOutcome =
   | { kind: 'delivered'; accepted: number; duplicates: number }
-  /** Worth another attempt (timeout, connection error, 5xx, 429); `retryAfterMs` from `Retry-After`. */
+  /** Worth another attempt (timeout, connection error, 5xx, 429, 401/403: Sluice's key refused); `retryAfterMs` from `Retry-After`. */
   | { kind: 'retry'; cause: string; retryAfterMs: number | null }
-  /** Will never be accepted as sent (4xx other than 429): a dead letter. */
+  /** Will never be accepted as sent (any other 4xx): a dead letter at once. */
   | { kind: 'rejected'; cause: string };
 
 export interface IntermediaryClient {

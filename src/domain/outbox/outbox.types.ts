@@ -48,9 +48,23 @@ export function newOutboxEntry(message: OutboxMessage, nowMs: number): OutboxEnt
   };
 }
 
-/** Delivers one entry to its target; resolves once the target accepted it, throws otherwise. */
+/**
+ * What a handler says of an attempt the target did not accept. `retry` goes again after
+ * the backoff, or after `retryAfterMs` when the target said when (`Retry-After`), whichever
+ * is later; `rejected` will never be accepted as sent, so the entry is dead at once (an
+ * operator may replay it). A handler that throws is a `retry`.
+ */
+export type DeliveryRefusal = { kind: 'retry'; cause: string; retryAfterMs?: number | null } | { kind: 'rejected'; cause: string };
+
+/** Delivers entries to their target; resolves (with nothing) once the target accepted them. */
 export interface OutboxHandler {
-  deliver(entry: OutboxEntry, signal: AbortSignal): Promise<void>;
+  deliver(entry: OutboxEntry, signal: AbortSignal): Promise<void | DeliveryRefusal>;
+  /**
+   * Optional: delivers several entries in one exchange, all accepted or none (the deliverer
+   * then retries each entry on its own, so one refused entry does not sink its batch).
+   * Under load this is what keeps delivery cheap: one request and one UPDATE per pass.
+   */
+  deliverMany?(entries: readonly OutboxEntry[], signal: AbortSignal): Promise<void | DeliveryRefusal>;
 }
 
 /** Handlers by target kind; features register theirs in the composition root. */
@@ -64,6 +78,8 @@ export interface OutboxStore {
   claimDue(owner: string, nowMs: number, leaseMs: number, limit: number): Promise<OutboxEntry[]>;
   /** False when `owner` no longer held the entry. */
   markDelivered(id: string, owner: string, nowMs: number): Promise<boolean>;
+  /** markDelivered for many entries in one statement; returns the ids `owner` still held. */
+  markDeliveredMany(ids: readonly string[], owner: string, nowMs: number): Promise<string[]>;
   /** Back to pending, due at `nextAttemptAtMs`. */
   reschedule(id: string, owner: string, nextAttemptAtMs: number, error: string): Promise<boolean>;
   markDead(id: string, owner: string, error: string): Promise<boolean>;

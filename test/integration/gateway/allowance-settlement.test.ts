@@ -20,7 +20,14 @@ beforeAll(async () => {
   env = await startGatewayEnv({ yamlTail: 'outbox:\n  max_attempts: 3\n' });
 });
 afterAll(() => env.close());
-beforeEach(() => {
+beforeEach(async () => {
+  // The last test's settlements go out within the deliverer's coalescing delay: let them,
+  // so each test sees only its own reports.
+  for (let i = 0; i < 100; i++) {
+    const pending = await env.server.container.database.db.selectFrom('outbox').select('id').where('state', '=', 'pending').execute();
+    if (pending.length === 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   env.upstream.reset();
   env.intermediary.reset();
 });
@@ -149,27 +156,43 @@ describe('settlement', () => {
     expect([...env.intermediary.accepted.keys()].sort()).toEqual(['gwreq_retry:input_tokens', 'gwreq_retry:output_tokens']);
   });
 
-  it('a report the intermediary keeps refusing is a dead letter after the last attempt: counted, listed, and delivered once replayed', async () => {
+  /** Polls the admin listing until the dead letter of `requestId` shows. */
+  async function deadLetterOf(requestId: string): Promise<any> {
+    let dead: any[] = [];
+    for (let i = 0; i < 300 && dead.length < 1; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      dead = (await admin('GET', '/admin/v1/outbox/dead')).body.data.filter((d: any) => d.idempotency_key === requestId);
+    }
+    expect(dead).toHaveLength(1);
+    return dead[0];
+  }
+
+  it('a report the intermediary refuses as sent (422) is a dead letter at once: counted, listed, and delivered once replayed', async () => {
     const metric = ['sluice_outbox_deliveries_total', 'target_kind="intermediary",outcome="dead"'] as const;
     const before = await counter(...metric);
     env.intermediary.refuseReports(422);
     const answer = await signedCall(env.server.baseUrl, CHAT, chatBody(), { requestId: 'gwreq_dead' });
     expect(answer.status).toBe(200);
-    let dead: any[] = [];
-    for (let i = 0; i < 300 && dead.length < 1; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      dead = (await admin('GET', '/admin/v1/outbox/dead')).body.data.filter((d: any) => d.idempotency_key === 'gwreq_dead');
-    }
-    expect(dead).toHaveLength(1);
-    expect(dead[0]).toMatchObject({ target_kind: 'intermediary', state: 'dead', attempts: 3 });
-    expect(dead[0].payload.events.map((e: any) => e.idempotencyKey)).toEqual(['gwreq_dead:input_tokens', 'gwreq_dead:output_tokens']);
-    expect(env.intermediary.reports.length).toBe(3);
+    const dead = await deadLetterOf('gwreq_dead');
+    expect(dead).toMatchObject({ target_kind: 'intermediary', state: 'dead', attempts: 1, last_error: 'usage report not accepted: status 422' });
+    expect(dead.payload.events.map((e: any) => e.idempotencyKey)).toEqual(['gwreq_dead:input_tokens', 'gwreq_dead:output_tokens']);
+    expect(env.intermediary.reports.length).toBe(1);
     expect(await counter(...metric)).toBe(before + 1);
 
     env.intermediary.refuseReports(null);
-    const replayed = await admin('POST', `/admin/v1/outbox/${dead[0].id}/replay`);
+    const replayed = await admin('POST', `/admin/v1/outbox/${dead.id}/replay`);
     expect(replayed.status).toBe(200);
     await env.intermediary.waitForAccepted(2);
     expect([...env.intermediary.accepted.keys()].sort()).toEqual(['gwreq_dead:input_tokens', 'gwreq_dead:output_tokens']);
+  }, 30_000);
+
+  it('a report refused with 401 (Sluice’s write key) is retried until the last attempt, then dead', async () => {
+    env.intermediary.refuseReports(401);
+    const answer = await signedCall(env.server.baseUrl, CHAT, chatBody(), { requestId: 'gwreq_key' });
+    expect(answer.status).toBe(200);
+    const dead = await deadLetterOf('gwreq_key');
+    expect(dead).toMatchObject({ state: 'dead', attempts: 3, last_error: 'usage report not accepted: status 401' });
+    expect(env.intermediary.reports.length).toBe(3);
+    env.intermediary.refuseReports(null);
   }, 30_000);
 });

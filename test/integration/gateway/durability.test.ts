@@ -52,6 +52,9 @@ describe('settlement outbox across kill -9', () => {
     // The settler has tried and been refused: the report is owed, not delivered.
     for (let i = 0; i < 100 && intermediary.reports.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(intermediary.reports.length).toBeGreaterThan(0);
+    // Killed once the refusal is recorded (the entry is pending again, due within 0.5–1 s),
+    // not mid-exchange: an entry leased by a dead process waits out its lease (60 s) first.
+    await new Promise((r) => setTimeout(r, 150));
     first.child.kill('SIGKILL');
     await first.exited;
     expect(intermediary.accepted.size).toBe(0);

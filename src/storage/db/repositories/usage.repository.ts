@@ -113,7 +113,7 @@ export class UsageRepository implements UsageStore, UsageHistory {
       );
       statements.push(...this.#debits(executor, records));
     }
-    const entries = outboxInsert(executor, outbox);
+    const entries = outboxInsert(executor, outbox, this.#compiled);
     if (entries) statements.push(entries);
     return statements;
   }
