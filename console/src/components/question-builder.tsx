@@ -69,41 +69,41 @@ function QuestionEditor({ index, question: q, update, remove }: EditorProps) {
 function Options({ question: q, who, update }: { question: DraftQuestion; who: string; update: (patch: Partial<DraftQuestion>) => void }) {
   const set = (i: number, patch: Partial<DraftQuestion['options'][number]>) => update({ options: q.options.map((o, j) => (j === i ? { ...o, ...patch } : o)) });
   return (
-    <ol className="criteria">
-      {q.options.map((o, i) => (
-        <li key={i} className="criterion">
-          <input aria-label={`Option ${i + 1} of ${who}`} placeholder="option" value={o.name} onChange={(e) => set(i, { name: e.target.value })} />
-          <input aria-label={`Description of option ${i + 1} of ${who} (optional)`} placeholder="description (optional)" value={o.description} onChange={(e) => set(i, { description: e.target.value })} />
-          <button type="button" className="secondary" aria-label={`Remove option ${i + 1} of ${who}`} disabled={q.options.length <= 1} onClick={() => update({ options: q.options.filter((_, j) => j !== i) })}>
-            ×
-          </button>
-        </li>
-      ))}
-      <li>
-        <button type="button" className="secondary" disabled={q.options.length >= MAX_CRITERIA} onClick={() => update({ options: [...q.options, { name: '', description: '' }] })}>
-          Add an option to {who}
-        </button>
-      </li>
-    </ol>
+    <>
+      <ol className="criteria" aria-label={`Options of ${who}`}>
+        {q.options.map((o, i) => (
+          <li key={i} className="criterion">
+            <input aria-label={`Option ${i + 1} of ${who}`} placeholder="option" value={o.name} onChange={(e) => set(i, { name: e.target.value })} />
+            <input aria-label={`Description of option ${i + 1} of ${who} (optional)`} placeholder="description (optional)" value={o.description} onChange={(e) => set(i, { description: e.target.value })} />
+            <button type="button" className="secondary" aria-label={`Remove option ${i + 1} of ${who}`} disabled={q.options.length <= 1} onClick={() => update({ options: q.options.filter((_, j) => j !== i) })}>
+              ×
+            </button>
+          </li>
+        ))}
+      </ol>
+      <button type="button" className="secondary add" disabled={q.options.length >= MAX_CRITERIA} onClick={() => update({ options: [...q.options, { name: '', description: '' }] })}>
+        Add an option to {who}
+      </button>
+    </>
   );
 }
 
 function Levels({ question: q, who, update }: { question: DraftQuestion; who: string; update: (patch: Partial<DraftQuestion>) => void }) {
   return (
-    <ol className="criteria" start={0}>
-      {q.levels.map((level, i) => (
-        <li key={i} className="criterion">
-          <input aria-label={`Level ${i} of ${who}${i === 0 ? ' (low end)' : ''}`} placeholder={i === 0 ? 'lowest level' : 'level'} value={level} onChange={(e) => update({ levels: q.levels.map((l, j) => (j === i ? e.target.value : l)) })} />
-          <button type="button" className="secondary" aria-label={`Remove level ${i} of ${who}`} disabled={q.levels.length <= 1} onClick={() => update({ levels: q.levels.filter((_, j) => j !== i) })}>
-            ×
-          </button>
-        </li>
-      ))}
-      <li>
-        <button type="button" className="secondary" disabled={q.levels.length >= MAX_CRITERIA} onClick={() => update({ levels: [...q.levels, ''] })}>
-          Add a level to {who}
-        </button>
-      </li>
-    </ol>
+    <>
+      <ol className="criteria" start={0} aria-label={`Levels of ${who}, low end first`}>
+        {q.levels.map((level, i) => (
+          <li key={i} className="criterion">
+            <input aria-label={`Level ${i} of ${who}${i === 0 ? ' (low end)' : ''}`} placeholder={i === 0 ? 'lowest level' : 'level'} value={level} onChange={(e) => update({ levels: q.levels.map((l, j) => (j === i ? e.target.value : l)) })} />
+            <button type="button" className="secondary" aria-label={`Remove level ${i} of ${who}`} disabled={q.levels.length <= 1} onClick={() => update({ levels: q.levels.filter((_, j) => j !== i) })}>
+              ×
+            </button>
+          </li>
+        ))}
+      </ol>
+      <button type="button" className="secondary add" disabled={q.levels.length >= MAX_CRITERIA} onClick={() => update({ levels: [...q.levels, ''] })}>
+        Add a level to {who}
+      </button>
+    </>
   );
 }

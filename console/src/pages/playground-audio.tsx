@@ -126,7 +126,7 @@ function TranscriptView({ transcript }: { transcript: Transcript }) {
       <pre className="answer">{transcript.text.trim() || '(no speech recognised)'}</pre>
       {transcript.segments.length > 0 && (
         <TableWrap label="Segments">
-          <table>
+          <table className="segments">
             <caption>Segments</caption>
             <thead>
               <tr>
