@@ -46,21 +46,7 @@ export function AudioPlayground({ models }: { models: CatalogModel[] }) {
     }
   };
 
-  if (choices.length === 0) {
-    return (
-      <Empty title="No speech model is ready">
-        <p>
-          Pull Whisper with <code>npm run sluice -- models pull whisper-tiny</code>, or bind the model to an engine with <code>models.whisper-tiny.base_url</code> in{' '}
-          <code>sluice.yaml</code>.
-        </p>
-        {speech.map((m) => (
-          <p key={m.id} className="sub">
-            <code>{m.id}</code>: {m.detail ?? 'not ready'}
-          </p>
-        ))}
-      </Empty>
-    );
-  }
+  if (choices.length === 0) return <NoSpeechModel models={speech} />;
   return (
     <div className="playground">
       <form onSubmit={(e) => void send(e)}>
@@ -70,28 +56,7 @@ export function AudioPlayground({ models }: { models: CatalogModel[] }) {
             <option key={m.id}>{m.id}</option>
           ))}
         </select>
-        <label htmlFor="asr-file">Audio file</label>
-        <input
-          id="asr-file"
-          type="file"
-          accept={AUDIO_EXTENSIONS.map((e) => `.${e}`).join(',')}
-          aria-describedby="asr-file-hint"
-          onChange={(e) => setFile(e.target.files?.[0] ?? null)}
-        />
-        <p id="asr-file-hint" className="sub">
-          {AUDIO_EXTENSIONS.join(', ')}; at most 25 MB and 10 minutes.
-        </p>
-        <Recorder onRecorded={setFile} />
-        {file && !problem && (
-          <p className="sub" data-testid="audio-file">
-            Sending <code>{file.name}</code> ({(file.size / 1024).toFixed(1)} KB)
-          </p>
-        )}
-        {problem && (
-          <p className="error" role="alert">
-            {problem}
-          </p>
-        )}
+        <AudioSource file={file} problem={problem} onFile={setFile} />
         <label htmlFor="asr-language">Language (ISO-639-1, optional: detected when blank)</label>
         <input id="asr-language" value={language} maxLength={2} onChange={(e) => setLanguage(e.target.value)} />
         <label htmlFor="asr-prompt">Prompt (optional)</label>
@@ -111,6 +76,52 @@ export function AudioPlayground({ models }: { models: CatalogModel[] }) {
       {transcript && <TranscriptView transcript={transcript} />}
       <CodeBox route={ROUTE} form={{ fields, fileName: file?.name ?? 'audio.wav' }} />
     </div>
+  );
+}
+
+/** The file input, the recorder, and what will be sent (or why it cannot be). */
+function AudioSource({ file, problem, onFile }: { file: File | null; problem: string | null; onFile: (file: File | null) => void }) {
+  return (
+    <>
+      <label htmlFor="asr-file">Audio file</label>
+      <input
+        id="asr-file"
+        type="file"
+        accept={AUDIO_EXTENSIONS.map((e) => `.${e}`).join(',')}
+        aria-describedby="asr-file-hint"
+        onChange={(e) => onFile(e.target.files?.[0] ?? null)}
+      />
+      <p id="asr-file-hint" className="sub">
+        {AUDIO_EXTENSIONS.join(', ')}; at most 25 MB and 10 minutes.
+      </p>
+      <Recorder onRecorded={onFile} />
+      {file && !problem && (
+        <p className="sub" data-testid="audio-file">
+          Sending <code>{file.name}</code> ({(file.size / 1024).toFixed(1)} KB)
+        </p>
+      )}
+      {problem && (
+        <p className="error" role="alert">
+          {problem}
+        </p>
+      )}
+    </>
+  );
+}
+
+function NoSpeechModel({ models }: { models: CatalogModel[] }) {
+  return (
+    <Empty title="No speech model is ready">
+      <p>
+        Pull Whisper with <code>npm run sluice -- models pull whisper-tiny</code>, or bind the model to an engine with <code>models.whisper-tiny.base_url</code> in{' '}
+        <code>sluice.yaml</code>.
+      </p>
+      {models.map((m) => (
+        <p key={m.id} className="sub">
+          <code>{m.id}</code>: {m.detail ?? 'not ready'}
+        </p>
+      ))}
+    </Empty>
   );
 }
 

@@ -50,16 +50,7 @@ export function DecisionPlayground({ models }: { models: CatalogModel[] }) {
     }
   };
 
-  if (choices.length === 0) {
-    return (
-      <Empty title="No decision model is ready">
-        <p>
-          The decision route answers with the <code>zlm-*</code> packs. Pull one with <code>npm run sluice -- models pull zlm-v1-iab-classify-edge</code> (or{' '}
-          <code>zlm-v1-moderation-edge</code>); the Models page shows what each one is missing.
-        </p>
-      </Empty>
-    );
-  }
+  if (choices.length === 0) return <NoDecisionModel />;
   return (
     <div className="playground">
       <form onSubmit={(e) => void send(e)}>
@@ -69,14 +60,7 @@ export function DecisionPlayground({ models }: { models: CatalogModel[] }) {
             <option key={m.id}>{m.id}</option>
           ))}
         </select>
-        <label htmlFor="dec-state">State</label>
-        <textarea id="dec-state" rows={4} required value={state} aria-describedby="dec-state-hint" onChange={(e) => setState(e.target.value)} />
-        <p id="dec-state-hint" className="sub">
-          The content every question is about{chosen.includes('domain') ? ' (for this model, a URL or domain)' : ''}.
-        </p>
-        <label className="check">
-          <input type="checkbox" checked={stateIsJson} onChange={(e) => setStateIsJson(e.target.checked)} /> Send the state as JSON (an object or array)
-        </label>
+        <StateBox state={state} isJson={stateIsJson} domain={chosen.includes('domain')} onState={setState} onIsJson={setStateIsJson} />
         <QuestionBuilder questions={questions} onChange={setQuestions} />
         {built.problem && state.trim() !== '' && (
           <p className="sub" role="status" data-testid="decision-problem">
@@ -98,6 +82,40 @@ export function DecisionPlayground({ models }: { models: CatalogModel[] }) {
       {exchange && <Answers exchange={exchange} />}
       {built.body && <CodeBox route="/systemone" body={built.body} />}
     </div>
+  );
+}
+
+interface StateBoxProps {
+  state: string;
+  isJson: boolean;
+  domain: boolean;
+  onState: (state: string) => void;
+  onIsJson: (isJson: boolean) => void;
+}
+
+function StateBox({ state, isJson, domain, onState, onIsJson }: StateBoxProps) {
+  return (
+    <>
+      <label htmlFor="dec-state">State</label>
+      <textarea id="dec-state" rows={4} required value={state} aria-describedby="dec-state-hint" onChange={(e) => onState(e.target.value)} />
+      <p id="dec-state-hint" className="sub">
+        The content every question is about{domain ? ' (for this model, a URL or domain)' : ''}.
+      </p>
+      <label className="check">
+        <input type="checkbox" checked={isJson} onChange={(e) => onIsJson(e.target.checked)} /> Send the state as JSON (an object or array)
+      </label>
+    </>
+  );
+}
+
+function NoDecisionModel() {
+  return (
+    <Empty title="No decision model is ready">
+      <p>
+        The decision route answers with the <code>zlm-*</code> packs. Pull one with <code>npm run sluice -- models pull zlm-v1-iab-classify-edge</code> (or{' '}
+        <code>zlm-v1-moderation-edge</code>); the Models page shows what each one is missing.
+      </p>
+    </Empty>
   );
 }
 
