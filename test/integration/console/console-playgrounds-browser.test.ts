@@ -2,17 +2,19 @@
  * The console's classification, transcription and decision playgrounds in headless
  * Chromium against a real Sluice running the random-weight test models in process (the
  * MiniLM-shaped backbone under the zlm-* packs, a tiny Whisper): a taxonomy tree with
- * scores equal to the API's, a transcript with segment timestamps, answers as
+ * scores equal to the API's, a transcript with segment timestamps (of a file, and of a
+ * clip recorded from Chromium's fake microphone), answers as
  * probability bars equal to the API's with the exact request and response JSON, each
- * request as code, the API's message and request id on a failure, the empty states of a
- * server with no such model, and axe-core at 1280 and 390 px. Screenshots go to
- * test-output/console/. Skipped, with a message, where no Chromium binary exists.
+ * request as code, the API's message and request id on a failure (the decision route's
+ * FastAPI 422 included), the empty states of a server with no such model, and axe-core
+ * at 1280 and 390 px. Screenshots go to test-output/console/. Skipped, with a message,
+ * where no Chromium binary exists.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { CHROMIUM_PATH, launchChromium, screenshot, seriousViolations } from '../../helpers/browser.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
@@ -139,7 +141,7 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
     await page.getByTestId('transcript').waitFor(MODEL_WAIT);
 
     const form = new FormData();
-    form.append('file', new Blob([await import('node:fs').then((fs) => fs.readFileSync(audio))]), 'tone.wav');
+    form.append('file', new Blob([readFileSync(audio)]), 'tone.wav');
     for (const [name, value] of [['model', 'whisper-tiny'], ['response_format', 'verbose_json'], ['timestamp_granularities[]', 'segment']]) form.append(name!, value!);
     const direct = (await (await fetch(`${server.baseUrl}/v1/audio/transcriptions`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as {
       segments: Array<{ start: number; end: number }>;
@@ -157,6 +159,38 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
     await expectAccessible(page, 'playground-transcription');
     expect(cspErrors).toEqual([]);
   }, 180_000);
+
+  it("records from Chromium's fake microphone and transcribes the clip", async () => {
+    // A browser of its own: a fake audio device, and the permission prompt answered yes.
+    const recording = await chromium.launch({
+      executablePath: CHROMIUM_PATH!,
+      args: ['--no-sandbox', '--disable-dev-shm-usage', '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'],
+    });
+    try {
+      const context = await recording.newContext({ viewport: { width: 1280, height: 900 } });
+      await context.grantPermissions(['microphone']);
+      context.setDefaultTimeout(10_000);
+      const page = await context.newPage();
+      await page.goto(`${server.baseUrl}/`);
+      await page.getByLabel('Admin token or API key').fill(key);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      await page.goto(`${server.baseUrl}/console/#/playground`);
+      await page.getByRole('button', { name: 'Transcription', exact: true }).click();
+      await page.getByRole('button', { name: 'Record from the microphone' }).click();
+      await page.getByRole('button', { name: 'Stop recording' }).waitFor();
+      // Let the recorder gather a second or so of the fake device's tone.
+      await page.waitForTimeout(1500);
+      await page.getByRole('button', { name: 'Stop recording' }).click();
+      expect(await page.getByTestId('audio-file').textContent()).toMatch(/^Sending recording\.(webm|ogg|mp4) \(\d+\.\d KB\)$/);
+      await page.getByRole('button', { name: 'Transcribe' }).click();
+      await page.getByTestId('transcript').waitFor(MODEL_WAIT);
+      expect(await page.getByRole('alert').count()).toBe(0);
+      expect(await codeBox(page).textContent()).toMatch(/-F 'file=@recording\.(webm|ogg|mp4)'/);
+    } finally {
+      await recording.close();
+    }
+  }, 120_000);
 
   it('builds a decision request of all three kinds and shows the answers as bars with confidence, and the exact JSON', async () => {
     const { page, cspErrors } = await playground(server, key, 'Decision');
@@ -205,6 +239,18 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
     await expectAccessible(page, 'playground-decision');
     expect(cspErrors).toEqual([]);
   }, 180_000);
+
+  it("shows the decision route's FastAPI 422 as its message and request id", async () => {
+    const { page } = await playground(server, key, 'Decision');
+    await page.getByLabel('Model').selectOption('zlm-v1-iab-domain-classifier');
+    await page.getByLabel('State', { exact: true }).fill('not a domain at all');
+    await page.getByRole('button', { name: 'Decide' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor(MODEL_WAIT);
+    expect(await alert.locator('p').first().textContent()).toBe('state: Value error, state must be a URL or a domain for zlm-v1-iab-domain-classifier');
+    expect(await alert.locator('.request-id code').textContent()).toMatch(/^req_[0-9a-f]{24}$/);
+    await expectAccessible(page, 'playground-decision-error');
+  }, 120_000);
 
   it('says how to get a model when no zlm, speech or decision model is ready', async () => {
     const { key: bareKey } = await bare.newTenant();
