@@ -18,14 +18,33 @@ export class ApiError extends Error {
   }
 }
 
-/** The error an answer carries: the envelope's message and code, else the status line. */
+/**
+ * A FastAPI `detail` (the decision route's 422s): its text, each listed failure as
+ * `where: what` (`loc` after "body"), and the first failure's type as the code.
+ */
+function readDetail(detail: unknown): { message: string; code: string | null } | null {
+  if (typeof detail === 'string') return { message: detail, code: null };
+  if (!Array.isArray(detail) || detail.length === 0) return null;
+  const items = detail as Array<{ loc?: unknown; msg?: unknown; type?: unknown }>;
+  const message = items
+    .map((d) => {
+      const loc = Array.isArray(d.loc) ? d.loc.filter((part, i) => !(i === 0 && part === 'body')).join('.') : '';
+      return loc ? `${loc}: ${String(d.msg)}` : String(d.msg);
+    })
+    .join('; ');
+  return { message, code: typeof items[0]!.type === 'string' ? items[0]!.type : null };
+}
+
+/** The error an answer carries: the envelope's message and code (or FastAPI's detail), else the status line. */
 export function errorFromAnswer(status: number, requestId: string | null, text: string): ApiError {
   let message = `The server answered ${status}`;
   let code: string | null = null;
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown; code?: unknown } };
+    const body = JSON.parse(text) as { error?: { message?: unknown; code?: unknown }; detail?: unknown };
     if (typeof body.error?.message === 'string') message = body.error.message;
     if (typeof body.error?.code === 'string') code = body.error.code;
+    const detail = body.error ? null : readDetail(body.detail);
+    if (detail) ({ message, code } = detail);
   } catch {
     if (text.trim() !== '' && text.length < 300) message = text.trim();
   }

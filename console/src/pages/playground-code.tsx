@@ -1,11 +1,19 @@
-/** "This request as code": the exact body as curl, openai-node or Python, with a copy button. */
+/** "This request as code": the exact body (or multipart form) as curl, openai-node or Python, with a copy button. */
 import { useState } from 'react';
-import { snippet, type SnippetKind } from '../lib/snippets.js';
+import { multipartSnippet, snippet, type SnippetKind } from '../lib/snippets.js';
 import { CopyButton } from '../components/common.js';
 
-export function CodeBox({ route, body }: { route: string; body: Record<string, unknown> }) {
+export interface MultipartRequest {
+  fields: ReadonlyArray<readonly [string, string]>;
+  fileName: string;
+}
+
+type CodeBoxProps = { route: string; body: Record<string, unknown>; form?: undefined } | { route: string; form: MultipartRequest; body?: undefined };
+
+export function CodeBox(props: CodeBoxProps) {
   const [kind, setKind] = useState<SnippetKind>('curl');
-  const code = snippet(kind, window.location.origin, route, body);
+  const origin = window.location.origin;
+  const code = props.form ? multipartSnippet(kind, origin, props.route, props.form.fields, props.form.fileName) : snippet(kind, origin, props.route, props.body);
   return (
     <section aria-label="This request as code">
       <h2>This request as code</h2>

@@ -1,8 +1,9 @@
 /**
- * Playgrounds: chat (streamed from any ready chat model, with its usage), embeddings and
- * moderation; each copies its exact request as code.
+ * Playgrounds: chat (streamed from any ready chat model, with its usage), embeddings,
+ * moderation, and (loaded on first use) classification, transcription and decision; each
+ * copies its exact request as code.
  */
-import { useRef, useState, type FormEvent } from 'react';
+import { lazy, Suspense, useRef, useState, type FormEvent } from 'react';
 import { apiFetch, get } from '../lib/api.js';
 import { SseParser } from '../lib/sse.js';
 import type { CatalogModel, List } from '../lib/types.js';
@@ -12,10 +13,17 @@ import { NeedsProject } from '../shell.js';
 import { CodeBox } from './playground-code.js';
 import { EmbeddingsPlayground, ModerationPlayground } from './playground-extra.js';
 
+const ClassifyPlayground = lazy(() => import('./playground-classify.js').then((m) => ({ default: m.ClassifyPlayground })));
+const AudioPlayground = lazy(() => import('./playground-audio.js').then((m) => ({ default: m.AudioPlayground })));
+const DecisionPlayground = lazy(() => import('./playground-decision.js').then((m) => ({ default: m.DecisionPlayground })));
+
 const KINDS = [
   ['chat', 'Chat'],
   ['embeddings', 'Embeddings'],
   ['moderation', 'Moderation'],
+  ['classification', 'Classification'],
+  ['transcription', 'Transcription'],
+  ['decision', 'Decision'],
 ] as const;
 
 export function PlaygroundPage() {
@@ -46,6 +54,11 @@ function Playgrounds() {
       {kind === 'chat' && <Chat models={models.data.data} />}
       {kind === 'embeddings' && <EmbeddingsPlayground models={models.data.data} />}
       {kind === 'moderation' && <ModerationPlayground models={models.data.data} />}
+      <Suspense fallback={<Loading what="the playground" />}>
+        {kind === 'classification' && <ClassifyPlayground models={models.data.data} />}
+        {kind === 'transcription' && <AudioPlayground models={models.data.data} />}
+        {kind === 'decision' && <DecisionPlayground models={models.data.data} />}
+      </Suspense>
     </>
   );
 }
