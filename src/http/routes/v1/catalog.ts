@@ -27,8 +27,9 @@ function fixesOf(model: ModelConfig): string[] {
 
 export function registerCatalogRoute(scope: FastifyInstance, container: Container): void {
   const { registry } = container;
-  scope.get('/catalog', { schema: { tags: ['models'], summary: 'Models with their routes, runtime, state and price', response: { 200: Catalog } }, ...serializeAsBefore }, async () => {
-    await registry.refreshUpstreams();
+  scope.get('/catalog', { schema: { tags: ['models'], summary: 'Models with their routes, runtime, state and price', response: { 200: Catalog } }, ...serializeAsBefore }, async (request) => {
+    // A probe that fails to run leaves the previous findings: the list still answers.
+    await registry.refreshUpstreams().catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));
     const data = await Promise.all(
       registry.list().map(async (model) => {
         const status = await registry.status(model);
