@@ -10,18 +10,27 @@ import { BatchDetail } from './pages/batch-detail.js';
 import { FilesPage } from './pages/files.js';
 import { ModelsPage } from './pages/models.js';
 import { PlaygroundPage } from './pages/playground.js';
+import { GatewayPage } from './pages/gateway.js';
+import { StorefrontPage } from './pages/storefront.js';
 
-const PAGES: Array<{ page: string; label: string }> = [
+/** `operator`: shown to operator sessions only (the page reads the admin API). */
+const PAGES: Array<{ page: string; label: string; operator?: true }> = [
   { page: 'home', label: 'Projects & keys' },
   { page: 'usage', label: 'Usage' },
   { page: 'batches', label: 'Batches' },
   { page: 'files', label: 'Files' },
   { page: 'models', label: 'Models' },
   { page: 'playground', label: 'Playground' },
+  { page: 'gateway', label: 'Gateway', operator: true },
+  { page: 'storefront', label: 'Storefront', operator: true },
 ];
 
-function pageFor(route: Route): ReactNode {
+function pageFor(route: Route, operator: boolean): ReactNode {
   switch (route.page) {
+    case 'gateway':
+      return operator ? <GatewayPage /> : <ProjectsPage />;
+    case 'storefront':
+      return operator ? <StorefrontPage /> : <ProjectsPage />;
     case 'usage':
       return <UsagePage />;
     case 'batches':
@@ -54,7 +63,7 @@ export function Shell({ route }: { route: Route }) {
       </header>
       <nav aria-label="Console pages" className="sidebar">
         <ul>
-          {PAGES.map(({ page, label }) => (
+          {PAGES.filter((p) => operator || !p.operator).map(({ page, label }) => (
             <li key={page}>
               <a href={`#/${page === 'home' ? '' : page}`} aria-current={route.page === page ? 'page' : undefined}>
                 {label}
@@ -63,7 +72,7 @@ export function Shell({ route }: { route: Route }) {
           ))}
         </ul>
       </nav>
-      <main className="content">{pageFor(route)}</main>
+      <main className="content">{pageFor(route, operator)}</main>
     </div>
   );
 }

@@ -1,9 +1,11 @@
 /** A button that asks before acting, in a native modal dialog (focus and Escape handled by the browser). */
-import { useRef, useState } from 'react';
+import { useId, useRef, useState, type ReactNode } from 'react';
 import { ErrorBox } from './common.js';
 
-export function ConfirmButton(props: { label: string; title: string; message: string; confirmLabel: string; onConfirm: () => Promise<unknown>; danger?: boolean }) {
+export function ConfirmButton(props: { label: ReactNode; title: string; message: string; confirmLabel: string; onConfirm: () => Promise<unknown>; danger?: boolean }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  // Unique per button: a table of rows each with this button repeats the same title.
+  const titleId = useId();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const confirm = async () => {
@@ -23,8 +25,8 @@ export function ConfirmButton(props: { label: string; title: string; message: st
       <button type="button" className={props.danger ? 'danger' : 'secondary'} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
-      <dialog ref={dialog} aria-labelledby={`${props.title}-title`.replaceAll(' ', '-')}>
-        <h2 id={`${props.title}-title`.replaceAll(' ', '-')}>{props.title}</h2>
+      <dialog ref={dialog} aria-labelledby={titleId}>
+        <h2 id={titleId}>{props.title}</h2>
         <p>{props.message}</p>
         <ErrorBox error={error} />
         <div className="actions">

@@ -85,6 +85,9 @@ export interface CatalogModel {
   runtime: string;
   upstream: boolean;
   ready: boolean;
+  /** An upstream model whose engine did not answer its last probe: since when (ISO 8601). */
+  unreachable_since: string | null;
+  unreachable_reason: string | null;
   detail: string | null;
   fixes: string[];
   context_length: number;
@@ -97,4 +100,46 @@ export interface CreditGrant {
   amount_usd: number;
   reason: string | null;
   created_at: number;
+}
+
+export interface OutboxMessage {
+  id: string;
+  target_kind: string;
+  idempotency_key: string;
+  payload: unknown;
+  state: 'pending' | 'delivered' | 'dead';
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: number;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+export interface Holder {
+  kind: 'agent' | 'receipt';
+  /** The agent id, or the SHA-256 of the receipt id (the receipt itself is never stored). */
+  id: string;
+}
+
+export interface StorefrontPurchase {
+  id: string;
+  seller_id: string;
+  holder: Holder;
+  rail: 'x402' | 'mpp' | 'card' | null;
+  amount_usd: number;
+  payment_ref: string | null;
+  detail: string | null;
+  created_at: number;
+}
+
+export interface StorefrontAccount {
+  id: string;
+  seller_id: string;
+  holder: Holder;
+  balance_usd: number;
+  purchased_usd: number;
+  consumed_usd: number;
+  status: 'active' | 'revoked';
+  created_at: number;
+  updated_at: number;
 }

@@ -1,5 +1,12 @@
-/** Every catalog model: its routes, runtime, whether it can run (and how to fix it when not), and price. */
+/**
+ * Every catalog model: its routes, runtime, whether it can run (and how to fix it when
+ * not), whether its upstream engine answers, and price. Reachability comes with the same
+ * one request: /v1/catalog probes the upstreams whose finding is stale, together, before
+ * answering (a GET /v1/models/{id} per model would cost a request each and answer only
+ * the previous finding).
+ */
 import { get } from '../lib/api.js';
+import { reachability } from '../lib/activity.js';
 import type { CatalogModel, List } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
 import { Empty, ErrorBox, Loading, StatusChip, TableWrap } from '../components/common.js';
@@ -40,6 +47,7 @@ function ModelTable() {
               <th scope="col">Routes</th>
               <th scope="col">Runtime</th>
               <th scope="col">State</th>
+              <th scope="col">Upstream</th>
               <th scope="col">Input</th>
               <th scope="col">Output</th>
             </tr>
@@ -66,6 +74,9 @@ function ModelTable() {
                     </div>
                   )}
                 </td>
+                <td data-testid="reachability">
+                  <Reachable model={m} />
+                </td>
                 <td>${m.price.input_per_million_usd}</td>
                 <td>${m.price.output_per_million_usd}</td>
               </tr>
@@ -73,6 +84,17 @@ function ModelTable() {
           </tbody>
         </table>
       </TableWrap>
+    </>
+  );
+}
+
+function Reachable({ model }: { model: CatalogModel }) {
+  const found = reachability(model);
+  if (!found) return <span className="sub">{model.upstream ? '—' : 'in-process'}</span>;
+  return (
+    <>
+      <StatusChip status={found.status} tone={found.tone} />
+      {found.detail && <div className="sub">{found.detail}</div>}
     </>
   );
 }

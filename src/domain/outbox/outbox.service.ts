@@ -1,8 +1,8 @@
-/** What an operator does with the outbox: see the messages that went dead, and send one again. */
+/** What an operator does with the outbox: see its messages (those that went dead among them), and send a dead one again. */
 import { AppError, notFound } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/pagination.js';
-import type { OutboxEntry, OutboxStore } from './outbox.types.js';
+import type { OutboxEntry, OutboxFilter, OutboxStore } from './outbox.types.js';
 
 export class OutboxService {
   constructor(
@@ -11,6 +11,11 @@ export class OutboxService {
     /** Called after a replay, so the message goes now rather than at the next poll. */
     private readonly onReplay: () => void = () => {},
   ) {}
+
+  /** Messages of every state (or of the filter's), newest first: the settlements an operator watches. */
+  list(filter: OutboxFilter, limit: number, after?: string): Promise<Page<OutboxEntry>> {
+    return this.store.list(filter, limit, after);
+  }
 
   /** Dead messages, oldest first. */
   listDead(limit: number, after?: string): Promise<Page<OutboxEntry>> {

@@ -70,6 +70,14 @@ export interface OutboxHandler {
 /** Handlers by target kind; features register theirs in the composition root. */
 export type OutboxHandlers = Map<string, OutboxHandler>;
 
+/** Which entries an operator lists: every one, or those of one state and/or target kind. */
+export interface OutboxFilter {
+  state?: OutboxState;
+  targetKind?: string;
+}
+
+export const OUTBOX_STATES: readonly OutboxState[] = ['pending', 'delivered', 'dead'];
+
 export interface OutboxStore {
   /**
    * Leases up to `limit` pending entries due at `nowMs` to `owner` and counts an attempt
@@ -84,6 +92,8 @@ export interface OutboxStore {
   reschedule(id: string, owner: string, nextAttemptAtMs: number, error: string): Promise<boolean>;
   markDead(id: string, owner: string, error: string): Promise<boolean>;
   find(id: string): Promise<OutboxEntry | undefined>;
+  /** Entries of every state (or of `filter`'s), newest first; `after` is the id of the last entry of the previous page. */
+  list(filter: OutboxFilter, limit: number, after?: string): Promise<Page<OutboxEntry>>;
   /** Dead entries, oldest first; `after` is the id of the last entry of the previous page. */
   listDead(limit: number, after?: string): Promise<Page<OutboxEntry>>;
   /** A dead entry back to pending with no attempts, due at `nowMs`; false when it was not dead. */

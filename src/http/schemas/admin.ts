@@ -100,6 +100,14 @@ export const CreditGrantList = Type.Object({
   ),
 });
 
+/** `state` is checked by the route (readChoice), so that a bad one gets the same wording as other lists' choices. */
+export const OutboxListQuery = Type.Object({
+  state: Type.Optional(Type.String({ description: '`pending`, `delivered` or `dead`; default every state' })),
+  target_kind: Type.Optional(Type.String({ maxLength: 32, description: 'only messages of this target kind (e.g. `intermediary`)' })),
+  limit: Type.Optional(Type.String({ description: 'integer 1..100, default 20' })),
+  after: Type.Optional(Type.String({ description: 'a message id: the `last_id` of the previous page' })),
+});
+
 const OutboxMessageObject = Type.Object({
   id: Type.String(),
   object: Type.Literal('outbox_message'),
@@ -123,3 +131,61 @@ export const OutboxList = Type.Object({
   last_id: Nullable(Type.String()),
   has_more: Type.Boolean(),
 });
+
+/** The choices are checked by the route (readChoice), as the outbox list's `state`. */
+export const StorefrontPurchaseQuery = Type.Object({
+  rail: Type.Optional(Type.String({ description: '`x402`, `mpp` or `card`; default every rail' })),
+  limit: Type.Optional(Type.String({ description: 'integer 1..100, default 20' })),
+  after: Type.Optional(Type.String({ description: 'a purchase id: the `last_id` of the previous page' })),
+});
+
+export const StorefrontAccountQuery = Type.Object({
+  holder_kind: Type.Optional(Type.String({ description: '`agent` or `receipt`; default both' })),
+  limit: Type.Optional(Type.String({ description: 'integer 1..100, default 20' })),
+  after: Type.Optional(Type.String({ description: 'an account `id`: the `last_id` of the previous page' })),
+});
+
+const Holder = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('agent'), Type.Literal('receipt')]),
+    id: Type.String({ description: 'the agent id, or the SHA-256 (hex) of the receipt id: the receipt itself is never stored' }),
+  },
+  { description: 'who holds the credit' },
+);
+
+const StorefrontPurchaseObject = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('storefront_purchase'),
+  seller_id: Type.String(),
+  holder: Holder,
+  rail: Nullable(Type.Union([Type.Literal('x402'), Type.Literal('mpp'), Type.Literal('card')])),
+  amount_usd: Type.Number({ description: 'the credit bought' }),
+  payment_ref: Nullable(Type.String({ description: 'the payment reference as stored (unique: a payment credits once): `x402:<network>:<nonce>`, `mpp:<challenge id>`, `card:<checkout id>`' })),
+  detail: Nullable(Type.String({ description: 'the settlement transaction, when the rail names one' })),
+  created_at: UnixSeconds,
+});
+
+const StorefrontAccountObject = Type.Object({
+  id: Type.String({ description: 'the account\'s opaque place in this list (an account is keyed by seller and holder); pass it as `after`' }),
+  object: Type.Literal('storefront_account'),
+  seller_id: Type.String(),
+  holder: Holder,
+  balance_usd: Type.Number(),
+  purchased_usd: Type.Number(),
+  consumed_usd: Type.Number(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('revoked')]),
+  created_at: UnixSeconds,
+  updated_at: UnixSeconds,
+});
+
+const listOf = <T extends TSchema>(item: T) =>
+  Type.Object({
+    object: Type.Literal('list'),
+    data: Type.Array(item),
+    first_id: Nullable(Type.String()),
+    last_id: Nullable(Type.String()),
+    has_more: Type.Boolean(),
+  });
+
+export const StorefrontPurchaseList = listOf(StorefrontPurchaseObject);
+export const StorefrontAccountList = listOf(StorefrontAccountObject);

@@ -12,6 +12,10 @@ export const Catalog = Type.Object({
       runtime: Type.String({ description: 'openai (an upstream engine), onnx or gguf (in-process)' }),
       upstream: Type.Boolean({ description: 'served by an OpenAI-compatible engine rather than in-process' }),
       ready: Type.Boolean(),
+      unreachable_since: Type.Union([Type.String(), Type.Null()], {
+        description: 'an upstream model whose engine did not answer its last probe: since when (ISO 8601); null when it answered, or for an in-process model',
+      }),
+      unreachable_reason: Type.Union([Type.String(), Type.Null()], { description: 'why not, when unreachable: an error code (no host), e.g. ECONNREFUSED' }),
       detail: Type.Union([Type.String(), Type.Null()], { description: 'why it cannot run, when not ready' }),
       fixes: Type.Array(Type.String(), { description: 'what makes it run, when not ready' }),
       context_length: Type.Integer(),

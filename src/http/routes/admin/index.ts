@@ -1,5 +1,6 @@
 /**
- * The admin API's routes: projects, keys, credits and usage. Mounted at `/admin/v1` (the
+ * The admin API's routes: projects, keys, credits, usage, the settlement outbox and the
+ * storefront's purchases and accounts. Mounted at `/admin/v1` (the
  * admin token, only when SLUICE_ADMIN_TOKEN is set) and in the console for operator
  * sessions; the routes never know which.
  */
@@ -29,6 +30,7 @@ import {
 } from '../../schemas/admin.js';
 import { grantToWire, keyToWire, projectToWire, usageToWire } from './mappers.js';
 import { registerOutboxAdmin } from './outbox.js';
+import { registerStorefrontAdmin } from './storefront.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 
 export function registerAdminRoutes(plain: FastifyInstance, container: Container): void {
@@ -97,4 +99,5 @@ export function registerAdminRoutes(plain: FastifyInstance, container: Container
   });
 
   registerOutboxAdmin(scope, container.outbox.service, tags);
+  registerStorefrontAdmin(scope, container.console.storefrontActivity, tags);
 }

@@ -1,12 +1,13 @@
-/** The admin API's outbox routes: the settlement messages that went dead, and their replay. */
+/** The admin API's outbox routes: the settlement messages of every state, those that went dead, and their replay. */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { OutboxService } from '../../../domain/outbox/outbox.service.js';
-import type { OutboxEntry } from '../../../domain/outbox/outbox.types.js';
+import { OUTBOX_STATES, type OutboxEntry } from '../../../domain/outbox/outbox.types.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
-import { IdParams, OutboxList, OutboxMessage, UsageQuery } from '../../schemas/admin.js';
+import { IdParams, OutboxList, OutboxListQuery, OutboxMessage, UsageQuery } from '../../schemas/admin.js';
+import { readChoice } from '../../mappers/files-batches.js';
 
 export const outboxToWire = (e: OutboxEntry) => ({
   id: e.id,
@@ -24,6 +25,12 @@ export const outboxToWire = (e: OutboxEntry) => ({
 
 export function registerOutboxAdmin(plain: FastifyInstance, outbox: OutboxService, tags: string[]): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+  scope.get('/outbox', { schema: { tags, querystring: OutboxListQuery, response: { 200: OutboxList } }, ...serializeAsBefore }, async (request) => {
+    const { state, target_kind: targetKind, limit, after } = request.query;
+    const filter = { state: readChoice(state, OUTBOX_STATES, 'state', 'invalid_state'), targetKind };
+    return toListPage(await outbox.list(filter, readLimit(limit, 100, 20), after), outboxToWire);
+  });
+
   scope.get('/outbox/dead', { schema: { tags, querystring: UsageQuery, response: { 200: OutboxList } }, ...serializeAsBefore }, async (request) =>
     toListPage(await outbox.listDead(readLimit(request.query.limit, 100, 20), request.query.after), outboxToWire),
   );

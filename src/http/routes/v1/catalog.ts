@@ -1,7 +1,15 @@
 /**
  * `GET /v1/catalog`: every catalog model with the routes it serves, the runtime that
- * serves it, whether it can run now (and if not, how to make it run) and its price. The
- * console's models page reads it; `/v1/models` keeps OpenAI's shape.
+ * serves it, whether it can run now (and if not, how to make it run), whether its
+ * upstream answered the last probe, and its price. The console's models page reads it;
+ * `/v1/models` keeps OpenAI's shape.
+ *
+ * Reachability rides on this one list rather than on a GET /v1/models/{id} per model or
+ * on /readyz: the upstreams whose finding is stale are probed once, together (one probe
+ * per base_url, each bounded by 2 s, findings kept 10 s, 3 s when down), and awaited, so
+ * the page's first answer already tells the truth; per-model GETs would cost one request
+ * each and only start the probe (they answer the previous finding), and /readyz would add
+ * the database and blob checks and give the finding as text to parse.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
@@ -19,7 +27,9 @@ function fixesOf(model: ModelConfig): string[] {
 
 export function registerCatalogRoute(scope: FastifyInstance, container: Container): void {
   const { registry } = container;
-  scope.get('/catalog', { schema: { tags: ['models'], summary: 'Models with their routes, runtime, state and price', response: { 200: Catalog } }, ...serializeAsBefore }, async () => {
+  scope.get('/catalog', { schema: { tags: ['models'], summary: 'Models with their routes, runtime, state and price', response: { 200: Catalog } }, ...serializeAsBefore }, async (request) => {
+    // A probe that fails to run leaves the previous findings: the list still answers.
+    await registry.refreshUpstreams().catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));
     const data = await Promise.all(
       registry.list().map(async (model) => {
         const status = await registry.status(model);
@@ -31,6 +41,8 @@ export function registerCatalogRoute(scope: FastifyInstance, container: Containe
           runtime: status.backend,
           upstream: model.binding.backend === 'openai',
           ready: status.ready,
+          unreachable_since: status.unreachable?.since ?? null,
+          unreachable_reason: status.unreachable?.reason ?? null,
           detail: status.ready ? null : (status.publicDetail ?? status.detail),
           fixes: status.ready ? [] : fixesOf(model),
           context_length: model.contextLength,

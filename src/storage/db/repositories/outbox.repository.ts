@@ -9,7 +9,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { CompiledQueries, Database, OutboxTable, SqlStatement, Tables } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
-import type { OutboxEntry, OutboxState, OutboxStore } from '../../../domain/outbox/outbox.types.js';
+import type { OutboxEntry, OutboxFilter, OutboxState, OutboxStore } from '../../../domain/outbox/outbox.types.js';
 
 const ms = (value: number | null): number | null => (value === null ? null : Number(value));
 
@@ -132,6 +132,15 @@ export class OutboxRepository implements OutboxStore {
   async find(id: string): Promise<OutboxEntry | undefined> {
     const row = await this.database.db.selectFrom('outbox').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toEntry(row) : undefined;
+  }
+
+  async list(filter: OutboxFilter, limit: number, after?: string): Promise<Page<OutboxEntry>> {
+    let query = this.database.db.selectFrom('outbox').selectAll();
+    if (filter.state) query = query.where('state', '=', filter.state);
+    if (filter.targetKind) query = query.where('target_kind', '=', filter.targetKind);
+    if (after) query = query.where('id', '<', after);
+    const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
+    return { items: rows.slice(0, limit).map(toEntry), hasMore: rows.length > limit };
   }
 
   async listDead(limit: number, after?: string): Promise<Page<OutboxEntry>> {

@@ -18,7 +18,7 @@ import {
   type StorefrontStore,
 } from '../../../domain/storefront/storefront.types.js';
 
-const toAccount = (row: StorefrontAccountsTable): CreditAccount => ({
+export const toAccount = (row: StorefrontAccountsTable): CreditAccount => ({
   sellerId: row.seller_id,
   holder: holderOf(row.holder_kind, row.holder_id),
   balanceMicros: Number(row.balance_micros),
@@ -29,7 +29,7 @@ const toAccount = (row: StorefrontAccountsTable): CreditAccount => ({
   updatedAtMs: Number(row.updated_at),
 });
 
-const toMovement = (row: StorefrontLedgerTable): CreditMovement => ({
+export const toMovement = (row: StorefrontLedgerTable): CreditMovement => ({
   id: row.id,
   sellerId: row.seller_id,
   holder: holderOf(row.holder_kind, row.holder_id),

@@ -1,0 +1,70 @@
+/** Display logic of the operator's activity pages: settlement states, usage reports, payment references, upstream reachability. */
+import { time } from './format.js';
+import type { CatalogModel, Holder, OutboxMessage } from './types.js';
+
+/** The chip's tone for a settlement's delivery state. */
+export function deliveryTone(state: OutboxMessage['state']): 'ok' | 'bad' | 'busy' {
+  if (state === 'delivered') return 'ok';
+  if (state === 'dead') return 'bad';
+  return 'busy';
+}
+
+/** When a settlement went or goes next: delivered at, the next attempt of a pending one, nothing for a dead one. */
+export function deliveryWhen(message: OutboxMessage): string {
+  if (message.state === 'delivered') return `delivered ${time(message.delivered_at)}`;
+  if (message.state === 'pending') return `next attempt ${time(message.next_attempt_at)}`;
+  return 'no further attempt';
+}
+
+interface ReportEvent {
+  agentId?: unknown;
+  service?: unknown;
+  meter?: unknown;
+  quantity?: unknown;
+}
+
+/**
+ * What an intermediary usage report says, in a line: the agent, the service and each
+ * meter's quantity (`agt_1 · gpt-oss-120b · input_tokens 11, output_tokens 7`). Any
+ * other payload is shown as its JSON, cut to 120 characters.
+ */
+export function summarisePayload(payload: unknown): string {
+  const events = (payload as { events?: unknown } | null)?.events;
+  if (Array.isArray(events) && events.length > 0) {
+    const list = events as ReportEvent[];
+    const meters = list.map((e) => `${String(e.meter)} ${String(e.quantity)}`).join(', ');
+    const first = list[0]!;
+    return [first.agentId, first.service].filter((v) => typeof v === 'string').concat(meters).join(' · ');
+  }
+  const text = JSON.stringify(payload) ?? 'null';
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}
+
+/** A long reference cut in the middle (`x402:eip155:84532:0x12ab…cdef`); short ones whole. */
+export function abbreviate(value: string | null, keep = 28): string {
+  if (value === null) return '—';
+  if (value.length <= keep) return value;
+  const tail = Math.floor(keep / 3);
+  return `${value.slice(0, keep - tail - 1)}…${value.slice(-tail)}`;
+}
+
+/** A credit holder as the tables show it: the agent id, or a receipt's stored hash abbreviated. */
+export function holderLabel(holder: Holder): string {
+  return holder.kind === 'agent' ? holder.id : `receipt ${holder.id.slice(0, 12)}…`;
+}
+
+export interface Reachability {
+  status: 'reachable' | 'unreachable';
+  tone: 'ok' | 'bad';
+  /** `since 2026-11-25 16:03 UTC (ECONNREFUSED)` for an unreachable upstream. */
+  detail: string | null;
+}
+
+/** Whether an upstream-backed model's engine answered its last probe; null for in-process models and upstreams not configured. */
+export function reachability(model: Pick<CatalogModel, 'upstream' | 'ready' | 'unreachable_since' | 'unreachable_reason'>): Reachability | null {
+  if (!model.upstream || !model.ready) return null;
+  if (model.unreachable_since === null) return { status: 'reachable', tone: 'ok', detail: null };
+  const since = time(Math.floor(Date.parse(model.unreachable_since) / 1000));
+  const reason = model.unreachable_reason ? ` (${model.unreachable_reason})` : '';
+  return { status: 'unreachable', tone: 'bad', detail: `since ${since} UTC${reason}` };
+}
