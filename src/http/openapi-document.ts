@@ -39,7 +39,7 @@ function errorKinds(schema: Schema, route: RouteOptions): ErrorKind[] {
 /** Status → the kinds answering it, through the scope's (and the route's) overrides. */
 function statusesOf(kinds: readonly ErrorKind[], route: RouteOptions): Map<number, ErrorKind[]> {
   const config = route.config as { scope?: { statusOverrides?: StatusOverrides }; statusOverrides?: StatusOverrides } | undefined;
-  const overrides: StatusOverrides = { ...config?.scope?.statusOverrides, ...config?.statusOverrides };
+  const overrides: StatusOverrides = { ...config?.statusOverrides, ...config?.scope?.statusOverrides };
   const byStatus = new Map<number, ErrorKind[]>();
   for (const kind of kinds) {
     const status = overrides[kind] ?? statusOfKind(kind);

@@ -24,7 +24,12 @@ export const consoleRoutes: FastifyPluginAsync<{ container: Container; buildDir?
   const strategy = (kind: 'project' | 'operator') =>
     new SessionStrategy({ sessions: container.console.sessions, projects: container.projects, meter: container.creditMeter, scope: kind });
   // A developer's session counts against its key's limit; an operator's against the operator's.
-  const policy = { rateLimit: { exceededMessage: 'Rate limit exceeded: too many requests per minute for this console session' } };
+  // The session's own refusals (CSRF, operator only) are 403 on every route mounted here,
+  // the decision route included (its wire answers a bad API key 401).
+  const policy = {
+    rateLimit: { exceededMessage: 'Rate limit exceeded: too many requests per minute for this console session' },
+    statusOverrides: { permission: 403 },
+  };
   await scope.register(apiScope, { prefix: '/console/api/v1', container, strategy: strategy('project'), routes: V1_ROUTE_MODULES, policy });
   if (container.config.adminToken) {
     await scope.register(apiScope, { prefix: '/console/api/admin', container, strategy: strategy('operator'), routes: [registerAdminRoutes], policy });

@@ -30,10 +30,15 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
   sendError(reply, error);
 }
 
+/**
+ * A route's own statuses (the decision route's wire), under its scope's: the scope owns its
+ * policy, so a refusal the scope's strategy makes (the console's CSRF 403) keeps the
+ * status the scope declares on every route it mounts.
+ */
 function overridesOf(request: FastifyRequest): StatusOverrides | undefined {
   const { scope, statusOverrides } = request.routeOptions.config;
   if (!statusOverrides) return scope?.statusOverrides;
-  return scope?.statusOverrides ? { ...scope.statusOverrides, ...statusOverrides } : statusOverrides;
+  return scope?.statusOverrides ? { ...statusOverrides, ...scope.statusOverrides } : statusOverrides;
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -113,6 +113,17 @@ describe('CSRF and sign-out', () => {
     expect(ok.body).toMatchObject({ object: 'project', name: 'x' });
   });
 
+  it('the decision route keeps the console’s CSRF refusal (403), though its own wire answers a bad key 401', async () => {
+    const tenant = await server.newTenant({ name: 'decider' });
+    const dev = await signIn(tenant.key);
+    const body = { state: 'x', questions: { ok: { type: 'noul' } } };
+    const without = await call(server.baseUrl, 'POST', '/console/api/v1/systemone', { body, headers: as(dev) });
+    expect(without.status).toBe(403);
+    expect(without.body.error).toMatchObject({ type: 'authentication_error', code: 'csrf_token_invalid' });
+    const badKey = await call(server.baseUrl, 'POST', '/v1/systemone', { body, headers: { authorization: 'Bearer sk-nope' } });
+    expect(badKey.status).toBe(401);
+  });
+
   it('no session: 401 on every console API route', async () => {
     for (const path of ['/console/api/session', '/console/api/v1/files', '/console/api/admin/projects']) {
       const res = await call(server.baseUrl, 'GET', path);
