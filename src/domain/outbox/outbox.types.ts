@@ -15,7 +15,10 @@ export type OutboxState = 'pending' | 'delivered' | 'dead';
 export interface OutboxMessage {
   /** Selects the handler ('intermediary', ...). */
   targetKind: string;
-  /** Unique per target kind: the same settlement is never enqueued twice; receivers dedupe on it. */
+  /**
+   * What the receiver dedupes on. A settlement is enqueued once, with its call's usage record;
+   * the key is not unique in the store (an intermediary may reuse a request id for a later call).
+   */
   idempotencyKey: string;
   /** JSON-serializable. */
   payload: unknown;

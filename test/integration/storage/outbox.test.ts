@@ -175,19 +175,21 @@ describe.each(cases)('the settlement outbox on $name', ({ create }) => {
       const paidBy = principal({ kind: 'intermediary', intermediaryId: 'int_1' });
       const recordOf = (requestId: string) => billing.usageRecord(paidBy, { model: 'm', route: 'r', requestId, inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 1, outputTokens: 1, status: 200 });
       const message = (key: string) => ({ targetKind: 'intermediary', idempotencyKey: key, payload: { key } });
-      await billing.write(recordOf('req_first'), { outbox: [message('settle:dup')] });
-      // Three writes in one turn: the group commit fails on the repeated key, and each is then written alone.
-      const [a, dup, b] = [recordOf('req_a'), recordOf('req_dup'), recordOf('req_b')];
+      // A message the database refuses (target_kind is NOT NULL): its insert fails after the record's.
+      const unwritable = { targetKind: null as unknown as string, idempotencyKey: 'settle:bad', payload: {} };
+      await billing.write(recordOf('req_first'), { outbox: [message('settle:first')] });
+      // Three writes in one turn: the group commit fails on the refused message, and each is then written alone.
+      const [a, bad, b] = [recordOf('req_a'), recordOf('req_bad'), recordOf('req_b')];
       const results = await Promise.allSettled([
         billing.write(a, { outbox: [message('settle:a')] }),
-        billing.write(dup, { outbox: [message('settle:dup')] }),
+        billing.write(bad, { outbox: [unwritable] }),
         billing.write(b, { outbox: [message('settle:b1'), message('settle:b2')] }),
       ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       const records = (await new UsageRepository(database).listByProject(project.id, 10)).items.map((r) => r.requestId);
       expect(records.sort()).toEqual(['req_a', 'req_b', 'req_first']);
       const keys = (await database.db.selectFrom('outbox').select('idempotency_key').execute()).map((r) => r.idempotency_key);
-      expect(keys.sort()).toEqual(['settle:a', 'settle:b1', 'settle:b2', 'settle:dup']);
+      expect(keys.sort()).toEqual(['settle:a', 'settle:b1', 'settle:b2', 'settle:first']);
     } finally {
       await database.close();
     }

@@ -91,3 +91,32 @@ describe.each(cases)('migrations 0006 and 0007 on $name', ({ open }) => {
     }
   });
 });
+
+describe.each(cases)('migration 0010 on $name', ({ open }) => {
+  it('drops the unique index on outbox keys (a repeated key is two entries) and restores it going down', async () => {
+    const database = await open();
+    try {
+      const migrator = await migratorFor(database);
+      expect((await migrator.migrateTo('0009-console')).error).toBeUndefined();
+      const row = (id: string) => ({
+        id, target_kind: 'intermediary', idempotency_key: 'gwreq_same', payload: '{}', state: 'pending',
+        attempts: 0, next_attempt_at: NOW, lease_owner: null, lease_expires_at: null, last_error: null, created_at: NOW, delivered_at: null,
+      });
+      await database.db.insertInto('outbox').values(row('outbox_a')).execute();
+      await expect(database.db.insertInto('outbox').values(row('outbox_b')).execute()).rejects.toThrow();
+
+      expect((await migrator.migrateTo('0010-outbox-keys')).error).toBeUndefined();
+      await database.db.insertInto('outbox').values(row('outbox_b')).execute();
+      const keys = await database.db.selectFrom('outbox').select('id').where('idempotency_key', '=', 'gwreq_same').orderBy('id').execute();
+      expect(keys.map((k) => k.id)).toEqual(['outbox_a', 'outbox_b']);
+
+      await database.db.deleteFrom('outbox').where('id', '=', 'outbox_b').execute();
+      const down = await migrator.migrateTo('0009-console');
+      expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([['0010-outbox-keys', 'Down', 'Success']]);
+      await expect(database.db.insertInto('outbox').values(row('outbox_c')).execute()).rejects.toThrow();
+      await migrateToLatest(database);
+    } finally {
+      await database.close();
+    }
+  });
+});

@@ -12,6 +12,7 @@ import * as m0006 from './0006-payer.js';
 import * as m0007 from './0007-outbox.js';
 import * as m0008 from './0008-storefront.js';
 import * as m0009 from './0009-console.js';
+import * as m0010 from './0010-outbox-keys.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -23,4 +24,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007-outbox': m0007,
   '0008-storefront': m0008,
   '0009-console': m0009,
+  '0010-outbox-keys': m0010,
 };
