@@ -110,7 +110,8 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
         }),
     },
     // The intermediary bills; the record keeps the usage at no cost to any project.
-    usageRecord: (principal, call, usage) => deps.billing.usageRecord(principal, call, { ...usage, costMicros: 0 }),
+    usageRecord: (principal, call, usage) =>
+      deps.billing.usageRecord(principal, call, { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: usage.status, costMicros: 0 }),
     producesOutput: (model) => catalogEntry(model)?.task !== 'embeddings',
     clock,
     allowanceCacheMs: settings.allowanceCacheMs,

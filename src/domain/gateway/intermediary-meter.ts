@@ -120,7 +120,9 @@ class IntermediaryAdmission implements Admission {
   async settle(usage: SettledUsage): Promise<Settlement> {
     if (this.#done) throw new AppError('internal', 'a metered call was settled twice');
     this.#done = true;
-    const record = { ...this.deps.usageRecord(this.principal, this.call, usage), route: this.request.route };
+    // Assigned, not spread: on Node 20 a literal that spreads and then adds a property takes V8's slow path.
+    const record = this.deps.usageRecord(this.principal, this.call, usage);
+    record.route = this.request.route;
     const quantities: MeterQuantity[] = [{ meter: 'input_tokens', quantity: usage.inputTokens }];
     if (this.deps.producesOutput(this.call.model)) quantities.push({ meter: 'output_tokens', quantity: usage.outputTokens });
     // The intermediary deduplicates on this key: its own request id, else Sluice's.

@@ -8,7 +8,7 @@
  * bytes, gw-request-id and gw-agent-id ("" when absent). Every field but the body is
  * LF-free, so the message is unambiguous; the body is never decoded and re-encoded.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /** Why a request was refused; logged and counted, never sent to the client. */
 export type RejectionReason =
@@ -68,25 +68,26 @@ export interface SignedRequest {
   agentId: string | undefined;
 }
 
-const LF = Buffer.from([0x0a]);
-
-/** The exact bytes the MAC is computed over. */
-export function signedMessage(t: string, request: SignedRequest): Buffer {
-  return Buffer.concat([
-    Buffer.from(`${t}\n${request.method}\n${request.pathWithQuery}\n`, 'utf8'),
-    request.body,
-    LF,
-    Buffer.from(`${request.requestId ?? ''}\n${request.agentId ?? ''}`, 'utf8'),
-  ]);
-}
-
 /** Lower-case hex HMAC-SHA256 of the signed message under `secret` (what an intermediary sends as v1). */
 export function computeSignature(secret: string, t: string, request: SignedRequest): string {
-  return createHmac('sha256', secret).update(signedMessage(t, request)).digest('hex');
+  return macOf(secret, t, request).toString('hex');
+}
+
+/**
+ * HMAC-SHA256 over the six LF-joined fields (t, method, path with query, raw body,
+ * gw-request-id, gw-agent-id), fed in pieces: the body is never copied into one message.
+ */
+function macOf(secret: string | KeyObject, t: string, request: SignedRequest): Buffer {
+  return createHmac('sha256', secret)
+    .update(`${t}\n${request.method}\n${request.pathWithQuery}\n`, 'utf8')
+    .update(request.body)
+    .update(`\n${request.requestId ?? ''}\n${request.agentId ?? ''}`, 'utf8')
+    .digest();
 }
 
 export interface SignatureCheck {
-  secrets: ReadonlyMap<string, string>;
+  /** Signing secrets by kid: the secret itself, or its KeyObject (made once, not per request). */
+  secrets: ReadonlyMap<string, string | KeyObject>;
   toleranceSeconds: number;
   nowSeconds: number;
 }
@@ -108,7 +109,7 @@ export function verifySignature(header: string | undefined, request: SignedReque
   if (secret === undefined) return { ok: false, reason: 'unknown_kid' };
   // Number() of up to 20 digits may round, but only far outside any tolerance.
   if (Math.abs(check.nowSeconds - Number(parsed.t)) > check.toleranceSeconds) return { ok: false, reason: 'stale_timestamp' };
-  const expected = createHmac('sha256', secret).update(signedMessage(parsed.t, request)).digest();
+  const expected = macOf(secret, parsed.t, request);
   let matched: Buffer | null = null;
   // Every v1 is compared (no early exit), so timing says nothing about which one matched.
   for (const candidate of parsed.v1) {

@@ -82,14 +82,15 @@ export const gatewayRoutes: FastifyPluginAsync<{ container: Container }> = async
   });
   // The intermediary's ids beside Sluice's, one line per call (through the root logger: a
   // request's own child logger is made only when something else logs).
+  // The level is fixed at start (LOG_LEVEL): below info, the hook is not registered at all.
   const { logger } = container;
-  scope.addHook('onResponse', (request, reply, done) => {
-    if (logger.isLevelEnabled('info')) {
+  if (logger.isLevelEnabled('info')) {
+    scope.addHook('onResponse', (request, reply, done) => {
       const ids = { gw_request_id: headerOf(request, 'gw-request-id'), gw_agent_id: headerOf(request, 'gw-agent-id') };
       logger.info({ reqId: request.id, ...ids, status: reply.statusCode }, 'gateway request');
-    }
-    done();
-  });
+      done();
+    });
+  }
   scope.addHook('preHandler', refuseUnservedModel(scope.prefix));
   await scope.register(apiScope, { container, strategy, routes: GATEWAY_ROUTE_MODULES, policy: gatewayPolicy(container, scope.prefix) });
 };
