@@ -186,7 +186,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const storefront = createStorefront(config.storefront, {
     database, clock, logger, reservations, redisUrl: config.redisUrl, redisPrefix: config.rateLimit.redisPrefix,
   });
-  await ensureStorefrontProjects(storefront, repositories.projects, clock);
+  await ensureStorefrontProjects(storefront, projects);
 
   return {
     config,

@@ -7,7 +7,7 @@ import { StorefrontRepository } from '../storage/db/repositories/storefront.repo
 import { SellerDirectory, storefrontProjectId } from '../domain/storefront/sellers.js';
 import type { PayerKind } from '../domain/access/caller.js';
 import type { PayerDebit } from '../storage/db/repositories/usage.repository.js';
-import type { ProjectsRepository } from '../storage/db/repositories/projects.repository.js';
+import type { ProjectsService } from '../domain/projects/projects.service.js';
 import { StorefrontLedgerDebit } from '../storage/db/repositories/storefront-debit.repository.js';
 import { AgentTokens } from '../domain/storefront/agent-tokens.js';
 import { PurchaseService } from '../domain/storefront/purchases.js';
@@ -75,8 +75,8 @@ export function storefrontDebits(config: StorefrontConfig | null, database: Data
 }
 
 /** One tenant project per seller (no credit of its own), created once: its usage records are the storefront calls'. */
-export async function ensureStorefrontProjects(storefront: Storefront | null, projects: ProjectsRepository, clock: Clock): Promise<void> {
+export async function ensureStorefrontProjects(storefront: Storefront | null, projects: ProjectsService): Promise<void> {
   for (const seller of storefront?.sellers.sellers ?? []) {
-    await projects.insertIfAbsent({ id: storefrontProjectId(seller.id), name: `Storefront ${seller.name}`.slice(0, 128), balanceMicros: 0, createdAtMs: clock.nowMs() });
+    await projects.ensureProject(storefrontProjectId(seller.id), `Storefront ${seller.name}`.slice(0, 128));
   }
 }
