@@ -154,8 +154,8 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
       metrics.usageCostMicros.inc([record.model], record.costMicros);
     },
-    // Settlement messages just committed: deliver them now rather than at the next poll.
-    outboxCommitted: () => outbox.deliverer.wake(),
+    // Settlement messages are written leased to this process's deliverer, which sends them from memory.
+    outbox: outbox.deliverer,
   });
   if (tracing) traceBilling(billing);
 

@@ -2,11 +2,13 @@
  * The outbox deliverer: a BackgroundWorker that delivers settlement messages written
  * with usage records (src/domain/outbox). Any number of processes and replicas may run
  * one against the same database: each pass leases the due entries it takes (the store's
- * claim is one guarded UPDATE), hands each to the handler registered for its target
- * kind, and then marks it delivered, reschedules it with exponential backoff and jitter,
- * or, after `maxAttempts`, marks it dead (an operator may replay it). A deliverer that
- * dies mid-delivery leaves its lease to expire; the entry is then delivered again, with
- * the same idempotency key, so the receiver can tell. Delivered entries are kept for
+ * claim is one guarded UPDATE; entries this process wrote while it ran were written
+ * already leased to it and are taken from memory), hands a target kind's entries to its
+ * handler (in one exchange where it can), and then marks them delivered, reschedules them
+ * with exponential backoff and jitter, or marks them dead (refused for good, or after
+ * `maxAttempts`; an operator may replay them). A deliverer whose process dies leaves its
+ * leases to expire; the entries are then delivered by another, with the same idempotency
+ * key, so the receiver can tell. Delivered entries are kept for
  * `deliveredRetentionMs` (an operator can see what went out), then deleted.
  */
 import { hostname } from 'node:os';
@@ -21,6 +23,8 @@ import {
   type OutboxEntry,
   type OutboxHandler,
   type OutboxHandlers,
+  type OutboxIntake,
+  type OutboxLease,
   type OutboxStore,
 } from '../domain/outbox/outbox.types.js';
 
@@ -55,6 +59,8 @@ export interface OutboxDelivererDeps {
 const PURGE_INTERVAL_MS = 3_600_000;
 const DEFAULT_BATCH_SIZE = 100;
 const DEFAULT_COALESCE_MS = 100;
+/** Entries kept in memory to send without a claim; past it they are claimed from the store. */
+const MAX_FRESH = 10_000;
 const DEFAULT_RETENTION_MS = 7 * 86_400_000;
 
 export interface OutboxPassReport {
@@ -66,7 +72,7 @@ export interface OutboxPassReport {
   purged: number;
 }
 
-export class OutboxDeliverer implements BackgroundWorker {
+export class OutboxDeliverer implements BackgroundWorker, OutboxIntake {
   readonly name = 'outbox-deliverer';
   readonly workerId = `${hostname()}:${process.pid}:${randomToken(6)}`;
   readonly #abort = new AbortController();
@@ -79,6 +85,8 @@ export class OutboxDeliverer implements BackgroundWorker {
   #woken = false;
   /** When the scheduled pass is due (performance.now()). */
   #dueAt = Number.POSITIVE_INFINITY;
+  /** Entries this process wrote leased to this deliverer, oldest first, not yet taken by a pass. */
+  #fresh: OutboxEntry[] = [];
 
   constructor(private readonly deps: OutboxDelivererDeps) {}
 
@@ -105,8 +113,24 @@ export class OutboxDeliverer implements BackgroundWorker {
     this.#schedule(delay);
   }
 
+  /** Entries written now are leased to this deliverer while it runs (no claim needed to send them). */
+  leaseFor(nowMs: number): OutboxLease | null {
+    return this.#started && !this.#stopped ? { owner: this.workerId, expiresAtMs: nowMs + this.#leaseMs } : null;
+  }
+
+  /** Entries just committed: the ones leased here are kept to send from memory; then a pass is asked for. */
+  committed(entries: readonly OutboxEntry[]): void {
+    for (const entry of entries) {
+      // Beyond the bound, an entry stays leased in the store and is claimed once its lease runs out.
+      if (entry.lease?.owner === this.workerId && this.#fresh.length < MAX_FRESH) this.#fresh.push(entry);
+    }
+    this.wake();
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
+    // Entries leased here and not yet sent wait out their lease; then any deliverer claims them.
+    this.#fresh = [];
     clearTimeout(this.#timer);
     // Deliveries under way are abandoned; their leases expire and another pass retries them.
     this.#abort.abort(new Error('the outbox deliverer is stopping'));
@@ -116,7 +140,11 @@ export class OutboxDeliverer implements BackgroundWorker {
   /** One pass: claims the due entries and delivers them, a target kind's entries together where its handler can (tests call it directly). */
   async runOnce(): Promise<OutboxPassReport> {
     const { store, clock } = this.deps;
-    const entries = await store.claimDue(this.workerId, clock.nowMs(), this.#leaseMs, this.deps.batchSize ?? DEFAULT_BATCH_SIZE);
+    const nowMs = clock.nowMs();
+    const limit = this.deps.batchSize ?? DEFAULT_BATCH_SIZE;
+    const fresh = this.#takeFresh(nowMs, limit);
+    const claimed = fresh.length < limit ? await store.claimDue(this.workerId, nowMs, this.#leaseMs, limit - fresh.length) : [];
+    const entries = fresh.length > 0 ? fresh.concat(claimed) : claimed;
     const report: OutboxPassReport = { claimed: entries.length, delivered: 0, retried: 0, dead: 0, purged: 0 };
     const byKind = new Map<string, OutboxEntry[]>();
     for (const entry of entries) byKind.set(entry.targetKind, [...(byKind.get(entry.targetKind) ?? []), entry]);
@@ -128,6 +156,15 @@ export class OutboxDeliverer implements BackgroundWorker {
     }
     report.purged = await this.#purge();
     return report;
+  }
+
+  /**
+   * Up to `limit` entries leased here at their write, with at least half their lease left
+   * (a delivery is cut off at half the lease); the others wait to be claimed once it ends.
+   */
+  #takeFresh(nowMs: number, limit: number): OutboxEntry[] {
+    const taken = this.#fresh.splice(0, limit);
+    return taken.filter((entry) => (entry.lease?.expiresAtMs ?? 0) - nowMs > this.#leaseMs / 2);
   }
 
   /** Deletes delivered entries past their retention, at most once per PURGE_INTERVAL_MS. */

@@ -8,7 +8,7 @@ import { newId } from '../shared/ids.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
 import type { Clock } from '../shared/clock.js';
 import { payerRef, type Principal } from '../access/caller.js';
-import { newOutboxEntry, type OutboxMessage } from '../outbox/outbox.types.js';
+import { newOutboxEntry, type OutboxIntake, type OutboxMessage } from '../outbox/outbox.types.js';
 import type { MeteredCall, SettledUsage } from './meter.js';
 import type { UsageRecord } from './usage.types.js';
 import { UsageWriter, type UsageStore } from './usage-writer.js';
@@ -19,8 +19,8 @@ export type UsageObserver = (record: UsageRecord) => void;
 export interface BillingHooks {
   /** Sees every committed record (metrics). */
   observe?: UsageObserver;
-  /** A write with outbox messages committed (wakes the deliverer). */
-  outboxCommitted?: () => void;
+  /** This process's outbox deliverer: leases the messages a write makes, and hears of their commit. */
+  outbox?: OutboxIntake;
 }
 
 export interface UsageWriteOptions {
@@ -79,16 +79,18 @@ export class BillingService {
   /** Writes the record, its debit (project payers only) and its outbox messages; resolves once committed. */
   async write(record: UsageRecord, options: UsageWriteOptions = {}): Promise<void> {
     const nowMs = this.clock.nowMs();
-    const outbox = (options.outbox ?? []).map((message) => newOutboxEntry(message, nowMs));
+    const messages = options.outbox ?? [];
+    const lease = messages.length > 0 ? (this.hooks.outbox?.leaseFor(nowMs) ?? null) : null;
+    const outbox = messages.map((message) => newOutboxEntry(message, nowMs, lease));
     await this.#writer.write(record, outbox);
     this.hooks.observe?.(record);
-    if (outbox.length > 0) this.hooks.outboxCommitted?.();
+    if (outbox.length > 0) this.hooks.outbox?.committed(outbox);
   }
 
   /** Reports records (and whether outbox messages went with them) that a caller wrote in its own transaction (batch lines). */
   committed(records: readonly UsageRecord[], withOutbox = false): void {
     this.#balances.invalidate();
     for (const record of records) this.hooks.observe?.(record);
-    if (withOutbox) this.hooks.outboxCommitted?.();
+    if (withOutbox) this.hooks.outbox?.committed([]);
   }
 }

@@ -34,21 +34,44 @@ export interface OutboxEntry extends OutboxMessage {
   lastError: string | null;
   createdAtMs: number;
   deliveredAtMs: number | null;
+  /** Set on an entry written already leased to a deliverer (OutboxLease); the store's claims set their own. */
+  lease?: OutboxLease;
 }
 
-export function newOutboxEntry(message: OutboxMessage, nowMs: number): OutboxEntry {
-  return {
+/**
+ * A lease an entry is written with: the deliverer of the process that writes it takes it
+ * from memory (no claim, no read back), and if that process dies first, any deliverer
+ * claims it once the lease has run out.
+ */
+export interface OutboxLease {
+  owner: string;
+  expiresAtMs: number;
+}
+
+/** What writes entries asks of this process's deliverer. */
+export interface OutboxIntake {
+  /** The lease for entries about to be written, or null when no deliverer runs here. */
+  leaseFor(nowMs: number): OutboxLease | null;
+  /** Entries just committed (the leased ones are delivered from memory; any others are looked for). */
+  committed(entries: readonly OutboxEntry[]): void;
+}
+
+/** A pending entry; written with `lease`, it counts its first attempt (as a claim would). */
+export function newOutboxEntry(message: OutboxMessage, nowMs: number, lease: OutboxLease | null = null): OutboxEntry {
+  const entry: OutboxEntry = {
     id: newId('outbox_'),
     targetKind: message.targetKind,
     idempotencyKey: message.idempotencyKey,
     payload: message.payload,
     state: 'pending',
-    attempts: 0,
+    attempts: lease ? 1 : 0,
     nextAttemptAtMs: nowMs,
     lastError: null,
     createdAtMs: nowMs,
     deliveredAtMs: null,
   };
+  if (lease) entry.lease = lease;
+  return entry;
 }
 
 /**

@@ -4,7 +4,9 @@
  * one UPDATE; a batch refused for good is tried entry by entry, so only the refused entry
  * dies (at once, without using up its attempts); a batch the target wants retried waits
  * for the target's Retry-After when that is later than the backoff; an entry whose lease
- * another deliverer took is not marked by the batch.
+ * another deliverer took is not marked by the batch. Entries written leased to a running
+ * deliverer are sent from memory, and those of a process that died are claimed once their
+ * lease has run out.
  */
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -113,6 +115,43 @@ describe.each(await dialectCases())('outbox batches on $name', ({ open }) => {
     await deliverer().runOnce();
     // random() = 1: the first step is the whole base delay.
     expect(await states()).toMatchObject({ p: { dueIn: 1_000 }, q: { dueIn: 1_000 } });
+  });
+
+  const enqueueLeased = async (owner: string, ...keys: string[]) => {
+    const lease = { owner, expiresAtMs: clock.now + 60_000 };
+    const entries = keys.map((key) => newOutboxEntry({ targetKind: 'intermediary', idempotencyKey: key, payload: { key } }, clock.now, lease));
+    await database.db.executeQuery(kyselyQuery(outboxInsert(database.db, entries)!));
+    return entries;
+  };
+
+  it('entries written leased to a running deliverer are sent from memory, with no claim', async () => {
+    const worker = deliverer('owner-mine');
+    const entries = await enqueueLeased('owner-mine', 'm1', 'm2', 'm3');
+    worker.committed(entries);
+    // Leased at the write, first attempt counted: no other deliverer can claim them meanwhile.
+    expect(await store.claimDue('owner-other', clock.now, 60_000, 10)).toEqual([]);
+    expect(await states()).toMatchObject({ m1: { state: 'pending', attempts: 1 }, m3: { state: 'pending', attempts: 1 } });
+    expect(await worker.runOnce()).toEqual({ claimed: 3, delivered: 3, retried: 0, dead: 0, purged: 0 });
+    expect(handler.batches).toEqual([['m1', 'm2', 'm3']]);
+    expect(Object.values(await states()).map((r) => [r.state, r.attempts])).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 1]]);
+  });
+
+  it('what a dead process leased is claimed by another deliverer once the lease has run out', async () => {
+    await enqueueLeased('owner-dead', 'orphan');
+    const survivor = deliverer('owner-alive');
+    expect(await survivor.runOnce()).toMatchObject({ claimed: 0 });
+    clock.now = T0 + 60_001;
+    expect(await survivor.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+    expect(await states()).toMatchObject({ orphan: { state: 'delivered', attempts: 2 } });
+  });
+
+  it('leases entries only while it runs', async () => {
+    const worker = deliverer('owner-x');
+    expect(worker.leaseFor(clock.now)).toBeNull();
+    worker.start();
+    expect(worker.leaseFor(clock.now)).toEqual({ owner: 'owner-x', expiresAtMs: clock.now + 60_000 });
+    await worker.stop();
+    expect(worker.leaseFor(clock.now)).toBeNull();
   });
 
   it('marks delivered only the entries the batch’s owner still holds', async () => {
