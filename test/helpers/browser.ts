@@ -6,7 +6,8 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 
@@ -53,4 +54,34 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n: any) => String(n.target)) }));
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** A fresh browser profile (its own cookies) with its page, and the page's CSP violations as they come. */
+export async function openPage(
+  browser: Browser,
+  options: { width?: number; acceptDownloads?: boolean } = {},
+): Promise<{ context: BrowserContext; page: Page; cspErrors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: 900 }, acceptDownloads: options.acceptDownloads ?? false });
+  context.setDefaultTimeout(10_000);
+  const page = await context.newPage();
+  const cspErrors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
+  });
+  return { context, page, cspErrors };
+}
+
+/** Signs in to the console at `baseUrl` with the admin token or an API key. */
+export async function signInToConsole(page: Page, baseUrl: string, credential: string): Promise<void> {
+  await page.goto(`${baseUrl}/`);
+  await page.getByLabel('Admin token or API key').fill(credential);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** A screenshot named `name`, and no serious axe-core violation on the page as it is. */
+export async function expectAccessible(page: Page, name: string): Promise<void> {
+  await screenshot(page, name);
+  const violations = await seriousViolations(page);
+  expect(violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`), name).toEqual([]);
 }

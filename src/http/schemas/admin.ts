@@ -1,5 +1,6 @@
 /** The admin API (`/admin/v1`): request bodies, params and query, and the wire objects of `routes/admin/mappers.ts`. */
 import { Type, type TSchema } from '@sinclair/typebox';
+import { ListOf } from './files-batches.js';
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 export const NameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
@@ -178,14 +179,5 @@ const StorefrontAccountObject = Type.Object({
   updated_at: UnixSeconds,
 });
 
-const listOf = <T extends TSchema>(item: T) =>
-  Type.Object({
-    object: Type.Literal('list'),
-    data: Type.Array(item),
-    first_id: Nullable(Type.String()),
-    last_id: Nullable(Type.String()),
-    has_more: Type.Boolean(),
-  });
-
-export const StorefrontPurchaseList = listOf(StorefrontPurchaseObject);
-export const StorefrontAccountList = listOf(StorefrontAccountObject);
+export const StorefrontPurchaseList = ListOf(StorefrontPurchaseObject);
+export const StorefrontAccountList = ListOf(StorefrontAccountObject);

@@ -27,7 +27,8 @@ export const FileObject = Type.Object({
 
 export const DeletedFile = Type.Object({ id: Type.String(), object: Type.Literal('file'), deleted: Type.Boolean() });
 
-const ListOf = <T extends TSchema>(item: T) =>
+/** A page of `item`s in OpenAI's list envelope (the admin listings use it too). */
+export const ListOf = <T extends TSchema>(item: T) =>
   Type.Object({
     object: Type.Literal('list'),
     data: Type.Array(item),

@@ -9,7 +9,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -17,7 +17,7 @@ import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpe
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { startFakeIntermediary, type FakeIntermediary } from '../../helpers/fake-intermediary.js';
 import { startFakeFacilitator, type FakeFacilitator } from '../../helpers/fake-facilitator.js';
-import { CHROMIUM_PATH, launchChromium, screenshot, seriousViolations } from '../../helpers/browser.js';
+import { CHROMIUM_PATH, expectAccessible, launchChromium, openPage, signInToConsole } from '../../helpers/browser.js';
 import { gatewayEnvVars, signedCall } from '../gateway/setup.js';
 import { assertion, JWT_BEARER, newAgent, PAY_TO, type Agent } from '../storefront/support.js';
 import { receiptHash } from '../../../src/domain/storefront/receipts.js';
@@ -53,7 +53,6 @@ describe.skipIf(!CHROMIUM_PATH)('the operator activity pages in Chromium', () =>
   let browser: Browser;
   let agent: Agent;
   let receipt = '';
-  const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
     upstream = await startFakeUpstream();
@@ -90,30 +89,10 @@ describe.skipIf(!CHROMIUM_PATH)('the operator activity pages in Chromium', () =>
     await upstream?.close();
   });
 
-  async function newPage(width = 1280): Promise<{ page: Page; cspErrors: string[] }> {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    contexts.push(context);
-    context.setDefaultTimeout(10_000);
-    const page = await context.newPage();
-    const cspErrors: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
-    });
-    return { page, cspErrors };
-  }
+  const newPage = (width = 1280) => openPage(browser, { width });
+  const signIn = (page: Page, credential: string) => signInToConsole(page, server.baseUrl, credential);
 
-  async function signIn(page: Page, credential: string): Promise<void> {
-    await page.goto(`${server.baseUrl}/`);
-    await page.getByLabel('Admin token or API key').fill(credential);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-  }
 
-  async function expectAccessible(page: Page, name: string): Promise<void> {
-    await screenshot(page, name);
-    const violations = await seriousViolations(page);
-    expect(violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`), name).toEqual([]);
-  }
 
   const adminGet = (path: string) => call(server.baseUrl, 'GET', path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
 

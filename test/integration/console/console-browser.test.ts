@@ -8,10 +8,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
-import { CHROMIUM_PATH, launchChromium, screenshot, seriousViolations } from '../../helpers/browser.js';
+import { CHROMIUM_PATH, expectAccessible, launchChromium, openPage, signInToConsole } from '../../helpers/browser.js';
 import { requestLines, upstreamYaml } from '../batches/support/batch-helpers.js';
 
 if (!CHROMIUM_PATH) console.warn('console browser tests skipped: no Chromium binary (install Debian\'s chromium, or set CHROMIUM_PATH)');
@@ -20,7 +20,6 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
   let upstream: FakeUpstream;
   let server: TestServer;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
   /** Set by the first test: the project an operator creates, and the key shown once. */
   let projectId = '';
   let key = '';
@@ -39,31 +38,10 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
     await upstream?.close();
   });
 
-  /** A fresh browser profile (its own cookies), its CSP violations collected. */
-  async function newPage(width = 1280): Promise<{ page: Page; cspErrors: string[] }> {
-    const context = await browser.newContext({ viewport: { width, height: 900 }, acceptDownloads: true });
-    contexts.push(context);
-    context.setDefaultTimeout(10_000);
-    const page = await context.newPage();
-    const cspErrors: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
-    });
-    return { page, cspErrors };
-  }
+  const newPage = (width = 1280) => openPage(browser, { width, acceptDownloads: true });
+  const signIn = (page: Page, credential: string) => signInToConsole(page, server.baseUrl, credential);
 
-  async function signIn(page: Page, credential: string): Promise<void> {
-    await page.goto(`${server.baseUrl}/`);
-    await page.getByLabel('Admin token or API key').fill(credential);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
-  }
 
-  async function expectAccessible(page: Page, name: string): Promise<void> {
-    await screenshot(page, name);
-    const violations = await seriousViolations(page);
-    expect(violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`), name).toEqual([]);
-  }
 
   it('an operator signs in with the admin token, creates a project and a key, and sees the key once', async () => {
     const { page, cspErrors } = await newPage();

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
-import { CHROMIUM_PATH, launchChromium, screenshot, seriousViolations } from '../../helpers/browser.js';
+import { CHROMIUM_PATH, expectAccessible, launchChromium, openPage, signInToConsole } from '../../helpers/browser.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import { audioDir, makeAudio } from '../../fixtures/audio/generate.js';
 
@@ -50,29 +50,18 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
 
   /** A developer signed in with `credential` on the playground page, its CSP violations collected. */
   async function playground(on: TestServer, credential: string, kind: string): Promise<{ page: Page; cspErrors: string[] }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    context.setDefaultTimeout(10_000);
-    const page = await context.newPage();
-    const cspErrors: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
-    });
-    await page.goto(`${on.baseUrl}/`);
-    await page.getByLabel('Admin token or API key').fill(credential);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    const { page, cspErrors } = await openPage(browser);
+    await signInToConsole(page, on.baseUrl, credential);
     await page.goto(`${on.baseUrl}/console/#/playground`);
     await page.getByRole('button', { name: kind, exact: true }).click();
     return { page, cspErrors };
   }
 
   /** axe-core finds no serious violation at desktop and phone widths (a screenshot of each). */
-  async function expectAccessible(page: Page, name: string): Promise<void> {
+  async function expectAccessibleAtBothWidths(page: Page, name: string): Promise<void> {
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 900 });
-      await screenshot(page, `${name}-${width}`);
-      const violations = await seriousViolations(page);
-      expect(violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`), `${name} at ${width}px`).toEqual([]);
+      await expectAccessible(page, `${name}-${width}`);
     }
     await page.setViewportSize({ width: 1280, height: 900 });
   }
@@ -112,7 +101,7 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
 
     await page.getByRole('button', { name: 'openai-node', exact: true }).click();
     expect(await codeBox(page).textContent()).toContain(`client.chat.completions.create({\n  "model": "${model}"`);
-    await expectAccessible(page, 'playground-classification');
+    await expectAccessibleAtBothWidths(page, 'playground-classification');
     expect(cspErrors).toEqual([]);
   }, 180_000);
 
@@ -156,7 +145,7 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
     expect(await page.getByText(/Duration 0:35\.00\./).isVisible()).toBe(true);
 
     expect(await codeBox(page).textContent()).toContain("-F 'file=@tone.wav' \\\n  -F 'model=whisper-tiny' \\\n  -F 'response_format=verbose_json' \\\n  -F 'timestamp_granularities[]=segment'");
-    await expectAccessible(page, 'playground-transcription');
+    await expectAccessibleAtBothWidths(page, 'playground-transcription');
     expect(cspErrors).toEqual([]);
   }, 180_000);
 
@@ -171,10 +160,7 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
       await context.grantPermissions(['microphone']);
       context.setDefaultTimeout(10_000);
       const page = await context.newPage();
-      await page.goto(`${server.baseUrl}/`);
-      await page.getByLabel('Admin token or API key').fill(key);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      await signInToConsole(page, server.baseUrl, key);
       await page.goto(`${server.baseUrl}/console/#/playground`);
       await page.getByRole('button', { name: 'Transcription', exact: true }).click();
       await page.getByRole('button', { name: 'Record from the microphone' }).click();
@@ -236,7 +222,7 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
     expect(await codeBox(page).textContent()).toContain(`const result = await client.post('/systemone', { body: ${JSON.stringify(body, null, 2)} });`);
     await page.getByRole('button', { name: 'Python', exact: true }).click();
     expect(await codeBox(page).textContent()).toContain('response = client.post("/systemone", cast_to=httpx.Response, body={');
-    await expectAccessible(page, 'playground-decision');
+    await expectAccessibleAtBothWidths(page, 'playground-decision');
     expect(cspErrors).toEqual([]);
   }, 180_000);
 
@@ -249,7 +235,7 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
     await alert.waitFor(MODEL_WAIT);
     expect(await alert.locator('p').first().textContent()).toBe('state: Value error, state must be a URL or a domain for zlm-v1-iab-domain-classifier');
     expect(await alert.locator('.request-id code').textContent()).toMatch(/^req_[0-9a-f]{24}$/);
-    await expectAccessible(page, 'playground-decision-error');
+    await expectAccessibleAtBothWidths(page, 'playground-decision-error');
   }, 120_000);
 
   it('says how to get a model when no zlm, speech or decision model is ready', async () => {
@@ -257,12 +243,12 @@ describe.skipIf(!CHROMIUM_PATH)('the console playgrounds in Chromium', () => {
     const { page } = await playground(bare, bareKey, 'Classification');
     await page.getByText('No zlm-* classifier is ready').waitFor();
     expect(await page.getByText('npm run sluice -- models pull zlm-v1-iab-classify-edge').first().isVisible()).toBe(true);
-    await expectAccessible(page, 'playground-classification-empty');
+    await expectAccessibleAtBothWidths(page, 'playground-classification-empty');
     await page.getByRole('button', { name: 'Transcription', exact: true }).click();
     await page.getByText('No speech model is ready').waitFor();
     expect(await page.getByText('npm run sluice -- models pull whisper-tiny').isVisible()).toBe(true);
     await page.getByRole('button', { name: 'Decision', exact: true }).click();
     await page.getByText('No decision model is ready').waitFor();
-    await expectAccessible(page, 'playground-decision-empty');
+    await expectAccessibleAtBothWidths(page, 'playground-decision-empty');
   });
 });
