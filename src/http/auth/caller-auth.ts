@@ -15,6 +15,7 @@ import { AppError } from '../../domain/shared/errors.js';
 import { rateLimitKeyOf, type Caller, type Principal } from '../../domain/access/caller.js';
 import type { RateDecision } from '../../storage/rate-limit/rate-limiter.js';
 import { captureBody } from '../raw-body.js';
+import { jsonParseOptions, parseJsonText } from '../plugins/json-body.js';
 import { ReplyHeaderChannel } from '../reply-headers.js';
 import type { ScopeRateLimit } from '../scope-policy.js';
 import type { AuthStrategy } from './strategy.js';
@@ -100,10 +101,30 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
     return;
   }
   scope.addHook('preParsing', (request, reply, payload, done) => {
-    if (exempt(request)) return done(null, payload);
     captureBody(request.raw, request.routeOptions.bodyLimit ?? scope.initialConfig.bodyLimit ?? Infinity).then((bytes) => {
       request.rawBody = bytes;
+      if (exempt(request)) return done(null, payload);
       authenticate(request, reply, (err) => (err ? done(err) : done(null, payload)));
     }, done);
   });
+  parseJsonFromCapturedBytes(scope);
 }
+
+/**
+ * In a raw-body scope, JSON is parsed from the bytes already captured (and verified)
+ * rather than read from the stream a second time; the copy put back on the stream is left
+ * for other readers (multipart, a route's own parser) and dropped with the request.
+ */
+function parseJsonFromCapturedBytes(scope: FastifyInstance): void {
+  const options = jsonParseOptions(scope);
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', (request: FastifyRequest, _payload: unknown, done: (err: Error | null, body?: unknown) => void) => {
+    try {
+      done(null, parseJsonText(request, (request.rawBody ?? EMPTY).toString('utf8'), options));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+}
+
+const EMPTY = Buffer.alloc(0);
