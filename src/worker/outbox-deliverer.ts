@@ -147,7 +147,11 @@ export class OutboxDeliverer implements BackgroundWorker, OutboxIntake {
     const entries = fresh.length > 0 ? fresh.concat(claimed) : claimed;
     const report: OutboxPassReport = { claimed: entries.length, delivered: 0, retried: 0, dead: 0, purged: 0 };
     const byKind = new Map<string, OutboxEntry[]>();
-    for (const entry of entries) byKind.set(entry.targetKind, [...(byKind.get(entry.targetKind) ?? []), entry]);
+    for (const entry of entries) {
+      const group = byKind.get(entry.targetKind);
+      if (group) group.push(entry);
+      else byKind.set(entry.targetKind, [entry]);
+    }
     const outcomes = await Promise.all([...byKind].map(([kind, group]) => this.#deliverKind(this.deps.handlers.get(kind), group)));
     for (const outcome of outcomes.flat()) {
       if (outcome === 'delivered') report.delivered++;
