@@ -4,11 +4,10 @@
  * junk can neither fill the store nor burn a real request id. Never fails open: a replay
  * store that cannot answer refuses the request.
  */
-import { createSecretKey, type KeyObject } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import type { ReplayGuard } from './replay-guard.js';
 import { replayKeyOf } from './replay-guard.js';
-import { verifySignature, type RejectionReason, type SignedRequest } from './signature.js';
+import { hmacKeyOf, verifySignature, type HmacKey, type RejectionReason, type SignedRequest } from './signature.js';
 
 export interface GatewayVerifierOptions {
   secrets: ReadonlyMap<string, string>;
@@ -20,27 +19,35 @@ export interface GatewayVerifierOptions {
 export type Verdict = { ok: true; kid: string } | { ok: false; reason: RejectionReason | 'replay_store_unavailable' };
 
 export class GatewayVerifier {
-  /** The secrets as KeyObjects, made once: an HMAC keyed by a string converts it on every request. */
-  readonly #keys: ReadonlyMap<string, KeyObject>;
+  /** The secrets prepared for the HMAC once, not per request. */
+  readonly #keys: ReadonlyMap<string, HmacKey>;
 
   constructor(private readonly options: GatewayVerifierOptions) {
-    this.#keys = new Map([...options.secrets].map(([kid, secret]) => [kid, createSecretKey(Buffer.from(secret, 'utf8'))]));
+    this.#keys = new Map([...options.secrets].map(([kid, secret]) => [kid, hmacKeyOf(secret)]));
   }
 
   get configured(): boolean {
     return this.options.secrets.size > 0;
   }
 
-  async verify(header: string | undefined, request: SignedRequest): Promise<Verdict> {
+  /**
+   * Synchronous when the replay store answers synchronously (in memory): this runs on
+   * every gateway request, and an async function with an await costs promise hops.
+   */
+  verify(header: string | undefined, request: SignedRequest): Verdict | Promise<Verdict> {
     const { toleranceSeconds, replay, clock } = this.options;
     const outcome = verifySignature(header, request, { secrets: this.#keys, toleranceSeconds, nowSeconds: Math.floor(clock.nowMs() / 1000) });
     if (!outcome.ok) return outcome;
-    let fresh: boolean;
+    let fresh: boolean | Promise<boolean>;
     try {
-      fresh = await replay.remember(replayKeyOf(request.requestId, outcome.kid, outcome.t, outcome.matched), 2 * toleranceSeconds);
+      fresh = replay.remember(replayKeyOf(request.requestId, outcome.kid, outcome.t, outcome.matched), 2 * toleranceSeconds);
     } catch {
-      return { ok: false, reason: 'replay_store_unavailable' };
+      return STORE_UNAVAILABLE;
     }
-    return fresh ? { ok: true, kid: outcome.kid } : { ok: false, reason: 'replayed' };
+    if (typeof fresh === 'boolean') return verdictOf(fresh, outcome.kid);
+    return fresh.then((isFresh) => verdictOf(isFresh, outcome.kid), () => STORE_UNAVAILABLE);
   }
 }
+
+const STORE_UNAVAILABLE: Verdict = { ok: false, reason: 'replay_store_unavailable' };
+const verdictOf = (fresh: boolean, kid: string): Verdict => (fresh ? { ok: true, kid } : { ok: false, reason: 'replayed' });

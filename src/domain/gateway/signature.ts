@@ -1,14 +1,18 @@
 /**
  * The gateway's wire signature (`gw-signature: t=<unix-seconds>,kid=<key-id>,v1=<hex>`):
  * strict, bounded header parsing, the signed message built as bytes, and the MAC check.
- * Own code: no library implements this header; the pieces it needs (HMAC-SHA256,
- * timingSafeEqual) are node:crypto's.
+ * Own code: no library implements this header; the pieces it needs (SHA-256,
+ * timingSafeEqual) are node:crypto's. The verifier's HMAC is RFC 2104 composed from two
+ * one-shot `crypto.hash` calls over a key prepared once (HmacKey), rather than a
+ * `createHmac` per request: that sets up three digest contexts and looks the algorithm up
+ * on every call, which costs more than the hashing itself on this path (bench/RESULTS.md,
+ * Gateway). Tests check it against `createHmac` (test/unit/gateway/signature.test.ts).
  *
  * The signed message is six LF-joined fields: t, METHOD, path with query, the raw body
  * bytes, gw-request-id and gw-agent-id ("" when absent). Every field but the body is
  * LF-free, so the message is unambiguous; the body is never decoded and re-encoded.
  */
-import { createHmac, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 
 /** Why a request was refused; logged and counted, never sent to the client. */
 export type RejectionReason =
@@ -70,24 +74,46 @@ export interface SignedRequest {
 
 /** Lower-case hex HMAC-SHA256 of the signed message under `secret` (what an intermediary sends as v1). */
 export function computeSignature(secret: string, t: string, request: SignedRequest): string {
-  return macOf(secret, t, request).toString('hex');
+  return createHmac('sha256', secret)
+    .update(signedHead(t, request), 'utf8')
+    .update(request.body)
+    .update(signedTail(request), 'utf8')
+    .digest('hex');
 }
 
-/**
- * HMAC-SHA256 over the six LF-joined fields (t, method, path with query, raw body,
- * gw-request-id, gw-agent-id), fed in pieces: the body is never copied into one message.
- */
-function macOf(secret: string | KeyObject, t: string, request: SignedRequest): Buffer {
-  return createHmac('sha256', secret)
-    .update(`${t}\n${request.method}\n${request.pathWithQuery}\n`, 'utf8')
-    .update(request.body)
-    .update(`\n${request.requestId ?? ''}\n${request.agentId ?? ''}`, 'utf8')
-    .digest();
+/** The fields before the body, and after it; every one but the body is LF-free. */
+const signedHead = (t: string, request: SignedRequest): string => `${t}\n${request.method}\n${request.pathWithQuery}\n`;
+const signedTail = (request: SignedRequest): string => `\n${request.requestId ?? ''}\n${request.agentId ?? ''}`;
+
+const SHA256_BLOCK_BYTES = 64;
+
+/** A signing secret prepared for HMAC-SHA256 (RFC 2104): the key padded to one block, XOR ipad and XOR opad. */
+export interface HmacKey {
+  readonly inner: Buffer;
+  readonly outer: Buffer;
+}
+
+export function hmacKeyOf(secret: string): HmacKey {
+  let key: Buffer = Buffer.from(secret, 'utf8');
+  if (key.length > SHA256_BLOCK_BYTES) key = hash('sha256', key, 'buffer');
+  const inner = Buffer.alloc(SHA256_BLOCK_BYTES, 0x36);
+  const outer = Buffer.alloc(SHA256_BLOCK_BYTES, 0x5c);
+  for (let i = 0; i < key.length; i++) {
+    inner[i]! ^= key[i]!;
+    outer[i]! ^= key[i]!;
+  }
+  return { inner, outer };
+}
+
+/** HMAC-SHA256 over the six LF-joined fields: SHA256(outer ‖ SHA256(inner ‖ message)). */
+function macOf(key: HmacKey, t: string, request: SignedRequest): Buffer {
+  const message = [key.inner, Buffer.from(signedHead(t, request), 'utf8'), request.body, Buffer.from(signedTail(request), 'utf8')];
+  return hash('sha256', Buffer.concat([key.outer, hash('sha256', Buffer.concat(message), 'buffer')]), 'buffer');
 }
 
 export interface SignatureCheck {
-  /** Signing secrets by kid: the secret itself, or its KeyObject (made once, not per request). */
-  secrets: ReadonlyMap<string, string | KeyObject>;
+  /** Signing keys by kid, prepared once (hmacKeyOf), not per request. */
+  secrets: ReadonlyMap<string, HmacKey>;
   toleranceSeconds: number;
   nowSeconds: number;
 }

@@ -8,7 +8,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Caller, Principal } from '../../domain/access/caller.js';
-import type { GatewayVerifier } from '../../domain/gateway/gateway-verifier.js';
+import type { GatewayVerifier, Verdict } from '../../domain/gateway/gateway-verifier.js';
 import type { IntermediaryMeter } from '../../domain/gateway/intermediary-meter.js';
 import { AppError } from '../../domain/shared/errors.js';
 import { headerOf, type AuthStrategy } from './strategy.js';
@@ -37,16 +37,22 @@ export class GatewayStrategy implements AuthStrategy {
 
   constructor(private readonly options: GatewayStrategyOptions) {}
 
-  async authenticate(request: FastifyRequest): Promise<Caller> {
+  authenticate(request: FastifyRequest): Caller | Promise<Caller> {
     const requestId = headerOf(request, 'gw-request-id');
     const agentId = headerOf(request, 'gw-agent-id');
-    const verdict = await this.options.verifier.verify(headerOf(request, 'gw-signature'), {
+    const verdict = this.options.verifier.verify(headerOf(request, 'gw-signature'), {
       method: request.method,
       pathWithQuery: request.raw.url ?? request.url,
       body: request.rawBody ?? EMPTY,
       requestId,
       agentId,
     });
+    // Synchronous with the in-memory replay store; a shared (Redis) store answers later.
+    if (verdict instanceof Promise) return verdict.then((settled) => this.#callerOf(request, settled, requestId, agentId));
+    return this.#callerOf(request, verdict, requestId, agentId);
+  }
+
+  #callerOf(request: FastifyRequest, verdict: Verdict, requestId: string | undefined, agentId: string | undefined): Caller {
     if (!verdict.ok) {
       this.options.onRejected(verdict.reason);
       request.log.warn({ reason: verdict.reason, gw_request_id: requestId, gw_agent_id: agentId }, 'gateway signature rejected');

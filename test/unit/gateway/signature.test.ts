@@ -3,11 +3,11 @@
  * a reference signer written here from the documented construction reproduces every v1, and
  * the verifier answers every vector's outcome, replay included.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GatewayVerifier } from '../../../src/domain/gateway/gateway-verifier.js';
-import { computeSignature, parseSignatureHeader, verifySignature } from '../../../src/domain/gateway/signature.js';
+import { computeSignature, hmacKeyOf, parseSignatureHeader, verifySignature } from '../../../src/domain/gateway/signature.js';
 import { MemoryReplayGuard } from '../../../src/storage/replay/memory-replay-guard.js';
 
 interface Vector {
@@ -88,7 +88,23 @@ describe('gateway signature vectors', () => {
 describe('gateway signature rules', () => {
   const v = file.vectors[0]!;
   const request = requestOf(v);
-  const check = { secrets: new Map([['k1', v.secret]]), toleranceSeconds: 300, nowSeconds: v.now };
+  const secrets = new Map([['k1', v.secret]]);
+  const check = { secrets: new Map([['k1', hmacKeyOf(v.secret)]]), toleranceSeconds: 300, nowSeconds: v.now };
+
+  it('its HMAC (prepared key, one-shot hashes) equals createHmac for keys of every length around the block size', () => {
+    // Keys longer than SHA-256's 64-byte block are hashed first (RFC 2104); 0, 63, 64, 65 and
+    // 200 bytes cover each branch, with bodies from empty to several blocks.
+    for (const keyBytes of [0, 1, 32, 63, 64, 65, 200]) {
+      for (const bodyBytes of [0, 1, 55, 64, 119, 1000]) {
+        const secret = randomBytes(keyBytes).toString('hex').slice(0, keyBytes);
+        const signed = { ...request, body: randomBytes(bodyBytes) };
+        const reference = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${v.t}\nPOST\n${signed.pathWithQuery}\n`).update(signed.body);
+        const expected = reference.update(`\n${signed.requestId ?? ''}\n${signed.agentId ?? ''}`).digest('hex');
+        const outcome = verifySignature(`t=${v.t},kid=k1,v1=${expected}`, { ...signed, method: 'POST' }, { ...check, secrets: new Map([['k1', hmacKeyOf(secret)]]) });
+        expect(outcome, `key ${keyBytes} bytes, body ${bodyBytes} bytes`).toEqual({ ok: true, kid: 'k1', t: v.t, matched: expected });
+      }
+    }
+  });
 
   it('parses t, kid and every v1; ignores unknown keys', () => {
     const parsed = parseSignatureHeader(`t=1,kid=a,v1=${'a'.repeat(64)},x=y,v1=${'b'.repeat(64)}`);
@@ -124,7 +140,7 @@ describe('gateway signature rules', () => {
 
   it('a replay store that cannot answer refuses (never fails open)', async () => {
     const verifier = new GatewayVerifier({
-      secrets: check.secrets,
+      secrets,
       toleranceSeconds: 300,
       replay: { remember: () => Promise.reject(new Error('down')) },
       clock: { nowMs: () => v.now * 1000 },
@@ -134,7 +150,7 @@ describe('gateway signature rules', () => {
 
   it('records nothing for a request whose MAC fails, so it cannot burn a real request id', async () => {
     const replay = new MemoryReplayGuard({ nowMs: () => v.now * 1000 });
-    const verifier = new GatewayVerifier({ secrets: check.secrets, toleranceSeconds: 300, replay, clock: { nowMs: () => v.now * 1000 } });
+    const verifier = new GatewayVerifier({ secrets, toleranceSeconds: 300, replay, clock: { nowMs: () => v.now * 1000 } });
     const forged = await verifier.verify(`t=${v.t},kid=k1,v1=${'1'.repeat(64)}`, request);
     expect(forged).toEqual({ ok: false, reason: 'invalid_signature' });
     expect(await verifier.verify(`t=${v.t},kid=k1,v1=${v.v1}`, request)).toEqual({ ok: true, kid: 'k1' });
