@@ -116,7 +116,7 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     clock,
     allowanceCacheMs: settings.allowanceCacheMs,
     onAllowance(outcome, detail) {
-      metrics.allowanceChecks.inc({ outcome });
+      metrics.allowanceChecks.inc([outcome]);
       if (outcome === 'unavailable') logger.warn({ ...detail, event: 'allowance_unavailable' }, 'allowance check failed open: the intermediary is unavailable');
       if (outcome === 'misconfigured') logger.error({ ...detail, event: 'allowance_refused' }, 'the intermediary refused the allowance check: check GATEWAY_READ_KEY and GATEWAY_API_URL');
     },

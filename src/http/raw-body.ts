@@ -25,7 +25,8 @@ export const hasBody = (raw: IncomingMessage): boolean =>
  */
 export function captureBody(raw: IncomingMessage, limitBytes: number): Promise<Buffer> {
   if (!hasBody(raw)) return Promise.resolve(Buffer.alloc(0));
-  if (Number(raw.headers['content-length'] ?? 0) > limitBytes) return Promise.reject(tooLarge());
+  const declared = raw.headers['transfer-encoding'] === undefined ? Number(raw.headers['content-length'] ?? 0) : -1;
+  if (declared > limitBytes) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
@@ -44,7 +45,8 @@ export function captureBody(raw: IncomingMessage, limitBytes: number): Promise<B
         if (total > limitBytes) return finish(tooLarge());
         chunks.push(chunk);
       }
-      if (raw.complete) finish(null);
+      // A declared length fully read is the whole body: no need to wait for the stream's next turn.
+      if (raw.complete || total === declared) finish(null);
     };
     const onError = (err: Error) => finish(err);
     const onClose = () => {

@@ -1,12 +1,13 @@
 /** The gateway's counters, on the instance's registry (GET /metrics). */
 import { Counter } from 'prom-client';
+import { TalliedCounter } from './tallied.js';
 import type { Metrics } from './metrics.js';
 
 export class GatewayMetrics {
   /** Label: reason (gateway_unconfigured, stale_timestamp, …). */
   readonly signatureRejections: Counter<'reason'>;
-  /** Label: outcome (allowed, cached, denied, unavailable, misconfigured). */
-  readonly allowanceChecks: Counter<'outcome'>;
+  /** Label: outcome (allowed, cached, denied, unavailable, misconfigured). Counted on every call, so tallied. */
+  readonly allowanceChecks: TalliedCounter<'outcome'>;
   /** Label: outcome (delivered, retry, dead). */
   readonly settlementDeliveries: Counter<'outcome'>;
 
@@ -18,10 +19,10 @@ export class GatewayMetrics {
       labelNames: ['reason'],
       registers,
     });
-    this.allowanceChecks = new Counter({
+    this.allowanceChecks = new TalliedCounter({
       name: 'sluice_gateway_allowance_checks_total',
       help: 'Allowance checks with the intermediary by outcome; unavailable = failed open during an outage',
-      labelNames: ['outcome'],
+      labelNames: ['outcome'] as const,
       registers,
     });
     this.settlementDeliveries = new Counter({

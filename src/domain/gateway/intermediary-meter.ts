@@ -43,6 +43,13 @@ export interface IntermediaryMeterDeps {
 }
 
 const MAX_CACHED_AGENTS = 10_000;
+const MAX_CACHED_MODELS = 1_000;
+
+/** What the meter derives from a model id, once per model rather than per call. */
+interface ModelMeters {
+  service: string;
+  producesOutput: boolean;
+}
 
 /** `gw-usage: input_tokens=<n>, output_tokens=<n>` (no output meter for embeddings). */
 export function gwUsageHeader(quantities: readonly MeterQuantity[]): string {
@@ -66,6 +73,8 @@ const allowanceUnavailable = () =>
 export class IntermediaryMeter {
   /** `agent \u0000 service` → until when an `allowed` answer stands. */
   readonly #allowed = new Map<string, number>();
+  /** By model id (calls are admitted for served models only; capped all the same). */
+  readonly #meters = new Map<string, ModelMeters>();
 
   constructor(private readonly deps: IntermediaryMeterDeps) {}
 
@@ -75,12 +84,21 @@ export class IntermediaryMeter {
   }
 
   async #admit(principal: Principal, call: MeteredCall, request: GatewayRequest): Promise<Admission> {
-    const service = serviceSlugOf(call.model);
+    const meters = this.#metersOf(call.model);
     const agentId = request.agentId ?? '';
     const estimate: MeterQuantity[] = [{ meter: 'input_tokens', quantity: call.inputTokens }];
-    if (this.deps.producesOutput(call.model)) estimate.push({ meter: 'output_tokens', quantity: call.maxOutputTokens });
-    await this.#checkAllowance(service, agentId, request.requestId ?? '', estimate);
-    return new IntermediaryAdmission(this.deps, principal, call, request, service);
+    if (meters.producesOutput) estimate.push({ meter: 'output_tokens', quantity: call.maxOutputTokens });
+    await this.#checkAllowance(meters.service, agentId, request.requestId ?? '', estimate);
+    return new IntermediaryAdmission(this.deps, principal, call, request, meters);
+  }
+
+  #metersOf(model: string): ModelMeters {
+    let meters = this.#meters.get(model);
+    if (!meters) {
+      meters = { service: serviceSlugOf(model), producesOutput: this.deps.producesOutput(model) };
+      if (this.#meters.size < MAX_CACHED_MODELS) this.#meters.set(model, meters);
+    }
+    return meters;
   }
 
   async #checkAllowance(service: string, agentId: string, requestId: string, usage: MeterQuantity[]): Promise<void> {
@@ -114,7 +132,7 @@ class IntermediaryAdmission implements Admission {
     private readonly principal: Principal,
     private readonly call: MeteredCall,
     private readonly request: GatewayRequest,
-    private readonly service: string,
+    private readonly meters: ModelMeters,
   ) {}
 
   async settle(usage: SettledUsage): Promise<Settlement> {
@@ -124,14 +142,14 @@ class IntermediaryAdmission implements Admission {
     const record = this.deps.usageRecord(this.principal, this.call, usage);
     record.route = this.request.route;
     const quantities: MeterQuantity[] = [{ meter: 'input_tokens', quantity: usage.inputTokens }];
-    if (this.deps.producesOutput(this.call.model)) quantities.push({ meter: 'output_tokens', quantity: usage.outputTokens });
+    if (this.meters.producesOutput) quantities.push({ meter: 'output_tokens', quantity: usage.outputTokens });
     // The intermediary deduplicates on this key: its own request id, else Sluice's.
     const idBase = this.request.requestId ?? this.call.requestId;
     const timestamp = new Date(record.createdAtMs).toISOString();
     const events: UsageEvent[] = quantities.map((q) => ({
       requestId: this.request.requestId ?? '',
       agentId: this.request.agentId ?? '',
-      service: this.service,
+      service: this.meters.service,
       meter: q.meter,
       quantity: q.quantity,
       timestamp,

@@ -6,7 +6,7 @@
  * the model's limit) and bodies (a failed Responses object on /responses), `gw-usage` as
  * a trailer on streams and in the final usage chunk, and a rate limit per agent.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Container } from '../../../container.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 import { modelNotFound } from '../../../inference/registry.js';
@@ -24,14 +24,21 @@ export const GATEWAY_ROUTE_MODULES: readonly RouteModule[] = [registerChatComple
 /** Routes of this scope that serve fewer models than on `/v1` (spec: Gateway routes). */
 const MODELS_BY_ROUTE: ReadonlyMap<string, ReadonlySet<string>> = new Map([['/embeddings', new Set(['all-minilm-l6-v2', 'bge-small-en-v1.5'])]]);
 
-function refuseUnservedModel(prefix: string) {
-  const byUrl = new Map([...MODELS_BY_ROUTE].map(([path, models]) => [prefix + path, models]));
-  return (request: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
-    const models = byUrl.get(request.routeOptions.url ?? '');
-    const model = (request.body as { model?: unknown } | null)?.model;
-    if (models && typeof model === 'string' && !models.has(model)) return done(modelNotFound(model));
-    done();
-  };
+/**
+ * Gives the routes of MODELS_BY_ROUTE a check of the requested model, and only them: a
+ * scope-wide hook would run on every chat call for nothing.
+ */
+function refuseUnservedModels(scope: FastifyInstance): void {
+  scope.addHook('onRoute', (route) => {
+    const models = MODELS_BY_ROUTE.get(route.url.slice(scope.prefix.length));
+    if (!models) return;
+    const refuse = (request: FastifyRequest, _reply: unknown, done: (err?: Error) => void) => {
+      const model = (request.body as { model?: unknown } | null)?.model;
+      if (typeof model === 'string' && !models.has(model)) return done(modelNotFound(model));
+      done();
+    };
+    route.preHandler = [...(route.preHandler === undefined ? [] : [route.preHandler].flat()), refuse];
+  });
 }
 
 const isEnvelope = (body: unknown): body is ErrorEnvelope =>
@@ -91,6 +98,6 @@ export const gatewayRoutes: FastifyPluginAsync<{ container: Container }> = async
       done();
     });
   }
-  scope.addHook('preHandler', refuseUnservedModel(scope.prefix));
+  refuseUnservedModels(scope);
   await scope.register(apiScope, { container, strategy, routes: GATEWAY_ROUTE_MODULES, policy: gatewayPolicy(container, scope.prefix) });
 };
