@@ -31,8 +31,6 @@ export interface ParsedSignature {
   kid: string;
   /** Each `v1` as its 32 bytes. */
   v1: Buffer[];
-  /** The same, as sent (lower-case hex). */
-  v1Hex: string[];
 }
 
 const T_DIGITS = /^\d{1,20}$/;
@@ -44,7 +42,6 @@ export function parseSignatureHeader(header: string | undefined): ParsedSignatur
   let t: string | null = null;
   let kid: string | null = null;
   const v1: Buffer[] = [];
-  const v1Hex: string[] = [];
   for (const part of header.split(',')) {
     const eq = part.indexOf('=');
     if (eq === -1) return null;
@@ -59,12 +56,11 @@ export function parseSignatureHeader(header: string | undefined): ParsedSignatur
     } else if (key === 'v1') {
       if (!V1_HEX.test(value)) return null;
       v1.push(Buffer.from(value, 'hex'));
-      v1Hex.push(value);
     }
     // Unknown keys are ignored (room for a future v2 beside v1).
   }
   if (t === null || kid === null || v1.length === 0) return null;
-  return { t, kid, v1, v1Hex };
+  return { t, kid, v1 };
 }
 
 export interface SignedRequest {
@@ -140,11 +136,11 @@ export function verifySignature(header: string | undefined, request: SignedReque
   // Number() of up to 20 digits may round, but only far outside any tolerance.
   if (Math.abs(check.nowSeconds - Number(parsed.t)) > check.toleranceSeconds) return { ok: false, reason: 'stale_timestamp' };
   const expected = macOf(secret, parsed.t, request);
-  let matched = -1;
+  let matched: Buffer | null = null;
   // Every v1 is compared (no early exit), so timing says nothing about which one matched.
-  for (let i = 0; i < parsed.v1.length; i++) {
-    if (timingSafeEqual(parsed.v1[i]!, expected) && matched === -1) matched = i;
+  for (const candidate of parsed.v1) {
+    if (timingSafeEqual(candidate, expected) && matched === null) matched = candidate;
   }
-  if (matched === -1) return { ok: false, reason: 'invalid_signature' };
-  return { ok: true, kid: parsed.kid, t: parsed.t, matched: parsed.v1Hex[matched]! };
+  if (!matched) return { ok: false, reason: 'invalid_signature' };
+  return { ok: true, kid: parsed.kid, t: parsed.t, matched: matched.toString('hex') };
 }
