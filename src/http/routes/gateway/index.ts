@@ -37,7 +37,7 @@ function refuseUnservedModels(scope: FastifyInstance): void {
       if (typeof model === 'string' && !models.has(model)) return done(modelNotFound(model));
       done();
     };
-    route.preHandler = [...(route.preHandler === undefined ? [] : [route.preHandler].flat()), refuse];
+    route.preHandler = [route.preHandler ?? [], refuse].flat();
   });
 }
 
