@@ -19,41 +19,66 @@ export const tooLarge = () => new AppError('payload_too_large', 'Request body is
 export const hasBody = (raw: IncomingMessage): boolean =>
   raw.headers['transfer-encoding'] !== undefined || Number(raw.headers['content-length'] ?? 0) > 0;
 
+/** Receives the captured bytes, or why there are none. */
+export type BodyCallback = (error: Error | null, bytes?: Buffer) => void;
+
 /**
- * The body's bytes, at most `limitBytes` of them (beyond that it rejects with 413 and
- * stops reading); the stream is left holding the same bytes, unread.
+ * Reads the body's bytes, at most `limitBytes` of them (beyond that it answers 413 and
+ * stops reading), and leaves the stream holding the same bytes, unread. Callback-style:
+ * it runs on every request of a raw-body scope, where a promise would cost a hop.
  */
-export function captureBody(raw: IncomingMessage, limitBytes: number): Promise<Buffer> {
-  if (!hasBody(raw)) return Promise.resolve(Buffer.alloc(0));
+export function captureBody(raw: IncomingMessage, limitBytes: number, callback: BodyCallback): void {
+  if (!hasBody(raw)) return callback(null, Buffer.alloc(0));
   const declared = raw.headers['transfer-encoding'] === undefined ? Number(raw.headers['content-length'] ?? 0) : -1;
-  if (declared > limitBytes) return Promise.reject(tooLarge());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const finish = (error: Error | null) => {
-      raw.off('readable', onReadable);
-      raw.off('error', onError);
-      raw.off('close', onClose);
-      if (error) return reject(error);
-      const bytes = Buffer.concat(chunks, total);
-      if (total > 0) raw.unshift(bytes);
-      resolve(bytes);
-    };
-    const onReadable = () => {
-      for (let chunk: Buffer | null; (chunk = raw.read() as Buffer | null) !== null; ) {
-        total += chunk.length;
-        if (total > limitBytes) return finish(tooLarge());
-        chunks.push(chunk);
-      }
-      // A declared length fully read is the whole body: no need to wait for the stream's next turn.
-      if (raw.complete || total === declared) finish(null);
-    };
-    const onError = (err: Error) => finish(err);
-    const onClose = () => {
-      if (!raw.complete) finish(new AppError('invalid_request', 'The client closed the connection before the body arrived', { code: 'client_closed' }));
-    };
-    raw.on('readable', onReadable);
-    raw.on('error', onError);
-    raw.on('close', onClose);
-  });
+  if (declared > limitBytes) return callback(tooLarge());
+  new BodyCapture(raw, limitBytes, declared, callback).start();
+}
+
+/** One body being read; its listeners are methods bound once, not closures made per request. */
+class BodyCapture {
+  readonly #chunks: Buffer[] = [];
+  #total = 0;
+  readonly #onReadable = this.#readable.bind(this);
+  readonly #onError = this.#finish.bind(this);
+  readonly #onClose = this.#closed.bind(this);
+
+  constructor(
+    private readonly raw: IncomingMessage,
+    private readonly limitBytes: number,
+    /** content-length, or -1 when chunked. */
+    private readonly declared: number,
+    private readonly callback: BodyCallback,
+  ) {}
+
+  start(): void {
+    this.raw.on('readable', this.#onReadable);
+    this.raw.on('error', this.#onError);
+    this.raw.on('close', this.#onClose);
+  }
+
+  #readable(): void {
+    const { raw } = this;
+    for (let chunk: Buffer | null; (chunk = raw.read() as Buffer | null) !== null; ) {
+      this.#total += chunk.length;
+      if (this.#total > this.limitBytes) return this.#finish(tooLarge());
+      this.#chunks.push(chunk);
+    }
+    // A declared length fully read is the whole body: no need to wait for the stream's next turn.
+    if (raw.complete || this.#total === this.declared) this.#finish(null);
+  }
+
+  #closed(): void {
+    if (!this.raw.complete) this.#finish(new AppError('invalid_request', 'The client closed the connection before the body arrived', { code: 'client_closed' }));
+  }
+
+  #finish(error: Error | null): void {
+    const { raw } = this;
+    raw.off('readable', this.#onReadable);
+    raw.off('error', this.#onError);
+    raw.off('close', this.#onClose);
+    if (error) return this.callback(error);
+    const bytes = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#total);
+    if (this.#total > 0) raw.unshift(bytes);
+    this.callback(null, bytes);
+  }
 }

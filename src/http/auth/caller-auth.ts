@@ -101,11 +101,12 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
     return;
   }
   scope.addHook('preParsing', (request, reply, payload, done) => {
-    captureBody(request.raw, request.routeOptions.bodyLimit ?? scope.initialConfig.bodyLimit ?? Infinity).then((bytes) => {
-      request.rawBody = bytes;
+    captureBody(request.raw, request.routeOptions.bodyLimit ?? scope.initialConfig.bodyLimit ?? Infinity, (error, bytes) => {
+      if (error) return done(error);
+      request.rawBody = bytes!;
       if (exempt(request)) return done(null, payload);
       authenticate(request, reply, (err) => (err ? done(err) : done(null, payload)));
-    }, done);
+    });
   });
   parseJsonFromCapturedBytes(scope);
 }

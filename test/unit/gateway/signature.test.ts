@@ -93,9 +93,10 @@ describe('gateway signature rules', () => {
 
   it('its HMAC (prepared key, one-shot hashes) equals createHmac for keys of every length around the block size', () => {
     // Keys longer than SHA-256's 64-byte block are hashed first (RFC 2104); 0, 63, 64, 65 and
-    // 200 bytes cover each branch, with bodies from empty to several blocks.
+    // 200 bytes cover each branch, with bodies from empty to several blocks, and on both
+    // sides of the 16 KiB up to which the message is assembled in a buffer kept between calls.
     for (const keyBytes of [0, 1, 32, 63, 64, 65, 200]) {
-      for (const bodyBytes of [0, 1, 55, 64, 119, 1000]) {
+      for (const bodyBytes of [0, 1, 55, 64, 119, 1000, 16 * 1024 - 120, 16 * 1024, 40_000, 700]) {
         const secret = randomBytes(keyBytes).toString('hex').slice(0, keyBytes);
         const signed = { ...request, body: randomBytes(bodyBytes) };
         const reference = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${v.t}\nPOST\n${signed.pathWithQuery}\n`).update(signed.body);
@@ -111,6 +112,17 @@ describe('gateway signature rules', () => {
     expect(parsed?.t).toBe('1');
     expect(parsed?.kid).toBe('a');
     expect(parsed?.v1.map((b) => b.toString('hex'))).toEqual(['a'.repeat(64), 'b'.repeat(64)]);
+  });
+
+  it('reads the usual form (t, kid, v1, no spaces) as the general form with spaces and keys in another order', () => {
+    const v1 = 'c'.repeat(64);
+    const expected = { t: '1700000000', kid: 'k-2', v1: [Buffer.from(v1, 'hex')] };
+    expect(parseSignatureHeader(`t=1700000000,kid=k-2,v1=${v1}`)).toEqual(expected);
+    expect(parseSignatureHeader(` t=1700000000 , kid=k-2 , v1=${v1} `)).toEqual(expected);
+    expect(parseSignatureHeader(`v1=${v1},kid=k-2,t=1700000000`)).toEqual(expected);
+    expect(parseSignatureHeader(`t=1700000000,kid=k=2,v1=${v1}`)?.kid).toBe('k=2');
+    expect(parseSignatureHeader(`t=1700000000,kid=k-2,v1=${v1.toUpperCase()}`)).toBeNull();
+    expect(parseSignatureHeader(`t=1700000000,kid=k-2,kid=k-3,v1=${v1}`)).toBeNull();
   });
 
   it('refuses a t that is not 1–20 digits, and a non-hex v1', () => {
