@@ -12,7 +12,8 @@ import type { BillingService } from '../domain/billing/billing.service.js';
 import type { ProjectsService } from '../domain/projects/projects.service.js';
 import { GatewayVerifier } from '../domain/gateway/gateway-verifier.js';
 import type { ReplayGuard } from '../domain/gateway/replay-guard.js';
-import type { IntermediaryClient, UsageEvent } from '../domain/gateway/intermediary.port.js';
+import type { IntermediaryClient } from '../domain/gateway/intermediary.port.js';
+import { callReportsOf, combinedReport, eventsOfReport, type UsageReport } from '../domain/gateway/usage-report.js';
 import { IntermediaryMeter } from '../domain/gateway/intermediary-meter.js';
 import { HttpIntermediaryClient } from '../clients/intermediary-http.js';
 import { MemoryReplayGuard } from '../storage/replay/memory-replay-guard.js';
@@ -68,19 +69,23 @@ export const INTERMEDIARY_TARGET = 'intermediary';
  */
 function usageReportHandler(client: IntermediaryClient): OutboxHandler {
   const report = async (entries: readonly OutboxEntry[]): Promise<void | DeliveryRefusal> => {
-    const outcome = await client.reportUsage(entries.flatMap((entry) => (entry.payload as { events: UsageEvent[] }).events));
+    const outcome = await client.reportUsage(entries.flatMap((entry) => eventsOfReport(entry.payload)));
     if (outcome.kind === 'delivered') return;
     const cause = `usage report not accepted: ${outcome.cause}`;
     return outcome.kind === 'rejected' ? { kind: 'rejected', cause } : { kind: 'retry', cause, retryAfterMs: outcome.retryAfterMs };
   };
-  return { deliver: (entry) => report([entry]), deliverMany: (entries) => report(entries) };
+  return {
+    deliver: (entry) => report([entry]),
+    deliverMany: (entries) => report(entries),
+    // The calls of one transaction are one message, keyed by its first call.
+    combine: (messages) => ({
+      targetKind: INTERMEDIARY_TARGET,
+      idempotencyKey: messages[0]!.idempotencyKey,
+      payload: combinedReport(messages.map((m) => m.payload as UsageReport)),
+    }),
+    split: (entry) => callReportsOf(entry.payload, entry.idempotencyKey).map(({ key, report }) => ({ targetKind: INTERMEDIARY_TARGET, idempotencyKey: key, payload: report })),
+  };
 }
-
-/** The call's own key: its events' keys share the prefix before `:<meter>`. */
-const callKeyOf = (requestId: string, events: readonly UsageEvent[]): string => {
-  const key = events[0]?.idempotencyKey;
-  return key === undefined ? requestId : key.slice(0, key.lastIndexOf(':'));
-};
 
 export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const { config, clock } = deps;
@@ -103,11 +108,11 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   const meter = new IntermediaryMeter({
     client,
     settlements: {
-      // One message per call, carrying its meters' events, in the usage record's transaction.
-      write: (record, events) =>
-        deps.billing.write(record, {
-          outbox: [{ targetKind: INTERMEDIARY_TARGET, idempotencyKey: callKeyOf(record.requestId, events), payload: { events } }],
-        }),
+      // One message per call, in the usage record's transaction (which may combine it with others').
+      write: (record, call) => {
+        const report: UsageReport = { calls: [call] };
+        return deps.billing.write(record, { outbox: [{ targetKind: INTERMEDIARY_TARGET, idempotencyKey: call.key, payload: report }] });
+      },
     },
     // The intermediary bills; the record keeps the usage at no cost to any project.
     usageRecord: (principal, call, usage) =>

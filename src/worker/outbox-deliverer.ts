@@ -19,12 +19,15 @@ import { randomToken } from '../domain/shared/ids.js';
 import {
   describeFailure,
   outboxBackoffMs,
+  newOutboxEntry,
+  outboxEntriesOf,
   type DeliveryRefusal,
   type OutboxEntry,
   type OutboxHandler,
   type OutboxHandlers,
   type OutboxIntake,
   type OutboxLease,
+  type OutboxMessage,
   type OutboxStore,
 } from '../domain/outbox/outbox.types.js';
 
@@ -118,6 +121,11 @@ export class OutboxDeliverer implements BackgroundWorker, OutboxIntake {
     return this.#started && !this.#stopped ? { owner: this.workerId, expiresAtMs: nowMs + this.#leaseMs } : null;
   }
 
+  /** A transaction's entries: combined where their handler can, leased here while this deliverer runs. */
+  entriesFor(messages: readonly OutboxMessage[], nowMs: number): OutboxEntry[] {
+    return outboxEntriesOf(messages, this.deps.handlers, nowMs, this.leaseFor(nowMs));
+  }
+
   /** Entries just committed: the ones leased here are kept to send from memory; then a pass is asked for. */
   committed(entries: readonly OutboxEntry[]): void {
     for (const entry of entries) {
@@ -198,7 +206,7 @@ export class OutboxDeliverer implements BackgroundWorker, OutboxIntake {
     }
     if (this.#abort.signal.aborted) return group.map(() => null);
     if (refusal.kind === 'rejected') return Promise.all(group.map((entry) => this.#deliver(handler, entry)));
-    return Promise.all(group.map((entry) => this.#settle(entry, refusal)));
+    return Promise.all(group.map((entry) => this.#settle(handler, entry, refusal)));
   }
 
   /** Delivers one claimed entry and records the outcome; null when cut short by stop() or the lease was lost meanwhile. */
@@ -208,7 +216,7 @@ export class OutboxDeliverer implements BackgroundWorker, OutboxIntake {
       : { kind: 'retry', cause: `no outbox handler is registered for target kind "${entry.targetKind}"`.slice(0, 300) };
     // A delivery cut short by stop() is not the receiver's failure: its lease expires and it goes again.
     if (refusal !== null && this.#abort.signal.aborted) return null;
-    return this.#settle(entry, refusal);
+    return this.#settle(handler, entry, refusal);
   }
 
   /** Runs one exchange with the target: null when it accepted, else its refusal (a throw is a retry). */
@@ -220,12 +228,21 @@ export class OutboxDeliverer implements BackgroundWorker, OutboxIntake {
     }
   }
 
-  /** Records what became of an entry: delivered, retried after a backoff (or the target's Retry-After), or dead. */
-  async #settle(entry: OutboxEntry, refusal: DeliveryRefusal | null): Promise<DeliveryOutcome | null> {
+  /**
+   * Records what became of an entry: delivered, retried after a backoff (or the target's
+   * Retry-After), or dead; a combined entry refused for good goes back as its parts.
+   */
+  async #settle(handler: OutboxHandler | undefined, entry: OutboxEntry, refusal: DeliveryRefusal | null): Promise<DeliveryOutcome | null> {
     const { store, clock, logger } = this.deps;
     if (refusal === null) return (await store.markDelivered(entry.id, this.workerId, clock.nowMs())) ? this.#counted(entry, 'delivered') : null;
     const error = refusal.cause.slice(0, 300);
     const context = { outboxId: entry.id, targetKind: entry.targetKind, attempts: entry.attempts, error };
+    const parts = refusal.kind === 'rejected' ? (handler?.split?.(entry) ?? []) : [];
+    if (parts.length > 1) {
+      logger.warn({ ...context, parts: parts.length }, 'combined outbox entry refused by its target; its parts go again one by one');
+      const nowMs = clock.nowMs();
+      return (await store.split(entry.id, this.workerId, parts.map((part) => newOutboxEntry(part, nowMs)))) ? this.#counted(entry, 'retry') : null;
+    }
     if (refusal.kind === 'rejected' || entry.attempts >= this.deps.maxAttempts) {
       logger.error(context, refusal.kind === 'rejected' ? 'outbox entry refused by its target; it is dead' : 'outbox entry is dead after its last attempt');
       return (await store.markDead(entry.id, this.workerId, error)) ? this.#counted(entry, 'dead') : null;

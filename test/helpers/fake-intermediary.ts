@@ -49,6 +49,8 @@ export interface FakeIntermediary {
   failReports(count: number, status: number, retryAfter?: string): void;
   /** Every report answers `status` until reset. */
   refuseReports(status: number | null): void;
+  /** Reports whose events `matches` answer `status` until reset (others are accepted). */
+  refuseReportsWith(status: number, matches: (events: UsageEventWire[]) => boolean): void;
   /** Resolves once `n` distinct events were accepted. */
   waitForAccepted(n: number, timeoutMs?: number): Promise<void>;
   reset(): void;
@@ -82,6 +84,7 @@ export async function startFakeIntermediary(): Promise<FakeIntermediary> {
   const behaviors = new Map<string, CheckBehavior>();
   let reportFailures: { status: number; retryAfter?: string }[] = [];
   let refuseAll: number | null = null;
+  let refuseMatching: { status: number; matches: (events: UsageEventWire[]) => boolean } | null = null;
   const checks: any[] = [];
   const reports: { events: UsageEventWire[] }[] = [];
   const accepted = new Map<string, UsageEventWire>();
@@ -112,7 +115,9 @@ export async function startFakeIntermediary(): Promise<FakeIntermediary> {
   const onReport = (req: IncomingMessage, res: ServerResponse, body: any) => {
     if (req.headers.authorization !== `Bearer ${WRITE_KEY}`) return json(res, 401, { error: 'unauthorized' });
     reports.push(body);
-    const failure = refuseAll !== null ? { status: refuseAll } : reportFailures.shift();
+    const refusedHere = refuseMatching?.matches(body.events) ? refuseMatching.status : null;
+    const refusal = refuseAll ?? refusedHere;
+    const failure: { status: number; retryAfter?: string } | undefined = refusal !== null ? { status: refusal } : reportFailures.shift();
     if (failure) return json(res, failure.status, { error: 'failed' }, failure.retryAfter ? { 'retry-after': failure.retryAfter } : {});
     let fresh = 0;
     for (const event of body.events as UsageEventWire[]) {
@@ -155,7 +160,11 @@ export async function startFakeIntermediary(): Promise<FakeIntermediary> {
     failReports: (count, status, retryAfter) => {
       for (let i = 0; i < count; i++) reportFailures.push({ status, retryAfter });
     },
-    refuseReports: (status) => void (refuseAll = status),
+    refuseReports: (status) => {
+      refuseAll = status;
+      refuseMatching = null;
+    },
+    refuseReportsWith: (status, matches) => void (refuseMatching = { status, matches }),
     async waitForAccepted(n, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (accepted.size < n) {
@@ -170,6 +179,7 @@ export async function startFakeIntermediary(): Promise<FakeIntermediary> {
       behaviors.clear();
       reportFailures = [];
       refuseAll = null;
+      refuseMatching = null;
       checks.length = 0;
       reports.length = 0;
       accepted.clear();

@@ -23,7 +23,7 @@ describe('settlement display logic', () => {
     expect(deliveryWhen(message('dead'))).toBe('no further attempt');
   });
 
-  it("summarises an intermediary usage report by agent, service and meters, and any other payload as JSON", () => {
+  it("summarises an intermediary usage report (its calls, or the older list of events) by agent, service and meters, and any other payload as JSON", () => {
     const report = {
       events: [
         { requestId: 'r', agentId: 'agt_1', service: 'gpt-oss-120b', meter: 'input_tokens', quantity: 11, idempotencyKey: 'r:input_tokens' },
@@ -31,6 +31,10 @@ describe('settlement display logic', () => {
       ],
     };
     expect(summarisePayload(report)).toBe('agt_1 · gpt-oss-120b · input_tokens 11, output_tokens 7');
+    const call = (agentId: string, usage: object) => ({ key: 'r', requestId: 'r', agentId, service: 'gpt-oss-120b', timestamp: '2026-01-01T00:00:00.000Z', usage });
+    expect(summarisePayload({ calls: [call('agt_2', { input_tokens: 5 })] })).toBe('agt_2 · gpt-oss-120b · input_tokens 5');
+    const three = { calls: [call('agt_2', { input_tokens: 5, output_tokens: 1 }), call('agt_3', { input_tokens: 6, output_tokens: 2 }), call('agt_2', { input_tokens: 7, output_tokens: 3 })] };
+    expect(summarisePayload(three)).toBe('3 calls · agt_2, agt_3 · gpt-oss-120b · input_tokens 18, output_tokens 6');
     expect(summarisePayload({ n: 1 })).toBe('{"n":1}');
     expect(summarisePayload(null)).toBe('null');
     expect(summarisePayload({ text: 'x'.repeat(200) })).toHaveLength(120);

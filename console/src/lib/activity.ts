@@ -23,18 +23,43 @@ interface ReportEvent {
   quantity?: unknown;
 }
 
+interface CallUsage {
+  agentId?: unknown;
+  service?: unknown;
+  usage?: unknown;
+}
+
+/** The distinct strings among `values`, comma-joined ('' when none). */
+const distinct = (values: unknown[]): string => [...new Set(values.filter((v): v is string => typeof v === 'string'))].join(', ');
+
+/** `a · b · meters`, leaving out empty parts. */
+const reportLine = (agents: string, services: string, meters: string): string => [agents, services, meters].filter((part) => part !== '').join(' · ');
+
 /**
- * What an intermediary usage report says, in a line: the agent, the service and each
- * meter's quantity (`agt_1 · gpt-oss-120b · input_tokens 11, output_tokens 7`). Any
+ * What an intermediary usage report says, in a line: the agents, the services and each
+ * meter's total (`agt_1 · gpt-oss-120b · input_tokens 11, output_tokens 7`), from its
+ * calls (`{calls: [{agentId, service, usage: {input_tokens, …}}, …]}`, several when one
+ * transaction settled several) or, in messages written before that form, its events. Any
  * other payload is shown as its JSON, cut to 120 characters.
  */
 export function summarisePayload(payload: unknown): string {
-  const events = (payload as { events?: unknown } | null)?.events;
-  if (Array.isArray(events) && events.length > 0) {
-    const list = events as ReportEvent[];
-    const meters = list.map((e) => `${String(e.meter)} ${String(e.quantity)}`).join(', ');
+  const report = (typeof payload === 'object' && payload !== null ? payload : {}) as { calls?: unknown; events?: unknown };
+  if (Array.isArray(report.calls) && report.calls.length > 0) {
+    const calls = report.calls as CallUsage[];
+    const totals = new Map<string, number>();
+    for (const call of calls) {
+      for (const [meter, quantity] of Object.entries(typeof call.usage === 'object' && call.usage !== null ? call.usage : {})) {
+        totals.set(meter, (totals.get(meter) ?? 0) + Number(quantity));
+      }
+    }
+    const meters = [...totals].map(([meter, total]) => `${meter} ${total}`).join(', ');
+    const count = calls.length > 1 ? `${calls.length} calls · ` : '';
+    return count + reportLine(distinct(calls.map((c) => c.agentId)), distinct(calls.map((c) => c.service)), meters);
+  }
+  if (Array.isArray(report.events) && report.events.length > 0) {
+    const list = report.events as ReportEvent[];
     const first = list[0]!;
-    return [first.agentId, first.service].filter((v) => typeof v === 'string').concat(meters).join(' · ');
+    return reportLine(distinct([first.agentId]), distinct([first.service]), list.map((e) => `${String(e.meter)} ${String(e.quantity)}`).join(', '));
   }
   const text = JSON.stringify(payload) ?? 'null';
   return text.length > 120 ? `${text.slice(0, 119)}…` : text;

@@ -8,13 +8,16 @@ import { newId } from '../shared/ids.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
 import type { Clock } from '../shared/clock.js';
 import { payerRef, type Principal } from '../access/caller.js';
-import { newOutboxEntry, type OutboxIntake, type OutboxMessage } from '../outbox/outbox.types.js';
+import { outboxEntriesOf, type OutboxEntry, type OutboxHandlers, type OutboxIntake, type OutboxMessage } from '../outbox/outbox.types.js';
 import type { MeteredCall, SettledUsage } from './meter.js';
 import type { UsageRecord } from './usage.types.js';
 import { UsageWriter, type UsageStore } from './usage-writer.js';
 import { BalanceReader, type BalanceStore } from './balance-reader.js';
 
 export type UsageObserver = (record: UsageRecord) => void;
+
+/** Without a deliverer here, messages are written one entry each. */
+const NO_HANDLERS: OutboxHandlers = new Map();
 
 export interface BillingHooks {
   /** Sees every committed record (metrics). */
@@ -46,7 +49,10 @@ export class BillingService {
     private readonly hooks: BillingHooks = {},
   ) {
     this.#balances = new BalanceReader(balances);
-    this.#writer = new UsageWriter(usage, () => this.#balances.invalidate());
+    this.#writer = new UsageWriter(usage, {
+      entriesOf: (messages) => this.#entriesOf(messages),
+      committed: (entries) => this.#committed(entries),
+    });
   }
 
   costOf(model: string, inputTokens: number, outputTokens: number): number {
@@ -78,13 +84,19 @@ export class BillingService {
 
   /** Writes the record, its debit (project payers only) and its outbox messages; resolves once committed. */
   async write(record: UsageRecord, options: UsageWriteOptions = {}): Promise<void> {
-    const nowMs = this.clock.nowMs();
-    const messages = options.outbox ?? [];
-    const lease = messages.length > 0 ? (this.hooks.outbox?.leaseFor(nowMs) ?? null) : null;
-    const outbox = messages.map((message) => newOutboxEntry(message, nowMs, lease));
-    await this.#writer.write(record, outbox);
+    await this.#writer.write(record, options.outbox);
     this.hooks.observe?.(record);
-    if (outbox.length > 0) this.hooks.outbox?.committed(outbox);
+  }
+
+  /** A transaction's outbox entries: made by this process's deliverer (combined, leased to it) when there is one. */
+  #entriesOf(messages: readonly OutboxMessage[]): OutboxEntry[] {
+    const nowMs = this.clock.nowMs();
+    return this.hooks.outbox ? this.hooks.outbox.entriesFor(messages, nowMs) : outboxEntriesOf(messages, NO_HANDLERS, nowMs, null);
+  }
+
+  #committed(entries: readonly OutboxEntry[]): void {
+    this.#balances.invalidate();
+    if (entries.length > 0) this.hooks.outbox?.committed(entries);
   }
 
   /** Reports records (and whether outbox messages went with them) that a caller wrote in its own transaction (batch lines). */

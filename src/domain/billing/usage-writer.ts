@@ -4,10 +4,12 @@
  * those arriving while a transaction is being written) share a transaction: under load
  * one commit carries many calls; alone, a record waits one turn (setImmediate). A failed
  * shared commit is retried record by record, so one bad record cannot fail the others.
- * A record's outbox entries (settlement messages to third parties) are written in the
- * same transaction as the record.
+ * A record's outbox messages (settlements owed to third parties) are written in the same
+ * transaction as the record, as the entries the hooks make of a transaction's messages
+ * (one per target kind where they combine, so a busy transaction writes one row, not one
+ * per call).
  */
-import type { OutboxEntry } from '../outbox/outbox.types.js';
+import type { OutboxEntry, OutboxMessage } from '../outbox/outbox.types.js';
 import type { UsageRecord } from './usage.types.js';
 
 export interface UsageStore {
@@ -17,12 +19,21 @@ export interface UsageStore {
   recordAndDebitMany(records: readonly UsageRecord[], outbox?: readonly OutboxEntry[]): Promise<void>;
 }
 
+export interface UsageWriterHooks {
+  /** The outbox entries of the messages one transaction writes. */
+  entriesOf(messages: readonly OutboxMessage[]): OutboxEntry[];
+  /** After every transaction that committed records, with the outbox entries it wrote. */
+  committed(entries: readonly OutboxEntry[]): void;
+}
+
 interface Pending {
   record: UsageRecord;
-  outbox: readonly OutboxEntry[];
+  outbox: readonly OutboxMessage[];
   resolve: () => void;
   reject: (err: unknown) => void;
 }
+
+const NO_ENTRIES: readonly OutboxEntry[] = [];
 
 /** Bounds one transaction's size (and its bound parameters). */
 const MAX_BATCH = 500;
@@ -31,13 +42,12 @@ export class UsageWriter {
   #queue: Pending[] = [];
   #draining = false;
 
-  /** `onCommitted` runs after every transaction that committed records. */
   constructor(
     private readonly store: UsageStore,
-    private readonly onCommitted: () => void = () => {},
+    private readonly hooks: UsageWriterHooks,
   ) {}
 
-  write(record: UsageRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
+  write(record: UsageRecord, outbox: readonly OutboxMessage[] = []): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ record, outbox, resolve, reject });
       if (!this.#draining) {
@@ -61,21 +71,24 @@ export class UsageWriter {
 
   async #writeMany(batch: Pending[]): Promise<void> {
     try {
-      await this.store.recordAndDebitMany(
-        batch.map((p) => p.record),
-        batch.flatMap((p) => p.outbox),
-      );
-      this.onCommitted();
+      const entries = this.#entriesOf(batch.flatMap((p) => p.outbox));
+      await this.store.recordAndDebitMany(batch.map((p) => p.record), entries);
+      this.hooks.committed(entries);
       for (const p of batch) p.resolve();
     } catch {
       for (const p of batch) await this.#writeOne(p);
     }
   }
 
+  #entriesOf(messages: readonly OutboxMessage[]): readonly OutboxEntry[] {
+    return messages.length === 0 ? NO_ENTRIES : this.hooks.entriesOf(messages);
+  }
+
   async #writeOne(pending: Pending): Promise<void> {
     try {
-      await this.store.recordAndDebit(pending.record, pending.outbox);
-      this.onCommitted();
+      const entries = this.#entriesOf(pending.outbox);
+      await this.store.recordAndDebit(pending.record, entries);
+      this.hooks.committed(entries);
       pending.resolve();
     } catch (err) {
       pending.reject(err);

@@ -11,12 +11,13 @@ import type { Admission, Meter, MeteredCall, SettledUsage, Settlement } from '..
 import type { UsageRecord } from '../billing/usage.types.js';
 import type { Clock } from '../shared/clock.js';
 import { AppError } from '../shared/errors.js';
-import type { AllowanceOutcome, IntermediaryClient, MeterQuantity, UsageEvent } from './intermediary.port.js';
+import type { AllowanceOutcome, IntermediaryClient, MeterQuantity } from './intermediary.port.js';
+import type { CallUsage } from './usage-report.js';
 import { serviceSlugOf } from './intermediary.port.js';
 
-/** Writes a usage record with the reports that bill it, in one transaction. */
+/** Writes a usage record with the report that bills it, in one transaction. */
 export interface SettlementWriter {
-  write(record: UsageRecord, events: readonly UsageEvent[]): Promise<void>;
+  write(record: UsageRecord, call: CallUsage): Promise<void>;
 }
 
 /** What the gateway's signature bound to this request. */
@@ -52,8 +53,9 @@ interface ModelMeters {
 }
 
 /** `gw-usage: input_tokens=<n>, output_tokens=<n>` (no output meter for embeddings). */
-export function gwUsageHeader(quantities: readonly MeterQuantity[]): string {
-  return quantities.map((q) => `${q.meter}=${q.quantity}`).join(', ');
+export function gwUsageHeader(usage: CallUsage['usage']): string {
+  const input = `input_tokens=${usage.input_tokens ?? 0}`;
+  return usage.output_tokens === undefined ? input : `${input}, output_tokens=${usage.output_tokens}`;
 }
 
 const paymentRequired = (service: string, reason: string, usage: readonly MeterQuantity[]) =>
@@ -80,10 +82,10 @@ export class IntermediaryMeter {
 
   /** The meter of one gateway request (the ids its signature bound). */
   forRequest(request: GatewayRequest): Meter {
-    return { admit: (principal, call) => this.#admit(principal, call, request) };
+    return new RequestMeter(this, request);
   }
 
-  async #admit(principal: Principal, call: MeteredCall, request: GatewayRequest): Promise<Admission> {
+  async admitFor(principal: Principal, call: MeteredCall, request: GatewayRequest): Promise<Admission> {
     const meters = this.#metersOf(call.model);
     const agentId = request.agentId ?? '';
     const estimate: MeterQuantity[] = [{ meter: 'input_tokens', quantity: call.inputTokens }];
@@ -124,6 +126,18 @@ export class IntermediaryMeter {
   }
 }
 
+/** One request's meter (a class rather than a closure: one is made per gateway request). */
+class RequestMeter implements Meter {
+  constructor(
+    private readonly meter: IntermediaryMeter,
+    private readonly request: GatewayRequest,
+  ) {}
+
+  admit(principal: Principal, call: MeteredCall): Promise<Admission> {
+    return this.meter.admitFor(principal, call, this.request);
+  }
+}
+
 class IntermediaryAdmission implements Admission {
   #done = false;
 
@@ -141,22 +155,17 @@ class IntermediaryAdmission implements Admission {
     // Assigned, not spread: on Node 20 a literal that spreads and then adds a property takes V8's slow path.
     const record = this.deps.usageRecord(this.principal, this.call, usage);
     record.route = this.request.route;
-    const quantities: MeterQuantity[] = [{ meter: 'input_tokens', quantity: usage.inputTokens }];
-    if (this.meters.producesOutput) quantities.push({ meter: 'output_tokens', quantity: usage.outputTokens });
-    // The intermediary deduplicates on this key: its own request id, else Sluice's.
-    const idBase = this.request.requestId ?? this.call.requestId;
-    const timestamp = new Date(record.createdAtMs).toISOString();
-    const events: UsageEvent[] = quantities.map((q) => ({
+    const call: CallUsage = {
+      // The intermediary deduplicates on this key: its own request id, else Sluice's.
+      key: this.request.requestId ?? this.call.requestId,
       requestId: this.request.requestId ?? '',
       agentId: this.request.agentId ?? '',
       service: this.meters.service,
-      meter: q.meter,
-      quantity: q.quantity,
-      timestamp,
-      idempotencyKey: `${idBase}:${q.meter}`,
-    }));
-    await this.deps.settlements.write(record, events);
-    return { record, headers: { 'gw-usage': gwUsageHeader(quantities) } };
+      timestamp: new Date(record.createdAtMs).toISOString(),
+      usage: this.meters.producesOutput ? { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens } : { input_tokens: usage.inputTokens },
+    };
+    await this.deps.settlements.write(record, call);
+    return { record, headers: { 'gw-usage': gwUsageHeader(call.usage) } };
   }
 
   release(): void {

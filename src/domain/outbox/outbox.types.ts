@@ -52,6 +52,8 @@ export interface OutboxLease {
 export interface OutboxIntake {
   /** The lease for entries about to be written, or null when no deliverer runs here. */
   leaseFor(nowMs: number): OutboxLease | null;
+  /** The entries of the messages one transaction writes: combined where their handler can (outboxEntriesOf), leased here. */
+  entriesFor(messages: readonly OutboxMessage[], nowMs: number): OutboxEntry[];
   /** Entries just committed (the leased ones are delivered from memory; any others are looked for). */
   committed(entries: readonly OutboxEntry[]): void;
 }
@@ -75,6 +77,29 @@ export function newOutboxEntry(message: OutboxMessage, nowMs: number, lease: Out
 }
 
 /**
+ * The entries of the messages one transaction writes, with `lease`: a target kind's
+ * messages become one entry where its handler can combine them (several calls' usage
+ * reports under load: one row to write and one to mark delivered for the lot, instead of
+ * one per call), else one entry each.
+ */
+export function outboxEntriesOf(messages: readonly OutboxMessage[], handlers: OutboxHandlers, nowMs: number, lease: OutboxLease | null): OutboxEntry[] {
+  if (messages.length <= 1) return messages.map((message) => newOutboxEntry(message, nowMs, lease));
+  const byKind = new Map<string, OutboxMessage[]>();
+  for (const message of messages) {
+    const ofKind = byKind.get(message.targetKind);
+    if (ofKind) ofKind.push(message);
+    else byKind.set(message.targetKind, [message]);
+  }
+  const entries: OutboxEntry[] = [];
+  for (const [kind, ofKind] of byKind) {
+    const combine = handlers.get(kind)?.combine;
+    const folded = combine && ofKind.length > 1 ? [combine(ofKind)] : ofKind;
+    for (const message of folded) entries.push(newOutboxEntry(message, nowMs, lease));
+  }
+  return entries;
+}
+
+/**
  * What a handler says of an attempt the target did not accept. `retry` goes again after
  * the backoff, or after `retryAfterMs` when the target said when (`Retry-After`), whichever
  * is later; `rejected` will never be accepted as sent, so the entry is dead at once (an
@@ -91,6 +116,17 @@ export interface OutboxHandler {
    * Under load this is what keeps delivery cheap: one request and one UPDATE per pass.
    */
   deliverMany?(entries: readonly OutboxEntry[], signal: AbortSignal): Promise<void | DeliveryRefusal>;
+  /**
+   * Optional: one message meaning what all of `messages` (two or more, of this kind,
+   * written in one transaction) mean, so they are stored and delivered as one entry.
+   */
+  combine?(messages: readonly OutboxMessage[]): OutboxMessage;
+  /**
+   * Optional, with `combine`: a combined entry's messages again. When the target refuses
+   * a combined entry for good, the deliverer puts its parts back one entry each, so only
+   * the part the target refuses dies.
+   */
+  split?(entry: OutboxEntry): OutboxMessage[];
 }
 
 /** Handlers by target kind; features register theirs in the composition root. */
@@ -117,6 +153,8 @@ export interface OutboxStore {
   /** Back to pending, due at `nextAttemptAtMs`. */
   reschedule(id: string, owner: string, nextAttemptAtMs: number, error: string): Promise<boolean>;
   markDead(id: string, owner: string, error: string): Promise<boolean>;
+  /** Replaces the entry `owner` holds with `parts`, in one transaction; false when it no longer held it. */
+  split(id: string, owner: string, parts: readonly OutboxEntry[]): Promise<boolean>;
   find(id: string): Promise<OutboxEntry | undefined>;
   /** Entries of every state (or of `filter`'s), newest first; `after` is the id of the last entry of the previous page. */
   list(filter: OutboxFilter, limit: number, after?: string): Promise<Page<OutboxEntry>>;

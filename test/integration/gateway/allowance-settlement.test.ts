@@ -138,6 +138,58 @@ describe('settlement', () => {
     expect([...env.intermediary.accepted.keys()]).toEqual(['gwreq_emb:input_tokens']);
   });
 
+  it('a usage message in the older form (its events listed, as written before the call’s usage was kept once) is reported as written', async () => {
+    const { billing, gateway } = env.server.container;
+    const principal = { kind: 'gateway_agent' as const, projectId: gateway.tenantProjectId, keyId: null, subject: 'agt_old', payer: { kind: 'intermediary' as const, intermediaryId: 'default' } };
+    const record = billing.usageRecord(principal, { model: 'gpt-oss-120b', route: CHAT, requestId: 'req_old', inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 4, outputTokens: 2, status: 200 });
+    const event = (meter: string, quantity: number) => ({ requestId: 'gwreq_old', agentId: 'agt_old', service: 'gpt-oss-120b', meter, quantity, timestamp: '2026-01-01T00:00:00.000Z', idempotencyKey: `gwreq_old:${meter}` });
+    const events = [event('input_tokens', 4), event('output_tokens', 2)];
+    await billing.write(record, { outbox: [{ targetKind: 'intermediary', idempotencyKey: 'gwreq_old', payload: { events } }] });
+    await env.intermediary.waitForAccepted(2);
+    expect([...env.intermediary.accepted.values()]).toEqual(events);
+  });
+
+  it('the calls one transaction settles share one outbox entry, and each call’s events are reported once', async () => {
+    const { billing, gateway, database } = env.server.container;
+    const principal = { kind: 'gateway_agent' as const, projectId: gateway.tenantProjectId, keyId: null, subject: 'agt_tx', payer: { kind: 'intermediary' as const, intermediaryId: 'default' } };
+    const settle = (i: number) => {
+      const record = billing.usageRecord(principal, { model: 'gpt-oss-120b', route: CHAT, requestId: `req_tx${i}`, inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 10 + i, outputTokens: i, status: 200 });
+      const call = { key: `gwreq_tx${i}`, requestId: `gwreq_tx${i}`, agentId: 'agt_tx', service: 'gpt-oss-120b', timestamp: '2026-01-01T00:00:00.000Z', usage: { input_tokens: 10 + i, output_tokens: i } };
+      return billing.write(record, { outbox: [{ targetKind: 'intermediary', idempotencyKey: call.key, payload: { calls: [call] } }] });
+    };
+    // Written in one event-loop turn: one group commit, so one transaction.
+    await Promise.all([1, 2, 3].map(settle));
+    const rows = await database.db.selectFrom('outbox').select(['idempotency_key', 'payload']).where('idempotency_key', 'like', 'gwreq_tx%').execute();
+    expect(rows.map((r) => [r.idempotency_key, JSON.parse(r.payload).calls.map((c: any) => c.key)])).toEqual([['gwreq_tx1', ['gwreq_tx1', 'gwreq_tx2', 'gwreq_tx3']]]);
+    await env.intermediary.waitForAccepted(6);
+    expect([...env.intermediary.accepted.values()].map((e) => [e.idempotencyKey, e.quantity])).toEqual([
+      ['gwreq_tx1:input_tokens', 11],
+      ['gwreq_tx1:output_tokens', 1],
+      ['gwreq_tx2:input_tokens', 12],
+      ['gwreq_tx2:output_tokens', 2],
+      ['gwreq_tx3:input_tokens', 13],
+      ['gwreq_tx3:output_tokens', 3],
+    ]);
+    expect(env.intermediary.reports).toHaveLength(1);
+  });
+
+  it('a combined report the intermediary refuses for good (422) goes again call by call, and only the refused call dies', async () => {
+    const { billing, gateway } = env.server.container;
+    const principal = { kind: 'gateway_agent' as const, projectId: gateway.tenantProjectId, keyId: null, subject: 'agt_split', payer: { kind: 'intermediary' as const, intermediaryId: 'default' } };
+    const settle = (name: string) => {
+      const record = billing.usageRecord(principal, { model: 'gpt-oss-120b', route: CHAT, requestId: `req_${name}`, inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 5, outputTokens: 1, status: 200 });
+      const call = { key: name, requestId: name, agentId: 'agt_split', service: 'gpt-oss-120b', timestamp: '2026-01-01T00:00:00.000Z', usage: { input_tokens: 5, output_tokens: 1 } };
+      return billing.write(record, { outbox: [{ targetKind: 'intermediary', idempotencyKey: name, payload: { calls: [call] } }] });
+    };
+    env.intermediary.refuseReportsWith(422, (events) => events.some((e) => e.requestId === 'gwreq_bad'));
+    await Promise.all(['gwreq_ok1', 'gwreq_bad', 'gwreq_ok2'].map(settle));
+    const dead = await deadLetterOf('gwreq_bad');
+    expect(dead.payload.calls.map((c: any) => c.key)).toEqual(['gwreq_bad']);
+    await env.intermediary.waitForAccepted(4);
+    expect([...env.intermediary.accepted.keys()].sort()).toEqual(['gwreq_ok1:input_tokens', 'gwreq_ok1:output_tokens', 'gwreq_ok2:input_tokens', 'gwreq_ok2:output_tokens']);
+    env.intermediary.refuseReports(null);
+  }, 30_000);
+
   it('an upstream failure carries no gw-usage and reports nothing', async () => {
     env.upstream.flake('/chat/completions', 5);
     const answer = await signedCall(env.server.baseUrl, CHAT, chatBody(), { requestId: 'gwreq_fail' });
@@ -175,7 +227,19 @@ describe('settlement', () => {
     expect(answer.status).toBe(200);
     const dead = await deadLetterOf('gwreq_dead');
     expect(dead).toMatchObject({ target_kind: 'intermediary', state: 'dead', attempts: 1, last_error: 'usage report not accepted: status 422' });
-    expect(dead.payload.events.map((e: any) => e.idempotencyKey)).toEqual(['gwreq_dead:input_tokens', 'gwreq_dead:output_tokens']);
+    // The message keeps the call's usage once; the report's two events are derived from it.
+    expect(dead.payload).toEqual({
+      calls: [
+        {
+          key: 'gwreq_dead',
+          requestId: 'gwreq_dead',
+          agentId: expect.any(String),
+          service: 'gpt-oss-120b',
+          timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+          usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number) },
+        },
+      ],
+    });
     expect(env.intermediary.reports.length).toBe(1);
     expect(await counter(...metric)).toBe(before + 1);
 

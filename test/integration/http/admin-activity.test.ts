@@ -40,16 +40,17 @@ beforeAll(async () => {
   server = await startTestServer({ yaml });
   const { billing, outbox } = server.container;
   const tenant = await server.newTenant();
-  const record = billing.usageRecord(apiKeyPrincipal(tenant.projectId, tenant.keyId), { model: 'm', route: 'r', requestId: 'req_act', inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 1, outputTokens: 1, status: 200 });
-  const event = (key: string) => ({ events: [{ requestId: key, agentId: 'agt_1', service: 'm', meter: 'input_tokens', quantity: 11, timestamp: '2026-01-01T00:00:00.000Z', idempotencyKey: `${key}:input_tokens` }] });
-  await billing.write(record, {
-    outbox: [
-      { targetKind: 'intermediary', idempotencyKey: 'gwreq_a', payload: event('gwreq_a') },
-      { targetKind: 'intermediary', idempotencyKey: 'gwreq_b', payload: event('gwreq_b') },
-      { targetKind: 'intermediary', idempotencyKey: 'gwreq_c', payload: event('gwreq_c') },
-      { targetKind: 'other', idempotencyKey: 'other_d', payload: { n: 1 } },
-    ],
-  });
+  const record = () => billing.usageRecord(apiKeyPrincipal(tenant.projectId, tenant.keyId), { model: 'm', route: 'r', requestId: 'req_act', inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 1, outputTokens: 1, status: 200 });
+  const report = (key: string) => ({ calls: [{ key, requestId: key, agentId: 'agt_1', service: 'm', timestamp: '2026-01-01T00:00:00.000Z', usage: { input_tokens: 11 } }] });
+  // One write each, awaited: messages of one kind written in one transaction would be one entry.
+  for (const [targetKind, key, payload] of [
+    ['intermediary', 'gwreq_a', report('gwreq_a')],
+    ['intermediary', 'gwreq_b', report('gwreq_b')],
+    ['intermediary', 'gwreq_c', report('gwreq_c')],
+    ['other', 'other_d', { n: 1 }],
+  ] as const) {
+    await billing.write(record(), { outbox: [{ targetKind, idempotencyKey: key, payload }] });
+  }
   // Delivery states set by the deliverer's own store calls: a delivered, b dead, c retrying, d untouched.
   const now = Date.now();
   const claimed = await outbox.repository.claimDue('test-owner', now, 60_000, 10);
@@ -93,7 +94,7 @@ describe('GET /admin/v1/outbox', () => {
       object: 'outbox_message',
       target_kind: 'intermediary',
       idempotency_key: 'gwreq_b',
-      payload: { events: [{ requestId: 'gwreq_b', agentId: 'agt_1', service: 'm', meter: 'input_tokens', quantity: 11, timestamp: '2026-01-01T00:00:00.000Z', idempotencyKey: 'gwreq_b:input_tokens' }] },
+      payload: { calls: [{ key: 'gwreq_b', requestId: 'gwreq_b', agentId: 'agt_1', service: 'm', timestamp: '2026-01-01T00:00:00.000Z', usage: { input_tokens: 11 } }] },
       state: 'dead',
       attempts: 1,
       last_error: 'IntermediaryError: the intermediary answered 422',

@@ -7,7 +7,7 @@
  * row it locked), and every later change is guarded by the claiming owner.
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { CompiledQueries, Database, OutboxTable, SqlStatement, Tables } from '../database.js';
+import { kyselyQuery, type CompiledQueries, type Database, type OutboxTable, type SqlStatement, type Tables } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 import type { OutboxEntry, OutboxFilter, OutboxState, OutboxStore } from '../../../domain/outbox/outbox.types.js';
 
@@ -127,6 +127,16 @@ export class OutboxRepository implements OutboxStore {
       .where('state', '=', 'pending')
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  async split(id: string, owner: string, parts: readonly OutboxEntry[]): Promise<boolean> {
+    return this.database.db.transaction().execute(async (trx) => {
+      const removed = await trx.deleteFrom('outbox').where('id', '=', id).where('lease_owner', '=', owner).where('state', '=', 'pending').executeTakeFirst();
+      if (Number(removed.numDeletedRows) === 0) return false;
+      const insert = outboxInsert(trx, parts);
+      if (insert) await trx.executeQuery(kyselyQuery(insert));
+      return true;
+    });
   }
 
   async find(id: string): Promise<OutboxEntry | undefined> {
