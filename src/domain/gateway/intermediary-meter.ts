@@ -9,7 +9,7 @@
 import type { Principal } from '../access/caller.js';
 import type { Admission, Meter, MeteredCall, SettledUsage, Settlement } from '../billing/meter.js';
 import type { UsageRecord } from '../billing/usage.types.js';
-import type { Clock } from '../shared/clock.js';
+import { isoTimestampOf, type Clock } from '../shared/clock.js';
 import { AppError } from '../shared/errors.js';
 import type { AllowanceOutcome, IntermediaryClient, MeterQuantity } from './intermediary.port.js';
 import type { CallUsage } from './usage-report.js';
@@ -40,7 +40,8 @@ export interface IntermediaryMeterDeps {
   clock: Clock;
   /** How long an agent's `allowed` answer is reused per service; 0 asks every time. */
   allowanceCacheMs: number;
-  onAllowance(outcome: AllowanceOutcome['kind'] | 'cached', detail: { agentId: string; requestId: string; cause?: string; status?: number }): void;
+  /** Counts each admission's allowance outcome; the ids (for the log line) come with the intermediary's answers, not with cached ones. */
+  onAllowance(outcome: AllowanceOutcome['kind'] | 'cached', detail?: { agentId: string; requestId: string; cause?: string; status?: number }): void;
 }
 
 const MAX_CACHED_AGENTS = 10_000;
@@ -73,8 +74,8 @@ const allowanceUnavailable = () =>
   });
 
 export class IntermediaryMeter {
-  /** `agent \u0000 service` → until when an `allowed` answer stands. */
-  readonly #allowed = new Map<string, number>();
+  /** Service → agent → until when an `allowed` answer stands. */
+  readonly #allowed = new Map<string, Map<string, number>>();
   /** By model id (calls are admitted for served models only; capped all the same). */
   readonly #meters = new Map<string, ModelMeters>();
 
@@ -85,13 +86,26 @@ export class IntermediaryMeter {
     return new RequestMeter(this, request);
   }
 
-  async admitFor(principal: Principal, call: MeteredCall, request: GatewayRequest): Promise<Admission> {
+  /**
+   * Synchronous when the agent's allowance is cached (every call but one per window under
+   * load): no promise, no estimate built; otherwise after the intermediary's answer.
+   */
+  admitFor(principal: Principal, call: MeteredCall, request: GatewayRequest): Admission | Promise<Admission> {
     const meters = this.#metersOf(call.model);
     const agentId = request.agentId ?? '';
+    if (this.#allowedNow(meters.service, agentId)) {
+      this.deps.onAllowance('cached');
+      return new IntermediaryAdmission(this.deps, principal, call, request, meters);
+    }
     const estimate: MeterQuantity[] = [{ meter: 'input_tokens', quantity: call.inputTokens }];
     if (meters.producesOutput) estimate.push({ meter: 'output_tokens', quantity: call.maxOutputTokens });
-    await this.#checkAllowance(meters.service, agentId, request.requestId ?? '', estimate);
-    return new IntermediaryAdmission(this.deps, principal, call, request, meters);
+    return this.#checkAllowance(meters.service, agentId, request.requestId ?? '', estimate).then(
+      () => new IntermediaryAdmission(this.deps, principal, call, request, meters),
+    );
+  }
+
+  #allowedNow(service: string, agentId: string): boolean {
+    return this.deps.allowanceCacheMs > 0 && (this.#allowed.get(service)?.get(agentId) ?? 0) > this.deps.clock.nowMs();
   }
 
   #metersOf(model: string): ModelMeters {
@@ -104,12 +118,6 @@ export class IntermediaryMeter {
   }
 
   async #checkAllowance(service: string, agentId: string, requestId: string, usage: MeterQuantity[]): Promise<void> {
-    const cacheKey = `${agentId}\u0000${service}`;
-    const now = this.deps.clock.nowMs();
-    if (this.deps.allowanceCacheMs > 0 && (this.#allowed.get(cacheKey) ?? 0) > now) {
-      this.deps.onAllowance('cached', { agentId, requestId });
-      return;
-    }
     const outcome = await this.deps.client.checkAllowance({ requestId, agentId, service, usage });
     this.deps.onAllowance(outcome.kind, {
       agentId,
@@ -119,10 +127,17 @@ export class IntermediaryMeter {
     });
     if (outcome.kind === 'denied') throw paymentRequired(service, outcome.reason, usage);
     if (outcome.kind === 'misconfigured') throw allowanceUnavailable();
-    if (outcome.kind === 'allowed' && this.deps.allowanceCacheMs > 0) {
-      if (this.#allowed.size >= MAX_CACHED_AGENTS) this.#allowed.clear();
-      this.#allowed.set(cacheKey, now + this.deps.allowanceCacheMs);
+    if (outcome.kind === 'allowed' && this.deps.allowanceCacheMs > 0) this.#cacheAllowed(service, agentId);
+  }
+
+  #cacheAllowed(service: string, agentId: string): void {
+    let agents = this.#allowed.get(service);
+    if (!agents) {
+      if (this.#allowed.size >= MAX_CACHED_MODELS) this.#allowed.clear();
+      this.#allowed.set(service, (agents = new Map()));
     }
+    if (agents.size >= MAX_CACHED_AGENTS) agents.clear();
+    agents.set(agentId, this.deps.clock.nowMs() + this.deps.allowanceCacheMs);
   }
 }
 
@@ -133,7 +148,7 @@ class RequestMeter implements Meter {
     private readonly request: GatewayRequest,
   ) {}
 
-  admit(principal: Principal, call: MeteredCall): Promise<Admission> {
+  admit(principal: Principal, call: MeteredCall): Admission | Promise<Admission> {
     return this.meter.admitFor(principal, call, this.request);
   }
 }
@@ -149,8 +164,8 @@ class IntermediaryAdmission implements Admission {
     private readonly meters: ModelMeters,
   ) {}
 
-  async settle(usage: SettledUsage): Promise<Settlement> {
-    if (this.#done) throw new AppError('internal', 'a metered call was settled twice');
+  settle(usage: SettledUsage): Promise<Settlement> {
+    if (this.#done) return Promise.reject(new AppError('internal', 'a metered call was settled twice'));
     this.#done = true;
     // Assigned, not spread: on Node 20 a literal that spreads and then adds a property takes V8's slow path.
     const record = this.deps.usageRecord(this.principal, this.call, usage);
@@ -161,11 +176,11 @@ class IntermediaryAdmission implements Admission {
       requestId: this.request.requestId ?? '',
       agentId: this.request.agentId ?? '',
       service: this.meters.service,
-      timestamp: new Date(record.createdAtMs).toISOString(),
+      timestamp: isoTimestampOf(record.createdAtMs),
       usage: this.meters.producesOutput ? { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens } : { input_tokens: usage.inputTokens },
     };
-    await this.deps.settlements.write(record, call);
-    return { record, headers: { 'gw-usage': gwUsageHeader(call.usage) } };
+    const settlement: Settlement = { record, headers: { 'gw-usage': gwUsageHeader(call.usage) } };
+    return this.deps.settlements.write(record, call).then(() => settlement);
   }
 
   release(): void {
