@@ -34,8 +34,12 @@ export interface GatewayStrategyOptions {
 
 export class GatewayStrategy implements AuthStrategy {
   readonly needs = 'raw-body';
+  /** The same payer on every gateway call. */
+  readonly #payer: Principal['payer'];
 
-  constructor(private readonly options: GatewayStrategyOptions) {}
+  constructor(private readonly options: GatewayStrategyOptions) {
+    this.#payer = { kind: 'intermediary', intermediaryId: options.intermediaryId };
+  }
 
   authenticate(request: FastifyRequest): Caller | Promise<Caller> {
     const requestId = headerOf(request, 'gw-request-id');
@@ -63,7 +67,7 @@ export class GatewayStrategy implements AuthStrategy {
       projectId: this.options.tenantProjectId,
       keyId: null,
       subject: agentId ?? null,
-      payer: { kind: 'intermediary', intermediaryId: this.options.intermediaryId },
+      payer: this.#payer,
     };
     return { principal, meter: this.options.meter.forRequest({ requestId, agentId, route: request.routeOptions.url ?? request.url }) };
   }

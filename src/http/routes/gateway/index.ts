@@ -51,7 +51,8 @@ export function gatewayPolicy(container: Container, prefix: string): NonNullable
     rateLimit: {
       limiter: container.gateway.rateLimiter,
       requestsPerMinute: container.config.gateway.requestsPerMinute,
-      keyOf: (principal) => `gw-agent:${principal.subject ?? ''}`,
+      // The limiter is the gateway's own (in Redis, under its own prefix): the agent id alone is the key.
+      keyOf: (principal) => principal.subject ?? '',
       exceededMessage: 'Rate limit exceeded: too many requests per minute for this agent',
     },
     security: [{ name: 'GatewaySignature', scheme: { type: 'apiKey', in: 'header', name: 'gw-signature', description: 'HMAC-SHA256 of the request, see README "Gateway"' } }],
