@@ -6,7 +6,9 @@
  * already leased to it and are taken from memory), hands a target kind's entries to its
  * handler (in one exchange where it can), and then marks them delivered, reschedules them
  * with exponential backoff and jitter, or marks them dead (refused for good, or after
- * `maxAttempts`; an operator may replay them). A deliverer whose process dies leaves its
+ * `maxAttempts`; an operator may replay them); a combined entry (several messages one
+ * transaction wrote, outboxEntriesOf) refused for good goes back as its parts, so only the
+ * refused part dies. A deliverer whose process dies leaves its
  * leases to expire; the entries are then delivered by another, with the same idempotency
  * key, so the receiver can tell. Delivered entries are kept for
  * `deliveredRetentionMs` (an operator can see what went out), then deleted.
