@@ -21,7 +21,7 @@ import { startTestServer, type TestServer } from '../test/helpers/harness.js';
 const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /**
  * Nine by default (the other benches take five): two 2-core neighbours share the host, and
- * single rounds of this ratio swing from 0.6 to 1.1, so the median needs more of them.
+ * single rounds of this ratio swing from 0.6 to above 1.2, so the median needs more of them.
  */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const CONNECTIONS = 32;

@@ -50,9 +50,7 @@ export interface OutboxLease {
 
 /** What writes entries asks of this process's deliverer. */
 export interface OutboxIntake {
-  /** The lease for entries about to be written, or null when no deliverer runs here. */
-  leaseFor(nowMs: number): OutboxLease | null;
-  /** The entries of the messages one transaction writes: combined where their handler can (outboxEntriesOf), leased here. */
+  /** The entries of the messages one transaction writes: combined where their handler can (outboxEntriesOf), leased here while a deliverer runs. */
   entriesFor(messages: readonly OutboxMessage[], nowMs: number): OutboxEntry[];
   /** Entries just committed (the leased ones are delivered from memory; any others are looked for). */
   committed(entries: readonly OutboxEntry[]): void;
