@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
 import { closedLoopRate, median, timed } from './measure.js';
-import { apiKeyPrincipal, type Caller } from '../src/domain/access/caller.js';
+import { apiKeyPrincipal, type Caller } from '../src/domain/identity/caller.js';
 import type { OnnxBackend } from '../src/inference/backends/onnx/index.js';
 import { buildBertEncoderLike } from '../test/fixtures/model-builders/bert.js';
 import { startTestServer, type TestServer } from '../test/helpers/harness.js';

@@ -19,7 +19,7 @@ import type { BenchRow } from './run.js';
 import { buildWhisper, WHISPER_TINY_SIZE } from '../test/fixtures/model-builders/whisper.js';
 import { makeAudio } from '../test/fixtures/audio/generate.js';
 import { startTestServer } from '../test/helpers/harness.js';
-import { FfmpegDecoder } from '../src/domain/audio/ffmpeg-decoder.js';
+import { FfmpegDecoder } from '../src/adapters/ffmpeg/ffmpeg-decoder.js';
 import { OrtRuntime } from '../src/inference/runtime/ort-runtime.js';
 import { WhisperEngine } from '../src/inference/backends/onnx/whisper/engine.js';
 import type { ModelConfig } from '../src/config/schema.js';

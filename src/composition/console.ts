@@ -1,7 +1,7 @@
 /** The web console's long-lived parts: the session service, the sign-in attempt limiter, and the storefront activity its operator pages read. */
 import type { Config } from '../config/schema.js';
 import type { Database } from '../storage/db/database.js';
-import type { ApiKeyAuthenticator } from '../domain/auth/authenticator.js';
+import type { ApiKeyAuthenticator } from '../domain/identity/authenticator.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { ConsoleSessions } from '../domain/console/sessions.js';
 import { ConsoleSessionsRepository } from '../storage/db/repositories/console-sessions.repository.js';

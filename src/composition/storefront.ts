@@ -5,27 +5,28 @@ import type { Database } from '../storage/db/database.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { StorefrontRepository } from '../storage/db/repositories/storefront.repository.js';
 import { SellerDirectory, storefrontProjectId } from '../domain/storefront/sellers.js';
-import type { PayerKind } from '../domain/access/caller.js';
+import type { PayerKind } from '../domain/identity/caller.js';
 import type { PayerDebit } from '../storage/db/repositories/usage.repository.js';
 import type { ProjectsService } from '../domain/projects/projects.service.js';
 import { StorefrontLedgerDebit } from '../storage/db/repositories/storefront-debit.repository.js';
-import { AgentTokens } from '../domain/storefront/agent-tokens.js';
+import { AgentTokens } from '../adapters/jose/agent-tokens.js';
+import type { AgentTokenService } from '../domain/storefront/agent-tokens.port.js';
 import { PurchaseService } from '../domain/storefront/purchases.js';
 import type { PaymentRail } from '../domain/storefront/payment-rail.js';
 import type { CardRail } from '../domain/storefront/card-rail.js';
 import type { ReservationBook } from '../domain/billing/reservations.js';
 import { CardPaymentRail } from '../domain/storefront/card-payment-rail.js';
-import { X402Rail } from '../payments/x402-rail.js';
-import { MppRail } from '../payments/mpp-rail.js';
+import { X402Rail } from '../adapters/payments/x402-rail.js';
+import { MppRail } from '../adapters/payments/mpp-rail.js';
 import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
-import { FakeCardRail } from '../payments/card/fake-card-rail.js';
-import { StripeCardRail } from '../payments/card/stripe-card-rail.js';
+import { FakeCardRail } from '../adapters/payments/card/fake-card-rail.js';
+import { StripeCardRail } from '../adapters/payments/card/stripe-card-rail.js';
 
 export interface Storefront {
   config: StorefrontConfig;
   store: StorefrontRepository;
   sellers: SellerDirectory;
-  tokens: AgentTokens;
+  tokens: AgentTokenService;
   purchases: PurchaseService;
   /** The card provider, when card payments are configured. */
   card: CardRail | null;

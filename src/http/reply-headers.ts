@@ -6,7 +6,7 @@
  * chunk of a chunked answer).
  */
 import type { FastifyReply } from 'fastify';
-import type { ReplyHeaders } from '../domain/access/caller.js';
+import type { ReplyHeaders } from '../domain/identity/caller.js';
 import { scopePolicyOf } from './scope-policy.js';
 
 export class ReplyHeaderChannel implements ReplyHeaders {

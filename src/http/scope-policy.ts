@@ -7,7 +7,7 @@
  * branch on who admitted the caller.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal } from '../domain/access/caller.js';
+import type { Principal } from '../domain/identity/caller.js';
 import type { AppError } from '../domain/shared/errors.js';
 import type { RateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import type { HttpError, StatusOverrides } from './errors.js';

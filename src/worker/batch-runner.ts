@@ -15,7 +15,7 @@ import type { BillingService } from '../domain/billing/billing.service.js';
 import type { MeterResolver } from '../domain/billing/meter-resolver.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { FilesService } from '../domain/files/files.service.js';
-import type { ChatCompletionsPort } from '../domain/inference/chat-completions.port.js';
+import type { ChatCompletionsPort } from '../domain/completions/chat-completions.port.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { randomToken } from '../domain/shared/ids.js';
 import type { Shard } from '../domain/batches/batch.types.js';

@@ -9,7 +9,7 @@
  * waits for them (waitForHeldCredit) within its batch's window; that wait is not an
  * attempt.
  */
-import type { ChatCompletionsPort } from '../domain/inference/chat-completions.port.js';
+import type { ChatCompletionsPort } from '../domain/completions/chat-completions.port.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { isAppError } from '../domain/shared/errors.js';
 import {
@@ -27,7 +27,7 @@ import { isTerminal, type BatchRunInfo, type LineGate, type LineResult } from '.
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { UsageRecord } from '../domain/billing/usage.types.js';
 import type { OutboxMessage } from '../domain/outbox/outbox.types.js';
-import { payerOf, type Caller, type Principal } from '../domain/access/caller.js';
+import { payerOf, type Caller, type Principal } from '../domain/identity/caller.js';
 import type { LineMeter, MeterResolver } from '../domain/billing/meter-resolver.js';
 import { heldByOtherCalls, type HeldByOtherCalls } from '../domain/billing/meter.js';
 import type { ResultWriter } from './result-writer.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shortestFloat32, vectorNumbers } from '../../src/domain/inference/float32.js';
+import { shortestFloat32, vectorNumbers } from '../../src/domain/completions/float32.js';
 
 /** Deterministic float32 bit patterns: every exponent, both signs, subnormals included. */
 function float32Samples(count: number): Float32Array {

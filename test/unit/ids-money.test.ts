@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { isUuid, newId, newRequestId, newUuid, randomString, randomToken, sortableId } from '../../src/domain/shared/ids.js';
 import { costMicros, microsToUsd, usdToMicros } from '../../src/domain/shared/money.js';
-import { API_KEY_PREFIX, generateApiKey, hashApiKey, secretsEqual } from '../../src/domain/auth/api-keys.js';
+import { API_KEY_PREFIX, generateApiKey, hashApiKey, secretsEqual } from '../../src/domain/identity/api-keys.js';
 
 describe('sortable ids', () => {
   it('10k ids are unique, 26 Crockford characters, and strictly increasing', () => {

@@ -53,7 +53,7 @@ describe('import boundaries', () => {
     ['src/domain/probe/probe.ts', "import type { used } from '../../inference/registry.js';"],
     ['src/domain/probe/probe.ts', "import { used } from '../../inference/backend.js';"],
     ['src/domain/probe/probe.ts', "import { used } from '../../inference/classifier/label-sets.js';"],
-    // domain/inference is the domain's own folder, not src/inference.
+    // domain/decision/inference is under the domain, not src/inference.
     ['src/domain/decision/probe.ts', "import { used } from '../inference/backends/none.js';"],
     ['src/domain/shared/probe.ts', "import { used } from './errors.js';"],
     ['src/domain/shared/probe.ts', "import { used } from 'node:crypto';"],

@@ -14,9 +14,9 @@ import { registerErrorHandling } from '../../src/http/plugins/error-handler.js';
 import { ChatCompletionBody } from '../../src/http/schemas/chat-completions.js';
 import { EmbeddingsBody } from '../../src/http/schemas/embeddings.js';
 import { ResponsesBody } from '../../src/http/schemas/responses.js';
-import { parseChatRequest } from '../../src/domain/inference/chat-request.js';
-import { parseEmbeddingsRequest } from '../../src/domain/inference/embeddings.service.js';
-import { parseResponsesRequest } from '../../src/domain/inference/responses-request.js';
+import { parseChatRequest } from '../../src/domain/completions/chat-request.js';
+import { parseEmbeddingsRequest } from '../../src/domain/completions/embeddings.service.js';
+import { parseResponsesRequest } from '../../src/domain/completions/responses-request.js';
 import { AppError } from '../../src/domain/shared/errors.js';
 
 interface Front {

@@ -3,14 +3,14 @@
  * the model and the balance, decode the uploaded file (already on disk) to 16 kHz mono,
  * run the speech model, meter and bill, render the requested format.
  */
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../identity/caller.js';
 import { admitCall, runAdmitted, type Admission, type MeteredCall } from '../billing/meter.js';
 import { invalidRequest, isAppError } from '../shared/errors.js';
 import { costMicros } from '../shared/money.js';
 import type { ModelConfig } from '../../config/schema.js';
 import type { CallContext } from '../../inference/backend.js';
 import type { ModelRegistry } from '../../inference/registry.js';
-import type { AudioDecoder, DecodedAudio } from './ffmpeg-decoder.js';
+import type { AudioDecoder, DecodedAudio } from './audio-decoder.port.js';
 import { renderTranscription, type RenderedTranscription } from './transcription-format.js';
 import { MAX_AUDIO_SECONDS, assertAudioFileName, parseTranscriptionRequest, type AudioTask, type FormFields } from './transcription-request.js';
 

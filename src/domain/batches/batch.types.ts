@@ -1,5 +1,5 @@
 /** Batch records, statuses and the limits of the spec. */
-import type { PayerRef } from '../access/caller.js';
+import type { PayerRef } from '../identity/caller.js';
 
 export type BatchStatus =
   | 'validating'

@@ -7,7 +7,7 @@ import { BlobNotFoundError, type BlobStore } from '../files/blob-store.port.js';
 import type { BatchFinalizationStore, BatchResultCounts, BatchStore, SweptBatch, TerminalPatch } from './batch-stores.js';
 import type { FileRecord } from '../files/files.types.js';
 import type { FileStore } from '../files/files.types.js';
-import { payerRef, type Principal } from '../access/caller.js';
+import { payerRef, type Principal } from '../identity/caller.js';
 import type { Clock } from '../shared/clock.js';
 import { AppError, isAppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';

@@ -7,7 +7,7 @@
 import { newId } from '../shared/ids.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
 import type { Clock } from '../shared/clock.js';
-import { payerRef, type Principal } from '../access/caller.js';
+import { payerRef, type Principal } from '../identity/caller.js';
 import { outboxEntriesOf, type OutboxEntry, type OutboxHandlers, type OutboxIntake, type OutboxMessage } from '../outbox/outbox.types.js';
 import type { MeteredCall, SettledUsage } from './meter.js';
 import type { UsageRecord } from './usage.types.js';

@@ -16,7 +16,7 @@
  * that can wait (a batch line) waits for them instead of failing.
  */
 import { insufficientQuota, AppError } from '../shared/errors.js';
-import type { Principal } from '../access/caller.js';
+import type { Principal } from '../identity/caller.js';
 import type { BillingService } from './billing.service.js';
 import { HeldByOtherCalls, type Admission, type Meter, type MeteredCall, type SettledUsage, type Settlement } from './meter.js';
 import type { Hold, ReservationBook } from './reservations.js';

@@ -6,7 +6,7 @@
  * billable call through meteredCall() or, for a stream whose end comes later, through the
  * Admission directly, passing what it says to the caller's reply (settlementHeaders).
  */
-import type { Caller, Principal } from '../access/caller.js';
+import type { Caller, Principal } from '../identity/caller.js';
 import { isAppError } from '../shared/errors.js';
 import type { UsageRecord } from './usage.types.js';
 

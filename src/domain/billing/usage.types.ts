@@ -1,4 +1,4 @@
-import type { PayerRef } from '../access/caller.js';
+import type { PayerRef } from '../identity/caller.js';
 
 /**
  * The usage record: one per billable call. The project is the tenant whose usage it is;

@@ -8,8 +8,8 @@ import { hash } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import { randomToken } from '../shared/ids.js';
-import { API_KEY_PREFIX, secretsEqual } from '../auth/api-keys.js';
-import type { ApiKeyAuthenticator } from '../auth/authenticator.js';
+import { API_KEY_PREFIX, secretsEqual } from '../identity/api-keys.js';
+import type { ApiKeyAuthenticator } from '../identity/authenticator.js';
 
 export type ConsoleRole = 'operator' | 'developer';
 

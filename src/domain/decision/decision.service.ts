@@ -7,10 +7,10 @@
  * state scored once by the model; the call is billed on input tokens only.
  */
 import type { ModelConfig } from '../../config/schema.js';
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../identity/caller.js';
 import { meteredCall } from '../billing/meter.js';
 import { AppError, invalidRequest, notFound } from '../shared/errors.js';
-import { meteredCallOf } from '../inference/metered-call.js';
+import { meteredCallOf } from '../completions/metered-call.js';
 import {
   calibrateOptions,
   calibrateYes,

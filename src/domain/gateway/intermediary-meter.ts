@@ -6,7 +6,7 @@
  * transaction (the outbox; a worker delivers it), and answers `gw-usage` for the reply.
  * No project's credit is held or debited.
  */
-import type { Principal } from '../access/caller.js';
+import type { Principal } from '../identity/caller.js';
 import type { Admission, Meter, MeteredCall, SettledUsage, Settlement } from '../billing/meter.js';
 import type { UsageRecord } from '../billing/usage.types.js';
 import { isoTimestampOf, type Clock } from '../shared/clock.js';

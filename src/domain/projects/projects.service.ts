@@ -4,10 +4,10 @@ import { AppError, invalidRequest } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/pagination.js';
 import type { CreditGrant, CreditGrantStore, Project, ProjectStore, UsageHistory } from './project.types.js';
-import type { ApiKeyRecord, ApiKeyStore } from '../auth/api-key.types.js';
+import type { ApiKeyRecord, ApiKeyStore } from '../identity/api-key.types.js';
 import type { UsageRecord } from '../billing/usage.types.js';
-import type { ApiKeyAuthenticator } from '../auth/authenticator.js';
-import { generateApiKey } from '../auth/api-keys.js';
+import type { ApiKeyAuthenticator } from '../identity/authenticator.js';
+import { generateApiKey } from '../identity/api-keys.js';
 import type { UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-report.js';
 
 export interface ProjectsServiceDeps {

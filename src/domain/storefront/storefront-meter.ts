@@ -8,7 +8,7 @@
  * seller's tenant project, with the agent or receipt as payer); the ledger draw is that
  * payer's debit, in the record's transaction. Then the hold is released.
  */
-import { payerRef, type Principal } from '../access/caller.js';
+import { payerRef, type Principal } from '../identity/caller.js';
 import type { UsageRecord } from '../billing/usage.types.js';
 import type { Admission, Meter, MeteredCall, Settlement, SettledUsage } from '../billing/meter.js';
 import type { Hold, ReservationBook } from '../billing/reservations.js';

@@ -1,8 +1,8 @@
 /** The admin API's strategy: `Authorization: Bearer $SLUICE_ADMIN_TOKEN` admits the operator. */
 import type { FastifyRequest } from 'fastify';
-import { operatorPrincipal, type Caller } from '../../domain/access/caller.js';
+import { operatorPrincipal, type Caller } from '../../domain/identity/caller.js';
 import type { Meter } from '../../domain/billing/meter.js';
-import { secretsEqual } from '../../domain/auth/api-keys.js';
+import { secretsEqual } from '../../domain/identity/api-keys.js';
 import { AppError } from '../../domain/shared/errors.js';
 import { headerOf, type AuthStrategy } from './strategy.js';
 

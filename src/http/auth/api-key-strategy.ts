@@ -4,8 +4,8 @@
  * `x-project-id`. Callers pay from their project's credit.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Caller, Principal } from '../../domain/access/caller.js';
-import type { ApiKeyAuthenticator } from '../../domain/auth/authenticator.js';
+import type { Caller, Principal } from '../../domain/identity/caller.js';
+import type { ApiKeyAuthenticator } from '../../domain/identity/authenticator.js';
 import type { Meter } from '../../domain/billing/meter.js';
 import { AppError } from '../../domain/shared/errors.js';
 import { headerOf, type AuthStrategy } from './strategy.js';

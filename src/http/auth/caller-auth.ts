@@ -12,7 +12,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
-import { rateLimitKeyOf, type Caller, type Principal } from '../../domain/access/caller.js';
+import { rateLimitKeyOf, type Caller, type Principal } from '../../domain/identity/caller.js';
 import type { RateDecision } from '../../storage/rate-limit/rate-limiter.js';
 import { captureBody } from '../raw-body.js';
 import { jsonParseOptions, parseJsonText } from '../plugins/json-body.js';

@@ -7,7 +7,7 @@
  * same 401; only the log line and a counter say why.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Caller, Principal } from '../../domain/access/caller.js';
+import type { Caller, Principal } from '../../domain/identity/caller.js';
 import type { GatewayVerifier, Verdict } from '../../domain/gateway/gateway-verifier.js';
 import type { IntermediaryMeter } from '../../domain/gateway/intermediary-meter.js';
 import { AppError } from '../../domain/shared/errors.js';

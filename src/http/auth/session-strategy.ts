@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
-import { apiKeyPrincipal, operatorPrincipal, type Caller } from '../../domain/access/caller.js';
+import { apiKeyPrincipal, operatorPrincipal, type Caller } from '../../domain/identity/caller.js';
 import type { Meter } from '../../domain/billing/meter.js';
 import { csrfTokenOf, signedOut, type ConsoleSession, type ConsoleSessions } from '../../domain/console/sessions.js';
 import type { ProjectsService } from '../../domain/projects/projects.service.js';

@@ -10,9 +10,9 @@
  * Nothing billable runs before that refusal.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Caller, Principal } from '../../domain/access/caller.js';
+import type { Caller, Principal } from '../../domain/identity/caller.js';
 import type { Meter } from '../../domain/billing/meter.js';
-import type { AgentTokens } from '../../domain/storefront/agent-tokens.js';
+import type { AgentTokenService } from '../../domain/storefront/agent-tokens.port.js';
 import { AGENT_AUTHORIZATION, bearerRequired, presentedCredential } from '../../domain/storefront/credentials.js';
 import { receiptHash } from '../../domain/storefront/receipts.js';
 import { storefrontProjectId, type Seller } from '../../domain/storefront/sellers.js';
@@ -27,7 +27,7 @@ const refusing = (error: unknown): Meter => ({
 });
 
 export interface StorefrontStrategyDeps {
-  tokens: AgentTokens;
+  tokens: AgentTokenService;
   /** The seller's meter (one per seller). */
   meterOf(seller: Seller): Meter;
   audienceOf(seller: Seller): string;

@@ -4,7 +4,7 @@
  * through callerOf() and never learn which strategy admitted it.
  */
 import type { FastifyRequest } from 'fastify';
-import type { Caller } from '../../domain/access/caller.js';
+import type { Caller } from '../../domain/identity/caller.js';
 
 export interface AuthStrategy {
   /**

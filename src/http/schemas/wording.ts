@@ -12,7 +12,7 @@
  * the domain's sentence for the fault it names.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { describe } from '../../domain/inference/request-fields.js';
+import { describe } from '../../domain/completions/request-fields.js';
 
 export const WORDING_KEYWORD = 'x-error';
 

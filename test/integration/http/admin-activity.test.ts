@@ -8,7 +8,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
+import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
 import { receiptHash } from '../../../src/domain/storefront/receipts.js';
 import type { CreditMovement } from '../../../src/domain/storefront/storefront.types.js';
 import { StorefrontRepository } from '../../../src/storage/db/repositories/storefront.repository.js';

@@ -5,7 +5,7 @@
  * an unknown id 404.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
+import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
 import type { OutboxEntry } from '../../../src/domain/outbox/outbox.types.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 

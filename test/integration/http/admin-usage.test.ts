@@ -1,5 +1,5 @@
 /** The admin usage listing: record shape, newest first, cursors, limits. */
-import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
+import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 

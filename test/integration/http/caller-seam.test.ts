@@ -8,7 +8,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Container } from '../../../src/container.js';
-import type { Caller, Principal } from '../../../src/domain/access/caller.js';
+import type { Caller, Principal } from '../../../src/domain/identity/caller.js';
 import type { Admission, Meter, MeteredCall, SettledUsage } from '../../../src/domain/billing/meter.js';
 import { AppError, insufficientQuota } from '../../../src/domain/shared/errors.js';
 import { apiScope } from '../../../src/http/routes/api-scope.js';

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Container } from '../../../src/container.js';
-import type { Caller, Principal } from '../../../src/domain/access/caller.js';
+import type { Caller, Principal } from '../../../src/domain/identity/caller.js';
 import type { BillingService } from '../../../src/domain/billing/billing.service.js';
 import type { Admission, Meter, MeteredCall } from '../../../src/domain/billing/meter.js';
 import type { LineMeter } from '../../../src/domain/billing/meter-resolver.js';

@@ -9,7 +9,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Container } from '../../../src/container.js';
-import { apiKeyPrincipal, type Caller } from '../../../src/domain/access/caller.js';
+import { apiKeyPrincipal, type Caller } from '../../../src/domain/identity/caller.js';
 import type { Admission, Meter, MeteredCall } from '../../../src/domain/billing/meter.js';
 import { AppError } from '../../../src/domain/shared/errors.js';
 import { apiScope } from '../../../src/http/routes/api-scope.js';

@@ -13,7 +13,7 @@ import { call, startTestServer, type TestServer } from '../../helpers/harness.js
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { MODEL, isTerminal, requestLines, upstreamYaml, uploadFile, waitForBatch } from '../batches/support/batch-helpers.js';
 import { batchSpanContext } from '../../../src/observability/batch-tracing.js';
-import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
+import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';

@@ -18,7 +18,7 @@ import { BatchFinalizationRepository } from '../../../src/storage/db/repositorie
 import { BillingService } from '../../../src/domain/billing/billing.service.js';
 import { CreditMeter } from '../../../src/domain/billing/credit-meter.js';
 import { ReservationBook } from '../../../src/domain/billing/reservations.js';
-import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
+import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
 import type { BatchRecord, LineResult, ShardPlan } from '../../../src/domain/batches/batch.types.js';
 import { outputFileRecord } from '../../../src/domain/files/files.service.js';
 import { systemClock } from '../../../src/domain/shared/clock.js';

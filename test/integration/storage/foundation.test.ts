@@ -7,14 +7,14 @@ import { migrateToLatest, pendingMigrations } from '../../../src/storage/db/migr
 import { MIGRATIONS } from '../../../src/storage/db/migrations/index.js';
 import { ProjectsRepository } from '../../../src/storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from '../../../src/storage/db/repositories/api-keys.repository.js';
-import type { ApiKeyRecord } from '../../../src/domain/auth/api-key.types.js';
+import type { ApiKeyRecord } from '../../../src/domain/identity/api-key.types.js';
 import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
 import type { UsageRecord } from '../../../src/domain/billing/usage.types.js';
 import { BillingService } from '../../../src/domain/billing/billing.service.js';
 import { CreditMeter } from '../../../src/domain/billing/credit-meter.js';
 import { ReservationBook } from '../../../src/domain/billing/reservations.js';
 import type { MeteredCall } from '../../../src/domain/billing/meter.js';
-import { apiKeyPrincipal } from '../../../src/domain/access/caller.js';
+import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
 import { systemClock } from '../../../src/domain/shared/clock.js';
 import { newId, newUuid } from '../../../src/domain/shared/ids.js';
 import { isAppError } from '../../../src/domain/shared/errors.js';

@@ -18,7 +18,7 @@ import { ProjectsRepository } from '../../../src/storage/db/repositories/project
 import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
 import { OutboxRepository } from '../../../src/storage/db/repositories/outbox.repository.js';
 import { BillingService } from '../../../src/domain/billing/billing.service.js';
-import type { Principal } from '../../../src/domain/access/caller.js';
+import type { Principal } from '../../../src/domain/identity/caller.js';
 import type { OutboxEntry, OutboxHandler } from '../../../src/domain/outbox/outbox.types.js';
 import { AppError } from '../../../src/domain/shared/errors.js';
 import { newUuid } from '../../../src/domain/shared/ids.js';

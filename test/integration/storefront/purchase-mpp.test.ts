@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Challenge, Credential, Method, Receipt } from 'mppx';
 import { Mppx } from 'mppx/client';
-import { fakeCharge } from '../../../src/payments/mpp-fake-method.js';
+import { fakeCharge } from '../../../src/adapters/payments/mpp-fake-method.js';
 import { post, startStorefront, type StorefrontEnv } from './support.js';
 
 let env: StorefrontEnv;

@@ -1,6 +1,6 @@
 /** The intermediary HTTP adapter against the fake intermediary: what fails open, what fails closed, what is retried. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { HttpIntermediaryClient } from '../../../src/clients/intermediary-http.js';
+import { HttpIntermediaryClient } from '../../../src/adapters/intermediary/intermediary-http.js';
 import { serviceSlugOf } from '../../../src/domain/gateway/intermediary.port.js';
 import { READ_KEY, WRITE_KEY, startFakeIntermediary, type FakeIntermediary } from '../../helpers/fake-intermediary.js';
 

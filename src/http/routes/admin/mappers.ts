@@ -2,7 +2,7 @@
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 import { microsToUsd } from '../../../domain/shared/money.js';
 import type { CreditGrant, Project } from '../../../domain/projects/project.types.js';
-import type { ApiKeyRecord } from '../../../domain/auth/api-key.types.js';
+import type { ApiKeyRecord } from '../../../domain/identity/api-key.types.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 
 export const projectToWire = (p: Project) => ({

@@ -4,7 +4,7 @@ import type { Config } from '../../../config/schema.js';
 import type { Storefront } from '../../../composition/storefront.js';
 import { formatUsd } from '../../../domain/storefront/amounts.js';
 import { bearerRequired } from '../../../domain/storefront/credentials.js';
-import { JWT_BEARER } from '../../../domain/storefront/agent-tokens.js';
+import { JWT_BEARER } from '../../../domain/storefront/agent-tokens.port.js';
 import { receiptHash } from '../../../domain/storefront/receipts.js';
 import { invalidReceipt } from '../../../domain/storefront/storefront-errors.js';
 import type { CreditAccount } from '../../../domain/storefront/storefront.types.js';

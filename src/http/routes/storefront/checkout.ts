@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Storefront } from '../../../composition/storefront.js';
-import type { FakeCardRail } from '../../../payments/card/fake-card-rail.js';
+import type { FakeCardRail } from '../../../adapters/payments/card/fake-card-rail.js';
 import { storefrontError } from '../../../domain/storefront/storefront-errors.js';
 
 const Params = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$' }) });

@@ -1,7 +1,7 @@
 /** POST /v1/chat/completions: JSON, or SSE with `stream: true`. */
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
-import { CHAT_ROUTE } from '../../../domain/inference/chat-completions.service.js';
+import { CHAT_ROUTE } from '../../../domain/completions/chat-completions.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { ChatCompletionBody, ChatCompletionChunk, ChatCompletionObject } from '../../schemas/chat-completions.js';
 import { STREAM_EVENT } from '../../openapi-document.js';

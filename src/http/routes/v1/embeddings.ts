@@ -1,7 +1,7 @@
 /** POST /v1/embeddings. */
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
-import { EMBEDDINGS_ROUTE } from '../../../domain/inference/embeddings.service.js';
+import { EMBEDDINGS_ROUTE } from '../../../domain/completions/embeddings.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { EmbeddingList, EmbeddingsBody } from '../../schemas/embeddings.js';

@@ -1,7 +1,7 @@
 /** POST /v1/moderations. */
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
-import { MODERATIONS_ROUTE } from '../../../domain/inference/moderations.service.js';
+import { MODERATIONS_ROUTE } from '../../../domain/completions/moderations.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { ModerationResponse, ModerationsBody } from '../../schemas/moderations.js';

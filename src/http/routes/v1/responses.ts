@@ -1,7 +1,7 @@
 /** POST /v1/responses. */
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
-import { RESPONSES_ROUTE } from '../../../domain/inference/responses.service.js';
+import { RESPONSES_ROUTE } from '../../../domain/completions/responses.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { ResponseObject, ResponsesBody } from '../../schemas/responses.js';

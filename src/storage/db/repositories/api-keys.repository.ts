@@ -1,5 +1,5 @@
 import type { ApiKeysTable, Database } from '../database.js';
-import type { ApiKeyRecord, ApiKeyStore } from '../../../domain/auth/api-key.types.js';
+import type { ApiKeyRecord, ApiKeyStore } from '../../../domain/identity/api-key.types.js';
 
 
 const toRecord = (row: ApiKeysTable): ApiKeyRecord => ({

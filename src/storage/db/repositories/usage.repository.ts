@@ -8,7 +8,7 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
-import type { PayerKind } from '../../../domain/access/caller.js';
+import type { PayerKind } from '../../../domain/identity/caller.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 import type { UsageStore } from '../../../domain/billing/usage-writer.js';
 import type { UsageHistory } from '../../../domain/projects/project.types.js';

@@ -1,6 +1,6 @@
 /** The MeteredCall of an inference request: what its credit reservation is priced on. */
 import type { ModelConfig } from '../../config/schema.js';
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../identity/caller.js';
 import { admitCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import { isAppError } from '../shared/errors.js';
 import type { ModelRegistry } from '../../inference/registry.js';

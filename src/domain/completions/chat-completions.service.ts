@@ -5,7 +5,7 @@
  * its first event, so failures before that are ordinary HTTP errors.
  */
 import type { Logger } from 'pino';
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../identity/caller.js';
 import { admitCall, meteredCall, settleCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';

@@ -4,7 +4,7 @@
  * an array of text parts (together one input). Results always carry the 13 categories
  * in OpenAI's order.
  */
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../identity/caller.js';
 import { runAdmitted } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
 import { randomString } from '../shared/ids.js';

@@ -7,7 +7,7 @@ import { AppError, invalidRequest } from '../shared/errors.js';
 import { isUuid } from '../shared/ids.js';
 import type { Clock } from '../shared/clock.js';
 import type { ApiKeyRecord, ApiKeyStore } from './api-key.types.js';
-import { apiKeyPrincipal, type Principal } from '../access/caller.js';
+import { apiKeyPrincipal, type Principal } from './caller.js';
 import { hashApiKey, hashesEqual } from './api-keys.js';
 
 interface CacheEntry {

@@ -9,20 +9,10 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { AppError, invalidRequest } from '../shared/errors.js';
+import { AppError, invalidRequest } from '../../domain/shared/errors.js';
+import { SAMPLE_RATE, type AudioDecoder, type DecodedAudio } from '../../domain/audio/audio-decoder.port.js';
 
-export const SAMPLE_RATE = 16_000;
 const DECODE_TIMEOUT_MS = 300_000;
-
-export interface DecodedAudio {
-  samples: Float32Array;
-  seconds: number;
-}
-
-export interface AudioDecoder {
-  /** Throws invalid_request when the file cannot be decoded, is empty, or runs past `maxSeconds`. */
-  decode(file: string, maxSeconds: number): Promise<DecodedAudio>;
-}
 
 function onPath(binary: string): string | null {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {

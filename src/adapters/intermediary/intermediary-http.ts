@@ -11,7 +11,7 @@ import type {
   IntermediaryClient,
   ReportOutcome,
   UsageEvent,
-} from '../domain/gateway/intermediary.port.js';
+} from '../../domain/gateway/intermediary.port.js';
 
 export interface IntermediaryHttpOptions {
   /** `http(s)://host:port[/prefix]`. */

@@ -3,7 +3,7 @@
  * every batch line go through the same implementation (same routing, validation,
  * quota check, metering and credit debit).
  */
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../identity/caller.js';
 
 export interface ChatCompletionsContext {
   requestId: string;

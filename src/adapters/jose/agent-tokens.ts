@@ -7,11 +7,11 @@
  */
 import { createHmac, createPrivateKey, createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, errors, importJWK, jwtVerify, type JWK } from 'jose';
-import type { Clock } from '../shared/clock.js';
-import { AppError } from '../shared/errors.js';
-import { invalidToken } from './storefront-errors.js';
+import type { Clock } from '../../domain/shared/clock.js';
+import { AppError } from '../../domain/shared/errors.js';
+import { invalidToken } from '../../domain/storefront/storefront-errors.js';
+import { JWT_BEARER, type AccessToken, type AgentTokenService } from '../../domain/storefront/agent-tokens.port.js';
 
-export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const ROTATION_MS = 3_600_000;
 /** PKCS#8 DER prefix of an Ed25519 private key; the 32-byte seed follows. */
 const ED25519_PKCS8 = Buffer.from('302e020100300506032b657004220420', 'hex');
@@ -24,16 +24,10 @@ export interface AgentTokensOptions {
   clock: Clock;
 }
 
-export interface AccessToken {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-}
-
 const grantError = (error: string, description: string) =>
   new AppError('invalid_request', description, { code: error, challenge: { body: { error, error_description: description }, headers: { 'cache-control': 'no-store' } } });
 
-export class AgentTokens {
+export class AgentTokens implements AgentTokenService {
   readonly #agentKeys: Map<string, Readonly<Record<string, unknown>>>;
   readonly #secret: Buffer;
   readonly #periodKeys = new Map<number, { privateKey: KeyObject; publicKey: KeyObject }>();

@@ -4,7 +4,7 @@
  * refuse them. Vectors go out as JSON numbers (float32 values in their shortest exact
  * form, float32.ts) or, with `encoding_format: base64`, as little-endian float32 bytes.
  */
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../identity/caller.js';
 import { runAdmitted } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
 import type { CallContext } from '../../inference/backend.js';

@@ -4,9 +4,9 @@
  * with a per-checkout CSRF token. Nothing leaves the process.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { CardRail, CheckoutStatus } from '../../domain/storefront/card-rail.js';
-import type { Clock } from '../../domain/shared/clock.js';
-import { newId, randomString } from '../../domain/shared/ids.js';
+import type { CardRail, CheckoutStatus } from '../../../domain/storefront/card-rail.js';
+import type { Clock } from '../../../domain/shared/clock.js';
+import { newId, randomString } from '../../../domain/shared/ids.js';
 
 interface FakeCheckout {
   id: string;

@@ -2,7 +2,7 @@
  * POST /v1/responses: the same model path as chat completions (ChatRunner), answered as
  * a Responses object. A reasoning item comes first when the model returned reasoning.
  */
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../identity/caller.js';
 import { meteredCall } from '../billing/meter.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { randomString } from '../shared/ids.js';
