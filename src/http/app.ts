@@ -19,25 +19,10 @@ import { consoleRoutes, registerRootRedirect } from './console/index.js';
 import { v1Routes } from './routes/v1/index.js';
 import { gatewayRoutes } from './routes/gateway/index.js';
 import { storefrontRoutes } from './routes/storefront/index.js';
-import { WORDING_KEYWORD } from './schemas/wording.js';
+import { AJV_OPTIONS } from '../wire/validate.js';
 import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
 import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
-
-/**
- * verbose: a refused value and its schema node ride on the error, for the domain's wording
- * (schemas/wording.ts); `x-error` is that wording, an annotation Ajv must know in strict
- * mode. allowUnionTypes: OpenAI's string-or-array fields are `type: ['string', 'array']`,
- * so a fault is reported at the field, not as a failed branch of an anyOf.
- */
-export const AJV_OPTIONS = {
-  coerceTypes: false,
-  removeAdditional: false,
-  allErrors: false,
-  verbose: true,
-  allowUnionTypes: true,
-  keywords: [WORDING_KEYWORD],
-};
 
 /** The admin API: the admin token as a bearer token, rate-limited like a key. */
 const ADMIN_POLICY = {
@@ -72,6 +57,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
       requireHostHeader: false,
     },
     keepAliveTimeout: 72_000,
+    // The same options as the request bodies' own validators (wire/validate.ts), for the other schemas.
     ajv: { customOptions: AJV_OPTIONS },
   });
 

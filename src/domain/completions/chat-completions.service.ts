@@ -14,7 +14,8 @@ import { onAbort } from '../shared/abort.js';
 import type { ChatStreamEvent, TokenUsage } from '../../inference/backend.js';
 import type { ModelRegistry } from '../../inference/registry.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
-import { parseChatRequest, type ChatRequest } from './chat-request.js';
+import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
+import { chatRequestOf, type ChatRequest } from './chat-request.js';
 import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from './chat-runner.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
 import { meteredCallOf, outputCapOf } from './metered-call.js';
@@ -50,8 +51,8 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     this.#runner = new ChatRunner(deps.registry);
   }
 
-  async create(caller: Caller, body: unknown, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
-    const request = parseChatRequest(body);
+  async create(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
+    const request = chatRequestOf(body);
     if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
     const call = await this.#prepare(request, false);
     return meteredCall(caller, meteredOf(call, request, context), async (admission) => {
@@ -66,8 +67,8 @@ export class ChatCompletionsService implements ChatCompletionsPort {
    * Iterate the result for `chat.completion.chunk` objects; abort `context.signal` when
    * the client goes away (the upstream is stopped and the tokens so far are billed).
    */
-  async openStream(caller: Caller, body: unknown, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
-    const request = parseChatRequest(body);
+  async openStream(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
+    const request = chatRequestOf(body);
     const call = await this.#prepare(request, true);
     const admission = await admitCall(caller, meteredOf(call, request, context));
     const events = this.#runner.stream(withOutputCap(call, admission.outputCap), context);

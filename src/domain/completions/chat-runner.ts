@@ -9,7 +9,7 @@ import { AppError, invalidRequest } from '../shared/errors.js';
 import type { CallContext, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../../inference/backend.js';
 import type { ModelRegistry } from '../../inference/registry.js';
 import { maxPossibleTokens } from './metered-call.js';
-import { parseLabelText } from './request-fields.js';
+import { parseLabelText } from './label-text.js';
 
 export interface Conversation {
   messages: ChatMessage[];
