@@ -86,6 +86,7 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
       upstreamModel: m.upstream_model ?? null,
       apiKey,
       timeoutMs: m.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
+      dropParams: m.drop_params ?? [],
       path: path.resolve(modelsDir, m.path ?? id),
     },
     declared: m.kind !== undefined || !CATALOG_BY_LOWER_ID.has(id.toLowerCase()),

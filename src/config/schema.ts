@@ -23,6 +23,11 @@ export const ModelFileSchema = Type.Object(
     upstream_model: Type.Optional(Type.String({ minLength: 1 })),
     api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
     timeout_ms: Type.Optional(PositiveInt('upstream request timeout')),
+    drop_params: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'request fields never sent to this upstream (for an engine that rejects them); the rest are carried through',
+      }),
+    ),
     path: Type.Optional(Type.String({ minLength: 1, description: 'model directory, relative to models_dir' })),
     context_length: Type.Optional(PositiveInt('maximum input tokens')),
     max_output_tokens: Type.Optional(
@@ -220,6 +225,8 @@ export interface ModelBinding {
   /** The resolved secret from `api_key_env`; never logged. */
   apiKey: string | null;
   timeoutMs: number;
+  /** Request fields dropped before the call reaches the upstream (`drop_params`). */
+  dropParams: readonly string[];
   /** Directory of the model's files for in-process runtimes. */
   path: string | null;
 }

@@ -15,9 +15,20 @@ export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
 export interface ChatMessage {
   role: ChatRole;
+  /**
+   * The message's text: its string content, or its text parts joined with newlines (empty
+   * beside tool calls). What is counted, and what in-process runtimes read.
+   */
   content: string;
+  /**
+   * The content as the client sent it, when it is more than text (parts with images, audio
+   * or files, or null beside tool calls): an upstream receives it unchanged.
+   */
+  wireContent?: unknown;
   name?: string;
   tool_call_id?: string;
+  /** An assistant message's tool calls, carried to an upstream unchanged. */
+  tool_calls?: readonly Record<string, unknown>[];
 }
 
 export interface TokenUsage {
@@ -37,7 +48,11 @@ export interface ChatParams extends CallContext {
   messages: ChatMessage[];
   /** Model options from the request's `metadata`. */
   options: Record<string, unknown>;
-  /** Sampling and other OpenAI parameters (temperature, max_tokens, top_p, stop, seed, …), passed through. */
+  /**
+   * Every request field Sluice does not interpret itself (temperature, max_tokens, tools,
+   * n, logprobs, response_format, …), as sent: an upstream receives them unchanged (less
+   * the model's `drop_params`); an in-process runtime reads the ones it knows.
+   */
   sampling: Record<string, unknown>;
 }
 
@@ -52,6 +67,18 @@ export interface OutputTokenLogprobs extends TokenLogprob {
   top: TokenLogprob[];
 }
 
+/**
+ * An upstream engine's answer beyond what Sluice reads from it, carried to the client:
+ * every choice as sent (message or delta with tool calls, refusal, annotations, reasoning
+ * fields; logprobs; finish_reason; index), and the other top-level fields
+ * (system_fingerprint, service_tier, …) less those Sluice owns (id, object, created,
+ * model, usage, choices).
+ */
+export interface CarriedAnswer {
+  choices: Record<string, unknown>[];
+  fields: Record<string, unknown>;
+}
+
 export interface ChatOutput {
   content: string;
   reasoning: string | null;
@@ -61,6 +88,8 @@ export interface ChatOutput {
   upstreamRequestId?: string | null;
   /** Per output token, when the request asked for `logprobs` and the backend reported them. */
   logprobs?: OutputTokenLogprobs[];
+  /** The engine's answer as sent, from an upstream; in-process runtimes leave it out. */
+  carried?: CarriedAnswer;
 }
 
 /**
@@ -82,6 +111,8 @@ export interface NextTokenOutput {
 
 export type ChatStreamEvent =
   | { type: 'delta'; content?: string; reasoning?: string }
+  /** An upstream's chunk as sent (`text`: its content and reasoning, for counting what was produced). */
+  | { type: 'chunk'; carried: CarriedAnswer; text: string }
   | { type: 'finish'; finishReason: string }
   | { type: 'usage'; usage: TokenUsage };
 

@@ -19,7 +19,44 @@ import {
   typed,
 } from './fields.js';
 
-export type InputItemIn = ChatMessageIn & { type?: 'message' | null };
+export interface InputTextPartIn {
+  type: 'text' | 'input_text' | 'output_text';
+  text: string;
+}
+
+export interface InputItemIn {
+  type?: 'message' | null;
+  role: ChatMessageIn['role'];
+  content: string | InputTextPartIn[];
+  name?: string | null;
+  tool_call_id?: string | null;
+}
+
+const ONLY_TEXT = '{param} must be "text"; only text content is supported';
+
+const TextPartType = typed('string', { enum: ['text', 'input_text', 'output_text'] }, { default: ONLY_TEXT, missing: ONLY_TEXT });
+
+/** The part's type is checked first (in allOf, which Ajv runs before `required`). */
+const TextPart = typed<InputTextPartIn>(
+  'object',
+  {
+    allOf: [{ required: ['type'], properties: { type: TextPartType } }],
+    required: ['text'],
+    properties: { type: TextPartType, text: typed('string', {}, { default: '{param} must be a string', missing: '{param} must be a string' }) },
+  },
+  { type: '{param} must be an object' },
+);
+
+/** A string, or text parts joined with newlines. */
+const TextContent = typed<string | InputTextPartIn[]>(
+  ['string', 'array'],
+  { minLength: 1, minItems: 1, items: TextPart, description: 'a string, or an array of text parts' },
+  {
+    minLength: '{param} must be a non-empty string',
+    default: '{param} must be a non-empty string or an array of text parts',
+    null: '{param} is required',
+  },
+);
 
 const ItemType = typed('string', { const: 'message' }, { default: '{param} must be "message"; only message items are supported' });
 
@@ -29,7 +66,7 @@ const InputItem = typed<InputItemIn>(
   {
     allOf: [{ properties: { type: ItemType } }],
     required: ['role', 'content'],
-    properties: { type: Type.Optional(ItemType), ...messageProperties },
+    properties: { type: Type.Optional(ItemType), role: messageProperties.role, content: TextContent, name: messageProperties.name, tool_call_id: messageProperties.tool_call_id },
   },
   MESSAGE_WORDING,
 );

@@ -8,6 +8,7 @@
  *   // YAML: models: { gpt-oss-120b: { backend: openai, base_url: ${upstream.baseUrl} } }
  *   upstream.chat({ content: 'Hi', usage: { prompt_tokens: 5, completion_tokens: 1 } }); // default answer
  *   upstream.chat({ delayMs: 300 });                               // ... answered after 300 ms
+ *   upstream.chat({ toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' }] }); // answers with a tool call
  *   upstream.enqueue('/chat/completions', fail(503), fail(503));   // the next two calls fail, then the default
  *   upstream.flake('/chat/completions', 2);                        // same thing, shorter
  *   upstream.setDefault('/chat/completions', stall());             // every call hangs until the client aborts
@@ -22,6 +23,8 @@
  * Paths are given without the `/v1` prefix and match the request path exactly.
  * `chat/completions` with `stream: true` and no queued behaviour streams the default
  * answer word by word (plus a usage chunk when `stream_options.include_usage` is set).
+ * The default answer honours the request's `n` (one choice each) and `logprobs`, and
+ * reports a `system_fingerprint`, as engines do.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -31,12 +34,22 @@ import {
   fakeEmbedding,
   fakeModeration,
   streamChunk,
+  toolCallDeltas,
   wireUsage,
   wordsOf,
   type ChatAnswer,
 } from './fake-upstream-answers.js';
 
-export { DEFAULT_CHAT, fakeEmbedding, fakeModeration, MODERATION_CATEGORIES, type ChatAnswer } from './fake-upstream-answers.js';
+export {
+  DEFAULT_CHAT,
+  FAKE_FINGERPRINT,
+  fakeEmbedding,
+  fakeLogprobs,
+  fakeModeration,
+  MODERATION_CATEGORIES,
+  type ChatAnswer,
+  type FakeToolCall,
+} from './fake-upstream-answers.js';
 
 export interface RecordedRequest {
   method: string;
@@ -291,10 +304,11 @@ class FakeUpstreamServer implements FakeUpstream {
 
   #chatBehavior(req: RecordedRequest): Behavior {
     const answer = this.#chat;
-    if (req.body?.stream !== true) return json(chatCompletionBody(answer, String(req.body?.model ?? 'unknown'), this.requests.length), 200, answer.delayMs);
+    if (req.body?.stream !== true) return json(chatCompletionBody(answer, req.body, this.requests.length), 200, answer.delayMs);
     const chunks: Array<string | Record<string, unknown>> = [];
     if (answer.reasoning) chunks.push({ choices: [{ index: 0, delta: { reasoning_content: answer.reasoning }, finish_reason: null }] });
-    chunks.push(...wordsOf(answer.content));
+    if (answer.toolCalls) chunks.push(...toolCallDeltas(answer.toolCalls));
+    else chunks.push(...wordsOf(answer.content));
     return { type: 'stream', chunks, usage: answer.usage === undefined ? DEFAULT_CHAT.usage : answer.usage, firstDelayMs: answer.delayMs };
   }
 
@@ -343,7 +357,7 @@ class FakeUpstreamServer implements FakeUpstream {
     }
     if (req.aborted) return;
     if (cut()) return void res.socket?.destroy();
-    write({ choices: [{ index: 0, delta: {}, finish_reason: this.#chat.finishReason ?? 'stop' }] });
+    write({ choices: [{ index: 0, delta: {}, finish_reason: this.#chat.toolCalls ? 'tool_calls' : (this.#chat.finishReason ?? 'stop') }] });
     const usage = b.usage === undefined ? DEFAULT_CHAT.usage : b.usage;
     if (usage && req.body?.stream_options?.include_usage) write({ choices: [], usage: wireUsage(usage) });
     if (!b.noDone) res.write('data: [DONE]\n\n');

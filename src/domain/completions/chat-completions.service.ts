@@ -18,7 +18,7 @@ import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
 import { chatRequestOf, type ChatRequest } from './chat-request.js';
 import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from './chat-runner.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
-import { meteredCallOf, outputCapOf } from './metered-call.js';
+import { chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
 
 export const CHAT_ROUTE = '/v1/chat/completions';
 /** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
@@ -103,7 +103,10 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     try {
       for (let step = first; !step.done; step = await events.next()) {
         const event = step.value;
-        if (event.type === 'delta') {
+        if (event.type === 'chunk') {
+          produced += event.text;
+          yield writer.carried(event.carried);
+        } else if (event.type === 'delta') {
           produced += (event.content ?? '') + (event.reasoning ?? '');
           yield writer.delta(event.content, event.reasoning);
         } else if (event.type === 'finish') {
@@ -159,8 +162,11 @@ function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, 
   };
 }
 
-/** The call's credit estimate: its messages (or task input) and its output cap. */
+/** The call's credit estimate: its messages, parts and tools (or task input), and its output cap (times `n`). */
 function meteredOf(call: PreparedCall, request: ChatRequest, context: ChatCompletionsContext): MeteredCall {
-  const texts = call.kind === 'chat' ? call.messages.map((m) => m.content) : [call.input];
-  return meteredCallOf(call.model, context.route ?? CHAT_ROUTE, context.requestId, texts, outputCapOf(call.model, request.sampling));
+  const route = context.route ?? CHAT_ROUTE;
+  const cap = outputCapOf(call.model, request.sampling);
+  if (call.kind === 'task') return meteredCallOf(call.model, route, context.requestId, [call.input], cap);
+  const { texts, images } = chatInputOf(call.messages, request.sampling);
+  return meteredCallOf(call.model, route, context.requestId, texts, cap, images);
 }

@@ -1,8 +1,9 @@
 /**
  * A validated chat-completion body (src/wire/chat-completions.ts) → the ChatRequest the
  * service runs. Roles: developer becomes system. Content: a string, or text parts joined
- * with newlines. Sampling parameters pass through; `metadata` carries model options;
- * `categories` carries candidate labels.
+ * with newlines (other parts are carried as sent). Every field Sluice does not interpret
+ * is carried through (`sampling`); `metadata` carries model options; `categories`
+ * carries candidate labels.
  */
 import { invalidRequest } from '../shared/errors.js';
 import type { ChatMessage, ChatRole } from '../../inference/backend.js';
@@ -15,6 +16,7 @@ export interface ChatRequest {
   /** The client asked for the usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
   options: Record<string, unknown>;
+  /** Every field Sluice does not interpret, for the engine. */
   sampling: Record<string, unknown>;
   /** Labels from `categories`; labels in a system message are read later, per model. */
   labels: string[] | null;
@@ -29,41 +31,48 @@ const ROLES: ReadonlyMap<string, ChatRole> = new Map([
   ['tool', 'tool'],
 ]);
 
-/** Parts that are each allowed to be empty, but not all of them: a message says something. */
-function contentText(content: ChatMessageIn['content'], param: string): string {
-  if (typeof content === 'string') return content;
-  const joined = content.map((part) => part.text).join('\n');
-  if (joined === '') throw invalidRequest(`${param} must not be empty`, param);
-  return joined;
+const TEXT_PARTS: ReadonlySet<string> = new Set(['text', 'input_text', 'output_text']);
+
+/**
+ * The message's text, and the content to carry as sent when it is more than text. Text
+ * parts may each be empty, but not all of them when nothing else is sent: a message says
+ * something (an assistant message with tool calls may say nothing).
+ */
+function contentOf(message: ChatMessageIn, param: string): { text: string; wire?: unknown } {
+  const { content } = message;
+  if (typeof content === 'string') return { text: content };
+  if (content === null || content === undefined) return { text: '', wire: null };
+  let onlyText = true;
+  const texts: string[] = [];
+  for (const part of content) {
+    if (TEXT_PARTS.has(part.type)) texts.push((part as { text: string }).text);
+    else onlyText = false;
+  }
+  const text = texts.join('\n');
+  if (onlyText && text === '' && !message.tool_calls?.length) throw invalidRequest(`${param} must not be empty`, param);
+  return onlyText ? { text } : { text, wire: content };
 }
 
 /** One validated message at `param` (e.g. `messages[2]`). */
 export function messageOf(message: ChatMessageIn, param: string): ChatMessage {
-  const out: ChatMessage = { role: ROLES.get(message.role)!, content: contentText(message.content, `${param}.content`) };
+  const { text, wire } = contentOf(message, `${param}.content`);
+  const out: ChatMessage = { role: ROLES.get(message.role)!, content: text };
+  if (wire !== undefined) out.wireContent = wire;
   if (typeof message.name === 'string') out.name = message.name;
   if (typeof message.tool_call_id === 'string') out.tool_call_id = message.tool_call_id;
+  if (message.tool_calls) out.tool_calls = message.tool_calls;
   return out;
 }
 
-const SAMPLING_FIELDS = [
-  'temperature',
-  'top_p',
-  'presence_penalty',
-  'frequency_penalty',
-  'max_tokens',
-  'max_completion_tokens',
-  'seed',
-  'reasoning_effort',
-  'response_format',
-  'stop',
-] as const;
+/** Fields Sluice interprets itself; every other field is carried to the engine. */
+const OWNED: ReadonlySet<string> = new Set(['model', 'messages', 'stream', 'stream_options', 'metadata', 'categories', '__proto__']);
 
-/** Sampling parameters every runtime understands, as sent (null is "not sent"). */
-export function samplingOf(body: Partial<Record<(typeof SAMPLING_FIELDS)[number], unknown>>): Record<string, unknown> {
+/** The fields Sluice does not interpret, as sent (null is "not sent"). */
+export function samplingOf(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const sampling: Record<string, unknown> = {};
-  for (const name of SAMPLING_FIELDS) {
+  for (const name of Object.keys(body)) {
     const value = body[name];
-    if (value !== undefined && value !== null) sampling[name] = value;
+    if (value !== undefined && value !== null && !OWNED.has(name)) sampling[name] = value;
   }
   return sampling;
 }

@@ -27,7 +27,7 @@ import type { TokenCounter } from '../../token-counter.js';
 import { UpstreamClient, type UpstreamTarget } from './client.js';
 import { upstreamProtocolError, upstreamTransportError } from './errors.js';
 import { chatBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
-import { readChatCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
+import { finishesAChoice, readChatCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
 import { SseDecoder } from './sse-decoder.js';
 import { UpstreamProbes } from './upstream-probes.js';
 
@@ -82,7 +82,14 @@ export class OpenAIBackend implements InferenceBackend {
     if (!chat) throw upstreamProtocolError(params.model.id, 'the answer has no choices');
     const usage = chat.usage ?? (await this.#countChatUsage(params, chat.content + (chat.reasoning ?? '')));
     // Spelled out: on Node 20 a literal that spreads and then adds properties takes V8's slow path.
-    const output: ChatOutput = { content: chat.content, reasoning: chat.reasoning, finishReason: chat.finishReason, usage, upstreamRequestId: header(headers['x-request-id']) };
+    const output: ChatOutput = {
+      content: chat.content,
+      reasoning: chat.reasoning,
+      finishReason: chat.finishReason,
+      usage,
+      upstreamRequestId: header(headers['x-request-id']),
+      carried: chat.carried,
+    };
     if (chat.logprobs) output.logprobs = chat.logprobs;
     return output;
   }
@@ -117,9 +124,9 @@ export class OpenAIBackend implements InferenceBackend {
           }
           for (const e of this.#parseEvent(params.model.id, event.event, event.data)) {
             if (e.type === 'usage') usage = e.usage;
-            else {
-              if (e.type === 'finish') finished = true;
-              else produced += (e.content ?? '') + (e.reasoning ?? '');
+            else if (e.type === 'chunk') {
+              finished ||= finishesAChoice(e);
+              produced += e.text;
               yield e;
             }
           }

@@ -6,11 +6,21 @@ export const upstreamModel = (model: ModelConfig): string => model.binding.upstr
 
 function wireMessages(params: ChatParams) {
   return params.messages.map((m) => {
-    const out: Record<string, unknown> = { role: m.role, content: m.content };
+    const out: Record<string, unknown> = { role: m.role, content: m.wireContent !== undefined ? m.wireContent : m.content };
     if (m.name !== undefined) out.name = m.name;
     if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
+    if (m.tool_calls !== undefined) out.tool_calls = m.tool_calls;
     return out;
   });
+}
+
+/** Never dropped: without them there is no call. */
+const KEPT = new Set(['model', 'messages', 'stream']);
+
+/** Removes the model's `drop_params` (fields its engine rejects). */
+function withoutDropped(model: ModelConfig, body: Record<string, unknown>): Record<string, unknown> {
+  for (const name of model.binding.dropParams) if (!KEPT.has(name)) delete body[name];
+  return body;
 }
 
 export function chatBody(params: ChatParams, stream: boolean): Record<string, unknown> {
@@ -24,7 +34,7 @@ export function chatBody(params: ChatParams, stream: boolean): Record<string, un
     // Always ask for usage: metering needs it whether or not the client wants to see it.
     body.stream_options = { include_usage: true };
   }
-  return body;
+  return withoutDropped(params.model, body);
 }
 
 /**
