@@ -116,6 +116,23 @@ export type ChatStreamEvent =
   | { type: 'finish'; finishReason: string }
   | { type: 'usage'; usage: TokenUsage };
 
+/**
+ * A legacy text completion (`POST /v1/completions`) on an upstream engine: `prompt` and
+ * every other field as the client sent them (`fields`, less those Sluice owns).
+ */
+export interface CompletionParams extends CallContext {
+  model: ModelConfig;
+  prompt: unknown;
+  fields: Record<string, unknown>;
+  /** The prompt's text, for counting when the engine reports no usage. */
+  promptText: string;
+}
+
+export interface CompletionOutput {
+  usage: TokenUsage;
+  carried: CarriedAnswer;
+}
+
 /** Classification, extraction and summarization models: one text in, one JSON-able result out. */
 export interface TaskParams extends CallContext {
   model: ModelConfig;
@@ -248,6 +265,9 @@ export interface InferenceBackend {
   status(model: ModelConfig): Promise<BackendStatus>;
   chat?(params: ChatParams): Promise<ChatOutput>;
   chatStream?(params: ChatParams): AsyncIterable<ChatStreamEvent>;
+  /** Legacy text completions; the last stream event is always `usage`. */
+  complete?(params: CompletionParams): Promise<CompletionOutput>;
+  completeStream?(params: CompletionParams): AsyncIterable<ChatStreamEvent>;
   runTask?(params: TaskParams): Promise<TaskOutput>;
   embed?(params: EmbeddingParams): Promise<EmbeddingOutput>;
   moderate?(params: ModerationParams): Promise<ModerationOutput>;

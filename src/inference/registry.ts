@@ -31,7 +31,7 @@ export const BACKEND_FACTORIES: Partial<Record<BackendKind, BackendFactory>> = {
   gguf: createGgufBackend,
 };
 
-export type Capability = 'chat' | 'chatStream' | 'runTask' | 'embed' | 'moderate' | 'transcribe' | 'nextTokenLogprobs';
+export type Capability = 'chat' | 'chatStream' | 'complete' | 'completeStream' | 'runTask' | 'embed' | 'moderate' | 'transcribe' | 'nextTokenLogprobs';
 
 export const ROUTE_PATHS: Record<ModelRoute, string> = {
   chat: '/v1/chat/completions',

@@ -130,3 +130,28 @@ export function fakeModeration(text: string) {
   }
   return { flagged: Object.values(flags).some(Boolean), categories: flags, category_scores: scores };
 }
+
+/**
+ * A legacy text completion as an engine writes it: one choice per prompt and `n`, the
+ * default answer's text (numbered when several), `echo` prepends the prompt.
+ */
+export function textCompletionBody(answer: ChatAnswer, request: any, sequence: number): Record<string, unknown> {
+  const prompts: unknown[] = Array.isArray(request?.prompt) ? request.prompt : [request?.prompt];
+  const n = choicesAsked(request);
+  const choices: Record<string, unknown>[] = [];
+  prompts.forEach((prompt, p) => {
+    for (let i = 0; i < n; i++) {
+      const text = `${request?.echo === true ? String(prompt) : ''}${answer.content}${prompts.length * n > 1 ? ` (${p * n + i + 1})` : ''}`;
+      choices.push({ index: p * n + i, text, logprobs: null, finish_reason: answer.finishReason ?? 'stop' });
+    }
+  });
+  return {
+    id: `cmpl-fake${sequence}`,
+    object: 'text_completion',
+    created: 1_700_000_000,
+    model: String(request?.model ?? 'unknown'),
+    choices,
+    system_fingerprint: FAKE_FINGERPRINT,
+    ...(answer.usage === null ? {} : { usage: wireUsage(answer.usage ?? DEFAULT_CHAT.usage) }),
+  };
+}

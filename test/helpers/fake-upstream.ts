@@ -20,6 +20,9 @@
  *   upstream.count('/chat/completions'); await upstream.waitForAborted(1);
  *   upstream.reset(); await upstream.close();
  *
+ * `/completions` (the legacy text route) answers the default answer's text, streamed word
+ * by word with `stream: true`.
+ *
  * Paths are given without the `/v1` prefix and match the request path exactly.
  * `chat/completions` with `stream: true` and no queued behaviour streams the default
  * answer word by word (plus a usage chunk when `stream_options.include_usage` is set).
@@ -34,6 +37,7 @@ import {
   fakeEmbedding,
   fakeModeration,
   streamChunk,
+  textCompletionBody,
   toolCallDeltas,
   wireUsage,
   wordsOf,
@@ -287,6 +291,9 @@ class FakeUpstreamServer implements FakeUpstream {
     switch (req.path) {
       case '/chat/completions':
         return this.#chatBehavior(req);
+      case '/completions':
+        if (req.body?.stream !== true) return json(textCompletionBody(this.#chat, req.body, this.requests.length), 200, this.#chat.delayMs);
+        return this.#textStream();
       case '/embeddings': {
         const inputs = inputsOf(req.body);
         const tokens = inputs.reduce((n, t) => n + wordsOf(t).length, 0);
@@ -300,6 +307,20 @@ class FakeUpstreamServer implements FakeUpstream {
       default:
         return fail(404, `no route ${req.method} ${req.path}`);
     }
+  }
+
+  /** A text completion streamed word by word, then its finish and (when asked) its usage. */
+  #textStream(): Behavior {
+    return handler((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const write = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+        res.write(`data: ${JSON.stringify({ id: 'cmpl-fakestream', object: 'text_completion', created: 1_700_000_000, model: req.body?.model, choices, ...extra })}\n\n`);
+      for (const word of wordsOf(this.#chat.content)) write([{ index: 0, text: word, logprobs: null, finish_reason: null }]);
+      write([{ index: 0, text: '', logprobs: null, finish_reason: 'stop' }]);
+      const usage = this.#chat.usage === undefined ? DEFAULT_CHAT.usage : this.#chat.usage;
+      if (usage && req.body?.stream_options?.include_usage) write([], { usage: wireUsage(usage) });
+      res.end('data: [DONE]\n\n');
+    });
   }
 
   #chatBehavior(req: RecordedRequest): Behavior {

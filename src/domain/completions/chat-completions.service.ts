@@ -152,7 +152,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
  * first read of the stream would keep its hold forever. Until the stream is first read,
  * the client's disconnect releases the admission (nothing was delivered, nothing billed).
  */
-function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, signal: AbortSignal): AsyncIterable<T> {
+export function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, signal: AbortSignal): AsyncIterable<T> {
   const stop = onAbort(signal, () => admission.release());
   return {
     [Symbol.asyncIterator]() {

@@ -201,3 +201,79 @@ describe('choices and logprobs', () => {
     expect('service_tier' in body).toBe(false);
   });
 });
+
+describe('legacy completions', () => {
+  it('completions.create: the prompt and the legacy fields reach the engine, its choices come back, metered like chat', async () => {
+    const completion = await client.completions.create({
+      model: MODEL,
+      prompt: ['Once upon a time', 'In a galaxy'],
+      suffix: 'The end.',
+      echo: true,
+      logprobs: 2,
+      max_tokens: 20,
+      n: 2,
+    });
+    expect(lastBody()).toEqual({
+      model: 'openai/gpt-oss-120b',
+      prompt: ['Once upon a time', 'In a galaxy'],
+      suffix: 'The end.',
+      echo: true,
+      logprobs: 2,
+      max_tokens: 20,
+      n: 2,
+    });
+    expect(env.upstream.requests.at(-1)!.path).toBe('/completions');
+    expect(completion.object).toBe('text_completion');
+    expect(completion.id).toMatch(/^cmpl-/);
+    expect(completion.id).not.toMatch(/fake/);
+    expect(completion.model).toBe(MODEL);
+    expect(completion.system_fingerprint).toBe(FAKE_FINGERPRINT);
+    expect(completion.choices.map((c) => [c.index, c.text])).toEqual([
+      [0, 'Once upon a timeHello from the fake upstream. (1)'],
+      [1, 'Once upon a timeHello from the fake upstream. (2)'],
+      [2, 'In a galaxyHello from the fake upstream. (3)'],
+      [3, 'In a galaxyHello from the fake upstream. (4)'],
+    ]);
+    expect(completion.usage).toEqual({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 });
+    const [record] = await usageOf(env.server, projectId);
+    expect(record).toMatchObject({ model: MODEL, route: '/v1/completions', inputTokens: 11, outputTokens: 7, status: 200 });
+  });
+
+  it('completions.create with stream: true relays the engine’s chunks and ends with the usage', async () => {
+    const stream = await client.completions.create({ model: MODEL, prompt: 'Say hello', stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let finish: string | null = null;
+    let usage: OpenAI.CompletionUsage | undefined;
+    const ids = new Set<string>();
+    for await (const chunk of stream) {
+      ids.add(chunk.id);
+      text += chunk.choices[0]?.text ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(lastBody()).toEqual({ model: 'openai/gpt-oss-120b', prompt: 'Say hello', stream: true, stream_options: { include_usage: true } });
+    expect(text).toBe('Hello from the fake upstream.');
+    expect(finish).toBe('stop');
+    expect(usage).toEqual({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 });
+    expect([...ids]).toHaveLength(1);
+    expect([...ids][0]).toMatch(/^cmpl-/);
+  });
+
+  it('a task model is not served on /v1/completions: 400 naming the model, and the engine is not called', async () => {
+    const res = await call(env.server.baseUrl, 'POST', '/v1/completions', { key, body: { model: 'deberta-v3-small', prompt: 'x' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({
+      message: 'Model deberta-v3-small is not supported on /v1/completions; it serves chat models of an upstream engine',
+      type: 'invalid_request_error',
+      code: 'model_not_found',
+      param: 'model',
+    });
+    expect(env.upstream.count()).toBe(0);
+  });
+
+  it('a prompt that is neither text nor tokens is refused with the field named', async () => {
+    const res = await call(env.server.baseUrl, 'POST', '/v1/completions', { key, body: { model: MODEL, prompt: [{ text: 'x' }] } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ message: 'prompt must be a string, an array of strings, or an array of tokens', param: 'prompt' });
+  });
+});

@@ -4,6 +4,7 @@ import type { Container } from '../../../container.js';
 import { ApiKeyStrategy } from '../../auth/api-key-strategy.js';
 import { apiScope, type RouteModule } from '../api-scope.js';
 import { registerChatCompletionsRoute } from './chat-completions.js';
+import { registerCompletionsRoute } from './completions.js';
 import { registerResponsesRoute } from './responses.js';
 import { registerEmbeddingsRoute } from './embeddings.js';
 import { registerModerationsRoute } from './moderations.js';
@@ -20,6 +21,7 @@ import { OpenApiDocument } from '../../schemas/ops.js';
 /** Route modules register here, one line each. */
 export const V1_ROUTE_MODULES: readonly RouteModule[] = [
   registerChatCompletionsRoute,
+  registerCompletionsRoute,
   registerResponsesRoute,
   registerEmbeddingsRoute,
   registerModerationsRoute,

@@ -8,9 +8,12 @@ import type { Logger } from 'pino';
 import type { ModelConfig } from '../../../config/schema.js';
 import type {
   BackendStatus,
+  CallContext,
   ChatOutput,
   ChatParams,
   ChatStreamEvent,
+  CompletionOutput,
+  CompletionParams,
   EmbeddingOutput,
   EmbeddingParams,
   InferenceBackend,
@@ -26,8 +29,8 @@ import type { BackendDeps } from '../../registry.js';
 import type { TokenCounter } from '../../token-counter.js';
 import { UpstreamClient, type UpstreamTarget } from './client.js';
 import { upstreamProtocolError, upstreamTransportError } from './errors.js';
-import { chatBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
-import { finishesAChoice, readChatCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
+import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
+import { finishesAChoice, readChatCompletion, readCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
 import { SseDecoder } from './sse-decoder.js';
 import { UpstreamProbes } from './upstream-probes.js';
 
@@ -105,9 +108,32 @@ export class OpenAIBackend implements InferenceBackend {
     return { logprobs, usage: chat.usage };
   }
 
-  async *chatStream(params: ChatParams): AsyncGenerator<ChatStreamEvent> {
+  chatStream(params: ChatParams): AsyncGenerator<ChatStreamEvent> {
+    return this.#stream(params, chatBody(params, true), '/chat/completions', (produced) => this.#countChatUsage(params, produced));
+  }
+
+  async complete(params: CompletionParams): Promise<CompletionOutput> {
     const target = this.#target(params.model);
-    const response = await this.#client.post(target, '/chat/completions', chatBody(params, true), params, 'text/event-stream');
+    const { body } = await this.#client.postJson<unknown>(target, '/completions', completionBody(params, false), params);
+    const completion = readCompletion(body);
+    if (!completion) throw upstreamProtocolError(params.model.id, 'the answer has no choices');
+    const usage = completion.usage ?? (await this.#countCompletionUsage(params, completion.text));
+    return { usage, carried: completion.carried };
+  }
+
+  completeStream(params: CompletionParams): AsyncGenerator<ChatStreamEvent> {
+    return this.#stream(params, completionBody(params, true), '/completions', (produced) => this.#countCompletionUsage(params, produced));
+  }
+
+  /** An upstream's SSE stream as port events, ending with its usage (counted with `count` when it reports none). */
+  async *#stream(
+    params: CallContext & { model: ModelConfig },
+    body: Record<string, unknown>,
+    path: string,
+    count: (produced: string) => Promise<TokenUsage>,
+  ): AsyncGenerator<ChatStreamEvent> {
+    const target = this.#target(params.model);
+    const response = await this.#client.post(target, path, body, params, 'text/event-stream');
     const decoder = new SseDecoder();
     let usage: TokenUsage | null = null;
     let finished = false;
@@ -138,7 +164,7 @@ export class OpenAIBackend implements InferenceBackend {
       if (!response.body.readableEnded) response.body.destroy();
     }
     if (!finished && !done) throw upstreamProtocolError(params.model.id, 'the stream ended before the answer finished');
-    yield { type: 'usage', usage: usage ?? (await this.#countChatUsage(params, produced)) };
+    yield { type: 'usage', usage: usage ?? (await count(produced)) };
   }
 
   async runTask(params: TaskParams): Promise<TaskOutput> {
@@ -208,6 +234,13 @@ export class OpenAIBackend implements InferenceBackend {
     let total = 0;
     for (const t of texts) total += (await this.tokens.count(model, t)).tokens;
     return total;
+  }
+
+  async #countCompletionUsage(params: CompletionParams, output: string): Promise<TokenUsage> {
+    return {
+      inputTokens: (await this.tokens.count(params.model, params.promptText)).tokens,
+      outputTokens: (await this.tokens.count(params.model, output)).tokens,
+    };
   }
 
   async #countChatUsage(params: ChatParams, output: string): Promise<TokenUsage> {

@@ -1,6 +1,6 @@
 /** Port parameters → OpenAI wire request bodies, with the upstream's own model name. */
 import type { ModelConfig } from '../../../config/schema.js';
-import type { ChatParams, EmbeddingParams, ModerationParams, TaskParams } from '../../backend.js';
+import type { ChatParams, CompletionParams, EmbeddingParams, ModerationParams, TaskParams } from '../../backend.js';
 
 export const upstreamModel = (model: ModelConfig): string => model.binding.upstreamModel ?? model.id;
 
@@ -32,6 +32,16 @@ export function chatBody(params: ChatParams, stream: boolean): Record<string, un
   if (stream) {
     body.stream = true;
     // Always ask for usage: metering needs it whether or not the client wants to see it.
+    body.stream_options = { include_usage: true };
+  }
+  return withoutDropped(params.model, body);
+}
+
+/** A legacy completion: the client's fields as sent, with the upstream's model name. */
+export function completionBody(params: CompletionParams, stream: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = Object.assign({ model: upstreamModel(params.model), prompt: params.prompt }, params.fields);
+  if (stream) {
+    body.stream = true;
     body.stream_options = { include_usage: true };
   }
   return withoutDropped(params.model, body);

@@ -86,14 +86,22 @@ export function readChatCompletion(raw: unknown): UpstreamChat | null {
   };
 }
 
-/** The text a stream chunk produced (content and reasoning of every choice), for counting. */
+/** The text a stream chunk produced (content and reasoning of every choice, or a completion's text), for counting. */
 function producedText(choices: readonly Json[]): string {
   let produced = '';
   for (const choice of choices) {
     const delta = obj(choice.delta);
-    produced += (text(delta?.content) ?? '') + (reasoningOf(delta) ?? '');
+    produced += (text(delta?.content) ?? '') + (reasoningOf(delta) ?? '') + (text(choice.text) ?? '');
   }
   return produced;
+}
+
+/** A legacy completion's answer: its choices and fields as sent, its usage, and its text for counting. */
+export function readCompletion(raw: unknown): { carried: CarriedAnswer; usage: TokenUsage | null; text: string } | null {
+  const body = obj(raw);
+  if (!body || !Array.isArray(body.choices) || body.choices.length === 0) return null;
+  const carried = carriedOf(body);
+  return { carried, usage: readUsage(body.usage), text: producedText(carried.choices) };
 }
 
 /** Whether a chunk ends a choice (any choice: with `n`, each ends in its own chunk). */
