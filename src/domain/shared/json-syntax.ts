@@ -68,7 +68,7 @@ function wordAt(text: string, at: number): string {
 }
 
 /** What stands at `at`, as a reader would name it, with a hint for the mistakes people make. */
-export function foundAt(text: string, at: number): string {
+function foundAt(text: string, at: number): string {
   if (at >= text.length) return 'the end of the input';
   const c = text.charCodeAt(at);
   if (c === QUOTE) return 'a string';

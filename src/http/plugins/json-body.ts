@@ -23,6 +23,8 @@ export const tooDeep = () =>
     code: 'json_too_deep',
   });
 
+/** secure-json-parse's refusal of `__proto__` and `constructor.prototype` keys. */
+const FORBIDDEN_PROTOTYPE = 'Object contains forbidden prototype property';
 const emptyBody = () => new AppError('invalid_request', 'Request body is empty; send a JSON object', { code: 'invalid_json' });
 /**
  * Where the body stops being JSON, so the client can find the mistake. Valid JSON that
@@ -31,7 +33,7 @@ const emptyBody = () => new AppError('invalid_request', 'Request body is empty; 
  */
 export function invalidJson(text: string, error: unknown): AppError {
   const place = jsonErrorPlace(text);
-  const refusal = error instanceof Error && /^Object contains forbidden (prototype|constructor) property$/.test(error.message) ? error.message : 'not valid JSON';
+  const refusal = error instanceof Error && error.message === FORBIDDEN_PROTOTYPE ? FORBIDDEN_PROTOTYPE : 'not valid JSON';
   const message = place ? `Invalid JSON body at ${placeAndReason(place)}` : `Invalid JSON body: ${refusal}`;
   return new AppError('invalid_request', message, { code: 'invalid_json' });
 }
