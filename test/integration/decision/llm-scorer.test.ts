@@ -238,7 +238,9 @@ describe('the llm scorer on an in-process GGUF model', () => {
     // (a scripted answer's logit is so high that every other token's probability underflows).
     modelsDir = buildTestModels(['all-minilm-l6-v2']);
     buildTinyLlama(path.join(modelsDir, CHAT, 'model-Q4_K_M.gguf'), { script: [], seed: 44 });
-    const yaml = `decision:\n  scorers:\n    ${IAB}: llm\n    zlm-v1-moderation-edge: llm\n  llm_model: ${CHAT}\n`;
+    // One llama.cpp thread: on a busy machine, threads that wait for each other by spinning
+    // make even this tiny model slow, and the decision reads pin their thread count anyway.
+    const yaml = `decision:\n  scorers:\n    ${IAB}: llm\n    zlm-v1-moderation-edge: llm\n  llm_model: ${CHAT}\nruntimes:\n  gguf_threads: 1\n`;
     server = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });
     ({ key } = await server.newTenant({ balanceUsd: 5 }));
   }, 120_000);
@@ -303,7 +305,7 @@ describe('the llm scorer on an in-process GGUF model', () => {
     }
   });
 
-  it('is deterministic under load: the same request 50 times, beside other decisions and chats on the same model, answers bit for bit the same', { timeout: 300_000 }, async () => {
+  it('is deterministic under load: the same request 50 times, beside other decisions and chats on the same model, answers bit for bit the same', { timeout: 120_000 }, async () => {
     const alone = await decide();
     expect(alone.status, JSON.stringify(alone.body)).toBe(200);
     const client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: key, maxRetries: 0 });
