@@ -351,7 +351,7 @@ describe('refusals', () => {
     const malformed = await call(server.baseUrl, 'POST', '/v1/systemone', { headers, rawBody: '{"a" 1}' });
     expect(malformed.status).toBe(422);
     expect(malformed.body).toEqual({
-      detail: [{ type: 'json_invalid', loc: ['body', 5], msg: 'JSON decode error', input: {}, ctx: { error: "Expected ':' after property name in JSON at position 5" } }],
+      detail: [{ type: 'json_invalid', loc: ['body', 5], msg: 'JSON decode error', input: {}, ctx: { error: "line 1, column 6: Expected ':' after the property name, found '1'" } }],
     });
     expect(malformed.headers.get('x-typesafe-request-id')).toBe(malformed.headers.get('x-request-id'));
     const empty = await call(server.baseUrl, 'POST', '/v1/systemone', { headers, rawBody: '' });

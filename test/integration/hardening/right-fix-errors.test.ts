@@ -106,9 +106,9 @@ describe('malformed JSON says where', () => {
     call(server.baseUrl, 'POST', '/v1/chat/completions', { key, headers: { 'content-type': 'application/json' }, rawBody: text });
 
   it.each([
-    ['{"model": "x",\n  "messages": []\n  "n": 1}', 'Invalid JSON body at line 3, column 3: Expected \',\' or \'}\' after property value'],
-    ['{"model": "x",}', 'Invalid JSON body at line 1, column 15: Expected double-quoted property name'],
-    ['{"model": ', 'Invalid JSON body at line 1, column 11: Unexpected end of JSON input'],
+    ['{"model": "x",\n  "messages": []\n  "n": 1}', "Invalid JSON body at line 3, column 3: Expected ',' or '}' after the property value, found a string"],
+    ['{"model": "x",}', "Invalid JSON body at line 1, column 15: Expected a property name in double quotes after ',', found '}'; JSON allows no trailing comma"],
+    ['{"model": ', 'Invalid JSON body at line 1, column 11: Expected a value, found the end of the input'],
   ])('%j', async (text, message) => {
     const res = await raw(text);
     expect(res.status).toBe(400);

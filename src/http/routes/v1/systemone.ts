@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Container } from '../../../container.js';
 import { malformedJson, tooDeepJson, unprocessable, type KeyOrders } from '../../../domain/decision/validation.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../../../domain/shared/json-depth.js';
+import { stripByteOrderMark } from '../../../domain/shared/json-syntax.js';
 import { decisionJson, keyOrdersOf } from './systemone-key-orders.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { documentOnly } from '../../schemas/document-only.js';
@@ -42,15 +43,15 @@ function decisionScope(scope: FastifyInstance, container: Container): void {
   });
   scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
+    const text = stripByteOrderMark(body as string);
     if (text.trim() === '') return done(unprocessable([{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]), undefined);
     // Bounded as every JSON body is: deeper state would overflow the stack when read as text.
     if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) return done(tooDeepJson(MAX_JSON_DEPTH), undefined);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
-    } catch (err) {
-      return done(malformedJson(text, err), undefined);
+    } catch {
+      return done(malformedJson(text), undefined);
     }
     const orders = keyOrdersOf(text, parsed);
     if (orders) keyOrders.set(request, orders);
