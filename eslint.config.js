@@ -45,7 +45,7 @@ const BOUNDARIES = {
     ...OUTER_LAYERS(up),
     ...CONFIG_TYPES(up),
     {
-      regex: `${SRC(up)}domain/(?!shared/)(?!.*\\.port\\.js$)`,
+      regex: `${SRC(up)}domain/(?!shared/)(?!.*\\.(?:port|types)\\.js$)`,
       message: 'Inference adapters import only domain ports (*.port.ts) and the shared kernel (domain/shared).',
     },
   ],

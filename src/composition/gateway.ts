@@ -20,7 +20,7 @@ import { MemoryReplayGuard } from '../storage/replay/memory-replay-guard.js';
 import { RedisReplayGuard } from '../storage/replay/redis-replay-guard.js';
 import type { Outbox } from './outbox.js';
 import type { DeliveryRefusal, OutboxEntry, OutboxHandler } from '../domain/outbox/outbox.types.js';
-import { catalogEntry } from '../inference/catalog.js';
+import { catalogEntry } from '../config/catalog.js';
 import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import type { Metrics } from '../observability/metrics.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';

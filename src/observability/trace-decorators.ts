@@ -5,7 +5,7 @@
  * tracing-off path is exactly the code it was.
  */
 import type { Span } from '@opentelemetry/api';
-import type { InferenceBackend } from '../inference/backend.js';
+import type { InferenceBackend } from '../domain/models/inference-backend.port.js';
 import type { BackendFactory } from '../inference/registry.js';
 import type { BillingService } from '../domain/billing/billing.service.js';
 import { failSpan, inSpan, tracer } from './tracing.js';

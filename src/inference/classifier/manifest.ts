@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { LABEL_SET_NAMES, MODERATION_LABELS, type LabelSetName } from './label-sets.js';
+import { LABEL_SET_NAMES, MODERATION_LABELS, type LabelSetName } from '../../domain/shared/classification/label-sets.js';
 
 export const MANIFEST_FILE = 'pack.json';
 export const PACK_FORMAT = 1;
