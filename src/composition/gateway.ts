@@ -11,7 +11,7 @@ import type { Clock } from '../domain/shared/clock.js';
 import type { BillingService } from '../domain/billing/billing.service.js';
 import type { ProjectsService } from '../domain/projects/projects.service.js';
 import { GatewayVerifier } from '../domain/gateway/gateway-verifier.js';
-import type { ReplayGuard } from '../domain/gateway/replay-guard.js';
+import type { ReplayGuard } from '../domain/gateway/replay-guard.port.js';
 import type { IntermediaryClient } from '../domain/gateway/intermediary.port.js';
 import { callReportsOf, combinedReport, eventsOfReport, type UsageReport } from '../domain/gateway/usage-report.js';
 import { IntermediaryMeter } from '../domain/gateway/intermediary-meter.js';
@@ -21,7 +21,8 @@ import { RedisReplayGuard } from '../storage/replay/redis-replay-guard.js';
 import type { Outbox } from './outbox.js';
 import type { DeliveryRefusal, OutboxEntry, OutboxHandler } from '../domain/outbox/outbox.types.js';
 import { catalogEntry } from '../config/catalog.js';
-import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
+import { createRateLimiter } from '../storage/rate-limit/rate-limiter.js';
+import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
 import type { Metrics } from '../observability/metrics.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';
 
