@@ -9,8 +9,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { BackendKind, ModelRoute, ModelSpec } from '../domain/models/model-spec.types.js';
-import type { BackendStatus, InferenceBackend } from '../domain/models/inference-backend.port.js';
-import type { Capability, ModelResolver, TokenCount } from '../domain/models/model-resolver.port.js';
+import type { InferenceBackend } from '../domain/models/inference-backend.port.js';
+import { modelNotFound, ROUTE_PATHS, type Capability, type ModelDirectory, type ModelStatus, type TokenCount } from '../domain/models/model-resolver.port.js';
 import { AppError, invalidRequest } from '../domain/shared/errors.js';
 import { TokenCounter } from './token-counter.js';
 import { createOpenAIBackend } from './backends/openai/index.js';
@@ -32,28 +32,11 @@ export const BACKEND_FACTORIES: Partial<Record<BackendKind, BackendFactory>> = {
   gguf: createGgufBackend,
 };
 
-export const ROUTE_PATHS: Record<ModelRoute, string> = {
-  chat: '/v1/chat/completions',
-  responses: '/v1/responses',
-  embeddings: '/v1/embeddings',
-  moderations: '/v1/moderations',
-  transcriptions: '/v1/audio/transcriptions',
-  translations: '/v1/audio/translations',
-  systemone: '/v1/systemone',
-};
-
-export interface ModelStatus extends BackendStatus {
-  backend: BackendKind;
-}
-
 /** Readiness is cheap but not free; remember it briefly on the hot path. */
 const READY_TTL_MS = 5_000;
 const NOT_READY_TTL_MS = 1_000;
 
-export const modelNotFound = (id: string) =>
-  invalidRequest(`The model \`${id}\` does not exist or you do not have access to it.`, 'model', 'model_not_found');
-
-export class ModelRegistry implements ModelResolver {
+export class ModelRegistry implements ModelDirectory {
   readonly tokens = new TokenCounter();
   readonly #byName = new Map<string, ModelSpec>();
   readonly #backends = new Map<BackendKind, InferenceBackend>();
