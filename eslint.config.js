@@ -20,18 +20,23 @@ const LAYER_IMPORTS = {
   'src/worker': ['worker', 'domain', 'storage', 'observability', 'config'],
   'src/composition': ['composition', 'domain', 'config', 'inference', 'storage', 'adapters', 'observability', 'http', 'worker'],
 };
-// Entry points (src/main.ts, src/worker/main.ts, src/cli, and their start-up helpers src/entry-point.ts and
-// src/listen-errors.ts) may import anything under src/; no layer imports them, nor composition.
-// The composition root outside src/composition, until it is only a list of features.
-const COMPOSITION_ROOT = ['src/container.ts'];
+
+/*
+ * Entry points (src/main.ts, src/worker/main.ts, src/cli, and their start-up helpers
+ * src/entry-point.ts and src/listen-errors.ts) belong to no layer: they may import anything
+ * under src/, and no layer imports them. Composition is imported by entry points only (no
+ * other layer lists it). src/container.ts is the composition root outside src/composition
+ * (until it is only a list of features).
+ */
+const LAYER_FILES = {
+  'src/worker': ['src/worker/**/!(main).ts'],
+  'src/composition': ['src/composition/**', 'src/container.ts'],
+};
 // Adapters: they implement the domain's ports and read the config's types.
 const ADAPTERS = ['src/inference/**', 'src/storage/**', 'src/adapters/**'];
 
-// src/worker/main.ts is an entry point, not part of the worker layer; src/container.ts is composition.
-const TARGETS = { 'src/worker': ['src/worker/**/!(main).ts'], 'src/composition': ['src/composition/**', ...COMPOSITION_ROOT] };
-
 const layerZone = ([dir, layers]) => ({
-  target: TARGETS[dir] ?? `${dir}/**`,
+  target: LAYER_FILES[dir] ?? `${dir}/**`,
   from: [`src/!(${layers.join('|')})/**`, 'src/*.ts'],
   message: `${dir} imports only from ${layers.map((l) => `src/${l}`).join(', ')} (README, Layout).`,
 });
