@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
 /*
- * Import boundaries (README, Layout) as path zones: import-x/no-restricted-paths resolves
+ * Import boundaries (docs/development.md) as path zones: import-x/no-restricted-paths resolves
  * every import to its file and refuses it when the file lies in a zone's `from` while the
  * importer lies in its `target`. Each layer lists the layers it may import; `from` is the
  * complement (`src/!(a|b)/**`). Narrower zones then say which files of an allowed layer
@@ -38,7 +38,7 @@ const ADAPTERS = ['src/inference/**', 'src/storage/**', 'src/adapters/**'];
 const layerZone = ([dir, layers]) => ({
   target: LAYER_FILES[dir] ?? `${dir}/**`,
   from: [`src/!(${layers.join('|')})/**`, 'src/*.ts'],
-  message: `${dir} imports only from ${layers.map((l) => `src/${l}`).join(', ')} (README, Layout).`,
+  message: `${dir} imports only from ${layers.map((l) => `src/${l}`).join(', ')} (docs/development.md, Import boundaries).`,
 });
 
 const ZONES = [

@@ -1,15 +1,15 @@
 /**
- * The README's Layout table follows the tree: every top folder of src/ and every subject
- * folder of src/domain has a row, and every path a row names exists.
+ * The Layout table of docs/development.md follows the tree: every top folder of src/ and
+ * every subject folder of src/domain has a row, and every path a row names exists.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const DEVELOPMENT = readFileSync(path.join(ROOT, 'docs/development.md'), 'utf8');
 
-const section = README.slice(README.indexOf('### Layout\n'), README.indexOf('**Import boundaries**'));
+const section = DEVELOPMENT.slice(DEVELOPMENT.indexOf('## Layout\n'), DEVELOPMENT.indexOf('## Import boundaries\n'));
 
 /** The paths named in the first column of the table (`a`, `b/` → a, b). */
 const listed: string[] = section
@@ -22,9 +22,9 @@ const foldersOf = (dir: string): string[] =>
     .filter((entry) => entry.isDirectory())
     .map((entry) => `${dir}/${entry.name}`);
 
-describe('README layout', () => {
+describe('the layout in docs/development.md', () => {
   it('is a table of more than a few rows, before the import boundaries', () => {
-    expect(README.indexOf('### Layout\n')).toBeGreaterThan(0);
+    expect(DEVELOPMENT.indexOf('## Layout\n')).toBeGreaterThan(0);
     expect(section.length).toBeGreaterThan(0);
     expect(listed.length).toBeGreaterThan(10);
   });
