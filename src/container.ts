@@ -14,7 +14,8 @@ import { UsageReportsRepository } from './storage/db/repositories/usage-reports.
 import { CreditGrantsRepository } from './storage/db/repositories/credit-grants.repository.js';
 import { createBlobStore } from './storage/blobs/create-blob-store.js';
 import type { BlobStore } from './domain/files/blob-store.port.js';
-import { createRateLimiter, type RateLimiter } from './storage/rate-limit/rate-limiter.js';
+import { createRateLimiter } from './storage/rate-limit/rate-limiter.js';
+import type { RateLimiter } from './domain/identity/rate-limiter.port.js';
 import { ApiKeyAuthenticator } from './domain/identity/authenticator.js';
 import { ProjectsService } from './domain/projects/projects.service.js';
 import { BillingService } from './domain/billing/billing.service.js';

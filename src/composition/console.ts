@@ -5,8 +5,9 @@ import type { ApiKeyAuthenticator } from '../domain/identity/authenticator.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { ConsoleSessions } from '../domain/console/sessions.js';
 import { ConsoleSessionsRepository } from '../storage/db/repositories/console-sessions.repository.js';
-import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
-import type { StorefrontActivityStore } from '../domain/storefront/activity.js';
+import { createRateLimiter } from '../storage/rate-limit/rate-limiter.js';
+import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
+import type { StorefrontActivityStore } from '../domain/storefront/activity-store.port.js';
 import { StorefrontActivityRepository } from '../storage/db/repositories/storefront-activity.repository.js';
 
 export interface ConsoleParts {

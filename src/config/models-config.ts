@@ -7,7 +7,8 @@
  * member must never find the member).
  */
 import path from 'node:path';
-import { CATALOG, type CatalogEntry, type ModelRoute, type ModelTask } from '../inference/catalog.js';
+import { CATALOG } from './catalog.js';
+import type { CatalogEntry, ModelRoute, ModelTask } from '../domain/models/model-spec.types.js';
 import type { ConfigFile, ModelConfig, ModelFileConfig } from './schema.js';
 
 type Env = Readonly<Record<string, string | undefined>>;

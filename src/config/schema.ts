@@ -4,8 +4,7 @@
  * of the code receives. Only `src/config/` reads the environment.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { BackendKind, CatalogEntry } from '../inference/catalog.js';
-import type { TokenPrice } from '../domain/shared/money.js';
+import type { ModelSpec } from '../domain/models/model-spec.types.js';
 import { StorefrontFileSchema, type StorefrontConfig } from './storefront-config.js';
 
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
@@ -213,28 +212,8 @@ export const ConfigFileSchema = Type.Object(
 export type ConfigFile = Static<typeof ConfigFileSchema>;
 export type ModelFileConfig = Static<typeof ModelFileSchema>;
 
-export interface ModelBinding {
-  backend: BackendKind;
-  baseUrl: string | null;
-  upstreamModel: string | null;
-  /** The resolved secret from `api_key_env`; never logged. */
-  apiKey: string | null;
-  timeoutMs: number;
-  /** Directory of the model's files for in-process runtimes. */
-  path: string | null;
-}
-
-export interface ModelConfig {
-  id: string;
-  entry: CatalogEntry;
-  price: TokenPrice;
-  contextLength: number;
-  /** The output cap assumed when a request sets none (the credit reservation's estimate). */
-  maxOutputTokens: number;
-  binding: ModelBinding;
-  /** Declared in sluice.yaml (an id outside the catalog, or a catalog id given a `kind`), not a catalog default. */
-  declared: boolean;
-}
+/** A model as the config resolves it: the domain's ModelSpec (catalog entry, price, limits, binding). */
+export type ModelConfig = ModelSpec;
 
 /** An S3-compatible bucket (AWS S3, MinIO, R2, Ceph RGW); credentials are secrets, never logged. */
 export interface S3BlobConfig {

@@ -9,7 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../domain/identity/caller.js';
 import type { AppError } from '../domain/shared/errors.js';
-import type { RateLimiter } from '../storage/rate-limit/rate-limiter.js';
+import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
 import type { HttpError, StatusOverrides } from './errors.js';
 
 export interface ScopeRateLimit {

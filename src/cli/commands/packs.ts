@@ -15,7 +15,7 @@ import { defaultManifest, isPackModel, PACK_MODEL_IDS } from '../../inference/cl
 import type { ClassifierPack } from '../../inference/classifier/pack.js';
 import { readLabelled, targets, type Example } from '../../inference/classifier/labelled-data.js';
 import { calibrateSets, evaluate, trainHeads, writePackChanges } from '../../inference/classifier/training.js';
-import type { CalibrationMetrics } from '../../inference/classifier/calibration.js';
+import type { CalibrationMetrics } from '../../domain/shared/classification/calibration.js';
 import { reliabilitySvg } from '../../inference/classifier/reliability-svg.js';
 import { atomicWrite } from '../../inference/classifier/heads.js';
 import { printJson } from '../context.js';

@@ -11,8 +11,10 @@ import { payerRef, type Principal } from '../identity/caller.js';
 import { outboxEntriesOf, type OutboxEntry, type OutboxHandlers, type OutboxIntake, type OutboxMessage } from '../outbox/outbox.types.js';
 import type { MeteredCall, SettledUsage } from './meter.js';
 import type { UsageRecord } from './usage.types.js';
-import { UsageWriter, type UsageStore } from './usage-writer.js';
-import { BalanceReader, type BalanceStore } from './balance-reader.js';
+import { UsageWriter } from './usage-writer.js';
+import type { UsageStore } from './usage-store.port.js';
+import { BalanceReader } from './balance-reader.js';
+import type { BalanceStore } from './balance-store.port.js';
 
 export type UsageObserver = (record: UsageRecord) => void;
 

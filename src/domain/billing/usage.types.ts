@@ -1,4 +1,4 @@
-import type { PayerRef } from '../identity/caller.js';
+import type { PayerRef } from '../identity/payer.types.js';
 
 /**
  * The usage record: one per billable call. The project is the tenant whose usage it is;

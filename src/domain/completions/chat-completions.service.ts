@@ -11,8 +11,8 @@ import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
 import { onAbort } from '../shared/abort.js';
-import type { ChatStreamEvent, TokenUsage } from '../../inference/backend.js';
-import type { ModelRegistry } from '../../inference/registry.js';
+import type { ChatStreamEvent, TokenUsage } from '../models/inference-backend.port.js';
+import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
 import { parseChatRequest, type ChatRequest } from './chat-request.js';
 import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from './chat-runner.js';
@@ -24,7 +24,7 @@ export const CHAT_ROUTE = '/v1/chat/completions';
 const CLIENT_CLOSED = 499;
 
 export interface InferenceServiceDeps {
-  registry: ModelRegistry;
+  registry: ModelResolver;
   clock: Clock;
   logger: Pick<Logger, 'warn' | 'error'>;
 }

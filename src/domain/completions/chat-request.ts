@@ -5,7 +5,7 @@
  * `metadata` carries model options; `categories` carries candidate labels.
  */
 import { invalidRequest } from '../shared/errors.js';
-import type { ChatMessage, ChatRole } from '../../inference/backend.js';
+import type { ChatMessage, ChatRole } from '../models/inference-backend.port.js';
 import {
   type Body,
   describe,

@@ -4,10 +4,10 @@
  * extraction, summarization), enforces the context limit before anything runs, and calls
  * the backend. Quota and metering stay with the services that call it.
  */
-import type { ModelConfig } from '../../config/schema.js';
+import type { ModelSpec } from '../models/model-spec.types.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
-import type { CallContext, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../../inference/backend.js';
-import type { ModelRegistry } from '../../inference/registry.js';
+import type { CallContext, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../models/inference-backend.port.js';
+import type { ModelResolver } from '../models/model-resolver.port.js';
 import { maxPossibleTokens } from './metered-call.js';
 import { parseLabelText } from './request-fields.js';
 
@@ -26,8 +26,8 @@ export interface Conversation {
 }
 
 export type PreparedCall =
-  | { kind: 'chat'; model: ModelConfig; backend: InferenceBackend; messages: ChatMessage[]; conversation: Conversation }
-  | { kind: 'task'; model: ModelConfig; backend: InferenceBackend; input: string; labels: string[] | null; conversation: Conversation };
+  | { kind: 'chat'; model: ModelSpec; backend: InferenceBackend; messages: ChatMessage[]; conversation: Conversation }
+  | { kind: 'task'; model: ModelSpec; backend: InferenceBackend; input: string; labels: string[] | null; conversation: Conversation };
 
 export interface ChatResult {
   content: string;
@@ -36,7 +36,7 @@ export interface ChatResult {
   usage: TokenUsage;
 }
 
-export const contextLengthExceeded = (model: ModelConfig, param: string, tokens: number, exact: boolean) =>
+export const contextLengthExceeded = (model: ModelSpec, param: string, tokens: number, exact: boolean) =>
   new AppError(
     'context_length',
     `Input exceeds max_tokens (${model.contextLength}) for model: ${model.id} (the input has ${exact ? '' : 'about '}${tokens} tokens)`,
@@ -44,7 +44,7 @@ export const contextLengthExceeded = (model: ModelConfig, param: string, tokens:
   );
 
 /** Refuses `text` when it has more tokens than the model's context (before anything runs). */
-export async function assertWithinContext(registry: ModelRegistry, model: ModelConfig, text: string, param: string): Promise<void> {
+export async function assertWithinContext(registry: ModelResolver, model: ModelSpec, text: string, param: string): Promise<void> {
   // Cheap bound first: no tokenizer produces more tokens than bytes, so most inputs never need counting.
   if (maxPossibleTokens(text) <= model.contextLength) return;
   const counted = await registry.countTokens(model, text);
@@ -52,7 +52,7 @@ export async function assertWithinContext(registry: ModelRegistry, model: ModelC
 }
 
 /** No tokenizer makes more tokens than bytes: most conversations fit without counting. */
-const fitsWithoutCounting = (model: ModelConfig, messages: readonly ChatMessage[]) =>
+const fitsWithoutCounting = (model: ModelSpec, messages: readonly ChatMessage[]) =>
   messages.reduce((n, m) => n + maxPossibleTokens(m.content), 0) <= model.contextLength;
 
 /** The backend call of a prepared chat-model call (same for the one-shot and the streamed path). */
@@ -79,10 +79,10 @@ export function withOutputCap(call: PreparedCall, cap: number | undefined): Prep
 }
 
 export class ChatRunner {
-  constructor(private readonly registry: ModelRegistry) {}
+  constructor(private readonly registry: ModelResolver) {}
 
   /** Everything that can refuse the request without running it: shape, labels, context length, backend. */
-  async prepare(model: ModelConfig, conversation: Conversation, streaming: boolean): Promise<PreparedCall> {
+  async prepare(model: ModelSpec, conversation: Conversation, streaming: boolean): Promise<PreparedCall> {
     if (model.entry.task === 'chat') {
       const messages = fitsWithoutCounting(model, conversation.messages)
         ? conversation.messages
@@ -123,7 +123,7 @@ export class ChatRunner {
   }
 
   /** Input tokens of a conversation, as the pre-check counts them (message contents). */
-  async countInput(model: ModelConfig, messages: ChatMessage[]): Promise<number> {
+  async countInput(model: ModelSpec, messages: ChatMessage[]): Promise<number> {
     let total = 0;
     for (const m of messages) total += (await this.registry.countTokens(model, m.content)).tokens;
     return total;
@@ -143,7 +143,7 @@ export class ChatRunner {
     return { content, reasoning: null, finishReason: 'stop', usage: output.usage };
   }
 
-  async #fitConversation(model: ModelConfig, conversation: Conversation): Promise<ChatMessage[]> {
+  async #fitConversation(model: ModelSpec, conversation: Conversation): Promise<ChatMessage[]> {
     const { messages } = conversation;
     const counts: number[] = [];
     let exact = true;

@@ -7,7 +7,7 @@
 import type { Caller } from '../identity/caller.js';
 import { runAdmitted } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
-import type { CallContext } from '../../inference/backend.js';
+import type { CallContext } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
 import { admitOnCountedInput, meteredCallOf } from './metered-call.js';

@@ -1,9 +1,9 @@
 /** The MeteredCall of an inference request: what its credit reservation is priced on. */
-import type { ModelConfig } from '../../config/schema.js';
+import type { ModelSpec } from '../models/model-spec.types.js';
 import type { Caller } from '../identity/caller.js';
 import { admitCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import { isAppError } from '../shared/errors.js';
-import type { ModelRegistry } from '../../inference/registry.js';
+import type { ModelResolver } from '../models/model-resolver.port.js';
 
 /**
  * A hard upper bound on the tokens of `text` under any byte-level or byte-fallback
@@ -27,7 +27,7 @@ export interface OutputCap {
  * on the request path.
  */
 export function meteredCallOf(
-  model: ModelConfig,
+  model: ModelSpec,
   route: string,
   requestId: string,
   texts: readonly string[],
@@ -41,7 +41,7 @@ export function meteredCallOf(
 }
 
 /** The request's own output cap (`max_completion_tokens`, `max_tokens`), else the model's default. */
-export function outputCapOf(model: ModelConfig, sampling: Readonly<Record<string, unknown>>): OutputCap {
+export function outputCapOf(model: ModelSpec, sampling: Readonly<Record<string, unknown>>): OutputCap {
   const cap = sampling.max_completion_tokens ?? sampling.max_tokens;
   return typeof cap === 'number'
     ? { maxOutputTokens: cap, outputCapExplicit: true }
@@ -57,8 +57,8 @@ export function outputCapOf(model: ModelConfig, sampling: Readonly<Record<string
  */
 export async function admitOnCountedInput(
   caller: Caller,
-  registry: ModelRegistry,
-  model: ModelConfig,
+  registry: ModelResolver,
+  model: ModelSpec,
   call: MeteredCall,
   texts: readonly string[],
 ): Promise<Admission> {

@@ -4,7 +4,7 @@
  * models, holds the candidate labels). Unsupported features are refused by name.
  */
 import { invalidRequest } from '../shared/errors.js';
-import type { ChatMessage } from '../../inference/backend.js';
+import type { ChatMessage } from '../models/inference-backend.port.js';
 import { readMessage, readSampling } from './chat-request.js';
 import {
   type Body,

@@ -6,7 +6,7 @@ import type { Caller } from '../identity/caller.js';
 import { meteredCall } from '../billing/meter.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { randomString } from '../shared/ids.js';
-import type { CallContext } from '../../inference/backend.js';
+import type { CallContext } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { ChatRunner, withOutputCap, type ChatResult } from './chat-runner.js';
 import { meteredCallOf, outputCapOf } from './metered-call.js';

@@ -6,23 +6,9 @@
  * gateway, prepaid Credits on the storefront), not to the route that serves it.
  */
 import type { Meter } from '../billing/meter.js';
+import type { Payer, PayerRef } from './payer.types.js';
 
 export type CallerKind = 'api_key' | 'gateway_agent' | 'storefront_agent' | 'receipt' | 'batch_line' | 'console' | 'operator';
-
-/** The account a call's cost is charged to. */
-export type Payer =
-  | { kind: 'project'; projectId: string }
-  | { kind: 'intermediary'; intermediaryId: string }
-  | { kind: 'agent'; agentId: string }
-  | { kind: 'receipt'; receiptId: string };
-
-export type PayerKind = Payer['kind'];
-
-/** A payer as stored: its kind and the id of the account of that kind. */
-export interface PayerRef {
-  kind: PayerKind;
-  id: string;
-}
 
 export function payerRef(payer: Payer): PayerRef {
   switch (payer.kind) {

@@ -17,7 +17,7 @@ import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
 import { formatUsd } from './amounts.js';
-import { invalidReceipt, paymentError, storefrontError } from './storefront-errors.js';
+import { invalidReceipt, paymentError, storefrontError } from '../shared/storefront-errors.js';
 import type { CreditHolder, StorefrontStore } from './storefront.types.js';
 import type { Seller } from './sellers.js';
 

@@ -13,7 +13,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
 import { rateLimitKeyOf, type Caller, type Principal } from '../../domain/identity/caller.js';
-import type { RateDecision } from '../../storage/rate-limit/rate-limiter.js';
+import type { RateDecision } from '../../domain/identity/rate-limiter.port.js';
 import { captureBody } from '../raw-body.js';
 import { jsonParseOptions, parseJsonText } from '../plugins/json-body.js';
 import { ReplyHeaderChannel } from '../reply-headers.js';

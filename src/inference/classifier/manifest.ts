@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { LABEL_SET_NAMES, MODERATION_LABELS, type LabelSetName } from './label-sets.js';
+import { LABEL_SET_NAMES, MODERATION_LABELS, type LabelSetName } from '../../domain/shared/classification/label-sets.js';
 import { jsonErrorPlace, placeAndReason } from '../../domain/shared/json-position.js';
 
 export const MANIFEST_FILE = 'pack.json';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
-import { findLabel, MODERATION_LABELS } from '../../../src/inference/classifier/label-sets.js';
+import { findLabel, MODERATION_LABELS } from '../../../src/domain/shared/classification/label-sets.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 
 let server: TestServer;

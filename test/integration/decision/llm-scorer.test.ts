@@ -19,7 +19,7 @@ import { call, startTestServer, type TestServer } from '../../helpers/harness.js
 import { fail, handler, json, stall, startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import { buildTinyLlama } from '../../fixtures/model-builders/gguf-llama.js';
-import { findLabel } from '../../../src/inference/classifier/label-sets.js';
+import { findLabel } from '../../../src/domain/shared/classification/label-sets.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 import { decisionPrompt } from '../../../src/inference/decision/llm-scores.js';
 

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ENGINE_KINDS, requiredFiles } from '../../../src/inference/backends/onnx/engines.js';
-import { CATALOG } from '../../../src/inference/catalog.js';
+import { CATALOG } from '../../../src/config/catalog.js';
 
 const MODELS_PAGE = readFileSync(path.resolve(import.meta.dirname, '../../../docs/models.md'), 'utf8');
 

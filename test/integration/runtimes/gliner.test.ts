@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import { PII_CATEGORIES } from '../../../src/inference/backends/onnx/gliner/pii.js';
-import type { InferenceBackend } from '../../../src/inference/backend.js';
+import type { InferenceBackend } from '../../../src/domain/models/inference-backend.port.js';
 import type { ModelConfig } from '../../../src/config/schema.js';
 
 let server: TestServer;

@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defaultManifest, readManifest, validateManifest } from '../../../src/inference/classifier/manifest.js';
 import { readHead } from '../../../src/inference/classifier/heads.js';
-import { findLabel, labelSet, type LabelSet } from '../../../src/inference/classifier/label-sets.js';
-import { calibrate, matVec, rollUp, sigmoid, topK } from '../../../src/inference/classifier/scoring.js';
+import { findLabel, type LabelSet } from '../../../src/domain/shared/classification/label-sets.js';
+import { labelSet } from '../../../src/inference/classifier/label-set-loader.js';
+import { calibrate, matVec, rollUp, topK } from '../../../src/inference/classifier/scoring.js';
+import { sigmoid } from '../../../src/domain/shared/classification/calibration.js';
 import { content10Scores, iabResult } from '../../../src/inference/classifier/outputs.js';
 import type { PackScores } from '../../../src/inference/classifier/pack.js';
 

@@ -4,7 +4,7 @@
  * with a per-checkout CSRF token. Nothing leaves the process.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { CardRail, CheckoutStatus } from '../../../domain/storefront/card-rail.js';
+import type { CardRail, CheckoutStatus } from '../../../domain/storefront/card-rail.port.js';
 import type { Clock } from '../../../domain/shared/clock.js';
 import { newId, randomString } from '../../../domain/shared/ids.js';
 

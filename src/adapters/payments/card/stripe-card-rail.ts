@@ -6,7 +6,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { request } from 'undici';
-import type { CardRail, CheckoutStatus } from '../../../domain/storefront/card-rail.js';
+import type { CardRail, CheckoutStatus } from '../../../domain/storefront/card-rail.port.js';
 
 const API = 'https://api.stripe.com/v1';
 const TOLERANCE_S = 300;

@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Container } from '../../../container.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
-import { modelNotFound } from '../../../inference/registry.js';
+import { modelNotFound } from '../../../domain/models/model-resolver.port.js';
 import { GatewayStrategy } from '../../auth/gateway-strategy.js';
 import { headerOf } from '../../auth/strategy.js';
 import type { ErrorEnvelope } from '../../errors.js';

@@ -6,7 +6,7 @@ import { formatUsd } from '../../../domain/storefront/amounts.js';
 import { bearerRequired } from '../../../domain/storefront/credentials.js';
 import { JWT_BEARER } from '../../../domain/storefront/agent-tokens.port.js';
 import { receiptHash } from '../../../domain/storefront/receipts.js';
-import { invalidReceipt } from '../../../domain/storefront/storefront-errors.js';
+import { invalidReceipt } from '../../../domain/shared/storefront-errors.js';
 import type { CreditAccount } from '../../../domain/storefront/storefront.types.js';
 import { presenterOf, sellerOf, storefrontUrlOf } from './context.js';
 

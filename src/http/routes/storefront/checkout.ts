@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Storefront } from '../../../composition/storefront.js';
 import type { FakeCardRail } from '../../../adapters/payments/card/fake-card-rail.js';
-import { storefrontError } from '../../../domain/storefront/storefront-errors.js';
+import { storefrontError } from '../../../domain/shared/storefront-errors.js';
 
 const Params = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$' }) });
 const DecisionBody = Type.Object({ csrf: Type.String({ maxLength: 64 }) });

@@ -6,7 +6,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Container } from '../../../container.js';
 import type { Storefront } from '../../../composition/storefront.js';
-import { sellerNotFound } from '../../../domain/storefront/storefront-errors.js';
+import { sellerNotFound } from '../../../domain/shared/storefront-errors.js';
 import { setStorefrontErrorHandler } from './errors.js';
 import { registerPurchaseRoutes } from './purchases.js';
 import { registerCatalogRoutes } from './catalog.js';

@@ -3,8 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Storefront } from '../../../composition/storefront.js';
 import { bearerRequired } from '../../../domain/storefront/credentials.js';
-import { storefrontError } from '../../../domain/storefront/storefront-errors.js';
-import type { PaymentAttempt } from '../../../domain/storefront/payment-rail.js';
+import { storefrontError } from '../../../domain/shared/storefront-errors.js';
+import type { PaymentAttempt } from '../../../domain/storefront/payment-rail.port.js';
 import { headerOf } from '../../auth/strategy.js';
 import { presenterOf, sellerOf, storefrontUrlOf } from './context.js';
 

@@ -14,7 +14,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import type { ModelConfig } from '../../../config/schema.js';
-import { ROUTE_PATHS } from '../../../inference/registry.js';
+import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { Catalog } from '../../schemas/catalog.js';
 

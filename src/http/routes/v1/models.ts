@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Container } from '../../../container.js';
 import type { ModelConfig } from '../../../config/schema.js';
 import { notFound } from '../../../domain/shared/errors.js';
-import { ROUTE_PATHS } from '../../../inference/registry.js';
+import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
 

@@ -5,7 +5,7 @@
  * carries the finish reason and token usage.
  */
 import { LlamaCompletion, type Token } from 'node-llama-cpp';
-import type { ChatOutput, ChatParams } from '../../backend.js';
+import type { ChatOutput, ChatParams } from '../../../domain/models/inference-backend.port.js';
 import type { GgufModel } from './loader.js';
 import { ReasoningSplitter, type SplitText } from './reasoning.js';
 import { contextExceeded } from './errors.js';

@@ -5,8 +5,9 @@
  * are released after `runtimes.idle_unload_seconds` without use.
  */
 import type { Logger } from 'pino';
-import type { ModelConfig, RuntimesConfig } from '../../../config/schema.js';
-import type { BackendStatus, ChatOutput, ChatParams, ChatStreamEvent, InferenceBackend, NextTokenOutput, NextTokenParams } from '../../backend.js';
+import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
+import type { RuntimesConfig } from '../../../config/schema.js';
+import type { BackendStatus, ChatOutput, ChatParams, ChatStreamEvent, InferenceBackend, NextTokenOutput, NextTokenParams } from '../../../domain/models/inference-backend.port.js';
 import type { BackendDeps } from '../../registry.js';
 import { LazyResource } from '../../runtime/lazy-resource.js';
 import { findGguf, GgufModel, sharedLlama } from './loader.js';
@@ -30,7 +31,7 @@ export class GgufBackend implements InferenceBackend {
     private readonly logger: Logger,
   ) {}
 
-  async status(model: ModelConfig): Promise<BackendStatus> {
+  async status(model: ModelSpec): Promise<BackendStatus> {
     const where = model.binding.path;
     if (!where) return { ready: false, detail: 'no model path configured' };
     const file = await findGguf(where);
@@ -83,7 +84,7 @@ export class GgufBackend implements InferenceBackend {
     return this.#use(params, (m) => nextTokenLogprobs(m, params));
   }
 
-  async countTokens(model: ModelConfig, text: string): Promise<number> {
+  async countTokens(model: ModelSpec, text: string): Promise<number> {
     return this.#resource(model).use(async (m) => m.model.tokenize(text, false).length);
   }
 
@@ -92,7 +93,7 @@ export class GgufBackend implements InferenceBackend {
     this.#models.clear();
   }
 
-  async #use<R>(params: { model: ModelConfig; signal: AbortSignal }, fn: (m: GgufModel) => Promise<R>): Promise<R> {
+  async #use<R>(params: { model: ModelSpec; signal: AbortSignal }, fn: (m: GgufModel) => Promise<R>): Promise<R> {
     if (params.signal.aborted) throw cancelled();
     try {
       return await this.#resource(params.model).use(fn);
@@ -103,7 +104,7 @@ export class GgufBackend implements InferenceBackend {
     }
   }
 
-  #resource(model: ModelConfig): LazyResource<GgufModel> {
+  #resource(model: ModelSpec): LazyResource<GgufModel> {
     let resource = this.#models.get(model.id);
     if (resource) return resource;
     const where = model.binding.path ?? '';

@@ -8,7 +8,7 @@
  */
 import type { ControlledEvaluateInputItem, Token } from 'node-llama-cpp';
 import { AppError } from '../../../domain/shared/errors.js';
-import type { NextTokenOutput, NextTokenParams } from '../../backend.js';
+import type { NextTokenOutput, NextTokenParams } from '../../../domain/models/inference-backend.port.js';
 import type { GgufModel } from './loader.js';
 import { contextExceeded } from './errors.js';
 

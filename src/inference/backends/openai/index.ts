@@ -5,23 +5,8 @@
  * counted with the model's tokenizer.json if installed, else estimated (token-counter.ts).
  */
 import type { Logger } from 'pino';
-import type { ModelConfig } from '../../../config/schema.js';
-import type {
-  BackendStatus,
-  ChatOutput,
-  ChatParams,
-  ChatStreamEvent,
-  EmbeddingOutput,
-  EmbeddingParams,
-  InferenceBackend,
-  ModerationOutput,
-  ModerationParams,
-  NextTokenOutput,
-  NextTokenParams,
-  TaskOutput,
-  TaskParams,
-  TokenUsage,
-} from '../../backend.js';
+import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
+import type { BackendStatus, ChatOutput, ChatParams, ChatStreamEvent, EmbeddingOutput, EmbeddingParams, InferenceBackend, ModerationOutput, ModerationParams, NextTokenOutput, NextTokenParams, TaskOutput, TaskParams, TokenUsage } from '../../../domain/models/inference-backend.port.js';
 import type { BackendDeps } from '../../registry.js';
 import type { TokenCounter } from '../../token-counter.js';
 import { UpstreamClient, type UpstreamTarget } from './client.js';
@@ -53,7 +38,7 @@ export class OpenAIBackend implements InferenceBackend {
     private readonly logger: Logger,
   ) {}
 
-  async status(model: ModelConfig): Promise<BackendStatus> {
+  async status(model: ModelSpec): Promise<BackendStatus> {
     if (!model.binding.baseUrl) {
       return { ready: false, detail: 'it has no upstream', remedy: `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server and restart` };
     }
@@ -67,7 +52,7 @@ export class OpenAIBackend implements InferenceBackend {
     };
   }
 
-  async probe(models: readonly ModelConfig[]): Promise<void> {
+  async probe(models: readonly ModelSpec[]): Promise<void> {
     const targets = new Map<string, { baseUrl: string; apiKey: string | null }>();
     for (const m of models) {
       if (m.binding.backend === 'openai' && m.binding.baseUrl) targets.set(m.binding.baseUrl, { baseUrl: m.binding.baseUrl, apiKey: m.binding.apiKey });
@@ -191,13 +176,13 @@ export class OpenAIBackend implements InferenceBackend {
     return readStreamChunk(chunk);
   }
 
-  #target(model: ModelConfig): UpstreamTarget {
+  #target(model: ModelSpec): UpstreamTarget {
     const { baseUrl, apiKey, timeoutMs } = model.binding;
     if (!baseUrl) throw new Error(`model ${model.id} has no base_url`); // status() keeps the registry from calling here
     return { modelId: model.id, baseUrl, apiKey, timeoutMs };
   }
 
-  async #countAll(model: ModelConfig, texts: string[]): Promise<number> {
+  async #countAll(model: ModelSpec, texts: string[]): Promise<number> {
     let total = 0;
     for (const t of texts) total += (await this.tokens.count(model, t)).tokens;
     return total;

@@ -1,8 +1,8 @@
 /** Port parameters → OpenAI wire request bodies, with the upstream's own model name. */
-import type { ModelConfig } from '../../../config/schema.js';
-import type { ChatParams, EmbeddingParams, ModerationParams, TaskParams } from '../../backend.js';
+import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
+import type { ChatParams, EmbeddingParams, ModerationParams, TaskParams } from '../../../domain/models/inference-backend.port.js';
 
-export const upstreamModel = (model: ModelConfig): string => model.binding.upstreamModel ?? model.id;
+export const upstreamModel = (model: ModelSpec): string => model.binding.upstreamModel ?? model.id;
 
 function wireMessages(params: ChatParams) {
   return params.messages.map((m) => {

@@ -8,9 +8,9 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
-import type { PayerKind } from '../../../domain/identity/caller.js';
+import type { PayerKind } from '../../../domain/identity/payer.types.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
-import type { UsageStore } from '../../../domain/billing/usage-writer.js';
+import type { UsageStore } from '../../../domain/billing/usage-store.port.js';
 import type { UsageHistory } from '../../../domain/projects/project.types.js';
 import type { OutboxEntry } from '../../../domain/outbox/outbox.types.js';
 import { outboxInsert } from './outbox.repository.js';

@@ -1,8 +1,10 @@
 /**
  * The storefront's refusals: AppErrors whose challenge carries the spec's body form
- * `{error: "<code>", message, …}` instead of the plain routes' envelope.
+ * `{error: "<code>", message, …}` instead of the plain routes' envelope. They sit in the
+ * shared kernel because the adapters behind the storefront's ports (payment rails, agent
+ * tokens) throw them as well as the storefront's services.
  */
-import { AppError, type ErrorKind } from '../shared/errors.js';
+import { AppError, type ErrorKind } from './errors.js';
 
 export function storefrontError(
   kind: ErrorKind,

@@ -3,38 +3,7 @@
  * (digest §1.0), context limit, default prices and where its weights come from.
  * The config file binds ids to backends and may override prices and limits.
  */
-export type ModelTask =
-  | 'chat'
-  | 'classification'
-  | 'extraction'
-  | 'summarization'
-  | 'moderation'
-  | 'embeddings'
-  | 'transcription';
-
-export type ModelRoute = 'chat' | 'responses' | 'embeddings' | 'moderations' | 'transcriptions' | 'translations' | 'systemone';
-
-export type BackendKind = 'openai' | 'onnx' | 'gguf';
-
-export interface CatalogEntry {
-  id: string;
-  task: ModelTask;
-  routes: readonly ModelRoute[];
-  /** Maximum input tokens (the catalog's "max tokens"). */
-  contextLength: number;
-  /** Inputs beyond the limit are truncated instead of refused. */
-  truncatesInput: boolean;
-  inputPerMillionUsd: number;
-  outputPerMillionUsd: number;
-  /** The runtime that serves the model in-process when no upstream is configured. */
-  defaultBackend: BackendKind;
-  /** Hugging Face Hub repository `sluice models pull` fetches, when the model runs in-process. */
-  hubRepo: string | null;
-  /** The `model` string the response carries, when it differs from the id. */
-  responseModel?: string;
-  /** Native vector length of an embedding model. */
-  embeddingDimensions?: number;
-}
+import type { BackendKind, CatalogEntry, ModelRoute, ModelTask } from '../domain/models/model-spec.types.js';
 
 const BOTH: readonly ModelRoute[] = ['chat', 'responses'];
 const CHAT_ONLY: readonly ModelRoute[] = ['chat'];

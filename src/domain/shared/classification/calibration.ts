@@ -5,9 +5,13 @@
  * expected calibration error over 15 equal-width bins, per-label precision, recall and
  * F1, and the moderation thresholds that reach a target precision or recall.
  */
-import { sigmoid } from './scoring.js';
-
 export const ECE_BINS = 15;
+
+/** σ(z) with one exponential of a non-positive number (no overflow, no second exp for z < 0). */
+export function sigmoid(z: number): number {
+  const e = Math.exp(-Math.abs(z));
+  return z >= 0 ? 1 / (1 + e) : e / (1 + e);
+}
 
 export interface Pairs {
   /** Logits (calibration input) or probabilities (metrics input). */

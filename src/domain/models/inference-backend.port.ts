@@ -1,15 +1,14 @@
 /**
  * The inference backend port. Every runtime (`openai` upstreams, in-process `onnx` and
- * `gguf`) implements the capabilities it has; the registry picks a backend per model
- * from the config, and the routes and the batch runner call only this interface.
+ * `gguf`) implements the capabilities it has; the model resolver picks a backend per
+ * model, and the domain services and the batch runner call only this interface.
  *
  * Invariants: every call takes an AbortSignal and stops work when it fires; errors are
  * thrown as AppError (normalised inside each backend, never in routes); token counts
  * come from the model's own tokenizer or the upstream's usage, never estimates when
  * either is available.
  */
-import type { BackendKind } from './catalog.js';
-import type { ModelConfig } from '../config/schema.js';
+import type { BackendKind, ModelSpec } from './model-spec.types.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -33,7 +32,7 @@ export interface CallContext {
 }
 
 export interface ChatParams extends CallContext {
-  model: ModelConfig;
+  model: ModelSpec;
   messages: ChatMessage[];
   /** Model options from the request's `metadata`. */
   options: Record<string, unknown>;
@@ -70,7 +69,7 @@ export interface ChatOutput {
  * reports its top list, in which some candidates may be missing.
  */
 export interface NextTokenParams extends CallContext {
-  model: ModelConfig;
+  model: ModelSpec;
   messages: ChatMessage[];
   candidates: readonly string[];
 }
@@ -87,7 +86,7 @@ export type ChatStreamEvent =
 
 /** Classification, extraction and summarization models: one text in, one JSON-able result out. */
 export interface TaskParams extends CallContext {
-  model: ModelConfig;
+  model: ModelSpec;
   input: string;
   /** Candidate labels (zero-shot), from `instructions`, a system message or `categories`. */
   labels: string[] | null;
@@ -101,7 +100,7 @@ export interface TaskOutput {
 }
 
 export interface EmbeddingParams extends CallContext {
-  model: ModelConfig;
+  model: ModelSpec;
   inputs: string[];
 }
 
@@ -110,26 +109,7 @@ export interface EmbeddingOutput {
   usage: TokenUsage;
 }
 
-/** The 13 moderation categories in OpenAI's order: every `/v1/moderations` result answers each, in this order. */
-export const MODERATION_CATEGORIES = [
-  'harassment',
-  'harassment/threatening',
-  'hate',
-  'hate/threatening',
-  'illicit',
-  'illicit/violent',
-  'self-harm',
-  'self-harm/intent',
-  'self-harm/instructions',
-  'sexual',
-  'sexual/minors',
-  'violence',
-  'violence/graphic',
-] as const;
-
-export type ModerationCategory = (typeof MODERATION_CATEGORIES)[number];
-
-/** Scores and flags keyed by category; a moderation model answers each of MODERATION_CATEGORIES. */
+/** Scores and flags keyed by category; a moderation model answers each of MODERATION_CATEGORIES (shared/classification). */
 export interface ModerationResult {
   categoryScores: Record<string, number>;
   categories: Record<string, boolean>;
@@ -138,7 +118,7 @@ export interface ModerationResult {
 }
 
 export interface ModerationParams extends CallContext {
-  model: ModelConfig;
+  model: ModelSpec;
   inputs: string[];
   options: Record<string, unknown>;
 }
@@ -150,7 +130,7 @@ export interface ModerationOutput {
 
 /** Speech recognition: 16 kHz mono samples in, timed segments out. */
 export interface TranscriptionParams extends CallContext {
-  model: ModelConfig;
+  model: ModelSpec;
   /** 16 kHz mono PCM, samples in [-1, 1]. */
   audio: Float32Array;
   task: 'transcribe' | 'translate';
@@ -214,7 +194,7 @@ export interface BackendStatus {
 export interface InferenceBackend {
   readonly kind: BackendKind;
   /** Whether this backend can serve the model now (files present, upstream configured). Cheap; no loading. */
-  status(model: ModelConfig): Promise<BackendStatus>;
+  status(model: ModelSpec): Promise<BackendStatus>;
   chat?(params: ChatParams): Promise<ChatOutput>;
   chatStream?(params: ChatParams): AsyncIterable<ChatStreamEvent>;
   runTask?(params: TaskParams): Promise<TaskOutput>;
@@ -223,8 +203,8 @@ export interface InferenceBackend {
   transcribe?(params: TranscriptionParams): Promise<TranscriptionOutput>;
   nextTokenLogprobs?(params: NextTokenParams): Promise<NextTokenOutput>;
   /** Refreshes what status() reports about `models` from outside the process (upstream probes); resolves when done. */
-  probe?(models: readonly ModelConfig[]): Promise<void>;
+  probe?(models: readonly ModelSpec[]): Promise<void>;
   /** Counts tokens with the model's own tokenizer, when the backend has one. */
-  countTokens?(model: ModelConfig, text: string): Promise<number>;
+  countTokens?(model: ModelSpec, text: string): Promise<number>;
   close(): Promise<void>;
 }

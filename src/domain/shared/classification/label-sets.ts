@@ -4,8 +4,8 @@
  * four user intents. Each label carries the text that is embedded for zero-shot scoring
  * (name, tier path, description) and its parent's index, so a branch rolls up.
  */
-import { MODERATION_CATEGORIES, type ModerationCategory } from '../backend.js';
-import { loadIabTaxonomies, type TaxonomyNode } from './taxonomy.js';
+import { MODERATION_CATEGORIES, type ModerationCategory } from './moderation-categories.js';
+import type { TaxonomyNode } from './taxonomy.types.js';
 
 export const LABEL_SET_NAMES = ['iab_content_2_2', 'iab_audience_1_1', 'moderation', 'unsafe', 'user_intent'] as const;
 export type LabelSetName = (typeof LABEL_SET_NAMES)[number];
@@ -85,31 +85,26 @@ function flatSet(name: LabelSetName, entries: readonly { name: string; descripti
   };
 }
 
-const built = new Map<LabelSetName, LabelSet>();
+/** The tree taxonomies the IAB label sets are built from. */
+export interface IabTrees {
+  content22: readonly TaxonomyNode[];
+  audience11: readonly TaxonomyNode[];
+}
 
-/** The label set named `name`, built once per process. */
-export function labelSet(name: LabelSetName): LabelSet {
-  let set = built.get(name);
-  if (set) return set;
+/** The label set named `name`; `trees` is read only for the two IAB sets. */
+export function buildLabelSet(name: LabelSetName, trees: () => IabTrees): LabelSet {
   switch (name) {
     case 'iab_content_2_2':
-      set = treeSet(name, loadIabTaxonomies().content22.nodes);
-      break;
+      return treeSet(name, trees().content22);
     case 'iab_audience_1_1':
-      set = treeSet(name, loadIabTaxonomies().audience11.nodes);
-      break;
+      return treeSet(name, trees().audience11);
     case 'moderation':
-      set = flatSet(name, MODERATION_LABELS);
-      break;
+      return flatSet(name, MODERATION_LABELS);
     case 'unsafe':
-      set = flatSet(name, [{ name: 'unsafe', description: 'harmful, abusive, hateful, sexual, violent, illegal or self-harm content' }]);
-      break;
+      return flatSet(name, [{ name: 'unsafe', description: 'harmful, abusive, hateful, sexual, violent, illegal or self-harm content' }]);
     case 'user_intent':
-      set = flatSet(name, USER_INTENTS);
-      break;
+      return flatSet(name, USER_INTENTS);
   }
-  built.set(name, set);
-  return set;
 }
 
 /**
