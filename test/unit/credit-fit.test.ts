@@ -30,7 +30,7 @@ describe('CreditFit', () => {
   it('never lowers an explicit cap, a fixed estimate, or with lowering off', () => {
     expect(fitOf(call({ outputCapExplicit: true }), THOUSAND).within(280_000)).toBeNull();
     expect(fitOf(call({ estimateMicros: 300_000 }), THOUSAND).within(280_000)).toBeNull();
-    expect(fitOf(call(), THOUSAND, { lowerOutputCap: false, minOutputTokens: 16 }).within(280_000)).toBeNull();
+    expect(fitOf(call(), THOUSAND, { ...DEFAULT_CAP_POLICY, lowerOutputCap: false }).within(280_000)).toBeNull();
   });
 
   it('the minimum is the smaller of the setting and the call’s own default cap', () => {
