@@ -22,7 +22,7 @@ import { newId } from '../shared/ids.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
 import { formatUsd } from './amounts.js';
 import { invalidReceipt, paymentError, storefrontError } from './storefront-errors.js';
-import type { CreditHolder, StorefrontStore } from './storefront.types.js';
+import type { CreditAccount, CreditHolder, StorefrontStore } from './storefront.types.js';
 import type { Seller } from './sellers.js';
 
 export const REMAINING_CREDIT_HEADER = 'x-credit-remaining-usd';
@@ -50,11 +50,41 @@ function holderOf(principal: Principal): CreditHolder {
 
 const usd = (micros: number) => `${formatUsd(Math.max(0, micros))} USD`;
 
+/**
+ * Account reads for admission: when the store cannot answer at once, the reads of one
+ * holder requested during one turn share one query, issued after all of them were
+ * requested (so none sees an older account than a read of its own would). A burst's calls
+ * waiting for credit all retry when a hold is given back: one query, not one per call.
+ */
+class AccountReads {
+  readonly #pending = new Map<string, Promise<CreditAccount | undefined>>();
+
+  constructor(private readonly store: StorefrontStore) {}
+
+  read(key: string, sellerId: string, holder: CreditHolder): Promise<CreditAccount | undefined> {
+    const now = this.store.accountNow?.(sellerId, holder);
+    if (now) return Promise.resolve(now.account);
+    let pending = this.#pending.get(key);
+    if (!pending) {
+      pending = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        this.#pending.delete(key);
+        return this.store.account(sellerId, holder);
+      });
+      this.#pending.set(key, pending);
+    }
+    return pending;
+  }
+}
+
 export class StorefrontMeter implements Meter {
+  readonly #accounts: AccountReads;
+
   constructor(
     private readonly seller: Seller,
     private readonly deps: StorefrontMeterDeps,
-  ) {}
+  ) {
+    this.#accounts = new AccountReads(deps.store);
+  }
 
   async admit(principal: Principal, call: MeteredCall): Promise<Admission> {
     const holder = holderOf(principal);
@@ -66,11 +96,10 @@ export class StorefrontMeter implements Meter {
 
   async #hold(holder: CreditHolder, fit: CreditFit): Promise<CreditGrant> {
     const key = `${this.seller.id}|${holder.kind}|${holder.kind === 'agent' ? holder.agentId : holder.receiptId}`;
-    const { reservations, store } = this.deps;
+    const { reservations } = this.deps;
     const epoch = reservations.beginRead();
     try {
-      const now = store.accountNow?.(this.seller.id, holder);
-      const account = now ? now.account : await store.account(this.seller.id, holder);
+      const account = await this.#accounts.read(key, this.seller.id, holder);
       if (!account || account.status !== 'active') throw holder.kind === 'receipt' ? invalidReceipt() : this.#planRequired();
       const balance = account.balanceMicros;
       if (!fit.payableFrom(balance)) throw this.#outOfCredit(holder, `cannot cover this call, which needs at least ${usd(fit.leastMicros)}`, balance);
