@@ -40,9 +40,9 @@ export interface CreditGrant {
 
 /**
  * What a call that set no output cap is lowered against: `free` (the balance less the
- * other calls' holds: an interactive call is served now, with what is left) or `balance`
- * (the balance alone: a batch line's cap does not depend on which lines run beside it; it
- * waits for their holds instead).
+ * other calls' holds: an interactive call is served with what is left, or waits for them
+ * when that is less than the minimum cap) or `balance` (the balance alone: a batch line's
+ * cap does not depend on which lines run beside it; it waits for their holds instead).
  */
 export type LowerAgainst = 'free' | 'balance';
 
