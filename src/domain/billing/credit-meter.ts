@@ -28,6 +28,7 @@ import type { UsageRecord } from './usage.types.js';
 import { CreditFit, DEFAULT_CAP_POLICY, type CapPolicy, type Fit } from './credit-fit.js';
 import type { LineMeter } from './meter-resolver.js';
 import type { OutboxMessage } from '../outbox/outbox.types.js';
+import { InputOverheads } from './input-overhead.js';
 
 /** The header that tells a client its call runs with a lower output cap than the model's default: the cap, in tokens. */
 export const OUTPUT_CAP_HEADER = 'x-sluice-output-cap-lowered';
@@ -77,6 +78,9 @@ export function wantedFrom(fit: CreditFit, balance: number, free: number, lowerA
 }
 
 export class CreditMeter implements Meter {
+  /** What upstreams count past the input estimates, per model: added to later estimates. */
+  readonly overheads = new InputOverheads();
+
   constructor(
     private readonly billing: BillingService,
     private readonly reservations: ReservationBook,
@@ -85,8 +89,9 @@ export class CreditMeter implements Meter {
 
   /** Holds credit for the call, waiting up to the policy's holdWaitMs while other calls hold what it needs. */
   async admit(principal: Principal, call: MeteredCall): Promise<Admission> {
-    const grant = await waitingForHeldCredit(() => this.hold(principal, call, 'free'), this.policy.holdWaitMs);
-    return new CreditAdmission(this.billing, principal, call, grant);
+    const estimated = this.overheads.estimateOf(call);
+    const grant = await waitingForHeldCredit(() => this.hold(principal, estimated, 'free'), this.policy.holdWaitMs);
+    return new CreditAdmission(this.billing, this.overheads, principal, estimated, grant);
   }
 
   /**
@@ -138,6 +143,7 @@ class CreditAdmission implements Admission {
 
   constructor(
     private readonly billing: BillingService,
+    private readonly overheads: InputOverheads,
     private readonly principal: Principal,
     private readonly call: MeteredCall,
     grant: CreditGrant,
@@ -152,6 +158,7 @@ class CreditAdmission implements Admission {
   async settle(usage: SettledUsage): Promise<Settlement> {
     if (this.#done) throw new AppError('internal', 'a metered call was settled twice');
     this.#done = true;
+    this.overheads.observe(this.call, usage);
     const record = this.billing.usageRecord(this.principal, this.call, usage);
     try {
       await this.billing.write(record);
@@ -187,12 +194,14 @@ export class CollectingMeter implements LineMeter {
     private readonly billing: BillingService,
   ) {}
 
-  async admit(principal: Principal, call: MeteredCall): Promise<Admission> {
+  async admit(principal: Principal, original: MeteredCall): Promise<Admission> {
+    const call = this.credit.overheads.estimateOf(original);
     const { hold, outputCap } = await this.credit.hold(principal, call, 'balance');
     this.#holds.push(hold);
     return {
       ...(outputCap === undefined ? {} : { outputCap, headers: capHeaders(outputCap) }),
       settle: async (usage) => {
+        this.credit.overheads.observe(call, usage);
         const record = this.billing.usageRecord(principal, call, usage);
         this.records.push(record);
         return { record, headers: null };

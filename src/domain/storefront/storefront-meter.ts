@@ -15,6 +15,7 @@ import type { UsageRecord } from '../billing/usage.types.js';
 import { HeldByOtherCalls, waitingForHeldCredit, type Admission, type Meter, type MeteredCall, type Settlement, type SettledUsage } from '../billing/meter.js';
 import type { Hold, ReservationBook } from '../billing/reservations.js';
 import { CreditFit } from '../billing/credit-fit.js';
+import { InputOverheads } from '../billing/input-overhead.js';
 import { OUTPUT_CAP_HEADER, wantedFrom, type CreditGrant, type HoldPolicy } from '../billing/credit-meter.js';
 import type { Clock } from '../shared/clock.js';
 import { AppError } from '../shared/errors.js';
@@ -78,6 +79,7 @@ class AccountReads {
 
 export class StorefrontMeter implements Meter {
   readonly #accounts: AccountReads;
+  readonly #overheads = new InputOverheads();
 
   constructor(
     private readonly seller: Seller,
@@ -86,12 +88,13 @@ export class StorefrontMeter implements Meter {
     this.#accounts = new AccountReads(deps.store);
   }
 
-  async admit(principal: Principal, call: MeteredCall): Promise<Admission> {
+  async admit(principal: Principal, original: MeteredCall): Promise<Admission> {
     const holder = holderOf(principal);
+    const call = this.#overheads.estimateOf(original);
     const price = this.deps.priceOf(call.model);
     const fit = new CreditFit(call, (input, output) => costMicros(price, input, output), this.deps.policy);
     const grant = await waitingForHeldCredit(() => this.#hold(holder, fit), this.deps.policy.holdWaitMs);
-    return new StorefrontAdmission(this.seller.id, principal, holder, call, grant.hold, price, this.deps, grant.outputCap);
+    return new StorefrontAdmission(this.seller.id, principal, holder, call, grant.hold, price, this.#overheads, this.deps, grant.outputCap);
   }
 
   async #hold(holder: CreditHolder, fit: CreditFit): Promise<CreditGrant> {
@@ -152,6 +155,7 @@ class StorefrontAdmission implements Admission {
     private readonly call: MeteredCall,
     private readonly hold: Hold,
     private readonly price: TokenPrice,
+    private readonly overheads: InputOverheads,
     private readonly deps: StorefrontMeterDeps,
     readonly outputCap?: number,
   ) {
@@ -161,6 +165,7 @@ class StorefrontAdmission implements Admission {
   async settle(usage: SettledUsage): Promise<Settlement> {
     if (this.#done) throw new AppError('internal', 'a metered call was settled twice');
     this.#done = true;
+    this.overheads.observe(this.call, usage);
     const record: UsageRecord = {
       id: newId('usage_'),
       projectId: this.principal.projectId,

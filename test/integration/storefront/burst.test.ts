@@ -91,3 +91,22 @@ it('an agent whose Credits are held by its calls in flight waits for them, then 
   const account = await env.server.container.storefront!.store.account('sluice', { kind: 'agent', agentId: agent.id });
   expect(account!.balanceMicros).toBe(60 - 2 * 25);
 });
+
+it('an upstream that counts more input than the estimate (its template\'s own prompt) is learned from: a burst after it draws every call in full', async () => {
+  // "Hi" is estimated at 18 input tokens; this upstream reports 40, so a call costs 40 + 7 × 2 = 54 µ$.
+  cappedUpstream(env.upstream, { promptTokens: 40, words: 7 });
+  const body = { model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 7 };
+  const first = await receiptWith(1_000);
+  expect((await post(env, CHAT, body, { authorization: `Receipt ${first}` })).status).toBe(200);
+  // The first call held 32 µ$ and drew 54; later calls hold 54.
+  const receipt = await receiptWith(20 * 54);
+  const holder = { kind: 'receipt' as const, receiptId: receiptHash(receipt) };
+  const answers = await Promise.all(Array.from({ length: 200 }, () => post(env, CHAT, body, { authorization: `Receipt ${receipt}` })));
+  const served = answers.filter((a) => a.status === 200).length;
+  expect(served).toBeGreaterThanOrEqual(18);
+  expect(served).toBeLessThanOrEqual(20);
+  const { store } = env.server.container.storefront!;
+  const draws = (await store.movements('sluice', holder)).filter((m) => m.kind === 'draw');
+  expect(draws.map((m) => m.amountMicros)).toEqual(Array(served).fill(-54));
+  expect((await store.account('sluice', holder))!.balanceMicros).toBe(20 * 54 - served * 54);
+});
