@@ -195,6 +195,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       freeCreditsMicros: usdToMicros(freeCreditsUsd),
       lowerOutputCap: envBoolean(env, 'BILLING_LOWER_OUTPUT_CAP', problems) ?? file.billing?.lower_output_cap ?? true,
       minOutputTokens: envInteger(env, 'BILLING_MIN_OUTPUT_TOKENS', problems, 1) ?? file.billing?.min_output_tokens ?? 16,
+      defaultHoldTokens: envInteger(env, 'BILLING_DEFAULT_HOLD_TOKENS', problems, 1) ?? file.billing?.default_hold_tokens ?? 1024,
+      holdWaitMs: envInteger(env, 'BILLING_HOLD_WAIT_MS', problems, 0) ?? file.billing?.hold_wait_ms ?? 2_000,
     },
     rateLimit: { requestsPerMinute: rpm, redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl' },
     modelsDir,

@@ -89,7 +89,15 @@ export const ConfigFileSchema = Type.Object(
           lower_output_cap: Type.Optional(
             Type.Boolean({ description: "grant a call with no output cap the largest cap the payer's free credit affords instead of refusing it" }),
           ),
-          min_output_tokens: Type.Optional(PositiveInt('the smallest output cap a call is lowered to; below it the call is refused')),
+          min_output_tokens: Type.Optional(
+            PositiveInt("the smallest output cap a call is lowered to beside the payer's other calls; below it the call waits for them"),
+          ),
+          default_hold_tokens: Type.Optional(
+            PositiveInt('output tokens held for a call that set no cap and whose worst case does not fit (the model\'s own default cap when smaller)'),
+          ),
+          hold_wait_ms: Type.Optional(
+            Type.Integer({ minimum: 0, description: "how long a call waits for credit the payer's other calls hold before it is refused" }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -258,8 +266,12 @@ export interface BillingConfig {
   freeCreditsMicros: number;
   /** A call that set no output cap and whose worst case does not fit runs with the cap the free credit affords. */
   lowerOutputCap: boolean;
-  /** The smallest cap a call is lowered to (a call's own default cap, when smaller). */
+  /** The smallest cap a call is lowered to beside the payer's other calls (a call's own default cap, when smaller). */
   minOutputTokens: number;
+  /** Output tokens held for a call that set no cap and whose worst case does not fit. */
+  defaultHoldTokens: number;
+  /** How long a call waits for credit the payer's other calls hold before it is refused. */
+  holdWaitMs: number;
 }
 
 export interface BatchConfig {

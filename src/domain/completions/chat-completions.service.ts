@@ -17,7 +17,7 @@ import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-complet
 import { parseChatRequest, type ChatRequest } from './chat-request.js';
 import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from './chat-runner.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
-import { meteredCallOf, outputCapOf } from './metered-call.js';
+import { CONVERSATION_FRAMING_TOKENS, meteredCallOf, outputCapOf } from './metered-call.js';
 
 export const CHAT_ROUTE = '/v1/chat/completions';
 /** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
@@ -158,8 +158,11 @@ function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, 
   };
 }
 
-/** The call's credit estimate: its messages (or task input) and its output cap. */
+/** The call's credit estimate: its messages (a conversation's template included) or task input, and its output cap. */
 function meteredOf(call: PreparedCall, request: ChatRequest, context: ChatCompletionsContext): MeteredCall {
-  const texts = call.kind === 'chat' ? call.messages.map((m) => m.content) : [call.input];
-  return meteredCallOf(call.model, context.route ?? CHAT_ROUTE, context.requestId, texts, outputCapOf(call.model, request.sampling));
+  const route = context.route ?? CHAT_ROUTE;
+  const cap = outputCapOf(call.model, request.sampling);
+  if (call.kind === 'task') return meteredCallOf(call.model, route, context.requestId, [call.input], cap);
+  const texts = call.messages.map((m) => m.content);
+  return meteredCallOf(call.model, route, context.requestId, texts, cap, CONVERSATION_FRAMING_TOKENS);
 }

@@ -15,6 +15,15 @@ export const maxPossibleTokens = (text: string): number => Buffer.byteLength(tex
 /** Special tokens a runtime may add around each text (chat-template role markers, [CLS]/[SEP]). */
 const FRAMING_TOKENS_PER_TEXT = 8;
 
+/**
+ * Special tokens a chat template adds once per conversation (a begin-of-sequence token,
+ * the header that primes the assistant's reply), beyond each message's own framing.
+ * Without them the estimate of a conversation of short messages falls below what the
+ * upstream reports, and a burst that is admitted before any of its calls settles is
+ * admitted for more than the balance pays for.
+ */
+export const CONVERSATION_FRAMING_TOKENS = 8;
+
 /** A call's output cap, and whether the request set it (only a cap it did not set may be lowered). */
 export interface OutputCap {
   maxOutputTokens: number;
@@ -33,8 +42,10 @@ export function meteredCallOf(
   texts: readonly string[],
   /** A number is a fixed cap (0 for calls that produce no tokens). */
   cap: OutputCap | number,
+  /** Tokens added once for the whole input (CONVERSATION_FRAMING_TOKENS for a chat model's conversation). */
+  framingTokens = 0,
 ): MeteredCall {
-  let inputTokens = 0;
+  let inputTokens = framingTokens;
   for (const text of texts) inputTokens += maxPossibleTokens(text) + FRAMING_TOKENS_PER_TEXT;
   const { maxOutputTokens, outputCapExplicit } = typeof cap === 'number' ? { maxOutputTokens: cap, outputCapExplicit: true } : cap;
   return { model: model.id, route, requestId, inputTokens, maxOutputTokens, outputCapExplicit };

@@ -9,7 +9,7 @@ import { randomString } from '../shared/ids.js';
 import type { CallContext } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { ChatRunner, withOutputCap, type ChatResult } from './chat-runner.js';
-import { meteredCallOf, outputCapOf } from './metered-call.js';
+import { CONVERSATION_FRAMING_TOKENS, meteredCallOf, outputCapOf } from './metered-call.js';
 import { parseResponsesRequest, type ResponsesRequest } from './responses-request.js';
 
 export const RESPONSES_ROUTE = '/v1/responses';
@@ -102,7 +102,8 @@ export class ResponsesService {
       false,
     );
     const texts = call.kind === 'chat' ? call.messages.map((m) => m.content) : [call.input];
-    const metered = meteredCallOf(model, context.route ?? RESPONSES_ROUTE, context.requestId, texts, outputCapOf(model, request.sampling));
+    const framing = call.kind === 'chat' ? CONVERSATION_FRAMING_TOKENS : 0;
+    const metered = meteredCallOf(model, context.route ?? RESPONSES_ROUTE, context.requestId, texts, outputCapOf(model, request.sampling), framing);
     return meteredCall(caller, metered, async (admission) => {
       const result = await this.#runner.run(withOutputCap(call, admission.outputCap), context);
       const completedAt = toUnixSeconds(this.deps.clock.nowMs());

@@ -113,11 +113,22 @@ describe('errors of the storefront chat route', () => {
     const small = await receiptWith(20);
     const insufficient = await post(env, CHAT, body({ max_tokens: 100 }), { authorization: `Receipt ${small}` });
     expect(insufficient.status).toBe(402);
-    expect(insufficient.body).toMatchObject({ error: 'receipt_credit_insufficient' });
+    // "Hi" is estimated at 2 bytes + 8 + 8 = 18 input tokens: 18 µ$, and 200 µ$ for the cap.
+    expect(insufficient.body).toEqual({
+      error: 'receipt_credit_insufficient',
+      message: 'The receipt\'s credit (0.00002 USD) cannot cover this call, which needs at least 0.000218 USD; receipts cannot be topped up',
+    });
     expect(insufficient.headers.get('payment-required')).toBeNull();
     expect(insufficient.headers.get('www-authenticate')).toBeNull();
-    const spent = await receiptWith(25);
-    expect((await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Receipt ${spent}` })).status).toBe(200);
+    // A call estimated at 18 + 7 × 2 = 32 µ$ whose upstream reports 18 + 7 tokens draws all of it.
+    const spent = await receiptWith(32);
+    env.upstream.chat({ usage: { prompt_tokens: 18, completion_tokens: 7, total_tokens: 25 } });
+    try {
+      expect((await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Receipt ${spent}` })).status).toBe(200);
+    } finally {
+      env.upstream.reset();
+    }
+    expect(await balanceOf(spent)).toBe(0);
     const exhausted = await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Receipt ${spent}` });
     expect(exhausted.status).toBe(402);
     expect(exhausted.body).toMatchObject({ error: 'receipt_credit_exhausted' });
@@ -131,12 +142,17 @@ describe('errors of the storefront chat route', () => {
     expect(none.body).toMatchObject({ error: 'plan_required', plans: [{ id: 'credits', purchase: { url: '/storefront/plans/credits/purchase' } }] });
     await env.server.container.storefront!.store.purchase({
       id: newId('mov_'), sellerId: 'sluice', holder: { kind: 'agent', agentId: agent.id }, kind: 'purchase',
-      amountMicros: 25, paymentRef: `test:${agent.id}`, rail: 'card', detail: null, createdAtMs: Date.now(),
+      amountMicros: 32, paymentRef: `test:${agent.id}`, rail: 'card', detail: null, createdAtMs: Date.now(),
     });
     expect((await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Bearer ${token}` })).status).toBe(200);
+    // 25 µ$ drawn, 7 µ$ left: less than the 32 µ$ this call is estimated at.
     const out = await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Bearer ${token}` });
     expect(out.status).toBe(402);
-    expect(out.body).toMatchObject({ error: 'usage_exhausted', extend: { url: '/storefront/extend' } });
+    expect(out.body).toMatchObject({
+      error: 'usage_exhausted',
+      message: 'Your Credits (0.000007 USD) cannot cover this call, which needs at least 0.000032 USD; extend them and retry',
+      extend: { url: '/storefront/extend' },
+    });
   });
 
   it('an MPP credential with the agent token beside it: the agent pays; without it, bearer_required', async () => {

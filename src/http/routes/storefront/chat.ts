@@ -37,6 +37,7 @@ export async function registerStorefrontChat(scope: FastifyInstance, container: 
     clock: container.clock,
     usage: container.billing,
     basePath: storefront.config.prefix,
+    policy: container.config.billing,
   };
   const meterOf = (seller: Seller) => {
     let meter = meters.get(seller.id);
