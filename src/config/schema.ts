@@ -7,6 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { BackendKind, CatalogEntry } from '../inference/catalog.js';
 import type { TokenPrice } from '../domain/shared/money.js';
 import { StorefrontFileSchema, type StorefrontConfig } from './storefront-config.js';
+import { ModelRoutingFileFields, RoutingFileSchema, type Deployment, type RoutingConfig } from './routing-config.js';
 
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
 const NonNegative = (description: string) => Type.Number({ minimum: 0, description });
@@ -37,6 +38,7 @@ export const ModelFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    ...ModelRoutingFileFields,
   },
   { additionalProperties: false },
 );
@@ -141,6 +143,7 @@ export const ConfigFileSchema = Type.Object(
       ),
     ),
     models: Type.Optional(Type.Record(Type.String(), ModelFileSchema)),
+    routing: Type.Optional(RoutingFileSchema),
     runtimes: Type.Optional(
       Type.Object(
         {
@@ -222,6 +225,8 @@ export interface ModelBinding {
   timeoutMs: number;
   /** Directory of the model's files for in-process runtimes. */
   path: string | null;
+  /** The engines that serve the model (backend openai); `base_url` is one of them. Empty: none configured. */
+  deployments: readonly Deployment[];
 }
 
 export interface ModelConfig {
@@ -234,6 +239,10 @@ export interface ModelConfig {
   binding: ModelBinding;
   /** Declared in sluice.yaml (an id outside the catalog, or a catalog id given a `kind`), not a catalog default. */
   declared: boolean;
+  /** Models tried in order when every deployment failed or is cooling down. */
+  fallbacks: readonly string[];
+  /** Models tried in order when the engine says the input is too long for it. */
+  contextWindowFallbacks: readonly string[];
 }
 
 /** An S3-compatible bucket (AWS S3, MinIO, R2, Ceph RGW); credentials are secrets, never logged. */
@@ -336,6 +345,8 @@ export interface Config {
   rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;
   models: Readonly<Record<string, ModelConfig>>;
+  /** How calls spread over a model's deployments (src/config/routing-config.ts). */
+  routing: RoutingConfig;
   /** Start-up log lines: catalog models that sluice.yaml overrides or replaces. */
   modelNotices: readonly string[];
   workers: { inProcess: boolean };
