@@ -21,7 +21,7 @@ import { BillingService } from './domain/billing/billing.service.js';
 import { CreditMeter } from './domain/billing/credit-meter.js';
 import { ReservationBook } from './domain/billing/reservations.js';
 import { systemClock, type Clock } from './domain/shared/clock.js';
-import { Metrics } from './observability/metrics.js';
+import { Metrics, routingMetricsOf } from './observability/metrics.js';
 import type { ChatCompletionsPort } from './domain/completions/chat-completions.port.js';
 import { probeSharedDependencies, warnIfRedisUnreachable } from './observability/dependency-probes.js';
 import { startTracing, type Tracing } from './observability/tracing.js';
@@ -32,6 +32,7 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { createInferenceServices, type InferenceServices } from './domain/completions/index.js';
 import { BACKEND_FACTORIES, ModelRegistry } from './inference/registry.js';
 import { createOnnxBackend } from './inference/backends/onnx/index.js';
+import { createOpenAIBackend } from './inference/backends/openai/index.js';
 import { DecisionService } from './domain/decision/decision.service.js';
 import { PackDecisionScorer } from './inference/decision/pack-decision-scorer.js';
 import { TranscriptionService } from './domain/audio/transcription.service.js';
@@ -162,6 +163,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const backendFactories: typeof BACKEND_FACTORIES = {
     ...BACKEND_FACTORIES,
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
+    openai: (deps) => createOpenAIBackend(deps, { metrics: routingMetricsOf(metrics) }),
   };
   const registry = new ModelRegistry(config, logger, tracing ? traceBackendFactories(backendFactories) : backendFactories);
   const reservations = new ReservationBook();

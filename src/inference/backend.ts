@@ -27,9 +27,21 @@ export interface TokenUsage {
   reasoningTokens?: number;
 }
 
+/** Which model and engine served a call, when an upstream router chose (see src/inference/routing/). */
+export interface ServedCall {
+  /** The model that answered: the one asked for, or a fallback. */
+  model: string;
+  /** The operator-facing id of the deployment that answered (never a URL). */
+  deployment: string;
+  /** The model is a fallback of the one asked for. */
+  fallback: boolean;
+}
+
 export interface CallContext {
   requestId: string;
   signal: AbortSignal;
+  /** Told which model and deployment serve the call, once one has answered (before a stream's first event). */
+  onServed?: (served: ServedCall) => void;
 }
 
 export interface ChatParams extends CallContext {
@@ -209,6 +221,19 @@ export interface BackendStatus {
    * calls still try the upstream.
    */
   unreachable?: { since: string; reason: string };
+  /** An upstream model's engines and their state (ids only: no URL or key). */
+  deployments?: DeploymentStatus[];
+}
+
+export interface DeploymentStatus {
+  id: string;
+  state: 'ready' | 'cooling_down' | 'unreachable';
+  /** ISO 8601: when a cooldown ends. */
+  until?: string;
+  /** ISO 8601: since when it has been unreachable, and why (an error code). */
+  since?: string;
+  reason?: string;
+  inFlight: number;
 }
 
 export interface InferenceBackend {

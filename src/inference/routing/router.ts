@@ -12,6 +12,7 @@
 import type { Config, ModelConfig } from '../../config/schema.js';
 import type { Deployment, RoutingConfig } from '../../config/routing-config.js';
 import { AppError } from '../../domain/shared/errors.js';
+import type { DeploymentStatus } from '../backend.js';
 import { classifyFailure } from './attempt-outcome.js';
 import { ConcurrencyGate } from './concurrency.js';
 import { HealthBook, type CooldownReason } from './deployment-health.js';
@@ -42,16 +43,6 @@ export interface RoutingMetrics {
 
 export type Attempt<T> = (model: ModelConfig, deployment: Deployment) => Promise<T>;
 
-export interface DeploymentState {
-  id: string;
-  state: 'ready' | 'cooling_down' | 'unreachable';
-  /** ISO 8601: when a cooldown ends. */
-  until?: string;
-  /** ISO 8601: since when it has been unreachable, and why (an error code). */
-  since?: string;
-  reason?: string;
-  inFlight: number;
-}
 
 interface ModelRoute {
   deployments: readonly Deployment[];
@@ -118,7 +109,7 @@ export class Router {
   }
 
   /** The deployments of `model` as operators see them (no URLs). */
-  states(model: ModelConfig): DeploymentState[] {
+  states(model: ModelConfig): DeploymentStatus[] {
     const now = this.now();
     return model.binding.deployments.map((d) => {
       const h = this.health.of(d);
