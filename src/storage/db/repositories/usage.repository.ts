@@ -38,6 +38,7 @@ const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => ({
   requestId: row.request_id,
   status: Number(row.status),
   createdAtMs: Number(row.created_at),
+  deployment: row.deployment,
 });
 
 const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
@@ -54,13 +55,14 @@ const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
   request_id: record.requestId,
   status: record.status,
   created_at: record.createdAtMs,
+  deployment: record.deployment ?? null,
 });
 
 /** The records' values in toRow()'s column order, row after row (CompiledQueries checks the order). */
 function rowParameters(records: readonly UsageRecord[]): unknown[] {
   const out: unknown[] = [];
   for (const r of records) {
-    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs);
+    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null);
   }
   return out;
 }
