@@ -70,6 +70,8 @@ export interface Readiness {
   checks: Record<string, 'ok' | string>;
   /** Per upstream model: `reachable` or `unreachable since <time> (<code>)`. Informs only: never makes the replica not ready. */
   upstreams: Record<string, string>;
+  /** Per deployment of the models that list several: `ready`, `cooling down until <time>` or `unreachable since <time> (<code>)`. Informs only. */
+  deployments: Record<string, string>;
 }
 
 export interface Container {
@@ -231,9 +233,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       } catch (err) {
         checks.database = `unreachable: ${(err as Error).message}`;
       }
-      const [shared, upstreams] = await Promise.all([probeSharedDependencies(probeTargets), upstreamReadiness(registry)]);
+      const [shared, { upstreams, deployments }] = await Promise.all([probeSharedDependencies(probeTargets), upstreamReadiness(registry)]);
       Object.assign(checks, shared);
-      return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams };
+      return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, deployments };
     },
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
@@ -320,13 +322,18 @@ function createFilesAndBatches(deps: FilesAndBatchesDeps) {
 }
 
 /** What the last probe of each upstream model found (probing the stale ones first). */
-async function upstreamReadiness(registry: ModelRegistry): Promise<Record<string, string>> {
+async function upstreamReadiness(registry: ModelRegistry): Promise<Pick<Readiness, 'upstreams' | 'deployments'>> {
   await registry.refreshUpstreams();
   const upstreams: Record<string, string> = {};
+  const deployments: Record<string, string> = {};
   for (const model of registry.list()) {
     if (model.binding.backend !== 'openai' || !model.binding.baseUrl) continue;
-    const { unreachable } = await registry.status(model);
-    upstreams[model.id] = unreachable ? `unreachable since ${unreachable.since} (${unreachable.reason})` : 'reachable';
+    const status = await registry.status(model);
+    upstreams[model.id] = status.unreachable ? `unreachable since ${status.unreachable.since} (${status.unreachable.reason})` : 'reachable';
+    if (model.binding.deployments.length < 2) continue;
+    for (const d of status.deployments ?? []) {
+      deployments[d.id] = d.state === 'cooling_down' ? `cooling down until ${d.until}` : d.state === 'unreachable' ? `unreachable since ${d.since} (${d.reason})` : 'ready';
+    }
   }
-  return upstreams;
+  return { upstreams, deployments };
 }
