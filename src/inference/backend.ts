@@ -249,6 +249,8 @@ export interface InferenceBackend {
   nextTokenLogprobs?(params: NextTokenParams): Promise<NextTokenOutput>;
   /** Refreshes what status() reports about `models` from outside the process (upstream probes); resolves when done. */
   probe?(models: readonly ModelConfig[]): Promise<void>;
+  /** The model's engines and their state now (upstream backends; cheap, no I/O). */
+  deployments?(model: ModelConfig): DeploymentStatus[];
   /** Counts tokens with the model's own tokenizer, when the backend has one. */
   countTokens?(model: ModelConfig, text: string): Promise<number>;
   close(): Promise<void>;

@@ -14,6 +14,8 @@ export interface EngineProcess {
   readonly port: number;
   /** Calls received per path (`/chat/completions`), since the start or the last reset(). */
   counts(): Promise<Record<string, number>>;
+  /** Calls received per `model` of the request body (deployments on one engine differ by upstream_model). */
+  models(): Promise<Record<string, number>>;
   /** The next calls to `path` answer with `behaviors`, in order. */
   script(path: string, ...behaviors: Behavior[]): Promise<void>;
   reset(): Promise<void>;
@@ -36,6 +38,12 @@ export async function startEngineProcess(mode: 'healthy' | 'fail-503' | `slow:${
     baseUrl,
     port: listening,
     counts: async () => ((await control('GET', '/_stats')) as { counts: Record<string, number> }).counts,
+    models: async () => {
+      const { requests } = (await control('GET', '/_stats')) as { requests: { model?: string }[] };
+      const counts: Record<string, number> = {};
+      for (const r of requests) if (r.model) counts[r.model] = (counts[r.model] ?? 0) + 1;
+      return counts;
+    },
     script: async (p, ...behaviors) => void (await control('POST', '/_script', { path: p, behaviors })),
     reset: async () => void (await control('POST', '/_reset', {})),
     kill: () => stop(child),

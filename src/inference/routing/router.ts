@@ -89,22 +89,26 @@ export class Router {
   /** As run(), but the deployment stays held until release() (a stream, until it ends). */
   async open<T>(model: ModelConfig, signal: AbortSignal, attempt: Attempt<T>): Promise<Routed<T>> {
     let chain: readonly string[] = model.fallbacks;
+    let next = 0;
     let current: ModelConfig = model;
     let lastError: unknown = null;
-    let usedContextFallbacks = false;
-    for (let link = 0; ; link++) {
-      const lastResort = this.#nextModel(chain, link + 1) === undefined && (usedContextFallbacks || link > 0 || model.contextWindowFallbacks.length === 0);
+    let contextFallbacks = model.contextWindowFallbacks.length > 0;
+    for (;;) {
+      // With nowhere else to go, a cooldown must not turn the call away (see #tryModel).
+      const lastResort = this.#nextModel(chain, next) === undefined && !(current === model && contextFallbacks);
       const outcome = await this.#tryModel(current, current !== model, signal, attempt, lastResort);
       if (outcome.routed) return outcome.routed;
       lastError = outcome.error ?? lastError;
-      if (outcome.contextLength && !usedContextFallbacks && model.contextWindowFallbacks.length > 0) {
-        usedContextFallbacks = true;
+      if (outcome.contextLength && contextFallbacks) {
+        contextFallbacks = false;
         chain = model.contextWindowFallbacks;
-        link = -1;
-      } else if (outcome.final) throw lastError;
-      const next = this.#nextModel(chain, link + 1);
-      if (!next) throw lastError ?? allCoolingDown(model);
-      current = next;
+        next = 0;
+      } else if (outcome.final || outcome.contextLength) {
+        throw lastError;
+      }
+      const found = this.#nextModel(chain, next);
+      if (!found) throw lastError ?? allCoolingDown(model);
+      [current, next] = [found.model, found.index + 1];
     }
   }
 
@@ -131,10 +135,10 @@ export class Router {
     await this.#shared?.close();
   }
 
-  #nextModel(chain: readonly string[], index: number): ModelConfig | undefined {
-    for (let i = index; i < chain.length; i++) {
-      const m = this.config.models[chain[i]!];
-      if (m && m.binding.deployments.length > 0) return m;
+  #nextModel(chain: readonly string[], from: number): { model: ModelConfig; index: number } | undefined {
+    for (let index = from; index < chain.length; index++) {
+      const model = this.config.models[chain[index]!];
+      if (model && model.binding.deployments.length > 0) return { model, index };
     }
     return undefined;
   }

@@ -26,6 +26,7 @@ import type {
   TaskParams,
   TokenUsage,
   CallContext,
+  DeploymentStatus,
 } from '../../backend.js';
 import { Router, type RoutingMetrics, type ServedBy } from '../../routing/router.js';
 import type { BackendDeps } from '../../registry.js';
@@ -67,6 +68,10 @@ export class OpenAIBackend implements InferenceBackend {
       return { ready: false, detail: 'it has no upstream', remedy: `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server and restart` };
     }
     return upstreamStatus(model, this.router, this.#probes);
+  }
+
+  deployments(model: ModelConfig): DeploymentStatus[] {
+    return this.router.states(model);
   }
 
   /** Probes every deployment's engine; what the probes find feeds the router (an engine found dead is taken out). */
