@@ -9,6 +9,8 @@ import type { TokenPrice } from '../domain/shared/money.js';
 import { StorefrontFileSchema, type StorefrontConfig } from './storefront-config.js';
 import { ModelRoutingFileFields, RoutingFileSchema, type Deployment, type RoutingConfig } from './routing-config.js';
 
+export type { Deployment, RoutingConfig, RoutingStrategy } from './routing-config.js';
+
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
 const NonNegative = (description: string) => Type.Number({ minimum: 0, description });
 

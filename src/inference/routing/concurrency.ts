@@ -3,7 +3,7 @@
  * a slot instead of overloading the engine, and is refused with 429 `server_busy` only
  * when the wait exceeds `routing.queue_timeout_ms`.
  */
-import type { Deployment } from '../../config/routing-config.js';
+import type { Deployment } from '../../config/schema.js';
 import { AppError } from '../../domain/shared/errors.js';
 import { onAbort } from '../../domain/shared/abort.js';
 import type { HealthBook } from './deployment-health.js';

@@ -4,7 +4,7 @@
  * with Redis, elsewhere), recent time to first byte, and what the readiness probe last
  * found. Kept in Maps keyed by deployment id; read on every call, so nothing here awaits.
  */
-import type { Deployment } from '../../config/routing-config.js';
+import type { Deployment } from '../../config/schema.js';
 
 export type CooldownReason = 'failures' | 'retry_after' | 'shared';
 

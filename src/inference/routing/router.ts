@@ -9,8 +9,7 @@
  * `context_window_fallbacks`. An attempt ends, for the router, when the engine's answer
  * has started (a stream's first chunk): nothing after that is retried.
  */
-import type { Config, ModelConfig } from '../../config/schema.js';
-import type { Deployment, RoutingConfig } from '../../config/routing-config.js';
+import type { Config, Deployment, ModelConfig, RoutingConfig } from '../../config/schema.js';
 import { AppError } from '../../domain/shared/errors.js';
 import type { DeploymentStatus } from '../backend.js';
 import { classifyFailure } from './attempt-outcome.js';

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { Deployment } from '../../config/routing-config.js';
+import type { Deployment } from '../../config/schema.js';
 import type { HealthBook } from './deployment-health.js';
 
 const SYNC_EVERY_MS = 500;

@@ -2,7 +2,7 @@
  * How the router picks among a model's deployments that may take a call. Each strategy
  * keeps its own per-model state and picks in O(deployments), allocating nothing.
  */
-import type { Deployment, RoutingStrategy } from '../../config/routing-config.js';
+import type { Deployment, RoutingStrategy } from '../../config/schema.js';
 import type { HealthBook } from './deployment-health.js';
 
 export interface Picker {

@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { deadEngineUrl, startEngineProcess, type EngineProcess } from '../../helpers/engine-process.js';
-import { DEFAULT_CHAT, fail, json, stream } from '../../helpers/fake-upstream.js';
+import { DEFAULT_CHAT, fail, stream } from '../../helpers/fake-upstream.js';
 import { usageOf } from '../inference/setup.js';
 
 let dead: string;

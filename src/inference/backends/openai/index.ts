@@ -8,8 +8,7 @@
  * once its first event arrived.
  */
 import type { Logger } from 'pino';
-import type { ModelConfig } from '../../../config/schema.js';
-import type { Deployment } from '../../../config/routing-config.js';
+import type { Deployment, ModelConfig } from '../../../config/schema.js';
 import type {
   BackendStatus,
   ChatOutput,
