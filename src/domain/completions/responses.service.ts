@@ -10,6 +10,7 @@ import type { CallContext } from '../../inference/backend.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { ChatRunner, withOutputCap, type ChatResult } from './chat-runner.js';
 import { meteredCallOf, outputCapOf } from './metered-call.js';
+import { ServedListener } from './served-call.js';
 import { parseResponsesRequest, type ResponsesRequest } from './responses-request.js';
 
 export const RESPONSES_ROUTE = '/v1/responses';
@@ -104,10 +105,12 @@ export class ResponsesService {
     const texts = call.kind === 'chat' ? call.messages.map((m) => m.content) : [call.input];
     const metered = meteredCallOf(model, context.route ?? RESPONSES_ROUTE, context.requestId, texts, outputCapOf(model, request.sampling));
     return meteredCall(caller, metered, async (admission) => {
-      const result = await this.#runner.run(withOutputCap(call, admission.outputCap), context);
+      const served = new ServedListener();
+      const result = await this.#runner.run(withOutputCap(call, admission.outputCap), served.context(context));
+      served.announce(caller);
       const completedAt = toUnixSeconds(this.deps.clock.nowMs());
-      const value = responseWire(request, model.id, result, createdAt, completedAt, admission.outputCap);
-      return { value, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 } };
+      const value = responseWire(request, served.modelOr(model.id), result, createdAt, completedAt, admission.outputCap);
+      return { value, usage: served.usage({ inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 }) };
     });
   }
 }

@@ -232,12 +232,16 @@ describe('least_busy', () => {
     slow = await startEngineProcess('slow:200');
     busyServer = await startTestServer({
       env: { RATE_LIMIT_RPM: '1000000' },
-      yaml: `routing: { strategy: least_busy }
+      yaml: `routing: { strategy: least_busy, queue_timeout_ms: 300 }
 models:
   busy-llm:
     kind: chat
     deployments:
-${deployment('busy-slow', slow.baseUrl)}${deployment('busy-fast', healthy.baseUrl)}`,
+${deployment('busy-slow', slow.baseUrl)}${deployment('busy-fast', healthy.baseUrl)}
+  gate-llm:
+    kind: chat
+    deployments:
+${deployment('gate-one', slow.baseUrl, ', max_concurrency: 1')}`,
     });
   }, 60_000);
   afterAll(async () => {
@@ -256,4 +260,17 @@ ${deployment('busy-slow', slow.baseUrl)}${deployment('busy-fast', healthy.baseUr
     expect(fast + slowCalls).toBe(200);
     expect(fast).toBeGreaterThanOrEqual(160);
   }, 60_000);
+
+  it('queues a call over max_concurrency briefly, and answers 429 server_busy only once the wait exceeds queue_timeout_ms', async () => {
+    const tenant = await busyServer.newTenant({ balanceUsd: 10 });
+    // One slot, 200 ms per call, 300 ms of queue: the second call waits about 200 ms, the later ones would wait 400 ms or more.
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => call(busyServer.baseUrl, 'POST', '/v1/chat/completions', { key: tenant.key, body: hello('gate-llm') })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 429, 429]);
+    const busy = results.find((r) => r.status === 429)!;
+    expect(busy.body.error.code).toBe('server_busy');
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect((await slow.models())['gate-one']).toBe(2);
+  });
 });
