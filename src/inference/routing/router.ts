@@ -166,7 +166,9 @@ export class Router {
   }
 
   async #attempt<T>(model: ModelConfig, deployment: Deployment, fallback: boolean, signal: AbortSignal, attempt: Attempt<T>) {
-    await this.#gate.enter(deployment, signal);
+    // Without a max_concurrency there is nothing to wait for, and no turn is spent on it.
+    const queued = this.#gate.enter(deployment, signal);
+    if (queued) await queued;
     this.health.startAttempt(deployment);
     this.metrics?.inFlight(deployment.id, 1);
     const startedMs = performance.now();
