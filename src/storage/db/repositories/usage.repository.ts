@@ -25,21 +25,25 @@ export interface PayerDebit {
   statements(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[];
 }
 
-const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => ({
-  id: row.id,
-  projectId: row.project_id,
-  keyId: row.key_id,
-  payer: payerOfRow(row),
-  model: row.model,
-  route: row.route,
-  inputTokens: Number(row.input_tokens),
-  outputTokens: Number(row.output_tokens),
-  costMicros: Number(row.cost_micros),
-  requestId: row.request_id,
-  status: Number(row.status),
-  createdAtMs: Number(row.created_at),
-  deployment: row.deployment,
-});
+const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => {
+  const record: UsageRecord = {
+    id: row.id,
+    projectId: row.project_id,
+    keyId: row.key_id,
+    payer: payerOfRow(row),
+    model: row.model,
+    route: row.route,
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    costMicros: Number(row.cost_micros),
+    requestId: row.request_id,
+    status: Number(row.status),
+    createdAtMs: Number(row.created_at),
+  };
+  // Only upstream calls have one (the record's field is optional).
+  if (row.deployment !== null) record.deployment = row.deployment;
+  return record;
+};
 
 const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
   id: record.id,
