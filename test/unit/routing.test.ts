@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import type { Deployment } from '../../src/config/routing-config.js';
 import { HealthBook } from '../../src/inference/routing/deployment-health.js';
-import { SmoothWeighted } from '../../src/inference/routing/strategies.js';
+import { LeastBusy, LowestLatency, SmoothWeighted } from '../../src/inference/routing/strategies.js';
 import { tempDir } from '../helpers/databases.js';
 
 function load(yaml: string, env: Record<string, string> = {}) {
@@ -139,5 +139,32 @@ describe('cooldowns', () => {
     book.failed(d, null);
     now += 60_001;
     expect(book.failed(d, null)).toBe(false);
+  });
+});
+
+describe('least_busy and latency', () => {
+  const policy = { failures: 3, windowMs: 60_000, durationMs: 30_000 };
+
+  it('least_busy takes the fewest calls in flight, here and on other replicas, per unit of weight', () => {
+    const book = new HealthBook(policy, { cooled: () => {} });
+    const picker = new LeastBusy(book);
+    const [a, b] = [deployment('a', 1), deployment('b', 2)];
+    book.startAttempt(a);
+    expect(picker.pick([a, b], 2).id).toBe('b');
+    book.of(b).remoteInFlight = 3;
+    // b: 3 calls at weight 2 (1.5 each) against a: 1 call at weight 1.
+    expect(picker.pick([a, b], 2).id).toBe('a');
+  });
+
+  it('latency tries a deployment never measured first, then the fastest, exploring one call in ten', () => {
+    const book = new HealthBook(policy, { cooled: () => {} });
+    const picker = new LowestLatency(book);
+    const [fast, slow] = [deployment('fast'), deployment('slow')];
+    book.succeeded(slow, 200);
+    expect(picker.pick([slow, fast], 2).id).toBe('fast');
+    book.succeeded(fast, 5);
+    const picks = Array.from({ length: 100 }, () => picker.pick([slow, fast], 2).id);
+    const toFast = picks.filter((id) => id === 'fast').length;
+    expect(toFast).toBeGreaterThanOrEqual(90);
   });
 });

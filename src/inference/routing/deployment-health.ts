@@ -88,13 +88,15 @@ export class HealthBook {
     health.probing = false;
   }
 
-  succeeded(deployment: Deployment, ttfbMs: number): void {
+  /** The engine answered; `ttfbMs` null when the answer says nothing of its speed (a refusal). */
+  succeeded(deployment: Deployment, ttfbMs: number | null): void {
     const health = this.of(deployment);
     health.failures.length = 0;
     health.coolReason = null;
     health.probing = false;
     health.unreachableSinceMs = null;
     health.unreachableReason = null;
+    if (ttfbMs === null) return;
     health.ttfbMs = health.ttfbMs === null ? ttfbMs : health.ttfbMs + TTFB_SMOOTHING * (ttfbMs - health.ttfbMs);
   }
 

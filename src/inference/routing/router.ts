@@ -127,7 +127,7 @@ export class Router {
 
   /** Reads the other replicas' state now (status pages, tests); calls never wait for it. */
   async syncShared(): Promise<void> {
-    await this.#shared?.sync();
+    await this.#shared?.syncNow();
   }
 
   async close(): Promise<void> {
@@ -208,7 +208,7 @@ export class Router {
         return {};
       case 'context_length':
         this.metrics?.attempt(model.id, deployment.id, 'context_length');
-        this.health.succeeded(deployment, 0);
+        this.health.succeeded(deployment, null);
         return { contextLength: true };
       default:
         // The engine answered (the caller's own 4xx), or the caller left: not the deployment's fault.

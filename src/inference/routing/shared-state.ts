@@ -14,6 +14,7 @@ import type { HealthBook } from './deployment-health.js';
 const SYNC_EVERY_MS = 500;
 /** A replica that stopped refreshing its counts (it died) drops out of them after this long. */
 const BUSY_TTL_MS = 3_000;
+const FIRST_CONNECT_WAIT_MS = 1_000;
 
 export class SharedRoutingState {
   readonly #redis: Redis;
@@ -41,6 +42,20 @@ export class SharedRoutingState {
     if (ttl <= 0 || this.#redis.status !== 'ready') return;
     // Only ever lengthens a cooldown another replica wrote (GT needs Redis 7; a script works on 6).
     this.#redis.eval(LONGER_COOLDOWN, 1, this.#key('cool', deployment), String(untilMs), String(ttl)).catch(() => {});
+  }
+
+  /**
+   * Reads the shared state now, waiting briefly for the first connection (a short-lived
+   * command such as `sluice models list` asks once, right after start).
+   */
+  async syncNow(): Promise<void> {
+    if (this.#redis.status === 'connecting' || this.#redis.status === 'connect') {
+      await Promise.race([
+        new Promise((resolve) => this.#redis.once('ready', resolve)),
+        new Promise((resolve) => setTimeout(resolve, FIRST_CONNECT_WAIT_MS).unref()),
+      ]);
+    }
+    await this.sync();
   }
 
   /** Writes this replica's counts and reads everyone's cooldowns and counts; resolves when done (or Redis failed). */
