@@ -86,12 +86,13 @@ export interface Reachability {
 }
 
 /** Whether an upstream-backed model's engine answered its last probe; null for in-process models and upstreams not configured. */
-/** One deployment's state in words: `ready`, `cooling down until 16:03:10 UTC`, `unreachable since … (ECONNREFUSED)`. */
+/** To the second: a cooldown lasts seconds, not minutes. */
+const toSecond = (iso: string) => new Date(Date.parse(iso)).toISOString().slice(0, 19).replace('T', ' ');
+
+/** One deployment's state in words: `ready`, `cooling down until 2026-11-25 16:03:10 UTC`, `unreachable since … (ECONNREFUSED)`. */
 export function deploymentState(d: DeploymentState): { tone: 'ok' | 'warn' | 'bad'; text: string } {
-  if (d.state === 'cooling_down' && d.until) return { tone: 'warn', text: `cooling down until ${time(Math.floor(Date.parse(d.until) / 1000))} UTC` };
-  if (d.state === 'unreachable' && d.since) {
-    return { tone: 'bad', text: `unreachable since ${time(Math.floor(Date.parse(d.since) / 1000))} UTC${d.reason ? ` (${d.reason})` : ''}` };
-  }
+  if (d.state === 'cooling_down' && d.until) return { tone: 'warn', text: `cooling down until ${toSecond(d.until)} UTC` };
+  if (d.state === 'unreachable' && d.since) return { tone: 'bad', text: `unreachable since ${toSecond(d.since)} UTC${d.reason ? ` (${d.reason})` : ''}` };
   return { tone: 'ok', text: 'ready' };
 }
 
