@@ -24,18 +24,18 @@ import type {
   TaskOutput,
   TaskParams,
   TokenUsage,
-  CallContext,
   DeploymentStatus,
 } from '../../backend.js';
-import { Router, type RoutingMetrics, type ServedBy } from '../../routing/router.js';
+import { Router, type RoutingMetrics } from '../../routing/router.js';
 import type { BackendDeps } from '../../registry.js';
 import type { TokenCounter } from '../../token-counter.js';
-import { UpstreamClient, type UpstreamTarget } from './client.js';
+import { UpstreamClient } from './client.js';
 import { upstreamProtocolError, upstreamTransportError } from './errors.js';
 import { chatBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
 import { readChatCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
 import { SseDecoder } from './sse-decoder.js';
 import { UpstreamProbes } from './upstream-probes.js';
+import { reportServed, targetOf, upstreamName, upstreamStatus } from './deployments.js';
 
 export function createOpenAIBackend(deps: BackendDeps, options: { metrics?: RoutingMetrics } = {}): InferenceBackend {
   return new OpenAIBackend(deps.tokens, deps.logger, new Router(deps.config, options.metrics ?? null));
@@ -264,39 +264,4 @@ export class OpenAIBackend implements InferenceBackend {
     if (!counted.exact) this.logger.debug({ model: model.id }, 'upstream reported no usage; billing estimated tokens');
     return { inputTokens: input, outputTokens: counted.tokens };
   }
-}
-
-/** The request for one deployment; a model with other deployments moves on instead of retrying a refused connection. */
-function targetOf(model: ModelConfig, deployment: Deployment): UpstreamTarget {
-  const connectAttempts = model.binding.deployments.length > 1 ? 1 : SINGLE_ENGINE_CONNECT_ATTEMPTS;
-  return { modelId: model.id, baseUrl: deployment.baseUrl, apiKey: deployment.apiKey, timeoutMs: deployment.timeoutMs, connectAttempts };
-}
-
-const SINGLE_ENGINE_CONNECT_ATTEMPTS = 3;
-
-const upstreamName = (model: ModelConfig, deployment: Deployment): string => deployment.upstreamModel ?? model.id;
-
-function reportServed(context: CallContext, served: ServedBy): void {
-  context.onServed?.({ model: served.model.id, deployment: served.deployment, fallback: served.fallback });
-}
-
-/** The model's state for readiness and the model pages: each deployment's, and `unreachable` once none answers. */
-function upstreamStatus(model: ModelConfig, router: Router, probes: UpstreamProbes): BackendStatus {
-  const deployments = router.states(model);
-  if (model.binding.deployments.length === 1) {
-    // One engine (base_url): what its probe found, in the operator's terms.
-    const baseUrl = model.binding.deployments[0]!.baseUrl;
-    const state = probes.peek(baseUrl);
-    if (state.kind !== 'unreachable') return { ready: true, detail: `upstream ${baseUrl}`, deployments };
-    const since = new Date(state.sinceMs).toISOString();
-    return { ready: true, detail: `upstream ${baseUrl} unreachable since ${since} (${state.reason})`, unreachable: { since, reason: state.reason }, deployments };
-  }
-  const detail = deployments.map((d) => `${d.id} ${d.state.replace('_', ' ')}${d.until ? ` until ${d.until}` : ''}${d.since ? ` since ${d.since} (${d.reason})` : ''}`);
-  const status: BackendStatus = { ready: true, detail: `upstream deployments: ${detail.join('; ')}`, deployments };
-  const unreachable = deployments.filter((d) => d.state === 'unreachable');
-  if (unreachable.length === deployments.length) {
-    const first = unreachable.reduce((a, b) => (a.since! <= b.since! ? a : b));
-    status.unreachable = { since: first.since!, reason: first.reason! };
-  }
-  return status;
 }
