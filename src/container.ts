@@ -22,7 +22,7 @@ import { BillingService } from './domain/billing/billing.service.js';
 import { CreditMeter } from './domain/billing/credit-meter.js';
 import { ReservationBook } from './domain/billing/reservations.js';
 import { systemClock, type Clock } from './domain/shared/clock.js';
-import { Metrics } from './observability/metrics.js';
+import { Metrics, routingMetricsOf } from './observability/metrics.js';
 import type { ChatCompletionsPort } from './domain/completions/chat-completions.port.js';
 import { probeSharedDependencies, warnIfRedisUnreachable } from './observability/dependency-probes.js';
 import { startTracing, type Tracing } from './observability/tracing.js';
@@ -33,6 +33,7 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { createInferenceServices, type InferenceServices } from './domain/completions/index.js';
 import { BACKEND_FACTORIES, ModelRegistry } from './inference/registry.js';
 import { createOnnxBackend } from './inference/backends/onnx/index.js';
+import { createOpenAIBackend } from './inference/backends/openai/index.js';
 import { DecisionService } from './domain/decision/decision.service.js';
 import { PackDecisionScorer } from './inference/decision/pack-decision-scorer.js';
 import { TranscriptionService } from './domain/audio/transcription.service.js';
@@ -70,6 +71,8 @@ export interface Readiness {
   checks: Record<string, 'ok' | string>;
   /** Per upstream model: `reachable` or `unreachable since <time> (<code>)`. Informs only: never makes the replica not ready. */
   upstreams: Record<string, string>;
+  /** Per deployment of the models that list several: `ready`, `cooling down until <time>` or `unreachable since <time> (<code>)`. Informs only. */
+  deployments: Record<string, string>;
 }
 
 export interface Container {
@@ -163,6 +166,7 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const backendFactories: typeof BACKEND_FACTORIES = {
     ...BACKEND_FACTORIES,
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
+    openai: (deps) => createOpenAIBackend(deps, { metrics: routingMetricsOf(metrics) }),
   };
   const registry = new ModelRegistry(config, logger, tracing ? traceBackendFactories(backendFactories) : backendFactories);
   const reservations = new ReservationBook();
@@ -230,9 +234,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       } catch (err) {
         checks.database = `unreachable: ${(err as Error).message}`;
       }
-      const [shared, upstreams] = await Promise.all([probeSharedDependencies(probeTargets), upstreamReadiness(registry)]);
+      const [shared, { upstreams, deployments }] = await Promise.all([probeSharedDependencies(probeTargets), upstreamReadiness(registry)]);
       Object.assign(checks, shared);
-      return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams };
+      return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, deployments };
     },
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
@@ -319,13 +323,18 @@ function createFilesAndBatches(deps: FilesAndBatchesDeps) {
 }
 
 /** What the last probe of each upstream model found (probing the stale ones first). */
-async function upstreamReadiness(registry: ModelRegistry): Promise<Record<string, string>> {
+async function upstreamReadiness(registry: ModelRegistry): Promise<Pick<Readiness, 'upstreams' | 'deployments'>> {
   await registry.refreshUpstreams();
   const upstreams: Record<string, string> = {};
+  const deployments: Record<string, string> = {};
   for (const model of registry.list()) {
     if (model.binding.backend !== 'openai' || !model.binding.baseUrl) continue;
-    const { unreachable } = await registry.status(model);
-    upstreams[model.id] = unreachable ? `unreachable since ${unreachable.since} (${unreachable.reason})` : 'reachable';
+    const status = await registry.status(model);
+    upstreams[model.id] = status.unreachable ? `unreachable since ${status.unreachable.since} (${status.unreachable.reason})` : 'reachable';
+    if (model.binding.deployments.length < 2) continue;
+    for (const d of status.deployments ?? []) {
+      deployments[d.id] = d.state === 'cooling_down' ? `cooling down until ${d.until}` : d.state === 'unreachable' ? `unreachable since ${d.since} (${d.reason})` : 'ready';
+    }
   }
-  return upstreams;
+  return { upstreams, deployments };
 }

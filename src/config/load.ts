@@ -13,6 +13,7 @@ import { resolveTracingConfig } from './tracing-config.js';
 import { describeGatewayConfig, resolveGatewayConfig } from './gateway-config.js';
 import { resolveStorefront } from './storefront-config.js';
 import { resolveModels } from './models-config.js';
+import { resolveRouting } from './routing-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
 
 export class ConfigError extends Error {
@@ -201,6 +202,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     rateLimit: { requestsPerMinute: rpm, redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl' },
     modelsDir,
     models,
+    routing: resolveRouting(file.routing),
     modelNotices,
     workers: { inProcess: workersEnv ? workersEnv === 'in-process' : (file.workers?.in_process ?? true) },
     batches: {

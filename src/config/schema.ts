@@ -6,6 +6,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { ModelSpec } from '../domain/models/model-spec.types.js';
 import { StorefrontFileSchema, type StorefrontConfig } from './storefront-config.js';
+import { ModelRoutingFileFields, RoutingFileSchema, type RoutingConfig } from './routing-config.js';
+
+export type { Deployment, RoutingConfig, RoutingStrategy } from './routing-config.js';
 
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
 const NonNegative = (description: string) => Type.Number({ minimum: 0, description });
@@ -36,6 +39,7 @@ export const ModelFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    ...ModelRoutingFileFields,
   },
   { additionalProperties: false },
 );
@@ -148,6 +152,7 @@ export const ConfigFileSchema = Type.Object(
       ),
     ),
     models: Type.Optional(Type.Record(Type.String(), ModelFileSchema)),
+    routing: Type.Optional(RoutingFileSchema),
     runtimes: Type.Optional(
       Type.Object(
         {
@@ -327,6 +332,8 @@ export interface Config {
   rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;
   models: Readonly<Record<string, ModelConfig>>;
+  /** How calls spread over a model's deployments (src/config/routing-config.ts). */
+  routing: RoutingConfig;
   /** Start-up log lines: catalog models that sluice.yaml overrides or replaces. */
   modelNotices: readonly string[];
   workers: { inProcess: boolean };

@@ -117,12 +117,18 @@ export class ModelRegistry implements ModelDirectory {
   async status(model: ModelSpec): Promise<ModelStatus> {
     const cached = this.#status.get(model.id);
     const now = Date.now();
-    if (cached && cached.expiresAtMs > now) return cached.status;
+    if (cached && cached.expiresAtMs > now) return this.#withDeployments(model, cached.status);
     const status = await this.#probe(model);
     // The operator's view, paths included; API clients get publicDetail.
     if (!status.ready) this.logger.info({ model: model.id, detail: status.detail }, 'model not available');
     this.#status.set(model.id, { status, expiresAtMs: now + (status.ready ? READY_TTL_MS : NOT_READY_TTL_MS) });
     return status;
+  }
+
+  /** A cached status with its deployments' state as of now (cooldowns start and end between probes). */
+  #withDeployments(model: ModelSpec, status: ModelStatus): ModelStatus {
+    const deployments = status.deployments && this.#backends.get(model.binding.backend)?.deployments?.(model);
+    return deployments ? { ...status, deployments } : status;
   }
 
   /**

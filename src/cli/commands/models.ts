@@ -23,7 +23,8 @@ async function listModels(options: { json?: boolean }): Promise<void> {
       const status = await registry.status(model);
       const detail = status.remedy ? `${status.detail}; ${status.remedy}` : status.detail;
       // An unreachable upstream is still called (it may be back), but it is not ready.
-      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready && !status.unreachable, detail });
+      const deployments = status.deployments && status.deployments.length > 1 ? status.deployments : undefined;
+      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready && !status.unreachable, detail, ...(deployments && { deployments }) });
     }
     if (options.json) return printJson(rows);
     const table = [['MODEL', 'TASK', 'BACKEND', 'READY', 'DETAIL'], ...rows.map((r) => [r.id, r.task, r.backend, r.ready ? 'yes' : 'no', r.detail])];

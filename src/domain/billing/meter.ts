@@ -36,6 +36,10 @@ export interface SettledUsage {
   status: number;
   /** Overrides the model's token price (e.g. audio billed per second). */
   costMicros?: number;
+  /** The model that served, when a fallback did: the record names it and it is billed at its price. */
+  model?: string;
+  /** The upstream deployment that served (its operator-facing id). */
+  deployment?: string;
 }
 
 /** What settling a call produced: its usage record, and headers for the caller's reply. */

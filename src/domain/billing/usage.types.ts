@@ -18,4 +18,6 @@ export interface UsageRecord {
   requestId: string;
   status: number;
   createdAtMs: number;
+  /** The operator-facing id of the upstream deployment that served the call; absent for in-process models. */
+  deployment?: string | null;
 }

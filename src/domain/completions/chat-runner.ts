@@ -57,7 +57,7 @@ const fitsWithoutCounting = (model: ModelSpec, messages: readonly ChatMessage[])
 
 /** The backend call of a prepared chat-model call (same for the one-shot and the streamed path). */
 function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: CallContext): ChatParams {
-  return {
+  const params: ChatParams = {
     requestId: context.requestId,
     signal: context.signal,
     model: call.model,
@@ -65,6 +65,8 @@ function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: Call
     options: call.conversation.options,
     sampling: call.conversation.sampling,
   };
+  if (context.onServed) params.onServed = context.onServed;
+  return params;
 }
 
 /**
@@ -137,6 +139,7 @@ export class ChatRunner {
       input: call.input,
       labels: call.labels,
       options: call.conversation.options,
+      onServed: context.onServed,
     });
     const content = typeof output.result === 'string' ? output.result : JSON.stringify(output.result);
     if (content === undefined) throw new AppError('internal', `Model ${call.model.id} returned no result`);

@@ -26,9 +26,21 @@ export interface TokenUsage {
   reasoningTokens?: number;
 }
 
+/** Which model and engine served a call, when an upstream router chose (see src/inference/routing/). */
+export interface ServedCall {
+  /** The model that answered: the one asked for, or a fallback. */
+  model: string;
+  /** The operator-facing id of the deployment that answered (never a URL). */
+  deployment: string;
+  /** The model is a fallback of the one asked for. */
+  fallback: boolean;
+}
+
 export interface CallContext {
   requestId: string;
   signal: AbortSignal;
+  /** Told which model and deployment serve the call, once one has answered (before a stream's first event). */
+  onServed?: (served: ServedCall) => void;
 }
 
 export interface ChatParams extends CallContext {
@@ -189,6 +201,19 @@ export interface BackendStatus {
    * calls still try the upstream.
    */
   unreachable?: { since: string; reason: string };
+  /** An upstream model's engines and their state (ids only: no URL or key). */
+  deployments?: DeploymentStatus[];
+}
+
+export interface DeploymentStatus {
+  id: string;
+  state: 'ready' | 'cooling_down' | 'unreachable';
+  /** ISO 8601: when a cooldown ends. */
+  until?: string;
+  /** ISO 8601: since when it has been unreachable, and why (an error code). */
+  since?: string;
+  reason?: string;
+  inFlight: number;
 }
 
 export interface InferenceBackend {
@@ -204,6 +229,8 @@ export interface InferenceBackend {
   nextTokenLogprobs?(params: NextTokenParams): Promise<NextTokenOutput>;
   /** Refreshes what status() reports about `models` from outside the process (upstream probes); resolves when done. */
   probe?(models: readonly ModelSpec[]): Promise<void>;
+  /** The model's engines and their state now (upstream backends; cheap, no I/O). */
+  deployments?(model: ModelSpec): DeploymentStatus[];
   /** Counts tokens with the model's own tokenizer, when the backend has one. */
   countTokens?(model: ModelSpec, text: string): Promise<number>;
   close(): Promise<void>;

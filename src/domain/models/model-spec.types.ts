@@ -48,6 +48,22 @@ export interface ModelBinding {
   timeoutMs: number;
   /** Directory of the model's files for in-process runtimes. */
   path: string | null;
+  /** The engines that serve the model (backend openai); `base_url` is one of them. Empty: none configured. */
+  deployments: readonly Deployment[];
+}
+
+/** One engine that serves an upstream model, as the operator configured it. */
+export interface Deployment {
+  /** Operator-facing id (metrics, cooldowns, usage records); never a URL. */
+  id: string;
+  baseUrl: string;
+  upstreamModel: string | null;
+  /** The resolved secret from `api_key_env`; never logged. */
+  apiKey: string | null;
+  weight: number;
+  /** null: no limit. */
+  maxConcurrency: number | null;
+  timeoutMs: number;
 }
 
 export interface ModelSpec {
@@ -60,4 +76,8 @@ export interface ModelSpec {
   binding: ModelBinding;
   /** Declared in sluice.yaml (an id outside the catalog, or a catalog id given a `kind`), not a catalog default. */
   declared: boolean;
+  /** Models tried in order when every deployment failed or is cooling down. */
+  fallbacks: readonly string[];
+  /** Models tried in order when the engine says the input is too long for it. */
+  contextWindowFallbacks: readonly string[];
 }

@@ -171,15 +171,17 @@ class StorefrontAdmission implements Admission {
       projectId: this.principal.projectId,
       keyId: null,
       payer: payerRef(this.principal.payer),
-      model: this.call.model,
+      model: usage.model ?? this.call.model,
       route: this.call.route,
       inputTokens: usage.inputTokens,
       outputTokens: usage.outputTokens,
-      costMicros: usage.costMicros ?? costMicros(this.price, usage.inputTokens, usage.outputTokens),
+      // A fallback that served is billed at its own price.
+      costMicros: usage.costMicros ?? costMicros(usage.model ? this.deps.priceOf(usage.model) : this.price, usage.inputTokens, usage.outputTokens),
       requestId: this.call.requestId,
       status: usage.status,
       createdAtMs: this.deps.clock.nowMs(),
     };
+    if (usage.deployment !== undefined) record.deployment = usage.deployment;
     let balance: number;
     try {
       await this.deps.usage.write(record);

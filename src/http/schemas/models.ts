@@ -1,5 +1,6 @@
 /** GET /v1/models and /v1/models/{id}: OpenAI's model-list shape. */
 import { Type } from '@sinclair/typebox';
+import { DeploymentStates } from './deployments.js';
 
 export const ModelIdParams = Type.Object({ id: Type.String({ description: 'a model id' }) });
 
@@ -13,6 +14,7 @@ export const ModelObject = Type.Object({
       description: 'Sluice extension, on GET /v1/models/{id}: the model’s upstream has not answered since this time (ISO 8601); calls still try it',
     }),
   ),
+  deployments: Type.Optional(DeploymentStates),
 });
 
 export const SystemOneModel = Type.Object({ name: Type.String(), description: Type.String(), release_date: Type.String({ description: 'YYYY-MM-DD' }) });

@@ -11,6 +11,11 @@ export const Readiness = Type.Object({
       description: 'per upstream model: `reachable` or `unreachable since <ISO time> (<code>)`; informs only, never makes the replica not ready',
     }),
   ),
+  deployments: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'per deployment of a model with several: `ready`, `cooling down until <ISO time>` or `unreachable since <ISO time> (<code>)`; informs only',
+    }),
+  ),
 });
 
 export const MetricsText = Type.String({ description: 'Prometheus text exposition format' });

@@ -17,6 +17,7 @@ import type { ModelConfig } from '../../../config/schema.js';
 import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { Catalog } from '../../schemas/catalog.js';
+import { deploymentWire } from '../../schemas/deployments.js';
 
 /** What makes a model that cannot run usable: the same remedies its 503 names. */
 function fixesOf(model: ModelConfig): string[] {
@@ -47,6 +48,8 @@ export function registerCatalogRoute(scope: FastifyInstance, container: Containe
           fixes: status.ready ? [] : fixesOf(model),
           context_length: model.contextLength,
           price: { input_per_million_usd: model.price.inputPerMillionUsd, output_per_million_usd: model.price.outputPerMillionUsd },
+          // Listed when sluice.yaml gives the model several engines.
+          ...(status.deployments && status.deployments.length > 1 && { deployments: status.deployments.map(deploymentWire) }),
         };
       }),
     );

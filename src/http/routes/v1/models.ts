@@ -6,6 +6,7 @@ import { notFound } from '../../../domain/shared/errors.js';
 import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
+import { deploymentWire } from '../../schemas/deployments.js';
 
 /** Catalog models have no creation date of their own; a fixed one keeps answers stable. */
 const CREATED = 1_767_225_600; // 2026-01-01T00:00:00Z
@@ -33,8 +34,12 @@ export function registerModelsRoutes(scope: FastifyInstance, container: Containe
       if (!model) throw notFound(`The model \`${request.params.id}\` does not exist`, 'model_not_found', 'model');
       // The finding of the last probe; a stale one is refreshed in the background, never awaited here.
       registry.refreshUpstreams([model]).catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));
-      const { unreachable } = await registry.status(model);
-      return unreachable ? { ...modelWire(model), unreachable_since: unreachable.since } : modelWire(model);
+      const { unreachable, deployments } = await registry.status(model);
+      const wire: Record<string, unknown> = modelWire(model);
+      if (unreachable) wire.unreachable_since = unreachable.since;
+      // A model with one engine (base_url) answers as before; several are listed with their state.
+      if (deployments && deployments.length > 1) wire.deployments = deployments.map(deploymentWire);
+      return wire;
     },
   );
 }

@@ -1,8 +1,5 @@
-/** Port parameters → OpenAI wire request bodies, with the upstream's own model name. */
-import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
+/** Port parameters → OpenAI wire request bodies, with the upstream's own model name (the deployment's). */
 import type { ChatParams, EmbeddingParams, ModerationParams, TaskParams } from '../../../domain/models/inference-backend.port.js';
-
-export const upstreamModel = (model: ModelSpec): string => model.binding.upstreamModel ?? model.id;
 
 function wireMessages(params: ChatParams) {
   return params.messages.map((m) => {
@@ -13,11 +10,11 @@ function wireMessages(params: ChatParams) {
   });
 }
 
-export function chatBody(params: ChatParams, stream: boolean): Record<string, unknown> {
+export function chatBody(params: ChatParams, upstreamModel: string, stream: boolean): Record<string, unknown> {
   // Not `{ ...sampling, model, messages }`: on Node 20 a literal that spreads and then adds
   // properties takes V8's slow path, Object.assign does not (sampling holds neither key, so
   // order is moot).
-  const body: Record<string, unknown> = Object.assign({ model: upstreamModel(params.model), messages: wireMessages(params) }, params.sampling);
+  const body: Record<string, unknown> = Object.assign({ model: upstreamModel, messages: wireMessages(params) }, params.sampling);
   if (Object.keys(params.options).length > 0) body.metadata = params.options;
   if (stream) {
     body.stream = true;
@@ -31,9 +28,9 @@ export function chatBody(params: ChatParams, stream: boolean): Record<string, un
  * A task model behind an OpenAI-compatible upstream (another Sluice, or the hosted API)
  * answers on chat completions; labels travel as `categories`, options as `metadata`.
  */
-export function taskBody(params: TaskParams): Record<string, unknown> {
+export function taskBody(params: TaskParams, upstreamModel: string): Record<string, unknown> {
   const body: Record<string, unknown> = {
-    model: upstreamModel(params.model),
+    model: upstreamModel,
     messages: [{ role: 'user', content: params.input }],
   };
   if (params.labels) body.categories = params.labels;
@@ -41,10 +38,10 @@ export function taskBody(params: TaskParams): Record<string, unknown> {
   return body;
 }
 
-export function embeddingBody(params: EmbeddingParams): Record<string, unknown> {
-  return { model: upstreamModel(params.model), input: params.inputs, encoding_format: 'float' };
+export function embeddingBody(params: EmbeddingParams, upstreamModel: string): Record<string, unknown> {
+  return { model: upstreamModel, input: params.inputs, encoding_format: 'float' };
 }
 
-export function moderationBody(params: ModerationParams): Record<string, unknown> {
-  return { model: upstreamModel(params.model), input: params.inputs };
+export function moderationBody(params: ModerationParams, upstreamModel: string): Record<string, unknown> {
+  return { model: upstreamModel, input: params.inputs };
 }
