@@ -51,6 +51,25 @@ import { createConsoleParts, type ConsoleParts } from './composition/console.js'
 import { createStorefront, ensureStorefrontProjects, storefrontDebits, type Storefront } from './composition/storefront.js';
 import type { MeterResolver } from './domain/billing/meter-resolver.js';
 import { createLineMeters, createOutbox, type Outbox } from './composition/outbox.js';
+import type { Readiness } from './http/routes/ops.js';
+import type { ScopeDeclaration } from './http/scopes/api-scope.js';
+import { bindRoutes, type BoundRoutes } from './http/route-module.js';
+import type { ScopeRateLimit } from './http/scopes/scope-policy.js';
+import { v1Scope } from './http/scopes/v1.js';
+import { adminScope } from './http/scopes/admin.js';
+import { gatewayScope } from './http/scopes/gateway.js';
+import { storefrontScope } from './http/scopes/storefront.js';
+import { consoleScope } from './http/scopes/console.js';
+import { V1_ROUTE_MODULES } from './http/routes/v1/index.js';
+import { registerAdminRoutes } from './http/routes/admin/index.js';
+import { registerChatCompletionsRoute } from './http/routes/v1/chat-completions.js';
+import { registerResponsesRoute } from './http/routes/v1/responses.js';
+import { registerEmbeddingsRoute } from './http/routes/v1/embeddings.js';
+import { registerCatalogRoutes } from './http/routes/storefront/catalog.js';
+import { registerPurchaseRoutes } from './http/routes/storefront/purchases.js';
+import { registerTokenRoute } from './http/routes/storefront/tokens.js';
+import { registerCheckoutRoutes } from './http/routes/storefront/checkout.js';
+import { modelPrices } from './composition/storefront.js';
 
 export type { BackgroundWorker };
 
@@ -64,12 +83,7 @@ export interface ContainerOverrides {
   spanProcessors?: SpanProcessor[];
 }
 
-export interface Readiness {
-  ready: boolean;
-  checks: Record<string, 'ok' | string>;
-  /** Per upstream model: `reachable` or `unreachable since <time> (<code>)`. Informs only: never makes the replica not ready. */
-  upstreams: Record<string, string>;
-}
+export type { Readiness };
 
 export interface Container {
   config: Readonly<Config>;
@@ -109,6 +123,12 @@ export interface Container {
   workers: BackgroundWorker[];
   /** The agent storefront (src/composition/storefront.ts); null when no plan is configured. */
   storefront: Storefront | null;
+  /** The HTTP scopes, mounted in order by buildApp. */
+  scopes: ScopeDeclaration[];
+  /** The route modules bound to their services: every /v1 route, and chat completions alone. */
+  routes: { api: BoundRoutes[]; chatCompletions: BoundRoutes };
+  /** Requests per minute per API key: the limit of /v1, the admin API and the console. */
+  apiKeyRateLimit: ScopeRateLimit;
   startWorkers(): void;
   readiness(): Promise<Readiness>;
   close(): Promise<void>;
@@ -184,11 +204,11 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
   const workers: BackgroundWorker[] = [runner, janitor, outbox.deliverer];
   let workersStarted = false;
   const storefront = createStorefront(config.storefront, {
-    database, clock, logger, reservations, redisUrl: config.redisUrl, redisPrefix: config.rateLimit.redisPrefix,
+    database, clock, logger, reservations, redisUrl: config.redisUrl, redisPrefix: config.rateLimit.redisPrefix, priceOf, usage: billing,
   });
   await ensureStorefrontProjects(storefront, projects);
 
-  return {
+  const container: Container = {
     config,
     logger,
     clock,
@@ -214,6 +234,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
     console: consoleParts,
     workers,
     storefront,
+    scopes: [],
+    routes: { api: [], chatCompletions: () => {} },
+    apiKeyRateLimit: { limiter: rateLimiter, requestsPerMinute: config.rateLimit.requestsPerMinute },
     startWorkers() {
       if (workersStarted) return;
       workersStarted = true;
@@ -245,6 +268,55 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       await tracing?.shutdown();
     },
   };
+  const api = V1_ROUTE_MODULES.map((module) => bindRoutes(module, container));
+  container.routes = { api, chatCompletions: bindRoutes(registerChatCompletionsRoute, container) };
+  container.scopes = scopesOf(container);
+  return container;
+}
+
+function scopesOf(container: Container): ScopeDeclaration[] {
+  const { config, gateway, storefront } = container;
+  const rateLimit = container.apiKeyRateLimit;
+  const { api, chatCompletions: chat } = container.routes;
+  const admin = [bindRoutes(registerAdminRoutes, container)];
+  const scopes = [
+    adminScope({ adminToken: config.adminToken, meter: container.creditMeter, rateLimit }, admin),
+    v1Scope({ authenticator: container.authenticator, creditMeter: container.creditMeter, rateLimit }, api),
+    gatewayScope(
+      {
+        strategy: {
+          verifier: gateway.verifier,
+          meter: gateway.meter,
+          tenantProjectId: gateway.tenantProjectId,
+          intermediaryId: gateway.intermediaryId,
+          onRejected: (reason) => gateway.metrics.signatureRejections.inc({ reason }),
+        },
+        rateLimiter: gateway.rateLimiter,
+        requestsPerMinute: config.gateway.requestsPerMinute,
+        clock: container.clock,
+        logger: container.logger,
+      },
+      { chatCompletions: chat, responses: bindRoutes(registerResponsesRoute, container), embeddings: bindRoutes(registerEmbeddingsRoute, container) },
+    ),
+    storefront &&
+      storefrontScope(
+        { prefix: storefront.config.prefix, sellers: storefront.sellers, tokens: storefront.tokens, meterOf: storefront.meterOf, limiter: storefront.limiter, requestsPerMinute: storefront.config.requestsPerMinute },
+        {
+          storefront: [
+            bindRoutes(registerCatalogRoutes, { prefix: storefront.config.prefix, anonymousLimitMicros: storefront.config.anonymousLimitMicros, prices: modelPrices(config), purchases: storefront.purchases, accounts: storefront.accounts }),
+            bindRoutes(registerPurchaseRoutes, { prefix: storefront.config.prefix, purchases: storefront.purchases, accounts: storefront.accounts }),
+            bindRoutes(registerTokenRoute, { prefix: storefront.config.prefix, tokens: storefront.tokens }),
+            bindRoutes(registerCheckoutRoutes, { card: storefront.card, fakeCard: storefront.fakeCard, accounts: storefront.accounts }),
+          ],
+          chat,
+        },
+      ),
+    consoleScope(
+      { sessions: container.console.sessions, projects: container.projects, meter: container.creditMeter, rateLimit, signInLimiter: container.console.signInLimiter, operators: config.adminToken !== null },
+      { api, admin },
+    ),
+  ];
+  return scopes.filter((scope): scope is ScopeDeclaration => scope !== null);
 }
 
 /** How often the janitor runs: every minute, or more often when the validation timeout is short. */

@@ -7,7 +7,7 @@
  */
 import type { Meter } from '../billing/meter.js';
 
-export type CallerKind = 'api_key' | 'gateway_agent' | 'storefront_agent' | 'receipt' | 'batch_line' | 'console' | 'operator';
+export type CallerKind = 'api_key' | 'gateway_agent' | 'storefront_agent' | 'storefront_visitor' | 'receipt' | 'batch_line' | 'console' | 'operator';
 
 /** The account a call's cost is charged to. */
 export type Payer =

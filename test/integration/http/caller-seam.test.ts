@@ -11,8 +11,7 @@ import type { Container } from '../../../src/container.js';
 import type { Caller, Principal } from '../../../src/domain/identity/caller.js';
 import type { Admission, Meter, MeteredCall, SettledUsage } from '../../../src/domain/billing/meter.js';
 import { AppError, insufficientQuota } from '../../../src/domain/shared/errors.js';
-import { apiScope } from '../../../src/http/routes/api-scope.js';
-import { registerChatCompletionsRoute } from '../../../src/http/routes/v1/chat-completions.js';
+import { apiScope } from '../../../src/http/scopes/api-scope.js';
 import type { AuthStrategy } from '../../../src/http/auth/strategy.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
@@ -90,16 +89,16 @@ const toyMeter = new ToyMeter();
 const signedMeter = new ToyMeter();
 
 function mountToyScopes(app: FastifyInstance, container: Container): void {
-  const routes = [registerChatCompletionsRoute];
-  app.register(apiScope, { prefix: '/toy/v1', container, strategy: new SharedSecretStrategy(toyMeter), routes });
+  const routes = [container.routes.chatCompletions];
+  const rateLimit = container.apiKeyRateLimit;
+  app.register(apiScope, { prefix: '/toy/v1', strategy: new SharedSecretStrategy(toyMeter), routes, policy: { rateLimit } });
   app.register(apiScope, {
     prefix: '/toy402/v1',
-    container,
     strategy: new SharedSecretStrategy(toyMeter),
     routes,
-    policy: { statusOverrides: { insufficient_quota: 402 } },
+    policy: { rateLimit, statusOverrides: { insufficient_quota: 402 } },
   });
-  app.register(apiScope, { prefix: '/signed/v1', container, strategy: new BodySignatureStrategy(signedMeter), routes });
+  app.register(apiScope, { prefix: '/signed/v1', strategy: new BodySignatureStrategy(signedMeter), routes, policy: { rateLimit } });
 }
 
 beforeAll(async () => {

@@ -21,8 +21,7 @@ import type { LineMeter } from '../../../src/domain/billing/meter-resolver.js';
 import type { UsageRecord } from '../../../src/domain/billing/usage.types.js';
 import type { OutboxMessage } from '../../../src/domain/outbox/outbox.types.js';
 import { AppError } from '../../../src/domain/shared/errors.js';
-import { apiScope } from '../../../src/http/routes/api-scope.js';
-import { registerChatCompletionsRoute } from '../../../src/http/routes/v1/chat-completions.js';
+import { apiScope } from '../../../src/http/scopes/api-scope.js';
 import type { AuthStrategy } from '../../../src/http/auth/strategy.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
@@ -122,7 +121,12 @@ const yaml = (baseUrl: string) =>
   ].join('\n');
 
 function mountIntermediary(app: FastifyInstance, container: Container): void {
-  app.register(apiScope, { prefix: '/toy/v1', container, strategy: new IntermediaryStrategy(new IntermediaryMeter(container.billing)), routes: [registerChatCompletionsRoute] });
+  app.register(apiScope, {
+    prefix: '/toy/v1',
+    strategy: new IntermediaryStrategy(new IntermediaryMeter(container.billing)),
+    routes: [container.routes.chatCompletions],
+    policy: { rateLimit: container.apiKeyRateLimit },
+  });
   container.meters.register('intermediary', () => {
     const meter = new IntermediaryLineMeter(container.billing);
     lineMeters.push(meter);

@@ -12,9 +12,7 @@ import type { Container } from '../../../src/container.js';
 import { apiKeyPrincipal, type Caller } from '../../../src/domain/identity/caller.js';
 import type { Admission, Meter, MeteredCall } from '../../../src/domain/billing/meter.js';
 import { AppError } from '../../../src/domain/shared/errors.js';
-import { apiScope } from '../../../src/http/routes/api-scope.js';
-import { V1_ROUTE_MODULES } from '../../../src/http/routes/v1/index.js';
-import { registerChatCompletionsRoute } from '../../../src/http/routes/v1/chat-completions.js';
+import { apiScope } from '../../../src/http/scopes/api-scope.js';
 import type { AuthStrategy } from '../../../src/http/auth/strategy.js';
 import { createRateLimiter } from '../../../src/storage/rate-limit/rate-limiter.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
@@ -58,13 +56,12 @@ let signed: SignedProjectStrategy;
 
 function mountScopes(app: FastifyInstance, container: Container): void {
   signed = new SignedProjectStrategy(() => container.creditMeter);
-  app.register(apiScope, { prefix: '/signed/v1', container, strategy: signed, routes: V1_ROUTE_MODULES });
+  app.register(apiScope, { prefix: '/signed/v1', strategy: signed, routes: container.routes.api, policy: { rateLimit: container.apiKeyRateLimit } });
   const limiter = createRateLimiter({ requestsPerMinute: 2, redisUrl: null });
   app.register(apiScope, {
     prefix: '/policy/v1',
-    container,
     strategy: new SignedProjectStrategy(() => new HeaderMeter()),
-    routes: [registerChatCompletionsRoute],
+    routes: [container.routes.chatCompletions],
     policy: {
       rateLimit: { limiter, requestsPerMinute: 2, keyOf: (p) => `agent:${p.projectId}`, exceededMessage: 'Rate limit exceeded: too many requests per minute for this agent' },
       cors: { allowedHeaders: ['content-type', 'x-toy-signature'], exposedHeaders: ['x-request-id', 'x-toy-usage'] },

@@ -5,7 +5,9 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { Storefront } from '../../../composition/storefront.js';
+import type { StorefrontAccounts } from '../../../domain/storefront/accounts.js';
+import type { CardRail } from '../../../domain/storefront/card-rail.js';
+import { sellerOf } from '../../auth/storefront-context.js';
 import type { FakeCardRail } from '../../../adapters/payments/card/fake-card-rail.js';
 import { storefrontError } from '../../../domain/storefront/storefront-errors.js';
 
@@ -58,14 +60,21 @@ function fakePages(scope: FastifyInstance, fake: FakeCardRail): void {
   }
 }
 
-export function registerCheckoutRoutes(scope: FastifyInstance, storefront: Storefront): void {
-  const card = storefront.card;
+export interface CheckoutRouteDeps {
+  /** The card provider, when card payments are configured. */
+  card: CardRail | null;
+  /** The built-in fake provider, whose hosted page is served here. */
+  fakeCard: FakeCardRail | null;
+  accounts: StorefrontAccounts;
+}
+
+export function registerCheckoutRoutes(scope: FastifyInstance, { card, fakeCard, accounts }: CheckoutRouteDeps): void {
   if (!card) return;
   scope.get<{ Params: { id: string } }>('/checkout/:id/status', { schema: { hide: true, params: Params } }, async (request) => {
-    const checkout = await storefront.store.checkout(request.params.id);
-    if (!checkout || checkout.sellerId !== request.seller?.id) throw unknownCheckout();
+    const checkout = await accounts.checkout(sellerOf(request).id, request.params.id);
+    if (!checkout) throw unknownCheckout();
     const status = await card.getStatus(checkout.id);
     return { checkoutId: checkout.id, status: status ?? 'expired' };
   });
-  if (storefront.fakeCard) fakePages(scope, storefront.fakeCard);
+  if (fakeCard) fakePages(scope, fakeCard);
 }

@@ -1,8 +1,6 @@
-/** Everything under /v1: the route modules, admitted by API key and paid from project credit. */
-import type { FastifyPluginAsync } from 'fastify';
+/** The route modules of /v1. */
 import type { Container } from '../../../container.js';
-import { ApiKeyStrategy } from '../../auth/api-key-strategy.js';
-import { apiScope, type RouteModule } from '../api-scope.js';
+import type { RouteModule } from '../../route-module.js';
 import { registerChatCompletionsRoute } from './chat-completions.js';
 import { registerResponsesRoute } from './responses.js';
 import { registerEmbeddingsRoute } from './embeddings.js';
@@ -14,11 +12,9 @@ import { registerAudioRoutes } from './audio.js';
 import { registerDecisionRoute } from './systemone.js';
 import { registerUsageRoutes } from './usage.js';
 import { registerCatalogRoute } from './catalog.js';
-import { serializeAsBefore } from '../../schemas/document-only.js';
-import { OpenApiDocument } from '../../schemas/ops.js';
 
 /** Route modules register here, one line each. */
-export const V1_ROUTE_MODULES: readonly RouteModule[] = [
+export const V1_ROUTE_MODULES: readonly RouteModule<Container>[] = [
   registerChatCompletionsRoute,
   registerResponsesRoute,
   registerEmbeddingsRoute,
@@ -31,20 +27,3 @@ export const V1_ROUTE_MODULES: readonly RouteModule[] = [
   registerUsageRoutes,
   registerCatalogRoute,
 ];
-
-/** How /v1 callers authenticate: an API key, in `x-api-key` or as a bearer token. */
-export const API_KEY_SECURITY = [
-  { name: 'ApiKey', scheme: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
-  { name: 'BearerApiKey', scheme: { type: 'http', scheme: 'bearer', description: 'An API key as a bearer token' } },
-] as const;
-
-export const v1Routes: FastifyPluginAsync<{ container: Container }> = async (scope, { container }) => {
-  // Public: outside the authenticated scope below.
-  scope.get('/openapi.json', { schema: { hide: true, response: { 200: OpenApiDocument } }, ...serializeAsBefore }, async () => scope.swagger());
-  await scope.register(apiScope, {
-    container,
-    strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),
-    routes: V1_ROUTE_MODULES,
-    policy: { security: API_KEY_SECURITY },
-  });
-};

@@ -28,13 +28,13 @@ const schema = {
 const keyOrders = new WeakMap<FastifyRequest, KeyOrders>();
 
 export function registerDecisionRoute(scope: FastifyInstance, container: Container): void {
-  scope.register(async (child) => decisionScope(child, container));
+  scope.register(decisionScope, { container });
 }
 
 /** The spec's statuses of POST /systemone where they differ from the default table. */
 const DECISION_STATUSES = { insufficient_quota: 402, permission: 401 } as const;
 
-function decisionScope(scope: FastifyInstance, container: Container): void {
+async function decisionScope(scope: FastifyInstance, { container }: { container: Container }): Promise<void> {
   // onSend: also on refusals (401, 402, 422), which end before a handler runs.
   scope.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-typesafe-request-id', request.id);
