@@ -60,7 +60,7 @@ export default async function consoleBench(): Promise<BenchRow[]> {
           costMicros: 3,
         });
       });
-      await server.container.repositories.usage.recordAndDebitMany(batch);
+      await server.core.repositories.usage.recordAndDebitMany(batch);
     }
     const start = Math.floor((now - 7 * DAY) / 1000);
     const end = Math.floor(now / 1000) + 1;

@@ -1,4 +1,8 @@
-/** The storefront's part of the composition root: its repository, rails, tokens and services. */
+/**
+ * The agent storefront: its repository, rails, tokens, services and meters, its payers'
+ * debits, its scope (when a plan is configured) and the admin routes over its purchases
+ * and accounts (readable whether or not the storefront is configured now).
+ */
 import type { Logger } from 'pino';
 import type { StorefrontConfig } from '../config/storefront-config.js';
 import type { Config } from '../config/schema.js';
@@ -25,6 +29,16 @@ import { X402Rail } from '../adapters/payments/x402-rail.js';
 import { MppRail } from '../adapters/payments/mpp-rail.js';
 import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import { FakeCardRail } from '../adapters/payments/card/fake-card-rail.js';
+import { StorefrontActivityRepository } from '../storage/db/repositories/storefront-activity.repository.js';
+import { bindRoutes, type BoundRoutes } from '../http/route-module.js';
+import { storefrontScope } from '../http/scopes/storefront.js';
+import { registerCatalogRoutes } from '../http/routes/storefront/catalog.js';
+import { registerPurchaseRoutes } from '../http/routes/storefront/purchases.js';
+import { registerTokenRoute } from '../http/routes/storefront/tokens.js';
+import { registerCheckoutRoutes } from '../http/routes/storefront/checkout.js';
+import { registerStorefrontAdmin } from '../http/routes/admin/storefront.js';
+import type { CoreServices } from './core.js';
+import type { Feature } from './feature.js';
 import { StripeCardRail } from '../adapters/payments/card/stripe-card-rail.js';
 
 export interface Storefront {
@@ -116,4 +130,44 @@ export function modelPrices(config: Readonly<Config>): ModelPrices {
     prices[model.id] = { inputPer1M: String(model.price.inputPerMillionUsd), outputPer1M: String(model.price.outputPerMillionUsd) };
   }
   return prices;
+}
+
+export async function createStorefrontFeature(core: CoreServices): Promise<Feature<Storefront | null>> {
+  const { config, database } = core;
+  const storefront = createStorefront(config.storefront, {
+    database,
+    clock: core.clock,
+    logger: core.logger,
+    reservations: core.reservations,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.rateLimit.redisPrefix,
+    priceOf: core.priceOf,
+    usage: core.billing,
+  });
+  await ensureStorefrontProjects(storefront, core.projects);
+  return {
+    services: storefront,
+    routes: { admin: [bindRoutes(registerStorefrontAdmin, { activity: new StorefrontActivityRepository(database) })] },
+    scopes: () => (storefront ? [storefrontScopeOf(storefront, modelPrices(config), core.routes.chatCompletions)] : []),
+    payerDebits: storefrontDebits(config.storefront, database),
+    close: async () => storefront?.limiter.close(),
+  };
+}
+
+/** The storefront's routes, and the chat route of /v1, under the storefront's scope. */
+function storefrontScopeOf(storefront: Storefront, prices: ModelPrices, chat: BoundRoutes) {
+  const { prefix, anonymousLimitMicros, requestsPerMinute } = storefront.config;
+  const { sellers, tokens, purchases, accounts, limiter } = storefront;
+  return storefrontScope(
+    { prefix, sellers, tokens, meterOf: storefront.meterOf, limiter, requestsPerMinute },
+    {
+      storefront: [
+        bindRoutes(registerCatalogRoutes, { prefix, anonymousLimitMicros, prices, purchases, accounts }),
+        bindRoutes(registerPurchaseRoutes, { prefix, purchases, accounts }),
+        bindRoutes(registerTokenRoute, { prefix, tokens }),
+        bindRoutes(registerCheckoutRoutes, { card: storefront.card, fakeCard: storefront.fakeCard, accounts }),
+      ],
+      chat,
+    },
+  );
 }
