@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /*
- * Import boundaries (README, Layout). ESLint's no-restricted-imports matches a specifier
+ * Import boundaries (docs/development.md). ESLint's no-restricted-imports matches a specifier
  * as written, so each rule is spelled once per folder depth: `../` times the depth of a
  * file below src/ reaches src/, and the pattern names what lies there. A file gets the
  * rule of the deepest boundary folder it is in (later blocks override earlier ones).
@@ -12,7 +12,7 @@ const SRC = (up) => `^(?:\\.\\./){${up}}`;
 const OUTER_LAYERS = (up) => [
   {
     regex: `${SRC(up)}(?:http|storage|worker|cli|observability|composition)(?:/|$)`,
-    message: 'Crosses a layer boundary (README, Layout): depend on a port in src/domain instead.',
+    message: 'Crosses a layer boundary (docs/development.md, Import boundaries): depend on a port in src/domain instead.',
   },
   { regex: `${SRC(up)}(?:container|main|entry-point)\\.js$`, message: 'Only entry points import the composition root.' },
 ];

@@ -1,5 +1,5 @@
 /**
- * The import boundaries of the README's layout are lint rules: a probe file placed in a
+ * The import boundaries of docs/development.md are lint rules: a probe file placed in a
  * layer and importing across a boundary is reported by the same ESLint configuration that
  * `npm run lint` runs, and the imports each layer is allowed stay clean.
  */

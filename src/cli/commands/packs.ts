@@ -1,7 +1,7 @@
 /**
  * `sluice packs train|calibrate|eval <id> <labelled.jsonl>`: fit a classifier pack's
  * heads, fit its calibration (and moderation thresholds), or measure it, on labelled
- * JSON Lines (format in the README). Texts are embedded by the pack's own backbone in
+ * JSON Lines (format in docs/models.md). Texts are embedded by the pack's own backbone in
  * process, with a progress bar on a terminal; reports go to stdout (`--json` for JSON).
  */
 import path from 'node:path';

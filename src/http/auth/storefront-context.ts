@@ -26,7 +26,7 @@ export const storefrontUrlOf = (request: FastifyRequest, prefix: string): string
 /** The audience of the seller's access tokens. */
 export const tokenAudience = (seller: Seller): string => `urn:sluice:storefront:${seller.id}`;
 
-export interface Presenter {
+export interface PresentedCredential {
   /** The presented receipt, hashed as stored, else null. */
   receiptId: string | null;
   /** The agent a verified token names, else null. */
@@ -37,7 +37,7 @@ export interface Presenter {
  * The credential the storefront's strategy admitted: a receipt, an agent, or nothing. A
  * credential that was presented and failed is refused here, when a route reads it.
  */
-export function presenterOf(request: FastifyRequest): Presenter {
+export function credentialOf(request: FastifyRequest): PresentedCredential {
   const caller = callerOf(request);
   const { kind, payer } = caller.principal;
   if (kind === STOREFRONT_VISITOR) return { receiptId: null, agentId: null };

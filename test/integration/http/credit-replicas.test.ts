@@ -1,5 +1,5 @@
 /**
- * The credit rule across replicas (README, "Credit rule"): holds live in each replica's
+ * The credit rule across replicas (docs/credits.md, "Credit rule"): holds live in each replica's
  * memory, so with N replicas on one PostgreSQL a burst is served at most N times what
  * one replica would serve, and the balance goes below zero by at most (N − 1) × the
  * credit at the time of the burst. Two replicas here, on the real server.

@@ -6,7 +6,7 @@ import { JWT_BEARER } from '../../../domain/storefront/agent-tokens.port.js';
 import type { StorefrontAccounts } from '../../../domain/storefront/accounts.js';
 import type { PurchaseService } from '../../../domain/storefront/purchases.js';
 import type { CreditAccount } from '../../../domain/storefront/storefront.types.js';
-import { presenterOf, sellerOf, storefrontUrlOf } from '../../auth/storefront-context.js';
+import { credentialOf, sellerOf, storefrontUrlOf } from '../../auth/storefront-context.js';
 
 /** Chat models and their prices per million tokens, as the manifest lists them. */
 export type ModelPrices = Readonly<Record<string, { inputPer1M: string; outputPer1M: string }>>;
@@ -60,7 +60,7 @@ export function registerCatalogRoutes(scope: FastifyInstance, deps: CatalogRoute
 
   scope.get('/agent/entitlements', { schema: { hide: true } }, async (request) => {
     const seller = sellerOf(request);
-    const { receiptId, agentId } = presenterOf(request);
+    const { receiptId, agentId } = credentialOf(request);
     const planId = [...seller.plans.keys()][0]!;
     if (receiptId !== null) {
       const account = await deps.accounts.ofReceipt(seller.id, receiptId);

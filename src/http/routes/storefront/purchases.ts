@@ -7,7 +7,7 @@ import { bearerRequired } from '../../../domain/storefront/credentials.js';
 import { storefrontError } from '../../../domain/storefront/storefront-errors.js';
 import type { PaymentAttempt } from '../../../domain/storefront/payment-rail.js';
 import { headerOf } from '../../auth/strategy.js';
-import { presenterOf, sellerOf, storefrontUrlOf } from '../../auth/storefront-context.js';
+import { credentialOf, sellerOf, storefrontUrlOf } from '../../auth/storefront-context.js';
 
 /** `amountUsd` is checked by the service, for the spec's codes (amount_required, …), not by the schema. */
 const PurchaseBody = Type.Object(
@@ -36,15 +36,15 @@ export interface PurchaseRouteDeps {
 
 export function registerPurchaseRoutes(scope: FastifyInstance, { prefix, purchases, accounts }: PurchaseRouteDeps): void {
   const buy = async (request: FastifyRequest, planId: string, extend: boolean) => {
-    const presenter = presenterOf(request);
-    if (presenter.receiptId !== null) {
+    const credential = credentialOf(request);
+    if (credential.receiptId !== null) {
       throw storefrontError('invalid_request', 'invalid_request', 'Receipts cannot be topped up; buy without a credential for a new receipt, or with an agent token for Credits');
     }
     const storefrontUrl = storefrontUrlOf(request, prefix);
     const seller = sellerOf(request);
     if (extend) {
-      if (presenter.agentId === null) throw bearerRequired('Extending Credits needs your agent token', `${storefrontUrl}/oauth2/token`);
-      const held = await accounts.ofAgent(seller.id, presenter.agentId);
+      if (credential.agentId === null) throw bearerRequired('Extending Credits needs your agent token', `${storefrontUrl}/oauth2/token`);
+      const held = await accounts.ofAgent(seller.id, credential.agentId);
       if (held.length === 0) {
         throw storefrontError('not_found', 'access_not_found', 'You hold no Credits to extend; check GET /agent/entitlements, then buy a plan', {
           plans: [...seller.plans.values()].map((p) => ({ id: p.id, purchase: { url: `${storefrontUrl}/plans/${p.id}/purchase`, method: 'POST' } })),
@@ -56,7 +56,7 @@ export function registerPurchaseRoutes(scope: FastifyInstance, { prefix, purchas
       seller,
       planId,
       body,
-      agentId: presenter.agentId,
+      agentId: credential.agentId,
       resourceUrl: `${storefrontUrl}${request.url.split('?')[0]!.slice(prefix.length)}`,
       storefrontUrl,
       attempt: attemptOf(request, body),
