@@ -1,14 +1,5 @@
-/** The account a call's cost is charged to. */
-export type Payer =
-  | { kind: 'project'; projectId: string }
-  | { kind: 'intermediary'; intermediaryId: string }
-  | { kind: 'agent'; agentId: string }
-  | { kind: 'receipt'; receiptId: string };
-
-export type PayerKind = Payer['kind'];
-
-/** A payer as stored: its kind and the id of the account of that kind. */
-export interface PayerRef {
-  kind: PayerKind;
-  id: string;
-}
+/**
+ * The payer's types, for stores and adapters that need only them: the kinds themselves are
+ * registered in caller.ts (PayerKinds), where features add theirs.
+ */
+export type { Payer, PayerKind, PayerRef } from './caller.js';

@@ -55,7 +55,7 @@ function countingUpstream(fails: (content: string) => number | null): { maxInFli
   return { maxInFlight: () => max };
 }
 
-const balanceOf = async (projectId: string) => (await server.container.projects.getProject(projectId)).balanceMicros;
+const balanceOf = async (projectId: string) => (await server.core.projects.getProject(projectId)).balanceMicros;
 
 it('10 USD, 20 lines without max_tokens, 32 at once: every line runs; only the lines whose upstream fails are failed', async () => {
   const failing = new Map([
@@ -79,7 +79,7 @@ it('10 USD, 20 lines without max_tokens, 32 at once: every line runs; only the l
   expect(counter.maxInFlight()).toBeLessThanOrEqual(2);
   // The default cap fits the balance, so no line was lowered.
   for (const r of upstream.requests) expect(r.body.max_tokens).toBeUndefined();
-  const usage = await server.container.projects.listUsage(tenant.projectId, 100);
+  const usage = await server.core.projects.listUsage(tenant.projectId, 100);
   expect(usage.items).toHaveLength(17);
   expect(await balanceOf(tenant.projectId)).toBe(10_000_000 - 17 * 15_000);
 });

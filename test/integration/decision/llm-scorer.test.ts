@@ -106,8 +106,8 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
 
     // Three questions went to the chat model; the label-mapped one read the pack.
     expect(upstream.count('/chat/completions')).toBe(3);
-    const model = server.container.registry.find(IAB)!;
-    const backend = (await server.container.registry.backendFor(model, 'runTask')) as OnnxBackend;
+    const model = server.core.registry.find(IAB)!;
+    const backend = (await server.core.registry.backendFor(model, 'runTask')) as OnnxBackend;
     const set = (await backend.scorePack(model, STATE)).sets.get('iab_content_2_2')!;
     const [a, s] = [set.probs[findLabel(set.set, 'Automotive')]!, set.probs[findLabel(set.set, 'Sports')]!];
     expect(topic.probabilities.Automotive).toBeCloseTo(a / (a + s), 6);
@@ -272,8 +272,8 @@ describe('the llm scorer on an in-process GGUF model', () => {
     for (const p of Object.values(dept.probabilities) as number[]) expect(p).toBeGreaterThan(0.001);
 
     // The same numbers as the backend's own next-token read, renormalised.
-    const chat = server.container.registry.find(CHAT)!;
-    const backend = await server.container.registry.backendFor(chat, 'nextTokenLogprobs');
+    const chat = server.core.registry.find(CHAT)!;
+    const backend = await server.core.registry.backendFor(chat, 'nextTokenLogprobs');
     const { messages, labels } = decisionPrompt(STATE, { type: 'choice', instructions: 'Which department?', options: ['billing', 'technical', 'other'] });
     const read = await backend.nextTokenLogprobs!({ model: chat, messages, candidates: labels, requestId: 'req_test', signal: new AbortController().signal });
     expect(read.logprobs.map((t) => t.token)).toEqual(['A', 'B', 'C']);
@@ -333,8 +333,8 @@ describe('the llm scorer on an in-process GGUF model', () => {
   });
 
   it('a label that is not one token is refused, naming the reason', async () => {
-    const chat = server.container.registry.find(CHAT)!;
-    const backend = await server.container.registry.backendFor(chat, 'nextTokenLogprobs');
+    const chat = server.core.registry.find(CHAT)!;
+    const backend = await server.core.registry.backendFor(chat, 'nextTokenLogprobs');
     const read = backend.nextTokenLogprobs!({ model: chat, messages: [{ role: 'user', content: 'hi' }], candidates: ['A', 'AB'], requestId: 'req_test', signal: new AbortController().signal });
     await expect(read).rejects.toMatchObject({
       kind: 'invalid_request',

@@ -34,8 +34,8 @@ afterAll(async () => {
 const decide = (body: unknown, k: string = key) => call(server.baseUrl, 'POST', '/v1/systemone', { key: k, body });
 
 async function packOf(id: string) {
-  const model = server.container.registry.find(id)!;
-  const backend = (await server.container.registry.backendFor(model, id.includes('moderation') ? 'moderate' : 'runTask')) as OnnxBackend;
+  const model = server.core.registry.find(id)!;
+  const backend = (await server.core.registry.backendFor(model, id.includes('moderation') ? 'moderate' : 'runTask')) as OnnxBackend;
   return { model, backend, pack: await backend.decisionPack(model) };
 }
 

@@ -89,7 +89,7 @@ describe('503 model_not_available names the state and its one remedy', () => {
     expect(res.body.error.message).toMatch(
       /^Model bge-small-en-v1\.5 is not available: missing from its model directory: config\.json, .+; run `sluice models pull bge-small-en-v1\.5`$/,
     );
-    expect(res.body.error.message).not.toContain(server.container.config.modelsDir);
+    expect(res.body.error.message).not.toContain(server.core.config.modelsDir);
   });
 
   it('is logged as a warning with its reason, never at error level or with a stack', () => {

@@ -114,7 +114,7 @@ describe('the traced backends keep their untraced methods', () => {
   // The decorator wraps the inference calls; the rest (token counts, batching statistics, the
   // decision route's NLI pairs, close) must reach the real backend with its private state.
   it('count tokens with the model\'s own tokenizer (exact), on onnx and gguf', async () => {
-    const { registry } = server.container;
+    const { registry } = server.core;
     for (const id of ['all-minilm-l6-v2', 'LFM2.5-1.2B-Instruct']) {
       const counted = await registry.countTokens(registry.find(id)!, 'hello world');
       expect(counted, id).toMatchObject({ exact: true });
@@ -122,7 +122,7 @@ describe('the traced backends keep their untraced methods', () => {
   });
 
   it('the onnx backend is still an OnnxBackend whose own methods run (batch statistics, NLI pairs)', async () => {
-    const { registry } = server.container;
+    const { registry } = server.core;
     const nli = registry.find('deberta-v3-small')!;
     const backend = await registry.backendFor(nli, 'runTask');
     expect(backend).toBeInstanceOf(OnnxBackend);

@@ -30,7 +30,7 @@ beforeEach(() => env.upstream.reset());
 
 async function receiptWith(micros: number): Promise<string> {
   const receipt = newReceiptId();
-  await env.server.container.storefront!.store.purchase({
+  await env.server.features.storefront.services!.store.purchase({
     id: newId('mov_'), sellerId: 'sluice', holder: { kind: 'receipt', receiptId: receiptHash(receipt) }, kind: 'purchase',
     amountMicros: micros, paymentRef: `test:${receipt}`, rail: 'x402', detail: null, createdAtMs: Date.now(),
   });
@@ -55,13 +55,13 @@ describe('200 calls on a receipt that pays for 20', () => {
         expect(r.status).toBe(402);
         expect(['receipt_credit_insufficient', 'receipt_credit_exhausted']).toContain(r.body.error);
       }
-      const { store } = env.server.container.storefront!;
+      const { store } = env.server.features.storefront.services!;
       const account = (await store.account('sluice', holder))!;
       expect(account.balanceMicros).toBeGreaterThanOrEqual(0);
       // Less than a call's input estimate and one output token (20 µ$) is left.
       expect(account.balanceMicros).toBeLessThan(20);
       // One usage record per served call, each drawn in full: nothing was served on credit the receipt did not have.
-      const records = await env.server.container.repositories.usage.listByProject(storefrontProjectId('sluice'), 500);
+      const records = await env.server.core.repositories.usage.listByProject(storefrontProjectId('sluice'), 500);
       const ours = records.items.filter((r) => r.payer.kind === 'receipt' && r.payer.id === holder.receiptId);
       expect(ours).toHaveLength(served.length);
       const draws = (await store.movements('sluice', holder)).filter((m) => m.kind === 'draw');
@@ -75,7 +75,7 @@ it('an agent whose Credits are held by its calls in flight waits for them, then 
   cappedUpstream(env.upstream, { promptTokens: 11, words: 7, delayMs: 100 });
   const agent = env.agents[0]!;
   const token = await env.tokenOf(agent);
-  await env.server.container.storefront!.store.purchase({
+  await env.server.features.storefront.services!.store.purchase({
     id: newId('mov_'), sellerId: 'sluice', holder: { kind: 'agent', agentId: agent.id }, kind: 'purchase',
     amountMicros: 60, paymentRef: `test:${agent.id}`, rail: 'card', detail: null, createdAtMs: Date.now(),
   });
@@ -88,7 +88,7 @@ it('an agent whose Credits are held by its calls in flight waits for them, then 
   expect(first.status).toBe(200);
   expect(first.headers.get('x-sluice-output-cap-lowered')).toBe('21');
   expect(second.status).toBe(200);
-  const account = await env.server.container.storefront!.store.account('sluice', { kind: 'agent', agentId: agent.id });
+  const account = await env.server.features.storefront.services!.store.account('sluice', { kind: 'agent', agentId: agent.id });
   expect(account!.balanceMicros).toBe(60 - 2 * 25);
 });
 
@@ -105,7 +105,7 @@ it('an upstream that counts more input than the estimate (its template\'s own pr
   const served = answers.filter((a) => a.status === 200).length;
   expect(served).toBeGreaterThanOrEqual(18);
   expect(served).toBeLessThanOrEqual(20);
-  const { store } = env.server.container.storefront!;
+  const { store } = env.server.features.storefront.services!;
   const draws = (await store.movements('sluice', holder)).filter((m) => m.kind === 'draw');
   expect(draws.map((m) => m.amountMicros)).toEqual(Array(served).fill(-54));
   expect((await store.account('sluice', holder))!.balanceMicros).toBe(20 * 54 - served * 54);

@@ -23,7 +23,7 @@ const body = (extra: Record<string, unknown> = {}) => ({ model: 'gpt-oss-120b', 
 /** A receipt holding `micros`, credited through the ledger as a purchase would. */
 async function receiptWith(micros: number, sellerId = 'sluice'): Promise<string> {
   const receipt = newReceiptId();
-  await env.server.container.storefront!.store.purchase({
+  await env.server.features.storefront.services!.store.purchase({
     id: newId('mov_'), sellerId, holder: { kind: 'receipt', receiptId: receiptHash(receipt) }, kind: 'purchase',
     amountMicros: micros, paymentRef: `test:${receipt}`, rail: 'x402', detail: null, createdAtMs: Date.now(),
   });
@@ -31,7 +31,7 @@ async function receiptWith(micros: number, sellerId = 'sluice'): Promise<string>
 }
 
 const balanceOf = async (receipt: string) =>
-  (await env.server.container.storefront!.store.account('sluice', { kind: 'receipt', receiptId: receiptHash(receipt) }))!.balanceMicros;
+  (await env.server.features.storefront.services!.store.account('sluice', { kind: 'receipt', receiptId: receiptHash(receipt) }))!.balanceMicros;
 
 describe('credentials that pay', () => {
   it('a receipt bought anonymously over x402 pays for calls until it runs out', async () => {
@@ -51,13 +51,13 @@ describe('credentials that pay', () => {
   it('an agent token draws on the agent\'s Credits', async () => {
     const agent = env.agents[0]!;
     const token = await env.tokenOf(agent);
-    await env.server.container.storefront!.store.purchase({
+    await env.server.features.storefront.services!.store.purchase({
       id: newId('mov_'), sellerId: 'sluice', holder: { kind: 'agent', agentId: agent.id }, kind: 'purchase',
       amountMicros: 1_000_000, paymentRef: `test:${agent.id}`, rail: 'card', detail: null, createdAtMs: Date.now(),
     });
     const answer = await post(env, CHAT, body(), { authorization: `Bearer ${token}` });
     expect(answer.status).toBe(200);
-    const account = await env.server.container.storefront!.store.account('sluice', { kind: 'agent', agentId: agent.id });
+    const account = await env.server.features.storefront.services!.store.account('sluice', { kind: 'agent', agentId: agent.id });
     expect(account).toMatchObject({ balanceMicros: 1_000_000 - 25, consumedMicros: 25 });
     const streamed = await fetch(`${env.url}${CHAT}`, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body({ stream: true })),
@@ -140,7 +140,7 @@ describe('errors of the storefront chat route', () => {
     const none = await post(env, CHAT, body(), { authorization: `Bearer ${token}` });
     expect(none.status).toBe(403);
     expect(none.body).toMatchObject({ error: 'plan_required', plans: [{ id: 'credits', purchase: { url: '/storefront/plans/credits/purchase' } }] });
-    await env.server.container.storefront!.store.purchase({
+    await env.server.features.storefront.services!.store.purchase({
       id: newId('mov_'), sellerId: 'sluice', holder: { kind: 'agent', agentId: agent.id }, kind: 'purchase',
       amountMicros: 32, paymentRef: `test:${agent.id}`, rail: 'card', detail: null, createdAtMs: Date.now(),
     });
@@ -179,7 +179,7 @@ describe('200 concurrent calls on one receipt', () => {
     const balance = await balanceOf(receipt);
     expect(balance).toBe(2_000 - ok * 25);
     expect(balance).toBeGreaterThanOrEqual(0);
-    const ledger = await env.server.container.storefront!.store.movements('sluice', { kind: 'receipt', receiptId: receiptHash(receipt) });
+    const ledger = await env.server.features.storefront.services!.store.movements('sluice', { kind: 'receipt', receiptId: receiptHash(receipt) });
     expect(ledger.filter((m) => m.kind === 'draw').map((m) => m.amountMicros)).toEqual(Array(ok).fill(-25));
   });
 });

@@ -37,7 +37,9 @@ export const accountToWire = (a: CreditAccount & { id: string }) => ({
   updated_at: toUnixSeconds(a.updatedAtMs),
 });
 
-export function registerStorefrontAdmin(plain: FastifyInstance, store: StorefrontActivityStore, tags: string[]): void {
+const tags = ['admin'];
+
+export function registerStorefrontAdmin(plain: FastifyInstance, { activity: store }: { activity: StorefrontActivityStore }): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
 
   const purchasesSchema = { tags, querystring: StorefrontPurchaseQuery, response: { 200: StorefrontPurchaseList } };

@@ -12,7 +12,7 @@
  * the database and blob checks and give the finding as text to parse.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { ModelDirectory } from '../../../domain/models/model-resolver.port.js';
 import type { ModelConfig } from '../../../config/schema.js';
 import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
@@ -26,8 +26,7 @@ function fixesOf(model: ModelConfig): string[] {
   return fixes;
 }
 
-export function registerCatalogRoute(scope: FastifyInstance, container: Container): void {
-  const { registry } = container;
+export function registerCatalogRoute(scope: FastifyInstance, { registry }: { registry: ModelDirectory }): void {
   scope.get('/catalog', { schema: { tags: ['models'], summary: 'Models with their routes, runtime, state and price', response: { 200: Catalog } }, ...serializeAsBefore }, async (request) => {
     // A probe that fails to run leaves the previous findings: the list still answers.
     await registry.refreshUpstreams().catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));

@@ -1,6 +1,6 @@
 /** GET /v1/models and GET /v1/models/{id}: the catalog in OpenAI's model-list shape. */
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { ModelDirectory } from '../../../domain/models/model-resolver.port.js';
 import type { ModelConfig } from '../../../config/schema.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
@@ -22,8 +22,7 @@ const systemOneEntry = (model: ModelConfig) => ({
   release_date: RELEASE_DATE,
 });
 
-export function registerModelsRoutes(scope: FastifyInstance, container: Container): void {
-  const { registry } = container;
+export function registerModelsRoutes(scope: FastifyInstance, { registry }: { registry: ModelDirectory }): void {
   const list = { object: 'list', data: registry.list().map(modelWire), models: registry.list().map(systemOneEntry) };
   scope.get('/models', { schema: { tags: ['models'], summary: 'List models', response: { 200: ModelList } }, ...serializeAsBefore }, async () => list);
   scope.get<{ Params: { id: string } }>(

@@ -8,7 +8,7 @@
  * (systemone-key-orders.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { DecisionService } from '../../../domain/decision/decision.service.js';
 import { malformedJson, tooDeepJson, unprocessable, type KeyOrders } from '../../../domain/decision/validation.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../../../domain/shared/json-depth.js';
 import { stripByteOrderMark } from '../../../domain/shared/json-syntax.js';
@@ -28,14 +28,14 @@ const schema = {
 /** Key orders the parser recovered from a request's text (key-orders.ts), where parsing lost them. */
 const keyOrders = new WeakMap<FastifyRequest, KeyOrders>();
 
-export function registerDecisionRoute(scope: FastifyInstance, container: Container): void {
-  scope.register(async (child) => decisionScope(child, container));
+export function registerDecisionRoute(scope: FastifyInstance, deps: { decision: DecisionService }): void {
+  scope.register(decisionScope, deps);
 }
 
 /** The spec's statuses of POST /systemone where they differ from the default table. */
 const DECISION_STATUSES = { insufficient_quota: 402, permission: 401 } as const;
 
-function decisionScope(scope: FastifyInstance, container: Container): void {
+async function decisionScope(scope: FastifyInstance, { decision }: { decision: DecisionService }): Promise<void> {
   // onSend: also on refusals (401, 402, 422), which end before a handler runs.
   scope.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-typesafe-request-id', request.id);
@@ -59,7 +59,7 @@ function decisionScope(scope: FastifyInstance, container: Container): void {
   });
   scope.post('/systemone', { schema, ...documentOnly, config: { statusOverrides: DECISION_STATUSES } }, async (request, reply) => {
     const orders = keyOrders.get(request);
-    const decided = await container.decision.decide(callerOf(request), request.body, {
+    const decided = await decision.decide(callerOf(request), request.body, {
       requestId: request.id,
       signal: clientAbortSignal(reply),
       keyOrders: orders,

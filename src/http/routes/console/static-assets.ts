@@ -1,14 +1,14 @@
 /**
  * The console's built files (`npm run build` writes them to dist/console): hashed assets
  * cached for a year, index.html never cached, brotli/gzip copies served when the browser
- * accepts them, and a strict Content-Security-Policy on every console answer.
+ * accepts them. Every console answer carries CONSOLE_SECURITY_HEADERS (scopes/console.ts).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
-import { AppError } from '../../domain/shared/errors.js';
+import { AppError } from '../../../domain/shared/errors.js';
 
 /** Only the server's own origin: no inline script or style, no frames, no other hosts. */
 export const CONSOLE_CSP = [
@@ -25,7 +25,7 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const SECURITY_HEADERS: Record<string, string> = {
+export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': CONSOLE_CSP,
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -35,14 +35,11 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 /** dist/console beside the compiled server (dist/src/…), or under dist/ when run from the sources. */
 export function consoleBuildDir(): string {
-  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const root = fileURLToPath(new URL('../../../../', import.meta.url));
   return path.basename(root) === 'dist' ? path.join(root, 'console') : path.join(root, 'dist', 'console');
 }
 
-export async function registerConsoleAssets(app: FastifyInstance, root: string): Promise<void> {
-  app.addHook('onSend', async (request, reply) => {
-    if (request.url.startsWith('/console')) for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
-  });
+export async function registerConsoleAssets(app: FastifyInstance, { root }: { root: string }): Promise<void> {
   app.get('/console', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/', 302));
   if (!existsSync(path.join(root, 'index.html'))) {
     const notBuilt = async () => {
@@ -62,5 +59,14 @@ export async function registerConsoleAssets(app: FastifyInstance, root: string):
       const hashed = path.basename(path.dirname(file)) === 'assets';
       reply.header('cache-control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
+  });
+}
+
+/** `GET /` from a browser goes to the console; API clients get the usual 404. */
+export function registerRootRedirect(app: FastifyInstance): void {
+  app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    const accept = request.headers.accept ?? '';
+    if (accept.includes('text/html')) return reply.redirect('/console/', 302);
+    return reply.callNotFound();
   });
 }

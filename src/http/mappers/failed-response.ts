@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { ErrorEnvelope } from '../../errors.js';
+import type { ErrorEnvelope } from '../errors.js';
 
 const pick = <T>(value: unknown, guard: (v: unknown) => v is T, fallback: T | null): T | null => (guard(value) ? value : fallback);
 const isString = (v: unknown): v is string => typeof v === 'string';

@@ -5,13 +5,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Container } from '../../container.js';
-import { csrfTokenOf, signedOut } from '../../domain/console/sessions.js';
-import type { ConsoleSession } from '../../domain/console/session-store.port.js';
-import { toUnixSeconds } from '../../domain/shared/clock.js';
-import { AppError } from '../../domain/shared/errors.js';
-import { checkCsrf, SESSION_COOKIE, sessionIdOf } from '../auth/session-strategy.js';
-import { headerOf } from '../auth/strategy.js';
+import type { RateLimiter } from '../../../domain/identity/rate-limiter.port.js';
+import { csrfTokenOf, signedOut, type ConsoleSessions } from '../../../domain/console/sessions.js';
+import type { ConsoleSession } from '../../../domain/console/session-store.port.js';
+import { toUnixSeconds } from '../../../domain/shared/clock.js';
+import { AppError } from '../../../domain/shared/errors.js';
+import { checkCsrf, SESSION_COOKIE, sessionIdOf } from '../../auth/session-strategy.js';
+import { headerOf } from '../../auth/strategy.js';
 
 const SignInBody = Type.Object(
   { credential: Type.String({ minLength: 1, maxLength: 512, description: 'the admin token, or an API key' }) },
@@ -42,8 +42,14 @@ function checkOrigin(request: FastifyRequest): void {
   if (host !== request.headers.host) throw new AppError('permission', 'Sign-in is only accepted from the console itself', { code: 'cross_origin_sign_in' });
 }
 
-async function limitAttempts(container: Container, request: FastifyRequest): Promise<void> {
-  const decision = await container.console.signInLimiter.consume(`ip:${request.ip}`);
+export interface SessionRouteDeps {
+  sessions: ConsoleSessions;
+  /** Sign-in attempts per client address per minute. */
+  signInLimiter: RateLimiter;
+}
+
+async function limitAttempts(signInLimiter: RateLimiter, request: FastifyRequest): Promise<void> {
+  const decision = await signInLimiter.consume(`ip:${request.ip}`);
   if (!decision.allowed) {
     throw new AppError('rate_limit', 'Too many sign-in attempts: try again in a minute', {
       code: 'sign_in_rate_limited',
@@ -54,14 +60,13 @@ async function limitAttempts(container: Container, request: FastifyRequest): Pro
 
 const clearCookie = (reply: FastifyReply) => reply.clearCookie(SESSION_COOKIE, { path: COOKIE_PATH });
 
-export function registerSessionRoutes(plain: FastifyInstance, container: Container): void {
+export function registerSessionRoutes(plain: FastifyInstance, { sessions, signInLimiter }: SessionRouteDeps): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-  const { sessions } = container.console;
   const tags = ['console'];
 
   scope.post('/console/api/session', { schema: { tags, summary: 'Sign in to the console', body: SignInBody } }, async (request, reply) => {
     checkOrigin(request);
-    await limitAttempts(container, request);
+    await limitAttempts(signInLimiter, request);
     const { sessionId, session } = await sessions.signIn(request.body.credential);
     reply.setCookie(SESSION_COOKIE, sessionId, {
       path: COOKIE_PATH,

@@ -1,16 +1,19 @@
 /**
  * A mounted scope's own policy: how it limits request rates and names the limit, its CORS
  * headers, its OpenAPI security scheme, its error statuses and bodies, extra fields on its
- * answers, and the reply headers its meter sends as trailers on streams. `apiScope` takes
- * one of these and stamps it on every route it mounts (route config `scope`), so shared
- * plugins (CORS, SSE, errors) read the policy of the route they serve and handlers never
- * branch on who admitted the caller.
+ * answers, the reply headers its meter sends as trailers on streams, and what the scope
+ * does around its routes (its tenant, form bodies, echoed headers, an access log, models
+ * served per route). `apiScope` takes one of these, implements each entry once, and stamps
+ * the policy on every route it mounts (route config `scope`), so shared plugins (CORS,
+ * SSE, errors) read the policy of the route they serve and handlers never branch on who
+ * admitted the caller.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal } from '../domain/identity/caller.js';
-import type { AppError } from '../domain/shared/errors.js';
-import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
-import type { HttpError, StatusOverrides } from './errors.js';
+import type { Logger } from 'pino';
+import type { Principal } from '../../domain/identity/caller.js';
+import type { AppError } from '../../domain/shared/errors.js';
+import type { RateLimiter } from '../../domain/identity/rate-limiter.port.js';
+import type { HttpError, StatusOverrides } from '../errors.js';
 
 export interface ScopeRateLimit {
   /** Requests per minute per key; the limiter counts with it. */
@@ -52,7 +55,27 @@ export type ScopeStreamEventFields = (
   trailers: Readonly<Record<string, string>>,
 ) => Record<string, unknown>;
 
+/**
+ * Who the request is addressed to, found before authentication (e.g. the storefront's
+ * seller, from the host): put on `request[property]`, which its owner declares on
+ * FastifyRequest. `resolve` throws the scope's refusal when the request names no tenant.
+ */
+export interface ScopeTenant {
+  property: string;
+  resolve(request: FastifyRequest): unknown;
+}
+
+/** One log line per answered request, with some request headers beside Sluice's request id. */
+export interface ScopeAccessLog {
+  /** Logged through at level info; when info is off at start, no hook is added at all. */
+  logger: Logger;
+  message: string;
+  /** Log field → request header. */
+  headers: Readonly<Record<string, string>>;
+}
+
 export interface ScopePolicy {
+  /** Absent: the scope's callers are not rate-limited. */
   rateLimit?: ScopeRateLimit;
   cors?: ScopeCors;
   /** The schemes a caller may use, any one of them (OpenAPI `security` alternatives). */
@@ -67,6 +90,22 @@ export interface ScopePolicy {
    */
   trailers?: readonly string[];
   streamEventFields?: ScopeStreamEventFields;
+  tenant?: ScopeTenant;
+  /** Form bodies (`application/x-www-form-urlencoded`) parse as a null-prototype record. */
+  forms?: boolean;
+  /** Request headers sent back unchanged on every answer (e.g. an intermediary's request id). */
+  echoHeaders?: readonly string[];
+  accessLog?: ScopeAccessLog;
+  /** Routes (paths under the scope) that serve only some models: any other `model` is not found. */
+  modelsByRoute?: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Paths under the scope that need no credentials. */
+  publicPaths?: readonly string[];
+  /** Headers set on every answer of the scope's routes (e.g. the console's Content-Security-Policy). */
+  answerHeaders?: Readonly<Record<string, string>>;
+  /** Cookies are parsed (@fastify/cookie) on the scope's requests. */
+  cookies?: boolean;
+  /** False: the scope's routes stay out of the OpenAPI document (they are documented elsewhere). */
+  documented?: boolean;
 }
 
 declare module 'fastify' {
