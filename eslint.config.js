@@ -25,12 +25,10 @@ const LAYER_IMPORTS = {
  * Entry points (src/main.ts, src/worker/main.ts, src/cli, and their start-up helpers
  * src/entry-point.ts and src/listen-errors.ts) belong to no layer: they may import anything
  * under src/, and no layer imports them. Composition is imported by entry points only (no
- * other layer lists it). src/container.ts is the composition root outside src/composition
- * (until it is only a list of features).
+ * other layer lists it).
  */
 const LAYER_FILES = {
   'src/worker': ['src/worker/**/!(main).ts'],
-  'src/composition': ['src/composition/**', 'src/container.ts'],
 };
 // Adapters: they implement the domain's ports and read the config's types.
 const ADAPTERS = ['src/inference/**', 'src/storage/**', 'src/adapters/**'];
