@@ -69,6 +69,8 @@ export interface Readiness {
   checks: Record<string, 'ok' | string>;
   /** Per upstream model: `reachable` or `unreachable since <time> (<code>)`. Informs only: never makes the replica not ready. */
   upstreams: Record<string, string>;
+  /** Per in-process runtime a model's files are pulled for but which is not installed: what is missing and its command. Informs only. */
+  runtimes: Record<string, string>;
 }
 
 export interface Container {
@@ -229,9 +231,9 @@ export async function createContainer(config: Readonly<Config>, overrides: Conta
       } catch (err) {
         checks.database = `unreachable: ${(err as Error).message}`;
       }
-      const [shared, upstreams] = await Promise.all([probeSharedDependencies(probeTargets), upstreamReadiness(registry)]);
+      const [shared, upstreams, runtimes] = await Promise.all([probeSharedDependencies(probeTargets), upstreamReadiness(registry), missingRuntimes(registry)]);
       Object.assign(checks, shared);
-      return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams };
+      return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, runtimes };
     },
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
@@ -327,4 +329,15 @@ async function upstreamReadiness(registry: ModelRegistry): Promise<Record<string
     upstreams[model.id] = unreachable ? `unreachable since ${unreachable.since} (${unreachable.reason})` : 'reachable';
   }
   return upstreams;
+}
+
+/** The runtimes that stand between a pulled in-process model and its first call, e.g. `gguf: GGUF runtime not installed: run …`. */
+async function missingRuntimes(registry: ModelRegistry): Promise<Record<string, string>> {
+  const missing: Record<string, string> = {};
+  for (const model of registry.list()) {
+    if (model.binding.backend === 'openai') continue;
+    const status = await registry.status(model);
+    if (status.missingRuntime) missing[status.missingRuntime] = `${status.publicDetail ?? status.detail}: ${status.remedy ?? 'see the server log'}`;
+  }
+  return missing;
 }

@@ -12,6 +12,7 @@ export function registerOpsRoutes(app: FastifyInstance, container: Container): v
     if (!readiness.ready) request.log.warn({ readiness }, 'not ready');
     const body: Record<string, unknown> = { status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks };
     if (Object.keys(readiness.upstreams).length > 0) body.upstreams = readiness.upstreams;
+    if (Object.keys(readiness.runtimes).length > 0) body.runtimes = readiness.runtimes;
     return reply.code(readiness.ready ? 200 : 503).send(body);
   });
 

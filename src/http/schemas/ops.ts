@@ -11,6 +11,11 @@ export const Readiness = Type.Object({
       description: 'per upstream model: `reachable` or `unreachable since <ISO time> (<code>)`; informs only, never makes the replica not ready',
     }),
   ),
+  runtimes: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'per in-process runtime that a pulled model needs and this install lacks: what is missing and the command that adds it; informs only',
+    }),
+  ),
 });
 
 export const MetricsText = Type.String({ description: 'Prometheus text exposition format' });

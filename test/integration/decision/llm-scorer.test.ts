@@ -17,6 +17,7 @@ import { call, startTestServer, type TestServer } from '../../helpers/harness.js
 import { fail, handler, json, stall, startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import { buildTinyLlama } from '../../fixtures/model-builders/gguf-llama.js';
+import { GGUF_RUNTIME_ENV, GGUF_RUNTIMES_DIR } from '../../helpers/gguf-runtime.js';
 import { findLabel } from '../../../src/inference/classifier/label-sets.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 import { decisionPrompt } from '../../../src/inference/decision/llm-scores.js';
@@ -51,7 +52,7 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
     const yaml =
       `decision:\n  scorers:\n    ${IAB}: llm\n  llm_model: gpt-oss-120b\n` +
       `models:\n  gpt-oss-120b:\n    backend: openai\n    base_url: ${upstream.baseUrl}\n    upstream_model: upstream-chat\n    timeout_ms: 1500\n`;
-    server = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });
+    server = await startTestServer({ env: { MODELS_DIR: modelsDir, ...GGUF_RUNTIME_ENV }, yaml });
     ({ key } = await server.newTenant({ balanceUsd: 5 }));
   }, 120_000);
 
@@ -225,7 +226,7 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
   });
 });
 
-describe('the llm scorer on an in-process GGUF model', () => {
+describe.skipIf(!GGUF_RUNTIMES_DIR)('the llm scorer on an in-process GGUF model', () => {
   let server: TestServer;
   let modelsDir: string;
   let key: string;
@@ -237,7 +238,7 @@ describe('the llm scorer on an in-process GGUF model', () => {
     modelsDir = buildTestModels(['all-minilm-l6-v2']);
     buildTinyLlama(path.join(modelsDir, CHAT, 'model-Q4_K_M.gguf'), { script: [], seed: 44 });
     const yaml = `decision:\n  scorers:\n    ${IAB}: llm\n    zlm-v1-moderation-edge: llm\n  llm_model: ${CHAT}\n`;
-    server = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });
+    server = await startTestServer({ env: { MODELS_DIR: modelsDir, ...GGUF_RUNTIME_ENV }, yaml });
     ({ key } = await server.newTenant({ balanceUsd: 5 }));
   }, 120_000);
 
@@ -286,7 +287,7 @@ describe('the llm scorer on an in-process GGUF model', () => {
     const dir = buildTestModels(['all-minilm-l6-v2']);
     // After the generation prompt's newline this model answers "B".
     buildTinyLlama(path.join(dir, CHAT, 'model-Q4_K_M.gguf'), { script: ['B', '<|im_end|>'], seed: 43 });
-    const fresh = await startTestServer({ env: { MODELS_DIR: dir }, yaml: `decision:\n  scorers:\n    ${IAB}: llm\n  llm_model: ${CHAT}\n` });
+    const fresh = await startTestServer({ env: { MODELS_DIR: dir, ...GGUF_RUNTIME_ENV }, yaml: `decision:\n  scorers:\n    ${IAB}: llm\n  llm_model: ${CHAT}\n` });
     try {
       const tenant = await fresh.newTenant({ balanceUsd: 5 });
       const res = await call(fresh.baseUrl, 'POST', '/v1/systemone', { key: tenant.key, body: { model: IAB, state: STATE, questions } });

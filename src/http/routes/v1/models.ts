@@ -33,8 +33,10 @@ export function registerModelsRoutes(scope: FastifyInstance, container: Containe
       if (!model) throw notFound(`The model \`${request.params.id}\` does not exist`, 'model_not_found', 'model');
       // The finding of the last probe; a stale one is refreshed in the background, never awaited here.
       registry.refreshUpstreams([model]).catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));
-      const { unreachable } = await registry.status(model);
-      return unreachable ? { ...modelWire(model), unreachable_since: unreachable.since } : modelWire(model);
+      const { unreachable, missingRuntime, publicDetail, remedy } = await registry.status(model);
+      if (unreachable) return { ...modelWire(model), unreachable_since: unreachable.since };
+      if (missingRuntime) return { ...modelWire(model), not_ready: `${publicDetail}: ${remedy}` };
+      return modelWire(model);
     },
   );
 }

@@ -9,6 +9,13 @@ export function ggufFileMissing(modelId: string): AppError {
   });
 }
 
+export function ggufRuntimeMissing(modelId: string): AppError {
+  return new AppError('unavailable', `Model ${modelId} is not available: GGUF runtime not installed; run \`sluice runtimes add gguf\``, {
+    code: 'model_not_available',
+    param: 'model',
+  });
+}
+
 export function contextExceeded(modelId: string, promptTokens: number, contextSize: number): AppError {
   return new AppError(
     'context_length',

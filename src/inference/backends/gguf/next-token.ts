@@ -5,7 +5,7 @@
  * answer position read for each candidate. A candidate must be one token where the
  * answer starts, as SGLang's decision endpoint requires of its labels.
  */
-import type { ControlledEvaluateInputItem, Token } from 'node-llama-cpp';
+import type { ControlledEvaluateInputItem, Token } from './llama-api.js';
 import { AppError } from '../../../domain/shared/errors.js';
 import type { NextTokenOutput, NextTokenParams } from '../../backend.js';
 import type { GgufModel } from './loader.js';
