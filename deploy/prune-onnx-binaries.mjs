@@ -10,14 +10,16 @@
 // dependencies are not installed.
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import process from 'node:process';
 
 const nodeModules = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..', 'node_modules'));
 const bin = path.join(nodeModules, 'onnxruntime-node', 'bin');
 
+const say = (line) => process.stderr.write(`prune-onnx-binaries: ${line}\n`);
 const dirs = (dir) => readdirSync(dir).filter((name) => statSync(path.join(dir, name)).isDirectory());
 
 if (!existsSync(bin)) {
-  console.log(`prune-onnx-binaries: no ${path.relative(process.cwd(), bin) || bin}; nothing to prune`);
+  say("onnxruntime-node is not installed here; nothing to prune");
   process.exit(0);
 }
 const kept = path.join(process.platform, process.arch);
@@ -26,7 +28,7 @@ for (const napi of dirs(bin).filter((name) => /^napi-v\d+$/.test(name))) {
   const napiDir = path.join(bin, napi);
   if (!existsSync(path.join(napiDir, kept))) {
     // Never leave a machine without its binary: a package with no build for it stays whole.
-    console.error(`prune-onnx-binaries: onnxruntime-node has no ${napi}/${kept}; nothing pruned`);
+    say(`onnxruntime-node has no ${napi}/${kept}; nothing pruned`);
     process.exit(0);
   }
   for (const platform of dirs(napiDir)) {
@@ -38,4 +40,4 @@ for (const napi of dirs(bin).filter((name) => /^napi-v\d+$/.test(name))) {
     if (readdirSync(path.join(napiDir, platform)).length === 0) rmSync(path.join(napiDir, platform), { recursive: true, force: true });
   }
 }
-console.log(`prune-onnx-binaries: kept onnxruntime-node's ${kept} binaries, removed ${removed} other platform folder(s)`);
+say(`kept onnxruntime-node's ${kept} binaries, removed ${removed} other platform folder(s)`);
