@@ -21,8 +21,12 @@ import {
 
 /** npm's own output goes to stderr, as every progress line of the CLI does: stdout stays for results. */
 function runNpm(args: readonly string[]): Promise<number> {
+  // `npm run -s sluice -- …` silences the npm it runs and, through the environment, this one
+  // too; npm's messages are what explains a failed install.
+  const env = { ...process.env };
+  delete env.npm_config_loglevel;
   return new Promise((resolve, reject) => {
-    const npm = spawn(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { stdio: ['ignore', 2, 2], shell: process.platform === 'win32' });
+    const npm = spawn(process.platform === 'win32' ? 'npm.cmd' : 'npm', args, { stdio: ['ignore', 2, 2], env, shell: process.platform === 'win32' });
     npm.on('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'ENOENT' ? new AppError('unavailable', 'npm was not found on PATH: the GGUF runtime is installed with npm, which comes with Node.js') : err),
     );
