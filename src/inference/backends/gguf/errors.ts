@@ -1,5 +1,6 @@
 /** Failures of the gguf backend, normalised to AppError. */
 import { AppError, isAppError } from '../../../domain/shared/errors.js';
+import { ADD_GGUF_COMMAND } from './runtime.js';
 
 /** API clients are told what is missing, not where: `sluice models list` shows the operator the path. */
 export function ggufFileMissing(modelId: string): AppError {
@@ -10,7 +11,7 @@ export function ggufFileMissing(modelId: string): AppError {
 }
 
 export function ggufRuntimeMissing(modelId: string): AppError {
-  return new AppError('unavailable', `Model ${modelId} is not available: GGUF runtime not installed; run \`sluice runtimes add gguf\``, {
+  return new AppError('unavailable', `Model ${modelId} is not available: GGUF runtime not installed; run \`${ADD_GGUF_COMMAND}\``, {
     code: 'model_not_available',
     param: 'model',
   });

@@ -13,10 +13,13 @@ import { chatTemplate, type ChatTemplate } from './prompt.js';
 
 let shared: Promise<Llama> | null = null;
 
-/** The GPU build runs when `runtimes add gguf --gpu` installed one; the CPU build otherwise. */
+/**
+ * The CPU build, unless `runtimes add gguf --gpu` added a GPU build: then node-llama-cpp picks
+ * it when it finds that GPU ('auto'), and falls back to the CPU build when it does not.
+ */
 export function sharedLlama(runtime: NodeLlamaCpp, gpu: GgufGpu | null, logger: Logger): Promise<Llama> {
   shared ??= runtime.getLlama({
-    gpu: gpu ?? false,
+    gpu: gpu ? 'auto' : false,
     build: 'never',
     logLevel: 'warn',
     logger: (level, message) => {
