@@ -3,9 +3,10 @@
  * both stages run deploy/build.sh, every file they COPY exists, the image runs as a non-root
  * user. With SLUICE_TEST_DOCKER_BUILD=1: the two stages are run for real, each in a clean
  * temporary directory holding only what the Dockerfile copies, and the built server starts
- * and answers /readyz. That run installs 1.5 GB of packages (from npm's cache where it can,
- * npm_config_prefer_offline=true, from the registry for the rest) and compiles
- * better-sqlite3: several minutes on two cores and not network-free, so it is opt-in.
+ * and answers /readyz. That run installs the packages twice, all of them and then the
+ * production ones (from npm's cache where it can, npm_config_prefer_offline=true, from the
+ * registry for the rest), and compiles better-sqlite3: several minutes on two cores and not
+ * network-free, so it is opt-in.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
