@@ -20,7 +20,7 @@ WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc ./
-COPY deploy/build.sh deploy/build.sh
+COPY deploy/build.sh deploy/prune-onnx-binaries.mjs deploy/
 RUN sh deploy/build.sh runtime && rm -rf /root/.npm \
     && apt-get purge -y python3 make g++ && apt-get autoremove -y
 COPY --from=build /app/dist dist

@@ -104,6 +104,8 @@ export interface CoreServices {
   routes: { chatCompletions: BoundRoutes; responses: BoundRoutes; embeddings: BoundRoutes };
   /** Per upstream model: `reachable` or `unreachable since …`, for /readyz. */
   upstreams(): Promise<Pick<Readiness, 'upstreams' | 'deployments'>>;
+  /** The in-process runtimes pulled models need and this install lacks. */
+  missingRuntimes(): Promise<Record<string, string>>;
 }
 
 export type Core = Feature<CoreServices>;
@@ -167,6 +169,7 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
       config, logger, clock, metrics, traced: tracing !== null, database, blobs, rateLimiter, apiKeyRateLimit, repositories, authenticator, projects,
       billing, creditMeter, reservations, meters: createLineMeters(creditMeter), payerDebits, outbox, registry, priceOf, inference, transcription, routes,
       upstreams: () => upstreamReadiness(registry),
+      missingRuntimes: () => missingRuntimes(registry),
     },
     routes: {
       api: [
@@ -232,4 +235,15 @@ async function upstreamReadiness(registry: ModelRegistry): Promise<Pick<Readines
     }
   }
   return { upstreams, deployments };
+}
+
+/** The runtimes that stand between a pulled in-process model and its first call, e.g. `gguf: GGUF runtime not installed: run …`. */
+async function missingRuntimes(registry: ModelRegistry): Promise<Record<string, string>> {
+  const missing: Record<string, string> = {};
+  for (const model of registry.list()) {
+    if (model.binding.backend === 'openai') continue;
+    const status = await registry.status(model);
+    if (status.missingRuntime) missing[status.missingRuntime] = `${status.publicDetail ?? status.detail}: ${status.remedy ?? 'see the server log'}`;
+  }
+  return missing;
 }

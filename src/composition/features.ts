@@ -82,7 +82,11 @@ function register(core: CoreServices, features: readonly Feature<unknown>[]): vo
 }
 
 async function readinessOf(features: readonly Feature<unknown>[], core: CoreServices): Promise<Readiness> {
-  const [reports, { upstreams, deployments }] = await Promise.all([Promise.all(features.map((f) => f.readiness?.() ?? {})), core.upstreams()]);
+  const [reports, { upstreams, deployments }, runtimes] = await Promise.all([
+    Promise.all(features.map((f) => f.readiness?.() ?? {})),
+    core.upstreams(),
+    core.missingRuntimes(),
+  ]);
   const checks: Record<string, string> = Object.assign({}, ...reports);
-  return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, deployments };
+  return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, deployments, runtimes };
 }

@@ -218,6 +218,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     outbox: { maxAttempts: envInteger(env, 'OUTBOX_MAX_ATTEMPTS', problems, 1) ?? file.outbox?.max_attempts ?? 10 },
     runtimes: {
+      dir: path.resolve(cwd, env.SLUICE_RUNTIMES_DIR || file.runtimes?.dir || path.join(dataDir, 'runtimes')),
       idleUnloadSeconds: envInteger(env, 'RUNTIMES_IDLE_UNLOAD_SECONDS', problems, 0) ?? file.runtimes?.idle_unload_seconds ?? 900,
       onnxThreads: file.runtimes?.onnx_threads ?? null,
       ggufThreads: file.runtimes?.gguf_threads ?? null,

@@ -156,6 +156,7 @@ export const ConfigFileSchema = Type.Object(
     runtimes: Type.Optional(
       Type.Object(
         {
+          dir: Type.Optional(Type.String({ minLength: 1, description: 'where `sluice runtimes add` installs on-demand runtimes (default: <data_dir>/runtimes)' })),
           idle_unload_seconds: Type.Optional(Type.Integer({ minimum: 0, description: 'release an idle in-process model after this long; 0 never' })),
           onnx_threads: Type.Optional(PositiveInt('threads one ONNX graph run may use (default: all cores; embedding models: 1 per copy, one copy per core)')),
           gguf_threads: Type.Optional(PositiveInt('threads llama.cpp uses per GGUF model (default: all cores)')),
@@ -293,6 +294,8 @@ export interface BatchConfig {
 
 /** In-process model runtimes (onnx, gguf). */
 export interface RuntimesConfig {
+  /** Where on-demand runtimes (the GGUF runtime) are installed and loaded from. */
+  dir: string;
   /** 0 keeps models loaded until shutdown. */
   idleUnloadSeconds: number;
   /** null: all cores. */

@@ -119,8 +119,9 @@ export class ModelRegistry implements ModelDirectory {
     const now = Date.now();
     if (cached && cached.expiresAtMs > now) return this.#withDeployments(model, cached.status);
     const status = await this.#probe(model);
-    // The operator's view, paths included; API clients get publicDetail.
-    if (!status.ready) this.logger.info({ model: model.id, detail: status.detail }, 'model not available');
+    // The operator's view, paths included; API clients get publicDetail. Logged when the
+    // finding changes, not at every probe (/readyz asks for in-process models on every poll).
+    if (!status.ready && cached?.status.detail !== status.detail) this.logger.info({ model: model.id, detail: status.detail }, 'model not available');
     this.#status.set(model.id, { status, expiresAtMs: now + (status.ready ? READY_TTL_MS : NOT_READY_TTL_MS) });
     return status;
   }

@@ -10,6 +10,7 @@ import { pullModel, type PullEvent, type PullOptions } from '../../inference/hub
 import { printJson } from '../context.js';
 import { isPackModel } from '../../inference/classifier/manifest.js';
 import { pullPack } from './packs.js';
+import { offerGgufRuntime } from './runtimes.js';
 
 const MB = 1024 * 1024;
 
@@ -63,6 +64,9 @@ async function pull(id: string, options: PullOptions): Promise<void> {
   // A zlm-* classifier pack is assembled from its backbone (pulled only when missing).
   if (isPackModel(id)) return pullPack(id, (backbone) => pullFiles(backbone, {}));
   printJson(await pullFiles(id, options));
+  const config = loadConfig();
+  const model = new Map(Object.entries(config.models)).get(id);
+  if (model?.binding.backend === 'gguf') await offerGgufRuntime(config.runtimes.dir, id);
 }
 
 async function pullFiles(id: string, options: PullOptions) {

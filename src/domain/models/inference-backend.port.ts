@@ -195,6 +195,8 @@ export interface BackendStatus {
   publicDetail?: string;
   /** The one thing that makes it ready (a command or a sluice.yaml setting), for clients and operators alike. */
   remedy?: string;
+  /** The in-process runtime the model needs and this install lacks (e.g. `gguf`); /readyz names it. */
+  missingRuntime?: string;
   /**
    * The model's upstream did not answer its last probe: since when (ISO 8601, the first
    * failure after the last success) and why (an error code, no host). It stays `ready`:

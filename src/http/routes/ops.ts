@@ -11,6 +11,8 @@ export interface Readiness {
   upstreams: Record<string, string>;
   /** Per deployment of the models that list several: `ready`, `cooling down until <time>` or `unreachable since <time> (<code>)`. Informs only. */
   deployments: Record<string, string>;
+  /** Per in-process runtime a model's files are pulled for but which is not installed: what is missing and its command. Informs only. */
+  runtimes: Record<string, string>;
 }
 
 export interface OpsRouteDeps {
@@ -27,6 +29,7 @@ export function registerOpsRoutes(app: FastifyInstance, { readiness: readinessOf
     const body: Record<string, unknown> = { status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks };
     if (Object.keys(readiness.upstreams).length > 0) body.upstreams = readiness.upstreams;
     if (Object.keys(readiness.deployments).length > 0) body.deployments = readiness.deployments;
+    if (Object.keys(readiness.runtimes).length > 0) body.runtimes = readiness.runtimes;
     return reply.code(readiness.ready ? 200 : 503).send(body);
   });
 

@@ -15,6 +15,11 @@ export const ModelObject = Type.Object({
     }),
   ),
   deployments: Type.Optional(DeploymentStates),
+  not_ready: Type.Optional(
+    Type.String({
+      description: 'Sluice extension, on GET /v1/models/{id}: the model’s files are in place but the in-process runtime that runs them is not installed, and the command that installs it',
+    }),
+  ),
 });
 
 export const SystemOneModel = Type.Object({ name: Type.String(), description: Type.String(), release_date: Type.String({ description: 'YYYY-MM-DD' }) });

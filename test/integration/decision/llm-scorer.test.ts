@@ -19,6 +19,7 @@ import { call, startTestServer, type TestServer } from '../../helpers/harness.js
 import { fail, handler, json, stall, startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import { buildTinyLlama } from '../../fixtures/model-builders/gguf-llama.js';
+import { GGUF_RUNTIME_ENV, GGUF_RUNTIMES_DIR } from '../../helpers/gguf-runtime.js';
 import { findLabel } from '../../../src/domain/shared/classification/label-sets.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 import { decisionPrompt } from '../../../src/inference/decision/llm-scores.js';
@@ -53,7 +54,7 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
     const yaml =
       `decision:\n  scorers:\n    ${IAB}: llm\n  llm_model: gpt-oss-120b\n` +
       `models:\n  gpt-oss-120b:\n    backend: openai\n    base_url: ${upstream.baseUrl}\n    upstream_model: upstream-chat\n    timeout_ms: 1500\n`;
-    server = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });
+    server = await startTestServer({ env: { MODELS_DIR: modelsDir, ...GGUF_RUNTIME_ENV }, yaml });
     ({ key } = await server.newTenant({ balanceUsd: 5 }));
   }, 120_000);
 
@@ -227,7 +228,7 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
   });
 });
 
-describe('the llm scorer on an in-process GGUF model', () => {
+describe.skipIf(!GGUF_RUNTIMES_DIR)('the llm scorer on an in-process GGUF model', () => {
   let server: TestServer;
   let modelsDir: string;
   let key: string;
@@ -241,7 +242,7 @@ describe('the llm scorer on an in-process GGUF model', () => {
     // One llama.cpp thread: on a busy machine, threads that wait for each other by spinning
     // make even this tiny model slow, and the decision reads pin their thread count anyway.
     const yaml = `decision:\n  scorers:\n    ${IAB}: llm\n    zlm-v1-moderation-edge: llm\n  llm_model: ${CHAT}\nruntimes:\n  gguf_threads: 1\n`;
-    server = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });
+    server = await startTestServer({ env: { MODELS_DIR: modelsDir, ...GGUF_RUNTIME_ENV }, yaml });
     ({ key } = await server.newTenant({ balanceUsd: 5 }));
   }, 120_000);
 
@@ -290,7 +291,7 @@ describe('the llm scorer on an in-process GGUF model', () => {
     const dir = buildTestModels(['all-minilm-l6-v2']);
     // After the generation prompt's newline this model answers "B".
     buildTinyLlama(path.join(dir, CHAT, 'model-Q4_K_M.gguf'), { script: ['B', '<|im_end|>'], seed: 43 });
-    const fresh = await startTestServer({ env: { MODELS_DIR: dir }, yaml: `decision:\n  scorers:\n    ${IAB}: llm\n  llm_model: ${CHAT}\n` });
+    const fresh = await startTestServer({ env: { MODELS_DIR: dir, ...GGUF_RUNTIME_ENV }, yaml: `decision:\n  scorers:\n    ${IAB}: llm\n  llm_model: ${CHAT}\n` });
     try {
       const tenant = await fresh.newTenant({ balanceUsd: 5 });
       const res = await call(fresh.baseUrl, 'POST', '/v1/systemone', { key: tenant.key, body: { model: IAB, state: STATE, questions } });

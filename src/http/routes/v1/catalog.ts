@@ -14,15 +14,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { ModelDirectory } from '../../../domain/models/model-resolver.port.js';
 import type { ModelConfig } from '../../../config/schema.js';
-import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
+import { ROUTE_PATHS, type ModelStatus } from '../../../domain/models/model-resolver.port.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { Catalog } from '../../schemas/catalog.js';
 import { deploymentWire } from '../../schemas/deployments.js';
 
 /** What makes a model that cannot run usable: the same remedies its 503 names. */
-function fixesOf(model: ModelConfig): string[] {
+function fixesOf(model: ModelConfig, status: ModelStatus): string[] {
   const fixes = [`set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server (vLLM, SGLang, llama.cpp server, Ollama)`];
-  if (model.entry.hubRepo && model.binding.backend !== 'openai') fixes.push(`run \`sluice models pull ${model.id}\``);
+  // Its files are there; the runtime that runs them is what is missing.
+  if (status.missingRuntime && status.remedy) fixes.push(status.remedy);
+  else if (model.entry.hubRepo && model.binding.backend !== 'openai') fixes.push(`run \`sluice models pull ${model.id}\``);
   return fixes;
 }
 
@@ -44,7 +46,7 @@ export function registerCatalogRoute(scope: FastifyInstance, { registry }: { reg
           unreachable_since: status.unreachable?.since ?? null,
           unreachable_reason: status.unreachable?.reason ?? null,
           detail: status.ready ? null : (status.publicDetail ?? status.detail),
-          fixes: status.ready ? [] : fixesOf(model),
+          fixes: status.ready ? [] : fixesOf(model, status),
           context_length: model.contextLength,
           price: { input_per_million_usd: model.price.inputPerMillionUsd, output_per_million_usd: model.price.outputPerMillionUsd },
           // Listed when sluice.yaml gives the model several engines.

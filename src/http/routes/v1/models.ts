@@ -33,9 +33,10 @@ export function registerModelsRoutes(scope: FastifyInstance, { registry }: { reg
       if (!model) throw notFound(`The model \`${request.params.id}\` does not exist`, 'model_not_found', 'model');
       // The finding of the last probe; a stale one is refreshed in the background, never awaited here.
       registry.refreshUpstreams([model]).catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));
-      const { unreachable, deployments } = await registry.status(model);
+      const { unreachable, deployments, missingRuntime, publicDetail, remedy } = await registry.status(model);
       const wire: Record<string, unknown> = modelWire(model);
       if (unreachable) wire.unreachable_since = unreachable.since;
+      else if (missingRuntime) wire.not_ready = `${publicDetail}: ${remedy}`;
       // A model with one engine (base_url) answers as before; several are listed with their state.
       if (deployments && deployments.length > 1) wire.deployments = deployments.map(deploymentWire);
       return wire;

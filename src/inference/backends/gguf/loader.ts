@@ -1,24 +1,30 @@
 /**
- * llama.cpp through node-llama-cpp: the one Llama instance of the process (prebuilt CPU
- * binary; never built, never downloaded), and a loaded GGUF model with its contexts and
- * chat template (GgufModel says why a model has two contexts).
+ * llama.cpp through node-llama-cpp: the one Llama instance of the process (prebuilt
+ * binary from the runtime `sluice runtimes add gguf` installed; never built, never
+ * downloaded), and a loaded GGUF model with its contexts and chat template (GgufModel
+ * says why a model has two contexts).
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, NodeLlamaCpp } from './llama-api.js';
+import type { GgufGpu } from './runtime.js';
 import { chatTemplate, type ChatTemplate } from './prompt.js';
 
 let shared: Promise<Llama> | null = null;
 
-export function sharedLlama(logger: Logger): Promise<Llama> {
-  shared ??= getLlama({
-    gpu: false,
+/**
+ * The CPU build, unless `runtimes add gguf --gpu` added a GPU build: then node-llama-cpp picks
+ * it when it finds that GPU ('auto'), and falls back to the CPU build when it does not.
+ */
+export function sharedLlama(runtime: NodeLlamaCpp, gpu: GgufGpu | null, logger: Logger): Promise<Llama> {
+  shared ??= runtime.getLlama({
+    gpu: gpu ? 'auto' : false,
     build: 'never',
-    logLevel: LlamaLogLevel.warn,
+    logLevel: 'warn',
     logger: (level, message) => {
-      if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) logger.error({ llama: message.trim() }, 'llama.cpp');
-      else if (level === LlamaLogLevel.warn) logger.warn({ llama: message.trim() }, 'llama.cpp');
+      if (level === 'error' || level === 'fatal') logger.error({ llama: message.trim() }, 'llama.cpp');
+      else if (level === 'warn') logger.warn({ llama: message.trim() }, 'llama.cpp');
     },
   }).catch((err: unknown) => {
     shared = null;

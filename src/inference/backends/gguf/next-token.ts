@@ -6,7 +6,7 @@
  * the logits at the answer position read for each candidate. A candidate must be one token where the
  * answer starts, as SGLang's decision endpoint requires of its labels.
  */
-import type { ControlledEvaluateInputItem, Token } from 'node-llama-cpp';
+import type { ControlledEvaluateInputItem, Token } from './llama-api.js';
 import { AppError } from '../../../domain/shared/errors.js';
 import type { NextTokenOutput, NextTokenParams } from '../../../domain/models/inference-backend.port.js';
 import type { GgufModel } from './loader.js';
