@@ -5,7 +5,7 @@
 #   docker run -p 8080:8080 -v sluice-data:/data sluice             # HTTP server
 #   docker run -v sluice-data:/data sluice node dist/src/worker/main.js   # batch worker
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 # node-gyp's toolchain, in case better-sqlite3 has no prebuilt binary for this platform.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
@@ -15,12 +15,12 @@ COPY src src
 COPY console console
 RUN sh deploy/build.sh compile
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc ./
-COPY deploy/build.sh deploy/build.sh
+COPY deploy/build.sh deploy/prune-onnx-binaries.mjs deploy/
 RUN sh deploy/build.sh runtime && rm -rf /root/.npm \
     && apt-get purge -y python3 make g++ && apt-get autoremove -y
 COPY --from=build /app/dist dist

@@ -1,61 +1,80 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
 /*
- * Import boundaries (README, Layout). ESLint's no-restricted-imports matches a specifier
- * as written, so each rule is spelled once per folder depth: `../` times the depth of a
- * file below src/ reaches src/, and the pattern names what lies there. A file gets the
- * rule of the deepest boundary folder it is in (later blocks override earlier ones).
+ * Import boundaries (docs/development.md) as path zones: import-x/no-restricted-paths resolves
+ * every import to its file and refuses it when the file lies in a zone's `from` while the
+ * importer lies in its `target`. Each layer lists the layers it may import; `from` is the
+ * complement (`src/!(a|b)/**`). Narrower zones then say which files of an allowed layer
+ * are open to it: ports and record types of the domain, the schema of the config.
  */
-const MAX_DEPTH = 6;
-const SRC = (up) => `^(?:\\.\\./){${up}}`;
-const OUTER_LAYERS = (up) => [
-  {
-    regex: `${SRC(up)}(?:http|storage|worker|cli|observability|composition)(?:/|$)`,
-    message: 'Crosses a layer boundary (README, Layout): depend on a port in src/domain instead.',
-  },
-  { regex: `${SRC(up)}(?:container|main|entry-point)\\.js$`, message: 'Only entry points import the composition root.' },
-];
-const CONFIG_TYPES = (up) => [
-  { regex: `${SRC(up)}config/(?!schema\\.js$)`, message: 'Only src/config reads the environment; take values as arguments.' },
-  { regex: `${SRC(up)}config/schema\\.js$`, allowTypeImports: true, message: 'Import the config schema as types only.' },
-];
-const BOUNDARIES = {
-  // The domain: plain TypeScript. From src/inference only the backend port, the catalog,
-  // the registry (as a type) and the classifier packs' label sets and calibration maths.
-  'src/domain': (up) => [
-    ...OUTER_LAYERS(up),
-    ...CONFIG_TYPES(up),
-    {
-      regex: `${SRC(up)}inference/(?!(?:backend|catalog|registry)\\.js$|classifier/)`,
-      message: 'The domain uses the inference port (backend.ts), not its adapters.',
-    },
-    { regex: `${SRC(up)}inference/registry\\.js$`, allowTypeImports: true, message: 'The domain takes the registry as a type only.' },
-  ],
-  // The shared kernel imports nothing of the project outside itself.
-  'src/domain/shared': (_up, below) => [
-    { regex: `^(?:\\.\\./){${below + 1}}`, message: 'The shared kernel (src/domain/shared) imports nothing outside itself.' },
-  ],
-  // http reaches data only through domain services.
-  'src/http': (up) => [
-    { regex: `${SRC(up)}storage/db/`, message: 'src/http imports no repository or database code: call a domain service.' },
-  ],
-  // Inference adapters: domain ports (*.port.ts) and the shared kernel only.
-  'src/inference': (up) => [
-    ...OUTER_LAYERS(up),
-    ...CONFIG_TYPES(up),
-    {
-      regex: `${SRC(up)}domain/(?!shared/)(?!.*\\.port\\.js$)`,
-      message: 'Inference adapters import only domain ports (*.port.ts) and the shared kernel (domain/shared).',
-    },
-  ],
+const LAYER_IMPORTS = {
+  'src/domain': ['domain'],
+  'src/config': ['config', 'domain'],
+  'src/inference': ['inference', 'domain', 'config'],
+  'src/storage': ['storage', 'domain', 'config'],
+  'src/adapters': ['adapters', 'domain', 'config'],
+  'src/observability': ['observability', 'domain', 'config'],
+  'src/http': ['http', 'domain', 'observability', 'config'],
+  'src/worker': ['worker', 'domain', 'storage', 'observability', 'config'],
+  'src/composition': ['composition', 'domain', 'config', 'inference', 'storage', 'adapters', 'observability', 'http', 'worker'],
 };
-const boundaryBlocks = Object.entries(BOUNDARIES).flatMap(([dir, patterns]) =>
-  Array.from({ length: MAX_DEPTH }, (_, below) => ({
-    files: [`${dir}/${'*/'.repeat(below)}*.ts`],
-    rules: { 'no-restricted-imports': ['error', { patterns: patterns(dir.split('/').length - 1 + below, below) }] },
-  })),
-);
+
+/*
+ * Entry points (src/main.ts, src/worker/main.ts, src/cli, and their start-up helpers
+ * src/entry-point.ts and src/listen-errors.ts) belong to no layer: they may import anything
+ * under src/, and no layer imports them. Composition is imported by entry points only (no
+ * other layer lists it).
+ */
+const LAYER_FILES = {
+  'src/worker': ['src/worker/**/!(main).ts'],
+};
+// Adapters: they implement the domain's ports and read the config's types.
+const ADAPTERS = ['src/inference/**', 'src/storage/**', 'src/adapters/**'];
+
+const layerZone = ([dir, layers]) => ({
+  target: LAYER_FILES[dir] ?? `${dir}/**`,
+  from: [`src/!(${layers.join('|')})/**`, 'src/*.ts'],
+  message: `${dir} imports only from ${layers.map((l) => `src/${l}`).join(', ')} (docs/development.md, Import boundaries).`,
+});
+
+const ZONES = [
+  ...Object.entries(LAYER_IMPORTS).map(layerZone),
+  {
+    target: 'src/domain/shared/**',
+    from: 'src/domain/!(shared)/**',
+    message: 'The shared kernel (src/domain/shared) imports nothing outside itself.',
+  },
+  {
+    target: 'src/config/**',
+    from: ['src/domain/!(shared)/**/!(*.types).ts', 'src/domain/!(*.types).ts'],
+    message: 'src/config imports from the domain only record types (*.types.ts) and the shared kernel (domain/shared).',
+  },
+  {
+    target: [...ADAPTERS, 'src/worker/**/!(main).ts', 'src/http/**', 'src/observability/**'],
+    from: 'src/config/!(schema).ts',
+    message: 'Only src/config, composition and the entry points load the configuration; other layers take its values, typed by config/schema.ts.',
+  },
+  {
+    target: ADAPTERS,
+    from: ['src/domain/!(shared)/**/!(*.port|*.types).ts', 'src/domain/!(*.port|*.types).ts'],
+    message: 'Adapters import from the domain only ports (*.port.ts), record types (*.types.ts) and the shared kernel (domain/shared).',
+  },
+  {
+    target: 'src/**',
+    from: ['test/**', 'bench/**', 'console/**'],
+    message: 'Production code (src) imports no tests, benchmarks or console code.',
+  },
+  {
+    target: 'console/src/**',
+    from: ['!(console|node_modules)/**', 'console/!(src)/**', 'console/*.*', '*.*'],
+    message: 'The console (console/src) imports only its own code, wire types included (console/src/lib/types.ts), and packages.',
+  },
+];
+
+// Where the config's schema may be imported at all, only its types: its values are the loader's.
+const SCHEMA_USERS = ['src/inference/**', 'src/storage/**', 'src/adapters/**', 'src/observability/**', 'src/http/**', 'src/worker/**'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', '.bench-tmp/**'] },
@@ -77,5 +96,23 @@ export default tseslint.config(
     files: ['test/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
-  ...boundaryBlocks,
+  {
+    files: ['src/**/*.ts', 'console/src/**/*.{ts,tsx}'],
+    plugins: { 'import-x': importX },
+    settings: {
+      // Sources import each other as `.js` (NodeNext); resolve that to the `.ts`/`.tsx` file.
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.tsx', '.js', '.json'], extensionAlias: { '.js': ['.ts', '.tsx', '.js'] } })],
+    },
+    rules: { 'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: ZONES }] },
+  },
+  {
+    files: SCHEMA_USERS,
+    ignores: ['src/worker/main.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/config/schema.js'], allowTypeImports: true, message: 'Import the config schema as types only.' }] },
+      ],
+    },
+  },
 );

@@ -65,8 +65,8 @@ async function creationRows(dir: string, server: TestServer): Promise<BenchRow[]
   // The whole create, in process: the input is stored as a file record (uploads stop at 100 MB).
   const { key, projectId } = await server.newTenant();
   const id = 'file-bench0000000000000000000000';
-  const blob = await server.container.blobs.put(`files/${id}.jsonl`, createReadStream(file));
-  await new FilesRepository(server.container.database).insert({
+  const blob = await server.core.blobs.put(`files/${id}.jsonl`, createReadStream(file));
+  await new FilesRepository(server.core.database).insert({
     id, projectId, purpose: 'batch', filename: 'input.jsonl', bytes: blob.bytes, blobKey: blob.key, isError: false,
     status: 'processed', batchId: null, createdAtMs: Date.now(), expiresAtMs: null, deletedAtMs: null,
   });
@@ -134,7 +134,7 @@ async function runnerRows(dir: string, server: TestServer, upstream: FakeUpstrea
     status = b.status;
   }
   const linesPerSecond = RUNNER_LINES / ((performance.now() - started) / 1000);
-  const concurrency = server.container.config.batches.perBatchConcurrency;
+  const concurrency = server.core.config.batches.perBatchConcurrency;
   const capacity = await upstreamCapacity(upstream, concurrency, Math.min(RUNNER_LINES, 10_000));
   return [
     { name: 'runner throughput (zero-latency upstream)', value: linesPerSecond, unit: 'lines/s', note: `${RUNNER_LINES} lines, status ${status}; target ≥ 1000` },

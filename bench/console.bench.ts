@@ -13,7 +13,7 @@ import { median, timed } from './measure.js';
 import { ADMIN_TOKEN, startTestServer } from '../test/helpers/harness.js';
 import { usageRecord } from '../test/helpers/usage-records.js';
 import { CHROMIUM_PATH, launchChromium } from '../test/helpers/browser.js';
-import { consoleBuildDir } from '../src/http/console/static-assets.js';
+import { consoleBuildDir } from '../src/http/routes/console/static-assets.js';
 
 const RECORDS = 100_000;
 const RUNS = 5;
@@ -60,7 +60,7 @@ export default async function consoleBench(): Promise<BenchRow[]> {
           costMicros: 3,
         });
       });
-      await server.container.repositories.usage.recordAndDebitMany(batch);
+      await server.core.repositories.usage.recordAndDebitMany(batch);
     }
     const start = Math.floor((now - 7 * DAY) / 1000);
     const end = Math.floor(now / 1000) + 1;

@@ -42,7 +42,8 @@ const freeCaller = (projectId: string): Caller => ({
 });
 
 async function inProcess(server: TestServer, projectId: string): Promise<BenchRow[]> {
-  const { registry, decision } = server.container;
+  const { registry } = server.core;
+  const decision = server.features.decision.services;
   const backbone = registry.find('all-minilm-l6-v2')!;
   const backend = (await registry.backendFor(registry.find(MODEL)!, 'runTask')) as OnnxBackend;
   const caller = freeCaller(projectId);

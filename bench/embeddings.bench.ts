@@ -185,8 +185,8 @@ async function httpRunner(modelsDir: string) {
   const probePool = new Pool(server.baseUrl, { connections: 2, pipelining: 1 });
   await client.concurrent(0.5, 32);
   const clientTid = (await client.tid?.()) ?? null;
-  const model = server.container.registry.find('all-minilm-l6-v2')!;
-  const backend = (await server.container.registry.backendFor(model, 'embed')) as OnnxBackend;
+  const model = server.core.registry.find('all-minilm-l6-v2')!;
+  const backend = (await server.core.registry.backendFor(model, 'embed')) as OnnxBackend;
   const stats = () => ({ ...(backend.batchStats(model.id) ?? { batches: 0, items: 0, largestBatch: 0 }) });
   return {
     clientMode: inline ? "in the server's event loop" : 'in a worker thread',

@@ -61,13 +61,13 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.address().port }));
 `;
 
-interface Upstream {
+export interface Upstream {
   url: string;
   firstChunkAt: Map<string, number>;
   close(): Promise<number>;
 }
 
-function startUpstream(): Promise<Upstream> {
+export function startUpstream(): Promise<Upstream> {
   const worker = new Worker(UPSTREAM_SOURCE, { eval: true });
   const firstChunkAt = new Map<string, number>();
   return new Promise((resolve) => {
@@ -115,7 +115,7 @@ function mainThreadCpuMicros(): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const roundsNote = (xs: number[]) => `median of rounds ${xs.map((x) => x.toFixed(3)).join(', ')}`;
 
-interface LoadResult {
+export interface LoadResult {
   rps: number;
   p50: number;
   cpuPerRequest: number;
@@ -174,7 +174,7 @@ tick();
 `;
 const UNDICI_PATH = createRequire(import.meta.url).resolve('undici');
 
-async function load(url: string, key: string | null, options: { seconds: number; rate?: number; paced?: boolean }): Promise<LoadResult> {
+export async function load(url: string, key: string | null, options: { seconds: number; rate?: number; paced?: boolean }): Promise<LoadResult> {
   const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
   const paced = options.paced && options.rate;
   const worker = paced

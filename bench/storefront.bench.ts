@@ -37,7 +37,7 @@ storefront:
   });
   try {
     const tenant = await server.newTenant({ balanceUsd: 1_000_000 });
-    await server.container.storefront!.store.purchase({
+    await server.features.storefront.services!.store.purchase({
       id: newId('mov_'), sellerId: 'sluice', holder: { kind: 'agent', agentId }, kind: 'purchase',
       amountMicros: 1_000_000_000_000, paymentRef: `bench:${randomUUID()}`, rail: 'card', detail: null, createdAtMs: Date.now(),
     });

@@ -19,6 +19,8 @@ case "${1:-}" in
     ;;
   runtime)
     npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+    # onnxruntime-node ships every platform's binaries; keep this machine's (what `prepare` does after npm ci).
+    node deploy/prune-onnx-binaries.mjs
     # Native add-ons: better-sqlite3 builds (or fetches) its binding; ffmpeg's installer picks its binary.
     npm rebuild better-sqlite3 @ffmpeg-installer/linux-x64 @ffmpeg-installer/ffmpeg
     ;;

@@ -1,31 +1,31 @@
-/** `npm start`: load config, build the container and the app, listen, and shut down gracefully. */
+/** `npm start`: load config, assemble the features and the app, listen, and shut down gracefully. */
 import closeWithGrace from 'close-with-grace';
 import { describeConfig, loadConfigOrExit } from './config/load.js';
 import type { FastifyInstance } from 'fastify';
-import { createContainer, type Container } from './container.js';
+import { assemble, type Assembly } from './composition/features.js';
 import { buildApp } from './http/app.js';
 import { startIfEntryPoint } from './entry-point.js';
 import { describeListenFailure } from './listen-errors.js';
 
 export interface ServeOptions {
   /** Called after the app is built and before it listens (tests add routes here). */
-  extendApp?: (app: FastifyInstance, container: Container) => void | Promise<void>;
+  extendApp?: (app: FastifyInstance, assembly: Assembly) => void | Promise<void>;
 }
 
 export async function serve(options: ServeOptions = {}): Promise<void> {
   const config = loadConfigOrExit();
-  const container = await createContainer(config);
-  const app = await buildApp(container);
-  await options.extendApp?.(app, container);
-  container.logger.info({ config: describeConfig(config) }, 'starting sluice');
-  for (const notice of config.modelNotices) container.logger.info(notice);
+  const assembly = await assemble(config);
+  const app = await buildApp(assembly);
+  await options.extendApp?.(app, assembly);
+  assembly.logger.info({ config: describeConfig(config) }, 'starting sluice');
+  for (const notice of config.modelNotices) assembly.logger.info(notice);
 
   // Past the deadline close-with-grace exits 1, cutting what is still open (SHUTDOWN_GRACE_SECONDS).
-  const closer = closeWithGrace({ delay: config.server.shutdownGraceMs, logger: { error: (m: unknown) => container.logger.error(m) } }, async ({ signal, err }) => {
-    if (err) container.logger.error({ err }, 'shutting down after error');
-    else container.logger.info({ signal }, 'shutting down');
+  const closer = closeWithGrace({ delay: config.server.shutdownGraceMs, logger: { error: (m: unknown) => assembly.logger.error(m) } }, async ({ signal, err }) => {
+    if (err) assembly.logger.error({ err }, 'shutting down after error');
+    else assembly.logger.info({ signal }, 'shutting down');
     await app.close(); // stops accepting, waits for in-flight requests
-    await container.close(); // stops workers, closes the database
+    await assembly.close(); // stops workers, closes the database
   });
 
   try {
@@ -35,10 +35,10 @@ export async function serve(options: ServeOptions = {}): Promise<void> {
     if (!failure) throw err;
     closer.uninstall(); // its exit handler would end the process with 0
     await app.close();
-    await container.close();
+    await assembly.close();
     throw failure;
   }
-  if (config.workers.inProcess) container.startWorkers();
+  if (config.workers.inProcess) assembly.startWorkers();
 }
 
 startIfEntryPoint(import.meta.url, () => serve());

@@ -1,16 +1,16 @@
-/** Opens the container for one CLI command and always closes it. */
+/** Assembles the features for one CLI command and always closes them. */
 import pino from 'pino';
 import { loadConfig } from '../config/load.js';
-import { createContainer, type Container } from '../container.js';
+import { assemble, type Assembly } from '../composition/features.js';
 
-export async function withContainer<T>(work: (container: Container) => Promise<T>): Promise<T> {
+export async function withAssembly<T>(work: (assembly: Assembly) => Promise<T>): Promise<T> {
   const config = loadConfig();
   // Commands print their own results; the logger only reports problems.
-  const container = await createContainer(config, { logger: pino({ level: 'warn' }, pino.destination(2)) });
+  const assembly = await assemble(config, { logger: pino({ level: 'warn' }, pino.destination(2)) });
   try {
-    return await work(container);
+    return await work(assembly);
   } finally {
-    await container.close();
+    await assembly.close();
   }
 }
 

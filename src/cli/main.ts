@@ -14,6 +14,7 @@ import { registerModelsCommands } from './commands/models.js';
 import { registerWorkerCommands } from './commands/worker.js';
 import { registerPacksCommands } from './commands/packs.js';
 import { registerCalibrateCommand } from './commands/calibrate.js';
+import { registerRuntimesCommands } from './commands/runtimes.js';
 import { packageVersion } from './version.js';
 import { ListenError } from '../listen-errors.js';
 
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerWorkerCommands(program);
   registerPacksCommands(program);
   registerCalibrateCommand(program);
+  registerRuntimesCommands(program);
   return program;
 }
 

@@ -1,29 +1,26 @@
 /**
- * The signed gateway's objects, built once by the composition root: the verifier and its
- * replay store (Redis when REDIS_URL is set, so replicas share it), the intermediary
- * client, the intermediary meter, the gateway project (the tenant its usage lists under)
- * and the outbox handler that delivers its usage reports.
+ * The signed gateway (`/gateway/v1`): the verifier and its replay store (Redis when
+ * REDIS_URL is set, so replicas share it), the intermediary client, the intermediary
+ * meter, the gateway project (the tenant its usage lists under), the outbox handler that
+ * delivers its usage reports, and its scope.
  */
 import { createHash } from 'node:crypto';
-import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import type { Clock } from '../domain/shared/clock.js';
-import type { BillingService } from '../domain/billing/billing.service.js';
-import type { ProjectsService } from '../domain/projects/projects.service.js';
 import { GatewayVerifier } from '../domain/gateway/gateway-verifier.js';
-import type { ReplayGuard } from '../domain/gateway/replay-guard.js';
+import type { ReplayGuard } from '../domain/gateway/replay-guard.port.js';
 import type { IntermediaryClient } from '../domain/gateway/intermediary.port.js';
 import { callReportsOf, combinedReport, eventsOfReport, type UsageReport } from '../domain/gateway/usage-report.js';
 import { IntermediaryMeter } from '../domain/gateway/intermediary-meter.js';
 import { HttpIntermediaryClient } from '../adapters/intermediary/intermediary-http.js';
 import { MemoryReplayGuard } from '../storage/replay/memory-replay-guard.js';
 import { RedisReplayGuard } from '../storage/replay/redis-replay-guard.js';
-import type { Outbox } from './outbox.js';
 import type { DeliveryRefusal, OutboxEntry, OutboxHandler } from '../domain/outbox/outbox.types.js';
-import { catalogEntry } from '../inference/catalog.js';
-import { createRateLimiter, type RateLimiter } from '../storage/rate-limit/rate-limiter.js';
-import type { Metrics } from '../observability/metrics.js';
+import { catalogEntry } from '../config/catalog.js';
+import { createRateLimiter } from '../storage/rate-limit/rate-limiter.js';
+import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';
+import { gatewayScope } from '../http/scopes/gateway.js';
+import type { CoreServices } from './core.js';
+import type { Feature } from './feature.js';
 
 export interface Gateway {
   verifier: GatewayVerifier;
@@ -34,18 +31,6 @@ export interface Gateway {
   intermediaryId: string;
   /** Requests per minute per agent (`gateway.rate_limit_rpm`), in Redis when REDIS_URL is set. */
   rateLimiter: RateLimiter;
-  close(): Promise<void>;
-}
-
-export interface GatewayDeps {
-  config: Readonly<Config>;
-  /** The settlement outbox: usage reports are its `intermediary` messages. */
-  outbox: Outbox;
-  billing: BillingService;
-  projects: ProjectsService;
-  clock: Clock;
-  logger: Logger;
-  metrics: Metrics;
 }
 
 /** A stable UUID per intermediary, so every replica ensures the same gateway project. */
@@ -87,7 +72,7 @@ function usageReportHandler(client: IntermediaryClient): OutboxHandler {
   };
 }
 
-export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
+export async function createGatewayFeature(deps: CoreServices): Promise<Feature<Gateway>> {
   const { config, clock } = deps;
   const settings = config.gateway;
   const logger = deps.logger.child({ component: 'gateway' });
@@ -102,8 +87,6 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
   // Only a configured gateway meters calls; an unconfigured one refuses every request, and
   // its tenant would be an empty project in every operator's listing.
   if (settings.signingSecrets.size > 0) await deps.projects.ensureProject(tenantProjectId, `gateway:${settings.intermediaryId}`);
-
-  deps.outbox.handlers.set(INTERMEDIARY_TARGET, usageReportHandler(client));
 
   const meter = new IntermediaryMeter({
     client,
@@ -133,13 +116,17 @@ export async function createGateway(deps: GatewayDeps): Promise<Gateway> {
     keyPrefix: `${config.rateLimit.redisPrefix}:gw`,
   });
 
+  const onRejected = (reason: string) => metrics.signatureRejections.inc({ reason });
+  const strategy = { verifier, meter, tenantProjectId, intermediaryId: settings.intermediaryId, onRejected };
   return {
-    verifier,
-    meter,
-    metrics,
-    tenantProjectId,
-    intermediaryId: settings.intermediaryId,
-    rateLimiter,
+    services: { verifier, meter, metrics, tenantProjectId, intermediaryId: settings.intermediaryId, rateLimiter },
+    scopes: () => [
+      gatewayScope(
+        { strategy, rateLimiter, requestsPerMinute: settings.requestsPerMinute, clock, logger: deps.logger },
+        { chatCompletions: deps.routes.chatCompletions, responses: deps.routes.responses, embeddings: deps.routes.embeddings },
+      ),
+    ],
+    outboxHandlers: new Map([[INTERMEDIARY_TARGET, usageReportHandler(client)]]),
     async close() {
       await rateLimiter.close();
       await client.close?.();

@@ -13,6 +13,7 @@ import { resolveTracingConfig } from './tracing-config.js';
 import { describeGatewayConfig, resolveGatewayConfig } from './gateway-config.js';
 import { resolveStorefront } from './storefront-config.js';
 import { resolveModels } from './models-config.js';
+import { resolveRouting } from './routing-config.js';
 import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
 
 export class ConfigError extends Error {
@@ -195,10 +196,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       freeCreditsMicros: usdToMicros(freeCreditsUsd),
       lowerOutputCap: envBoolean(env, 'BILLING_LOWER_OUTPUT_CAP', problems) ?? file.billing?.lower_output_cap ?? true,
       minOutputTokens: envInteger(env, 'BILLING_MIN_OUTPUT_TOKENS', problems, 1) ?? file.billing?.min_output_tokens ?? 16,
+      defaultHoldTokens: envInteger(env, 'BILLING_DEFAULT_HOLD_TOKENS', problems, 1) ?? file.billing?.default_hold_tokens ?? 1024,
+      holdWaitMs: envInteger(env, 'BILLING_HOLD_WAIT_MS', problems, 0) ?? file.billing?.hold_wait_ms ?? 2_000,
     },
     rateLimit: { requestsPerMinute: rpm, redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl' },
     modelsDir,
     models,
+    routing: resolveRouting(file.routing),
     modelNotices,
     workers: { inProcess: workersEnv ? workersEnv === 'in-process' : (file.workers?.in_process ?? true) },
     batches: {
@@ -214,6 +218,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     outbox: { maxAttempts: envInteger(env, 'OUTBOX_MAX_ATTEMPTS', problems, 1) ?? file.outbox?.max_attempts ?? 10 },
     runtimes: {
+      dir: path.resolve(cwd, env.SLUICE_RUNTIMES_DIR || file.runtimes?.dir || path.join(dataDir, 'runtimes')),
       idleUnloadSeconds: envInteger(env, 'RUNTIMES_IDLE_UNLOAD_SECONDS', problems, 0) ?? file.runtimes?.idle_unload_seconds ?? 900,
       onnxThreads: file.runtimes?.onnx_threads ?? null,
       ggufThreads: file.runtimes?.gguf_threads ?? null,

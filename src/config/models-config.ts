@@ -7,8 +7,10 @@
  * member must never find the member).
  */
 import path from 'node:path';
-import { CATALOG, type CatalogEntry, type ModelRoute, type ModelTask } from '../inference/catalog.js';
+import { CATALOG } from './catalog.js';
+import type { CatalogEntry, ModelRoute, ModelTask } from '../domain/models/model-spec.types.js';
 import type { ConfigFile, ModelConfig, ModelFileConfig } from './schema.js';
+import { checkRouting, resolveDeployments } from './routing-config.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -60,13 +62,17 @@ function declaredEntry(id: string, kind: DeclaredKind, m: ModelFileConfig): Cata
 }
 
 function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: Env, modelsDir: string, problems: string[]): ModelConfig {
-  const backend = m.backend ?? (m.base_url ? 'openai' : entry.defaultBackend);
+  const upstream = m.base_url ?? m.deployments?.[0]?.base_url;
+  const backend = m.backend ?? (upstream ? 'openai' : entry.defaultBackend);
   // A catalog upstream model without a base_url is merely not ready; one the file binds or declares needs it.
-  if (backend === 'openai' && !m.base_url && (m.backend === 'openai' || m.kind !== undefined)) {
+  if (backend === 'openai' && !upstream && (m.backend === 'openai' || m.kind !== undefined)) {
     problems.push(`models.${id}.base_url: required when backend is openai`);
   }
+  if (backend !== 'openai' && m.deployments) problems.push(`models.${id}.deployments: only a model served by upstreams (backend: openai) has deployments`);
+  const timeoutMs = m.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
+  const deployments = backend === 'openai' ? resolveDeployments(id, m, timeoutMs, env, problems) : [];
   let apiKey: string | null = null;
-  if (m.api_key_env) {
+  if (m.api_key_env && !m.deployments) {
     apiKey = env[m.api_key_env] ?? null;
     if (!apiKey) problems.push(`models.${id}.api_key_env: environment variable ${m.api_key_env} is not set`);
   }
@@ -82,14 +88,17 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
     },
     binding: {
       backend,
-      baseUrl: m.base_url ? m.base_url.replace(/\/+$/, '') : null,
-      upstreamModel: m.upstream_model ?? null,
-      apiKey,
-      timeoutMs: m.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS,
+      baseUrl: deployments[0]?.baseUrl ?? null,
+      upstreamModel: m.upstream_model ?? deployments[0]?.upstreamModel ?? null,
+      apiKey: apiKey ?? deployments[0]?.apiKey ?? null,
+      timeoutMs,
       dropParams: m.drop_params ?? [],
       path: path.resolve(modelsDir, m.path ?? id),
+      deployments,
     },
     declared: m.kind !== undefined || !CATALOG_BY_LOWER_ID.has(id.toLowerCase()),
+    fallbacks: m.fallbacks ?? [],
+    contextWindowFallbacks: m.context_window_fallbacks ?? [],
   });
 }
 
@@ -104,7 +113,7 @@ function checkDeclared(id: string, m: ModelFileConfig, problems: string[]): bool
     problems.push(`models.${id}.backend: a model id outside the catalog is served by an upstream (backend: openai); the in-process ${m.backend} runtime serves catalog ids only`);
     return false;
   }
-  if (!m.base_url) {
+  if (!m.base_url && !m.deployments) {
     problems.push(`models.${id}.base_url: required: the OpenAI-compatible server that serves ${id} (e.g. http://127.0.0.1:11434/v1 for Ollama)`);
     return false;
   }
@@ -143,7 +152,7 @@ export function resolveModels(file: ConfigFile, env: Env, modelsDir: string, pro
     models[catalogEntry.id] = resolveOne(catalogEntry.id, entry, m, env, modelsDir, problems);
     notices.push(
       m.kind
-        ? `models.${yamlId} in sluice.yaml replaces the catalog model ${catalogEntry.id}: now kind ${m.kind}, served by ${m.base_url ?? 'no upstream'}`
+        ? `models.${yamlId} in sluice.yaml replaces the catalog model ${catalogEntry.id}: now kind ${m.kind}, served by ${m.base_url ?? (m.deployments ? `${m.deployments.length} deployments` : 'no upstream')}`
         : `models.${yamlId} in sluice.yaml overrides the catalog defaults of ${catalogEntry.id} (${Object.keys(m).join(', ') || 'nothing set'})`,
     );
   }
@@ -152,5 +161,7 @@ export function resolveModels(file: ConfigFile, env: Env, modelsDir: string, pro
     if (!checkDeclared(id, m, problems)) continue;
     models[id] = resolveOne(id, declaredEntry(id, m.kind ?? 'chat', m), m, env, modelsDir, problems);
   }
+  const byId = new Map(Object.values(models).map((model) => [model.id, { ...model, task: model.entry.task, deployments: model.binding.deployments }]));
+  checkRouting(byId, problems);
   return { models, notices };
 }

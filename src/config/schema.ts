@@ -4,9 +4,11 @@
  * of the code receives. Only `src/config/` reads the environment.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { BackendKind, CatalogEntry } from '../inference/catalog.js';
-import type { TokenPrice } from '../domain/shared/money.js';
+import type { ModelSpec } from '../domain/models/model-spec.types.js';
 import { StorefrontFileSchema, type StorefrontConfig } from './storefront-config.js';
+import { ModelRoutingFileFields, RoutingFileSchema, type RoutingConfig } from './routing-config.js';
+
+export type { Deployment, RoutingConfig, RoutingStrategy } from './routing-config.js';
 
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
 const NonNegative = (description: string) => Type.Number({ minimum: 0, description });
@@ -42,6 +44,7 @@ export const ModelFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    ...ModelRoutingFileFields,
   },
   { additionalProperties: false },
 );
@@ -95,7 +98,15 @@ export const ConfigFileSchema = Type.Object(
           lower_output_cap: Type.Optional(
             Type.Boolean({ description: "grant a call with no output cap the largest cap the payer's free credit affords instead of refusing it" }),
           ),
-          min_output_tokens: Type.Optional(PositiveInt('the smallest output cap a call is lowered to; below it the call is refused')),
+          min_output_tokens: Type.Optional(
+            PositiveInt("the smallest output cap a call is lowered to beside the payer's other calls; below it the call waits for them"),
+          ),
+          default_hold_tokens: Type.Optional(
+            PositiveInt('output tokens held for a call that set no cap and whose worst case does not fit (the model\'s own default cap when smaller)'),
+          ),
+          hold_wait_ms: Type.Optional(
+            Type.Integer({ minimum: 0, description: "how long a call waits for credit the payer's other calls hold before it is refused" }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -146,9 +157,11 @@ export const ConfigFileSchema = Type.Object(
       ),
     ),
     models: Type.Optional(Type.Record(Type.String(), ModelFileSchema)),
+    routing: Type.Optional(RoutingFileSchema),
     runtimes: Type.Optional(
       Type.Object(
         {
+          dir: Type.Optional(Type.String({ minLength: 1, description: 'where `sluice runtimes add` installs on-demand runtimes (default: <data_dir>/runtimes)' })),
           idle_unload_seconds: Type.Optional(Type.Integer({ minimum: 0, description: 'release an idle in-process model after this long; 0 never' })),
           onnx_threads: Type.Optional(PositiveInt('threads one ONNX graph run may use (default: all cores; embedding models: 1 per copy, one copy per core)')),
           gguf_threads: Type.Optional(PositiveInt('threads llama.cpp uses per GGUF model (default: all cores)')),
@@ -218,30 +231,8 @@ export const ConfigFileSchema = Type.Object(
 export type ConfigFile = Static<typeof ConfigFileSchema>;
 export type ModelFileConfig = Static<typeof ModelFileSchema>;
 
-export interface ModelBinding {
-  backend: BackendKind;
-  baseUrl: string | null;
-  upstreamModel: string | null;
-  /** The resolved secret from `api_key_env`; never logged. */
-  apiKey: string | null;
-  timeoutMs: number;
-  /** Request fields dropped before the call reaches the upstream (`drop_params`). */
-  dropParams: readonly string[];
-  /** Directory of the model's files for in-process runtimes. */
-  path: string | null;
-}
-
-export interface ModelConfig {
-  id: string;
-  entry: CatalogEntry;
-  price: TokenPrice;
-  contextLength: number;
-  /** The output cap assumed when a request sets none (the credit reservation's estimate). */
-  maxOutputTokens: number;
-  binding: ModelBinding;
-  /** Declared in sluice.yaml (an id outside the catalog, or a catalog id given a `kind`), not a catalog default. */
-  declared: boolean;
-}
+/** A model as the config resolves it: the domain's ModelSpec (catalog entry, price, limits, binding). */
+export type ModelConfig = ModelSpec;
 
 /** An S3-compatible bucket (AWS S3, MinIO, R2, Ceph RGW); credentials are secrets, never logged. */
 export interface S3BlobConfig {
@@ -286,8 +277,12 @@ export interface BillingConfig {
   freeCreditsMicros: number;
   /** A call that set no output cap and whose worst case does not fit runs with the cap the free credit affords. */
   lowerOutputCap: boolean;
-  /** The smallest cap a call is lowered to (a call's own default cap, when smaller). */
+  /** The smallest cap a call is lowered to beside the payer's other calls (a call's own default cap, when smaller). */
   minOutputTokens: number;
+  /** Output tokens held for a call that set no cap and whose worst case does not fit. */
+  defaultHoldTokens: number;
+  /** How long a call waits for credit the payer's other calls hold before it is refused. */
+  holdWaitMs: number;
 }
 
 export interface BatchConfig {
@@ -304,6 +299,8 @@ export interface BatchConfig {
 
 /** In-process model runtimes (onnx, gguf). */
 export interface RuntimesConfig {
+  /** Where on-demand runtimes (the GGUF runtime) are installed and loaded from. */
+  dir: string;
   /** 0 keeps models loaded until shutdown. */
   idleUnloadSeconds: number;
   /** null: all cores. */
@@ -343,6 +340,8 @@ export interface Config {
   rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;
   models: Readonly<Record<string, ModelConfig>>;
+  /** How calls spread over a model's deployments (src/config/routing-config.ts). */
+  routing: RoutingConfig;
   /** Start-up log lines: catalog models that sluice.yaml overrides or replaces. */
   modelNotices: readonly string[];
   workers: { inProcess: boolean };

@@ -1,7 +1,9 @@
-/** buildApp(container): the Fastify instance with every plugin and route; never listens. */
+/** buildApp(parts): the Fastify instance with every plugin and the scopes it is given; never listens. */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import type { Container } from '../container.js';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Metrics } from '../observability/metrics.js';
 import { newRequestId } from '../domain/shared/ids.js';
 import { handleFrameworkError, registerErrorHandling } from './plugins/error-handler.js';
 import { registerCors } from './plugins/cors.js';
@@ -11,30 +13,28 @@ import { registerSlowClientGuards } from './plugins/slow-clients.js';
 import { registerRequestContext } from './plugins/request-context.js';
 import { registerTracing } from './plugins/tracing.js';
 import { lazyChildLogger } from './request-logger.js';
-import { registerOpsRoutes } from './routes/ops.js';
-import { registerAdminRoutes } from './routes/admin/index.js';
-import { apiScope } from './routes/api-scope.js';
-import { AdminTokenStrategy } from './auth/admin-token-strategy.js';
-import { consoleRoutes, registerRootRedirect } from './console/index.js';
-import { v1Routes } from './routes/v1/index.js';
-import { gatewayRoutes } from './routes/gateway/index.js';
-import { storefrontRoutes } from './routes/storefront/index.js';
+import { registerOpsRoutes, type Readiness } from './routes/ops.js';
+import { mountScopes, type ScopeDeclaration } from './scopes/api-scope.js';
 import { AJV_OPTIONS } from '../wire/validate.js';
 import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
 import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
 
-/** The admin API: the admin token as a bearer token, rate-limited like a key. */
-const ADMIN_POLICY = {
-  security: [{ name: 'AdminToken', scheme: { type: 'http', scheme: 'bearer', description: 'The operator token, SLUICE_ADMIN_TOKEN' } }],
-  rateLimit: { exceededMessage: 'Rate limit exceeded: too many requests per minute for the admin token' },
-};
+/** What the app serves: the scopes the features declare, and the process's own ops routes. */
+export interface AppParts {
+  config: Readonly<Config>;
+  logger: Logger;
+  metrics: Metrics;
+  readiness(): Promise<Readiness>;
+  /** Mounted in order. */
+  scopes: readonly ScopeDeclaration[];
+}
 
-export async function buildApp(container: Container): Promise<FastifyInstance> {
-  const { config } = container;
+export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
+  const { config } = parts;
   const { timeouts } = config.server;
   const app = Fastify({
-    loggerInstance: container.logger as FastifyBaseLogger,
+    loggerInstance: parts.logger as FastifyBaseLogger,
     genReqId: () => newRequestId(),
     // Fastify's own request logging (two lines per request) is off; request-context.ts logs one.
     logController: new LogController({ disableRequestLogging: true }),
@@ -61,7 +61,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     ajv: { customOptions: AJV_OPTIONS },
   });
 
-  registerRequestContext(app, container.metrics);
+  registerRequestContext(app, parts.metrics);
   if (config.tracing.enabled) registerTracing(app);
   registerErrorHandling(app);
   registerJsonBody(app);
@@ -88,16 +88,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
     ...openApiTransforms,
   });
 
-  registerOpsRoutes(app, container);
-  if (config.adminToken) {
-    const strategy = new AdminTokenStrategy(config.adminToken, container.creditMeter);
-    await app.register(apiScope, { prefix: '/admin/v1', container, strategy, routes: [registerAdminRoutes], policy: ADMIN_POLICY });
-  }
-  await app.register(v1Routes, { prefix: '/v1', container });
-  await app.register(gatewayRoutes, { prefix: '/gateway/v1', container });
-  const { storefront } = container;
-  if (storefront) await app.register(storefrontRoutes, { prefix: storefront.config.prefix, container, storefront });
-  await app.register(consoleRoutes, { container });
-  registerRootRedirect(app);
+  registerOpsRoutes(app, parts);
+  await mountScopes(app, parts.scopes);
   return app;
 }

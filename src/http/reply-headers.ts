@@ -7,7 +7,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { ReplyHeaders } from '../domain/identity/caller.js';
-import { scopePolicyOf } from './scope-policy.js';
+import { scopePolicyOf } from './scopes/scope-policy.js';
 
 export class ReplyHeaderChannel implements ReplyHeaders {
   /** The trailers set so far (a stream's events may repeat them, scope-policy.ts streamEventFields). */

@@ -1,13 +1,15 @@
 /**
  * Server-Sent Events out, and the client-disconnect signal that stops work in flight.
  * Each event is written as soon as it is produced (no batching); the stream ends with
- * `data: [DONE]`, or with one `data: {"error": …}` event when it fails after it started.
+ * `data: [DONE]`, or, when it fails after it started, with one `error` event
+ * (`event: error` + `data: {"error": …}`) and never a `[DONE]`: a client must not take a
+ * cut stream for a finished one.
  */
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { toHttpError } from './errors.js';
-import { scopePolicyOf } from './scope-policy.js';
+import { scopePolicyOf } from './scopes/scope-policy.js';
 import { ReplyHeaderChannel } from './reply-headers.js';
 
 const DISCONNECTED = Symbol('sluice.clientDisconnected');
@@ -42,7 +44,7 @@ async function* frames(events: AsyncIterable<unknown>, signal: AbortSignal, onEr
   } catch (err) {
     if (signal.aborted) return;
     onError(err);
-    yield `data: ${JSON.stringify(toHttpError(err).body)}\n\n`;
+    yield `event: error\ndata: ${JSON.stringify(toHttpError(err).body)}\n\n`;
   }
 }
 

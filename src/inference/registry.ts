@@ -7,11 +7,12 @@
  * runtime is created lazily and shared by all of its models.
  */
 import type { Logger } from 'pino';
-import type { Config, ModelConfig } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
+import type { BackendKind, ModelRoute, ModelSpec } from '../domain/models/model-spec.types.js';
+import type { InferenceBackend } from '../domain/models/inference-backend.port.js';
+import { modelNotFound, ROUTE_PATHS, type Capability, type ModelDirectory, type ModelStatus, type TokenCount } from '../domain/models/model-resolver.port.js';
 import { AppError, invalidRequest } from '../domain/shared/errors.js';
-import type { BackendKind, ModelRoute } from './catalog.js';
-import type { BackendStatus, InferenceBackend } from './backend.js';
-import { TokenCounter, type TokenCount } from './token-counter.js';
+import { TokenCounter } from './token-counter.js';
 import { createOpenAIBackend } from './backends/openai/index.js';
 import { createOnnxBackend } from './backends/onnx/index.js';
 import { createGgufBackend } from './backends/gguf/index.js';
@@ -31,32 +32,13 @@ export const BACKEND_FACTORIES: Partial<Record<BackendKind, BackendFactory>> = {
   gguf: createGgufBackend,
 };
 
-export type Capability = 'chat' | 'chatStream' | 'complete' | 'completeStream' | 'runTask' | 'embed' | 'moderate' | 'transcribe' | 'nextTokenLogprobs';
-
-export const ROUTE_PATHS: Record<ModelRoute, string> = {
-  chat: '/v1/chat/completions',
-  responses: '/v1/responses',
-  embeddings: '/v1/embeddings',
-  moderations: '/v1/moderations',
-  transcriptions: '/v1/audio/transcriptions',
-  translations: '/v1/audio/translations',
-  systemone: '/v1/systemone',
-};
-
-export interface ModelStatus extends BackendStatus {
-  backend: BackendKind;
-}
-
 /** Readiness is cheap but not free; remember it briefly on the hot path. */
 const READY_TTL_MS = 5_000;
 const NOT_READY_TTL_MS = 1_000;
 
-export const modelNotFound = (id: string) =>
-  invalidRequest(`The model \`${id}\` does not exist or you do not have access to it.`, 'model', 'model_not_found');
-
-export class ModelRegistry {
+export class ModelRegistry implements ModelDirectory {
   readonly tokens = new TokenCounter();
-  readonly #byName = new Map<string, ModelConfig>();
+  readonly #byName = new Map<string, ModelSpec>();
   readonly #backends = new Map<BackendKind, InferenceBackend>();
   readonly #status = new Map<string, { status: ModelStatus; expiresAtMs: number }>();
 
@@ -74,12 +56,12 @@ export class ModelRegistry {
   }
 
   /** Every model: the catalog's in catalog order, then those declared in sluice.yaml. */
-  list(): ModelConfig[] {
+  list(): ModelSpec[] {
     return Object.values(this.config.models);
   }
 
   /** The model for `name` (ids are matched case-insensitively), or undefined. */
-  find(name: string): ModelConfig | undefined {
+  find(name: string): ModelSpec | undefined {
     // Only the Map: `name` comes from requests (`constructor`, `__proto__` are not models).
     return this.#byName.get(name.toLowerCase());
   }
@@ -88,7 +70,7 @@ export class ModelRegistry {
    * The model named by a request on `route`; throws 400 `model_not_found` (param `model`)
    * when it is unknown or not served on that route.
    */
-  require(name: string, route: ModelRoute): ModelConfig {
+  require(name: string, route: ModelRoute): ModelSpec {
     const model = this.find(name);
     if (!model) throw modelNotFound(name);
     if (!model.entry.routes.includes(route)) {
@@ -103,7 +85,7 @@ export class ModelRegistry {
   }
 
   /** The backend that serves `model` with `capability`; throws 503 `model_not_available` when there is none. */
-  backendFor(model: ModelConfig, capability: Capability): Promise<InferenceBackend> {
+  backendFor(model: ModelSpec, capability: Capability): Promise<InferenceBackend> {
     const cached = this.#status.get(model.id);
     // A model known to be ready (every request after the first): no probe, no await.
     if (cached?.status.ready && cached.expiresAtMs > Date.now()) {
@@ -119,7 +101,7 @@ export class ModelRegistry {
     });
   }
 
-  #capable(model: ModelConfig, capability: Capability): InferenceBackend {
+  #capable(model: ModelSpec, capability: Capability): InferenceBackend {
     const backend = this.#backend(model.binding.backend)!;
     if (typeof backend[capability] !== 'function') {
       const remedy =
@@ -132,22 +114,29 @@ export class ModelRegistry {
   }
 
   /** Whether the model can run now, and if not, what to do about it. */
-  async status(model: ModelConfig): Promise<ModelStatus> {
+  async status(model: ModelSpec): Promise<ModelStatus> {
     const cached = this.#status.get(model.id);
     const now = Date.now();
-    if (cached && cached.expiresAtMs > now) return cached.status;
+    if (cached && cached.expiresAtMs > now) return this.#withDeployments(model, cached.status);
     const status = await this.#probe(model);
-    // The operator's view, paths included; API clients get publicDetail.
-    if (!status.ready) this.logger.info({ model: model.id, detail: status.detail }, 'model not available');
+    // The operator's view, paths included; API clients get publicDetail. Logged when the
+    // finding changes, not at every probe (/readyz asks for in-process models on every poll).
+    if (!status.ready && cached?.status.detail !== status.detail) this.logger.info({ model: model.id, detail: status.detail }, 'model not available');
     this.#status.set(model.id, { status, expiresAtMs: now + (status.ready ? READY_TTL_MS : NOT_READY_TTL_MS) });
     return status;
+  }
+
+  /** A cached status with its deployments' state as of now (cooldowns start and end between probes). */
+  #withDeployments(model: ModelSpec, status: ModelStatus): ModelStatus {
+    const deployments = status.deployments && this.#backends.get(model.binding.backend)?.deployments?.(model);
+    return deployments ? { ...status, deployments } : status;
   }
 
   /**
    * Probes the upstreams of `models` (default: all) whose findings are stale and resolves
    * when done; status() then reports what they found. Never called on an inference call.
    */
-  async refreshUpstreams(models: readonly ModelConfig[] = this.list()): Promise<void> {
+  async refreshUpstreams(models: readonly ModelSpec[] = this.list()): Promise<void> {
     const upstream = models.filter((m) => m.binding.backend === 'openai' && m.binding.baseUrl);
     if (upstream.length === 0) return;
     await this.#backend('openai')?.probe?.(upstream);
@@ -155,7 +144,7 @@ export class ModelRegistry {
   }
 
   /** Tokens of `text` for `model`: its backend's own counter, else its tokenizer.json, else the estimate. */
-  async countTokens(model: ModelConfig, text: string): Promise<TokenCount> {
+  async countTokens(model: ModelSpec, text: string): Promise<TokenCount> {
     const backend = this.#backend(model.binding.backend);
     if (backend?.countTokens) {
       try {
@@ -172,7 +161,7 @@ export class ModelRegistry {
     this.#backends.clear();
   }
 
-  async #probe(model: ModelConfig): Promise<ModelStatus> {
+  async #probe(model: ModelSpec): Promise<ModelStatus> {
     const kind = model.binding.backend;
     const backend = this.#backend(kind);
     if (!backend) {
@@ -210,13 +199,13 @@ export class ModelRegistry {
 }
 
 /** What fixes a model whose backend gave no remedy of its own: pull its files, or point it at an upstream. */
-function defaultRemedy(model: ModelConfig): string {
+function defaultRemedy(model: ModelSpec): string {
   if (model.binding.backend !== 'openai' && model.entry.hubRepo) return `run \`sluice models pull ${model.id}\``;
   return `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server and restart`;
 }
 
 /** 503 `model_not_available`: the state, then the one remedy. A configuration fault, not a server fault. */
-function notAvailable(model: ModelConfig, detail: string, remedy = defaultRemedy(model)): AppError {
+function notAvailable(model: ModelSpec, detail: string, remedy = defaultRemedy(model)): AppError {
   return new AppError('unavailable', `Model ${model.id} is not available: ${detail}; ${remedy}`, {
     code: 'model_not_available',
     param: 'model',

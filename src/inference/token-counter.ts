@@ -11,13 +11,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import type { ModelConfig } from '../config/schema.js';
-
-export interface TokenCount {
-  tokens: number;
-  /** True when a real tokenizer counted; false for the byte estimate. */
-  exact: boolean;
-}
+import type { ModelSpec } from '../domain/models/model-spec.types.js';
+import type { TokenCount } from '../domain/models/model-resolver.port.js';
 
 export const estimateTokens = (text: string): number => Math.ceil(Buffer.byteLength(text, 'utf8') / 4);
 
@@ -42,7 +37,7 @@ export class TokenCounter {
   readonly #loaded = new Map<string, Promise<Loaded>>();
 
   /** The model's tokenizer, or null when its directory has no tokenizer.json. */
-  async tokenizerFor(model: ModelConfig): Promise<Tokenizer | null> {
+  async tokenizerFor(model: ModelSpec): Promise<Tokenizer | null> {
     const dir = model.binding.path;
     if (!dir) return null;
     let entry = this.#loaded.get(dir);
@@ -55,7 +50,7 @@ export class TokenCounter {
     return (await entry).tokenizer;
   }
 
-  async count(model: ModelConfig, text: string): Promise<TokenCount> {
+  async count(model: ModelSpec, text: string): Promise<TokenCount> {
     const tokenizer = await this.tokenizerFor(model);
     if (!tokenizer) return { tokens: estimateTokens(text), exact: false };
     return { tokens: tokenizer.encode(text, { add_special_tokens: false }).ids.length, exact: true };

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { BlobStore } from '../domain/files/blob-store.port.js';
-import type { RateLimiter } from '../storage/rate-limit/rate-limiter.js';
+import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
 
 const PROBE_TIMEOUT_MS = 3_000;
 

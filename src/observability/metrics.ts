@@ -1,6 +1,7 @@
 /** Prometheus metrics of one Sluice instance (own registry, so tests can run several apps). */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { TalliedCounter, TalliedHistogram } from './tallied.js';
+import type { RoutingMetrics } from '../domain/models/routing-metrics.port.js';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -67,7 +68,44 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Label values: model, deployment, outcome (success, failure, rate_limited, client_error, context_length, aborted). */
+  readonly upstreamRequests = new TalliedCounter({
+    name: 'sluice_upstream_requests_total',
+    help: 'Attempts on upstream engines by model, deployment and outcome (a retried call counts each attempt)',
+    labelNames: ['model', 'deployment', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Label values: deployment. Until the first byte of the answer (a stream's first event). */
+  readonly upstreamTtfb = new TalliedHistogram({
+    name: 'sluice_upstream_time_to_first_byte_seconds',
+    help: "Time to an upstream engine's answer (a stream's first event) by deployment",
+    labelNames: ['deployment'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly upstreamCooldowns = new Counter({
+    name: 'sluice_upstream_cooldowns_total',
+    help: 'Deployments taken out of rotation, by deployment and reason (failures, retry_after)',
+    labelNames: ['deployment', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** Calls in flight per deployment on this replica; read into the gauge when scraped. */
+  readonly upstreamInFlight = new Map<string, number>();
+
   constructor(options: { processMetrics?: boolean } = {}) {
+    const upstreamInFlight = this.upstreamInFlight;
+    new Gauge({
+      name: 'sluice_upstream_in_flight',
+      help: 'Calls in flight on each upstream deployment (this replica)',
+      labelNames: ['deployment'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const [deployment, count] of upstreamInFlight) this.set({ deployment }, count);
+      },
+    });
     const inFlight = () => this.httpInFlight;
     new Gauge({
       name: 'sluice_http_requests_in_flight',
@@ -79,4 +117,14 @@ export class Metrics {
     });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_' });
   }
+}
+
+/** The router's reports (src/inference/routing/router.ts) as these metrics. */
+export function routingMetricsOf(metrics: Metrics): RoutingMetrics {
+  return {
+    attempt: (model, deployment, outcome) => metrics.upstreamRequests.inc([model, deployment, outcome]),
+    ttfb: (deployment, seconds) => metrics.upstreamTtfb.observe([deployment], seconds),
+    cooled: (deployment, reason) => metrics.upstreamCooldowns.inc({ deployment, reason }),
+    inFlight: (deployment, delta) => metrics.upstreamInFlight.set(deployment, (metrics.upstreamInFlight.get(deployment) ?? 0) + delta),
+  };
 }

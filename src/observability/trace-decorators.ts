@@ -5,14 +5,16 @@
  * tracing-off path is exactly the code it was.
  */
 import type { Span } from '@opentelemetry/api';
-import type { InferenceBackend } from '../inference/backend.js';
-import type { BackendFactory } from '../inference/registry.js';
+import type { InferenceBackend } from '../domain/models/inference-backend.port.js';
 import type { BillingService } from '../domain/billing/billing.service.js';
 import { failSpan, inSpan, tracer } from './tracing.js';
 
 const PROMISE_CAPABILITIES = ['chat', 'runTask', 'embed', 'moderate', 'transcribe'] as const;
 
 type ModelParams = { model: { id: string } };
+
+/** Whatever a runtime's factory takes (the registry's BackendDeps), it returns a backend. */
+type BackendFactory<Deps> = (deps: Deps) => InferenceBackend;
 
 /**
  * The same backend with a span per inference call (`inference.<capability>`, model and
@@ -61,9 +63,11 @@ async function* tracedStream<T>(name: string, model: string, runtime: string, op
   }
 }
 
-export function traceBackendFactories<K extends string>(factories: Partial<Record<K, BackendFactory>>): Partial<Record<K, BackendFactory>> {
-  const traced: Partial<Record<K, BackendFactory>> = {};
-  for (const [kind, factory] of Object.entries(factories) as [K, BackendFactory | undefined][]) {
+export function traceBackendFactories<K extends string, Deps>(
+  factories: Partial<Record<K, BackendFactory<Deps>>>,
+): Partial<Record<K, BackendFactory<Deps>>> {
+  const traced: Partial<Record<K, BackendFactory<Deps>>> = {};
+  for (const [kind, factory] of Object.entries(factories) as [K, BackendFactory<Deps> | undefined][]) {
     if (factory) traced[kind] = (deps) => traceBackend(factory(deps));
   }
   return traced;

@@ -1,4 +1,4 @@
-/** A background task the container starts and stops (the batch runner, the janitor). */
+/** A background task the process starts and stops (the batch runner, the janitor, the outbox deliverer). */
 export interface BackgroundWorker {
   readonly name: string;
   start(): void;

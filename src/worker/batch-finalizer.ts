@@ -16,7 +16,7 @@ import type { BlobStore } from '../domain/files/blob-store.port.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { BatchFinalizationRepository } from '../storage/db/repositories/batch-finalization.repository.js';
-import type { TerminalPatch } from '../domain/batches/batch-stores.js';
+import type { TerminalPatch } from '../domain/batches/batch-stores.port.js';
 import type { BatchLineResultsRepository } from '../storage/db/repositories/batch-line-results.repository.js';
 
 export interface BatchFinalizerDeps {

@@ -1,5 +1,5 @@
 /** The server the HTTP fuzz runs against: every catalog model bound to a fake upstream. */
-import { CATALOG_IDS } from '../../src/inference/catalog.js';
+import { CATALOG_IDS } from '../../src/config/catalog.js';
 import { ADMIN_TOKEN } from '../helpers/harness.js';
 import { startInferenceEnv, type InferenceEnv } from '../integration/inference/setup.js';
 import type { FuzzTarget } from './http-surface.js';

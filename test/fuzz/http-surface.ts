@@ -10,7 +10,7 @@
  * The suite runs a bounded number of requests; `npm run fuzz` runs a longer one.
  */
 import fc from 'fast-check';
-import { CATALOG_IDS } from '../../src/inference/catalog.js';
+import { CATALOG_IDS } from '../../src/config/catalog.js';
 
 export interface FuzzTarget {
   baseUrl: string;

@@ -1,5 +1,5 @@
 /**
- * Starts a real Sluice (container + Fastify app) on a loopback port for black-box tests,
+ * Starts a real Sluice (its assembled features + Fastify app) on a loopback port for black-box tests,
  * configured the way an operator would: environment variables and an optional YAML file.
  * With SLUICE_TEST_HTTP_ON_POSTGRES=1 every server without a DATABASE_URL of its own runs
  * on a fresh schema of the PostgreSQL test server instead of SQLite, so the HTTP suites
@@ -9,7 +9,8 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config/load.js';
-import { createContainer, type Container, type ContainerOverrides } from '../../src/container.js';
+import { assemble, type Assembly, type CoreOverrides, type Features } from '../../src/composition/features.js';
+import type { CoreServices } from '../../src/composition/core.js';
 import { buildApp } from '../../src/http/app.js';
 import { usdToMicros } from '../../src/domain/shared/money.js';
 import { postgresSchema, tempDir } from './databases.js';
@@ -19,7 +20,11 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export interface TestServer {
   baseUrl: string;
-  container: Container;
+  assembly: Assembly;
+  /** The core's services (projects, billing, the registry, the database, …). */
+  core: CoreServices;
+  /** Each feature's services, by name. */
+  features: Features;
   app: FastifyInstance;
   dataDir: string;
   /** Environment that points another process at this server's data: DATA_DIR, and DATABASE_URL when set. */
@@ -33,10 +38,10 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** YAML text written to a temp file and passed as SLUICE_CONFIG. */
   yaml?: string;
-  overrides?: ContainerOverrides;
+  overrides?: CoreOverrides;
   startWorkers?: boolean;
   /** Called after buildApp and before listen, e.g. to register test-only routes. */
-  extendApp?: (app: FastifyInstance, container: Container) => void | Promise<void>;
+  extendApp?: (app: FastifyInstance, assembly: Assembly) => void | Promise<void>;
 }
 
 const schemaOfDataDir = new Map<string, string>();
@@ -70,34 +75,37 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     env.SLUICE_CONFIG = file;
   }
   const config = loadConfig(env, dataDir);
-  const container = await createContainer(config, {
+  const assembly = await assemble(config, {
     logger: pino({ level: env.LOG_LEVEL ?? 'silent' }),
     ...options.overrides,
   });
-  const app = await buildApp(container);
-  await options.extendApp?.(app, container);
+  const app = await buildApp(assembly);
+  await options.extendApp?.(app, assembly);
+  const { core, features } = assembly;
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (!address || typeof address === 'string') throw new Error('no address');
-  if (options.startWorkers) container.startWorkers();
+  if (options.startWorkers) assembly.startWorkers();
 
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
-    container,
+    assembly,
+    core,
+    features,
     app,
     dataDir,
     dataEnv: env.DATABASE_URL === undefined ? { DATA_DIR: dataDir } : { DATA_DIR: dataDir, DATABASE_URL: env.DATABASE_URL },
     async newTenant({ balanceUsd, name = 'tenant' } = {}) {
-      const project = await container.projects.createProject(name);
+      const project = await core.projects.createProject(name);
       if (balanceUsd !== undefined) {
-        await container.projects.grantCredits(project.id, usdToMicros(balanceUsd) - project.balanceMicros);
+        await core.projects.grantCredits(project.id, usdToMicros(balanceUsd) - project.balanceMicros);
       }
-      const { record, key } = await container.projects.createKey(project.id, 'test');
+      const { record, key } = await core.projects.createKey(project.id, 'test');
       return { projectId: project.id, key, keyId: record.id };
     },
     async close() {
       await app.close();
-      await container.close();
+      await assembly.close();
       await dropSchema?.();
     },
   };

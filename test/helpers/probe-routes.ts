@@ -5,7 +5,7 @@
  * harness's `extendApp`.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../src/container.js';
+import type { Assembly } from '../../src/composition/features.js';
 import { callerOf, registerCallerAuth } from '../../src/http/auth/caller-auth.js';
 import { ApiKeyStrategy } from '../../src/http/auth/api-key-strategy.js';
 import { AppError } from '../../src/domain/shared/errors.js';
@@ -20,12 +20,12 @@ export interface SpendBody {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function registerProbeRoutes(app: FastifyInstance, container: Container): void {
+export function registerProbeRoutes(app: FastifyInstance, { core }: Assembly): void {
   app.register(
     async (scope) => {
       registerCallerAuth(scope, {
-        strategy: new ApiKeyStrategy(container.authenticator, container.creditMeter),
-        rateLimit: { limiter: container.rateLimiter, requestsPerMinute: container.config.rateLimit.requestsPerMinute },
+        strategy: new ApiKeyStrategy(core.authenticator, core.creditMeter),
+        rateLimit: core.apiKeyRateLimit,
       });
 
       scope.get('/whoami', async (request) => {

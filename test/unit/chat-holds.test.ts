@@ -5,13 +5,13 @@
  * choices.
  */
 import { describe, expect, it } from 'vitest';
-import type { ModelConfig } from '../../src/config/schema.js';
-import type { ChatMessage } from '../../src/inference/backend.js';
+import type { ModelSpec } from '../../src/domain/models/model-spec.types.js';
+import type { ChatMessage } from '../../src/domain/models/inference-backend.port.js';
 import { IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from '../../src/domain/completions/metered-call.js';
 import { withOutputCap, type PreparedCall } from '../../src/domain/completions/chat-runner.js';
 
 // Only the fields the hold reads.
-const model = { id: 'm', maxOutputTokens: 1_000 } as ModelConfig;
+const model = { id: 'm', maxOutputTokens: 1_000 } as ModelSpec;
 const FRAMING = 8;
 const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
@@ -20,7 +20,7 @@ describe('the input estimate', () => {
     const messages: ChatMessage[] = [{ role: 'user', content: 'Hello' }];
     const { texts, images } = chatInputOf(messages, {});
     expect({ texts, images }).toEqual({ texts: ['Hello'], images: 0 });
-    expect(meteredCallOf(model, 'r', 'q', texts, 10, images).inputTokens).toBe(5 + FRAMING);
+    expect(meteredCallOf(model, 'r', 'q', texts, 10, images * IMAGE_PART_TOKENS).inputTokens).toBe(5 + FRAMING);
   });
 
   it('counts tools, tool_choice, response_format, tool calls and non-text parts as their JSON, and each image as a fixed estimate', () => {
@@ -40,7 +40,7 @@ describe('the input estimate', () => {
     expect(images).toBe(2);
     expect(texts).toEqual(['What is this?', JSON.stringify(audio), '', JSON.stringify(toolCalls), JSON.stringify(tools), '"auto"', JSON.stringify(format)]);
     const expected = 2 * IMAGE_PART_TOKENS + texts.reduce((n, t) => n + bytes(t) + FRAMING, 0);
-    expect(meteredCallOf(model, 'r', 'q', texts, 10, images).inputTokens).toBe(expected);
+    expect(meteredCallOf(model, 'r', 'q', texts, 10, images * IMAGE_PART_TOKENS).inputTokens).toBe(expected);
   });
 });
 

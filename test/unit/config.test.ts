@@ -96,6 +96,8 @@ describe('config validation', () => {
     [{ SLUICE_WORKERS: 'threads' }, 'SLUICE_WORKERS: must be "in-process" or "off"'],
     [{ BILLING_LOWER_OUTPUT_CAP: 'no' }, 'BILLING_LOWER_OUTPUT_CAP: must be true or false, got "no"'],
     [{ BILLING_MIN_OUTPUT_TOKENS: '0' }, 'BILLING_MIN_OUTPUT_TOKENS: must be an integer at least 1, got "0"'],
+    [{ BILLING_DEFAULT_HOLD_TOKENS: '0' }, 'BILLING_DEFAULT_HOLD_TOKENS: must be an integer at least 1, got "0"'],
+    [{ BILLING_HOLD_WAIT_MS: '-1' }, 'BILLING_HOLD_WAIT_MS: must be an integer at least 0, got "-1"'],
   ])('environment %o', (env, expected) => {
     expect(problemsOf(null, env)).toEqual([expected]);
   });
@@ -119,7 +121,7 @@ describe('config defaults and overrides', () => {
     });
     expect(config.dataDir).toBe(path.join(dir, 'data'));
     expect(config.database).toEqual({ kind: 'sqlite', path: path.join(dir, 'data', 'sluice.db') });
-    expect(config.billing).toEqual({ freeCreditsMicros: 1_000_000, lowerOutputCap: true, minOutputTokens: 16 });
+    expect(config.billing).toEqual({ freeCreditsMicros: 1_000_000, lowerOutputCap: true, minOutputTokens: 16, defaultHoldTokens: 1024, holdWaitMs: 2_000 });
     expect(config.workers.inProcess).toBe(true);
     expect(config.adminToken).toBeNull();
     expect(config.redisUrl).toBeNull();
@@ -145,11 +147,18 @@ describe('config defaults and overrides', () => {
 
   it('billing: lowering the output cap from the file, and its environment twin', () => {
     const dir = tempDir('sluice-config-');
-    writeFileSync(path.join(dir, 'sluice.yaml'), 'billing:\n  lower_output_cap: false\n  min_output_tokens: 64\n');
-    expect(loadConfig({}, dir).billing).toMatchObject({ lowerOutputCap: false, minOutputTokens: 64 });
-    const overridden = loadConfig({ BILLING_LOWER_OUTPUT_CAP: 'true', BILLING_MIN_OUTPUT_TOKENS: '8' }, dir);
-    expect(overridden.billing).toMatchObject({ lowerOutputCap: true, minOutputTokens: 8 });
+    writeFileSync(
+      path.join(dir, 'sluice.yaml'),
+      'billing:\n  lower_output_cap: false\n  min_output_tokens: 64\n  default_hold_tokens: 256\n  hold_wait_ms: 500\n',
+    );
+    expect(loadConfig({}, dir).billing).toMatchObject({ lowerOutputCap: false, minOutputTokens: 64, defaultHoldTokens: 256, holdWaitMs: 500 });
+    const overridden = loadConfig(
+      { BILLING_LOWER_OUTPUT_CAP: 'true', BILLING_MIN_OUTPUT_TOKENS: '8', BILLING_DEFAULT_HOLD_TOKENS: '32', BILLING_HOLD_WAIT_MS: '0' },
+      dir,
+    );
+    expect(overridden.billing).toMatchObject({ lowerOutputCap: true, minOutputTokens: 8, defaultHoldTokens: 32, holdWaitMs: 0 });
     expect(problemsOf('billing:\n  lower_output_cap: sometimes\n', {})).toHaveLength(1);
+    expect(problemsOf('billing:\n  hold_wait_ms: -5\n', {})).toHaveLength(1);
   });
 
   it('reads DATABASE_URL and the admin token from a file', () => {

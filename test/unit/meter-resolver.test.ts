@@ -4,7 +4,8 @@ import { MeterResolver, type LineMeter } from '../../src/domain/billing/meter-re
 import { BillingService } from '../../src/domain/billing/billing.service.js';
 import { CreditMeter, CollectingMeter } from '../../src/domain/billing/credit-meter.js';
 import { ReservationBook } from '../../src/domain/billing/reservations.js';
-import type { PayerRef, Principal } from '../../src/domain/identity/caller.js';
+import type { PayerRef } from '../../src/domain/identity/payer.types.js';
+import type { Principal } from '../../src/domain/identity/caller.js';
 import { AppError } from '../../src/domain/shared/errors.js';
 import { linePrincipal } from '../../src/worker/line-executor.js';
 import type { BatchRunInfo } from '../../src/domain/batches/batch.types.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abbreviate, deliveryTone, deliveryWhen, holderLabel, reachability, summarisePayload } from './activity.js';
+import { abbreviate, deliveryTone, deliveryWhen, deploymentState, holderLabel, reachability, summarisePayload } from './activity.js';
 import type { OutboxMessage } from './types.js';
 
 const message = (state: OutboxMessage['state']): OutboxMessage => ({
@@ -65,5 +65,17 @@ describe('upstream reachability', () => {
     });
     expect(reachability({ ...model, upstream: false })).toBeNull();
     expect(reachability({ ...model, ready: false })).toBeNull();
+  });
+});
+
+describe('deployment states', () => {
+  const d = { id: 'gpu-a', state: 'ready' as const, until: null, since: null, reason: null };
+  it('ready, cooling down until when (to the second), or unreachable since when and why', () => {
+    expect(deploymentState(d)).toEqual({ tone: 'ok', text: 'ready' });
+    expect(deploymentState({ ...d, state: 'cooling_down', until: '2026-11-25T16:03:12.500Z' })).toEqual({ tone: 'warn', text: 'cooling down until 2026-11-25 16:03:12 UTC' });
+    expect(deploymentState({ ...d, state: 'unreachable', since: '2026-11-25T16:03:12.000Z', reason: 'ECONNREFUSED' })).toEqual({
+      tone: 'bad',
+      text: 'unreachable since 2026-11-25 16:03:12 UTC (ECONNREFUSED)',
+    });
   });
 });

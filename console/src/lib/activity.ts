@@ -1,6 +1,6 @@
 /** Display logic of the operator's activity pages: settlement states, usage reports, payment references, upstream reachability. */
 import { time } from './format.js';
-import type { CatalogModel, Holder, OutboxMessage } from './types.js';
+import type { CatalogModel, DeploymentState, Holder, OutboxMessage } from './types.js';
 
 /** The chip's tone for a settlement's delivery state. */
 export function deliveryTone(state: OutboxMessage['state']): 'ok' | 'bad' | 'busy' {
@@ -86,6 +86,16 @@ export interface Reachability {
 }
 
 /** Whether an upstream-backed model's engine answered its last probe; null for in-process models and upstreams not configured. */
+/** To the second: a cooldown lasts seconds, not minutes. */
+const toSecond = (iso: string) => new Date(Date.parse(iso)).toISOString().slice(0, 19).replace('T', ' ');
+
+/** One deployment's state in words: `ready`, `cooling down until 2026-11-25 16:03:10 UTC`, `unreachable since … (ECONNREFUSED)`. */
+export function deploymentState(d: DeploymentState): { tone: 'ok' | 'warn' | 'bad'; text: string } {
+  if (d.state === 'cooling_down' && d.until) return { tone: 'warn', text: `cooling down until ${toSecond(d.until)} UTC` };
+  if (d.state === 'unreachable' && d.since) return { tone: 'bad', text: `unreachable since ${toSecond(d.since)} UTC${d.reason ? ` (${d.reason})` : ''}` };
+  return { tone: 'ok', text: 'ready' };
+}
+
 export function reachability(model: Pick<CatalogModel, 'upstream' | 'ready' | 'unreachable_since' | 'unreachable_reason'>): Reachability | null {
   if (!model.upstream || !model.ready) return null;
   if (model.unreachable_since === null) return { status: 'reachable', tone: 'ok', detail: null };

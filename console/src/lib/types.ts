@@ -78,6 +78,14 @@ export interface Batch {
   errors: { data: Array<{ code: string; message: string; line?: number | null }> } | null;
 }
 
+export interface DeploymentState {
+  id: string;
+  state: 'ready' | 'cooling_down' | 'unreachable';
+  until: string | null;
+  since: string | null;
+  reason: string | null;
+}
+
 export interface CatalogModel {
   id: string;
   task: string;
@@ -88,6 +96,8 @@ export interface CatalogModel {
   /** An upstream model whose engine did not answer its last probe: since when (ISO 8601). */
   unreachable_since: string | null;
   unreachable_reason: string | null;
+  /** The engines of a model that sluice.yaml gives several, and the state of each. */
+  deployments?: DeploymentState[];
   detail: string | null;
   fixes: string[];
   context_length: number;

@@ -6,7 +6,7 @@
  * the previous finding).
  */
 import { get } from '../lib/api.js';
-import { reachability } from '../lib/activity.js';
+import { deploymentState, reachability } from '../lib/activity.js';
 import type { CatalogModel, List } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
 import { Empty, ErrorBox, Loading, StatusChip, TableWrap } from '../components/common.js';
@@ -95,6 +95,11 @@ function Reachable({ model }: { model: CatalogModel }) {
     <>
       <StatusChip status={found.status} tone={found.tone} />
       {found.detail && <div className="sub">{found.detail}</div>}
+      {model.deployments?.map((d) => (
+        <div className="sub" key={d.id} data-testid="deployment">
+          {d.id}: {deploymentState(d).text}
+        </div>
+      ))}
     </>
   );
 }

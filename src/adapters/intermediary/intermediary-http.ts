@@ -1,5 +1,5 @@
 /**
- * The intermediary's HTTP contract (README, "Gateway"): `POST /v1/allowance/check` with the
+ * The intermediary's HTTP contract (docs/gateway.md): `POST /v1/allowance/check` with the
  * read key and `POST /v1/usage/report` with the write key, JSON both ways, over one
  * keep-alive undici Pool. Answers are classified here and nowhere else: what fails open
  * (an outage) and what fails closed (Sluice misconfigured) is the contract's decision.

@@ -9,7 +9,7 @@ import { createHmac, createPrivateKey, createPublicKey, randomBytes, type KeyObj
 import { SignJWT, decodeProtectedHeader, errors, importJWK, jwtVerify, type JWK } from 'jose';
 import type { Clock } from '../../domain/shared/clock.js';
 import { AppError } from '../../domain/shared/errors.js';
-import { invalidToken } from '../../domain/storefront/storefront-errors.js';
+import { invalidToken } from '../../domain/shared/storefront-errors.js';
 import { JWT_BEARER, type AccessToken, type AgentTokenService } from '../../domain/storefront/agent-tokens.port.js';
 
 const ROTATION_MS = 3_600_000;

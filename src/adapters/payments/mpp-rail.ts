@@ -8,8 +8,8 @@
  */
 import { Credential, Method, Receipt } from 'mppx';
 import { Mppx } from 'mppx/server';
-import type { PaymentAttempt, PaymentRail, PreparedPayment, Quote, RailOffer } from '../../domain/storefront/payment-rail.js';
-import { settlementFailed, storefrontError } from '../../domain/storefront/storefront-errors.js';
+import type { PaymentAttempt, PaymentRail, PreparedPayment, Quote, RailOffer } from '../../domain/storefront/payment-rail.port.js';
+import { settlementFailed, storefrontError } from '../../domain/shared/storefront-errors.js';
 import { fakeCharge } from './mpp-fake-method.js';
 
 export interface MppRailConfig {

@@ -8,8 +8,8 @@ import { HTTPFacilitatorClient, x402ResourceServer } from '@x402/core/server';
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/server';
-import type { PaymentAttempt, PaymentRail, PreparedPayment, Quote, RailOffer } from '../../domain/storefront/payment-rail.js';
-import { paymentConsumed, providerUnavailable, settlementFailed, storefrontError } from '../../domain/storefront/storefront-errors.js';
+import type { PaymentAttempt, PaymentRail, PreparedPayment, Quote, RailOffer } from '../../domain/storefront/payment-rail.port.js';
+import { paymentConsumed, providerUnavailable, settlementFailed, storefrontError } from '../../domain/shared/storefront-errors.js';
 
 export interface X402RailConfig {
   facilitatorUrl: string;

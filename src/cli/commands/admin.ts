@@ -4,7 +4,7 @@ import { usdToMicros } from '../../domain/shared/money.js';
 import { invalidRequest } from '../../domain/shared/errors.js';
 import { keyToWire, projectToWire } from '../../http/routes/admin/mappers.js';
 import { readLimit, toListPage } from '../../http/mappers/list-page.js';
-import { printJson, withContainer } from '../context.js';
+import { printJson, withAssembly } from '../context.js';
 
 export function registerAdminCommands(program: Command): void {
   const projects = program.command('projects').description('manage projects');
@@ -13,7 +13,7 @@ export function registerAdminCommands(program: Command): void {
     .argument('<name>', 'project name')
     .description('create a project (with the configured free credits)')
     .action(async (name: string) =>
-      withContainer(async (c) => printJson(projectToWire(await c.projects.createProject(name)))),
+      withAssembly(async ({ core: c }) => printJson(projectToWire(await c.projects.createProject(name)))),
     );
   projects
     .command('list')
@@ -21,7 +21,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--after <project-id>', 'continue after this project (the last id of the previous page)')
     .description('list projects, newest first, a page at a time')
     .action(async (options: { limit: string; after?: string }) =>
-      withContainer(async (c) => {
+      withAssembly(async ({ core: c }) => {
         const page = await c.projects.listProjects(readLimit(options.limit, 100, 20), options.after);
         printJson(toListPage(page, projectToWire));
       }),
@@ -30,7 +30,7 @@ export function registerAdminCommands(program: Command): void {
     .command('show')
     .argument('<project-id>')
     .description('show a project and its balance')
-    .action(async (id: string) => withContainer(async (c) => printJson(projectToWire(await c.projects.getProject(id)))));
+    .action(async (id: string) => withAssembly(async ({ core: c }) => printJson(projectToWire(await c.projects.getProject(id)))));
 
   const keys = program.command('keys').description('manage API keys');
   keys
@@ -39,7 +39,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--name <name>', 'a label for the key', 'default')
     .description('create an API key; the key is printed once and cannot be shown again')
     .action(async (projectId: string, options: { name: string }) =>
-      withContainer(async (c) => {
+      withAssembly(async ({ core: c }) => {
         const { record, key } = await c.projects.createKey(projectId, options.name);
         printJson({ ...keyToWire(record), key });
       }),
@@ -49,13 +49,13 @@ export function registerAdminCommands(program: Command): void {
     .argument('<project-id>')
     .description("list a project's keys (prefixes only)")
     .action(async (projectId: string) =>
-      withContainer(async (c) => printJson((await c.projects.listKeys(projectId)).map(keyToWire))),
+      withAssembly(async ({ core: c }) => printJson((await c.projects.listKeys(projectId)).map(keyToWire))),
     );
   keys
     .command('revoke')
     .argument('<key-id>')
     .description('revoke a key; other replicas stop accepting it within the auth cache TTL')
-    .action(async (keyId: string) => withContainer(async (c) => printJson(keyToWire(await c.projects.revokeKey(keyId)))));
+    .action(async (keyId: string) => withAssembly(async ({ core: c }) => printJson(keyToWire(await c.projects.revokeKey(keyId)))));
 
   const credits = program.command('credits').description('manage credit balances');
   credits
@@ -65,7 +65,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--reason <text>', 'why, kept with the grant')
     .description("add to (or take from) a project's balance")
     .action(async (projectId: string, amount: string, options: { reason?: string }) =>
-      withContainer(async (c) => {
+      withAssembly(async ({ core: c }) => {
         const usd = Number(amount);
         if (amount.trim() === '' || !Number.isFinite(usd)) throw invalidRequest(`amount-usd must be a number, got "${amount}"`);
         printJson(projectToWire(await c.projects.grantCredits(projectId, usdToMicros(usd), options.reason ?? null)));

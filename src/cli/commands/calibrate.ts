@@ -20,7 +20,7 @@ import { AppError } from '../../domain/shared/errors.js';
 import { atomicWrite } from '../../inference/classifier/heads.js';
 import { reliabilitySvg } from '../../inference/classifier/reliability-svg.js';
 import { DECISION_CALIBRATION_FILE } from '../../inference/decision/pack-decision-scorer.js';
-import { printJson, withContainer } from '../context.js';
+import { printJson, withAssembly } from '../context.js';
 
 interface LabelledDecision {
   line: number;
@@ -88,7 +88,8 @@ async function calibrate(modelName: string, file: string, options: { json?: bool
   const text = await readFile(file, 'utf8').catch(() => {
     throw new AppError('invalid_request', `cannot read ${file}`);
   });
-  await withContainer(async ({ decision }) => {
+  await withAssembly(async ({ features }) => {
+    const decision = features.decision.services;
     const model = await decision.resolveModel(modelName);
     const records = parseLabelledDecisions(text, path.basename(file), model.id);
     const samples = new Map<QuestionType, LabelledAnswer[]>();

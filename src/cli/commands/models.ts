@@ -10,6 +10,7 @@ import { pullModel, type PullEvent, type PullOptions } from '../../inference/hub
 import { printJson } from '../context.js';
 import { isPackModel } from '../../inference/classifier/manifest.js';
 import { pullPack } from './packs.js';
+import { offerGgufRuntime } from './runtimes.js';
 
 const MB = 1024 * 1024;
 
@@ -23,7 +24,8 @@ async function listModels(options: { json?: boolean }): Promise<void> {
       const status = await registry.status(model);
       const detail = status.remedy ? `${status.detail}; ${status.remedy}` : status.detail;
       // An unreachable upstream is still called (it may be back), but it is not ready.
-      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready && !status.unreachable, detail });
+      const deployments = status.deployments && status.deployments.length > 1 ? status.deployments : undefined;
+      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready && !status.unreachable, detail, ...(deployments && { deployments }) });
     }
     if (options.json) return printJson(rows);
     const table = [['MODEL', 'TASK', 'BACKEND', 'READY', 'DETAIL'], ...rows.map((r) => [r.id, r.task, r.backend, r.ready ? 'yes' : 'no', r.detail])];
@@ -62,6 +64,9 @@ async function pull(id: string, options: PullOptions): Promise<void> {
   // A zlm-* classifier pack is assembled from its backbone (pulled only when missing).
   if (isPackModel(id)) return pullPack(id, (backbone) => pullFiles(backbone, {}));
   printJson(await pullFiles(id, options));
+  const config = loadConfig();
+  const model = new Map(Object.entries(config.models)).get(id);
+  if (model?.binding.backend === 'gguf') await offerGgufRuntime(config.runtimes.dir, id);
 }
 
 async function pullFiles(id: string, options: PullOptions) {

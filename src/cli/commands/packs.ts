@@ -1,7 +1,7 @@
 /**
  * `sluice packs train|calibrate|eval <id> <labelled.jsonl>`: fit a classifier pack's
  * heads, fit its calibration (and moderation thresholds), or measure it, on labelled
- * JSON Lines (format in the README). Texts are embedded by the pack's own backbone in
+ * JSON Lines (format in docs/models.md). Texts are embedded by the pack's own backbone in
  * process, with a progress bar on a terminal; reports go to stdout (`--json` for JSON).
  */
 import path from 'node:path';
@@ -15,7 +15,7 @@ import { defaultManifest, isPackModel, PACK_MODEL_IDS } from '../../inference/cl
 import type { ClassifierPack } from '../../inference/classifier/pack.js';
 import { readLabelled, targets, type Example } from '../../inference/classifier/labelled-data.js';
 import { calibrateSets, evaluate, trainHeads, writePackChanges } from '../../inference/classifier/training.js';
-import type { CalibrationMetrics } from '../../inference/classifier/calibration.js';
+import type { CalibrationMetrics } from '../../domain/shared/classification/calibration.js';
 import { reliabilitySvg } from '../../inference/classifier/reliability-svg.js';
 import { atomicWrite } from '../../inference/classifier/heads.js';
 import { printJson } from '../context.js';

@@ -1,5 +1,5 @@
 /** Renders a transcription in the requested response_format: json, text, srt, vtt, verbose_json. */
-import type { TranscriptionOutput } from '../../inference/backend.js';
+import type { TranscriptionOutput } from '../models/inference-backend.port.js';
 import { WHISPER_LANGUAGES } from './languages.js';
 import type { ResponseFormat, TranscriptionRequest } from './transcription-request.js';
 

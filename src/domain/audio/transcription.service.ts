@@ -7,9 +7,9 @@ import type { Caller } from '../identity/caller.js';
 import { admitCall, runAdmitted, type Admission, type MeteredCall } from '../billing/meter.js';
 import { invalidRequest, isAppError } from '../shared/errors.js';
 import { costMicros } from '../shared/money.js';
-import type { ModelConfig } from '../../config/schema.js';
-import type { CallContext } from '../../inference/backend.js';
-import type { ModelRegistry } from '../../inference/registry.js';
+import type { ModelSpec } from '../models/model-spec.types.js';
+import type { CallContext } from '../models/inference-backend.port.js';
+import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { AudioDecoder, DecodedAudio } from './audio-decoder.port.js';
 import { renderTranscription, type RenderedTranscription } from './transcription-format.js';
 import { MAX_AUDIO_SECONDS, assertAudioFileName, parseTranscriptionRequest, type AudioTask, type FormFields } from './transcription-request.js';
@@ -27,7 +27,7 @@ export interface AudioUpload {
 }
 
 export interface TranscriptionServiceDeps {
-  registry: ModelRegistry;
+  registry: ModelResolver;
   decoder: AudioDecoder;
   /** Called with the seconds of audio of every billed call (metrics). */
   onAudio?: (model: string, route: string, seconds: number) => void;
@@ -42,7 +42,7 @@ const MAX_TOKENS_PER_WINDOW = 224;
  * The estimate of `seconds` of audio: its encoder positions and prompt in, every window's
  * tokens out. A fixed figure: the caller sets no output cap here, so none is lowered.
  */
-function clipCall(model: ModelConfig, route: string, requestId: string, prompt: string | null | undefined, seconds: number): MeteredCall {
+function clipCall(model: ModelSpec, route: string, requestId: string, prompt: string | null | undefined, seconds: number): MeteredCall {
   const inputTokens = TOKENS_PER_AUDIO_SECOND * Math.ceil(seconds) + Buffer.byteLength(prompt ?? '', 'utf8');
   const maxOutputTokens = Math.ceil(seconds / 30) * MAX_TOKENS_PER_WINDOW;
   return { model: model.id, route, requestId, inputTokens, maxOutputTokens, estimateMicros: costMicros(model.price, inputTokens, maxOutputTokens) };

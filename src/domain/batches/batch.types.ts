@@ -1,5 +1,5 @@
 /** Batch records, statuses and the limits of the spec. */
-import type { PayerRef } from '../identity/caller.js';
+import type { PayerRef } from '../identity/payer.types.js';
 
 export type BatchStatus =
   | 'validating'

@@ -4,7 +4,7 @@
  * (src/worker); this service only plans the shards it will lease.
  */
 import { BlobNotFoundError, type BlobStore } from '../files/blob-store.port.js';
-import type { BatchFinalizationStore, BatchResultCounts, BatchStore, SweptBatch, TerminalPatch } from './batch-stores.js';
+import type { BatchFinalizationStore, BatchResultCounts, BatchStore, SweptBatch, TerminalPatch } from './batch-stores.port.js';
 import type { FileRecord } from '../files/files.types.js';
 import type { FileStore } from '../files/files.types.js';
 import { payerRef, type Principal } from '../identity/caller.js';

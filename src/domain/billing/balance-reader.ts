@@ -8,11 +8,7 @@
  * share one query, issued after all of them were requested (so none sees an older
  * balance than a read of its own would).
  */
-export interface BalanceStore {
-  balancesOf(projectIds: readonly string[]): Promise<Map<string, number>>;
-  /** The balance without waiting, or null when the store cannot answer synchronously now. */
-  balanceNow(projectId: string): { balance: number | undefined } | null;
-}
+import type { BalanceStore } from './balance-store.port.js';
 
 export class BalanceReader {
   #waiting = new Map<string, Array<(balance: number | undefined) => void>>();

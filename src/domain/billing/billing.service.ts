@@ -11,8 +11,10 @@ import { payerRef, type Principal } from '../identity/caller.js';
 import { outboxEntriesOf, type OutboxEntry, type OutboxHandlers, type OutboxIntake, type OutboxMessage } from '../outbox/outbox.types.js';
 import type { MeteredCall, SettledUsage } from './meter.js';
 import type { UsageRecord } from './usage.types.js';
-import { UsageWriter, type UsageStore } from './usage-writer.js';
-import { BalanceReader, type BalanceStore } from './balance-reader.js';
+import { UsageWriter } from './usage-writer.js';
+import type { UsageStore } from './usage-store.port.js';
+import { BalanceReader } from './balance-reader.js';
+import type { BalanceStore } from './balance-store.port.js';
 
 export type UsageObserver = (record: UsageRecord) => void;
 
@@ -66,20 +68,23 @@ export class BillingService {
 
   /** The usage record of a call that ended with `usage`. */
   usageRecord(principal: Principal, call: MeteredCall, usage: SettledUsage): UsageRecord {
-    return {
+    const model = usage.model ?? call.model;
+    const record: UsageRecord = {
       id: newId('usage_'),
       projectId: principal.projectId,
       keyId: principal.keyId,
       payer: payerRef(principal.payer),
-      model: call.model,
+      model,
       route: call.route,
       inputTokens: usage.inputTokens,
       outputTokens: usage.outputTokens,
-      costMicros: usage.costMicros ?? this.costOf(call.model, usage.inputTokens, usage.outputTokens),
+      costMicros: usage.costMicros ?? this.costOf(model, usage.inputTokens, usage.outputTokens),
       requestId: call.requestId,
       status: usage.status,
       createdAtMs: this.clock.nowMs(),
     };
+    if (usage.deployment !== undefined) record.deployment = usage.deployment;
+    return record;
   }
 
   /** Writes the record, its debit (project payers only) and its outbox messages; resolves once committed. */

@@ -6,7 +6,7 @@
  * enqueues, are written in the transaction that records the line's result.
  */
 import { AppError } from '../shared/errors.js';
-import type { PayerKind, PayerRef } from '../identity/caller.js';
+import type { PayerKind, PayerRef } from '../identity/payer.types.js';
 import type { OutboxMessage } from '../outbox/outbox.types.js';
 import type { Meter } from './meter.js';
 import type { UsageRecord } from './usage.types.js';

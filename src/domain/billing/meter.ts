@@ -7,7 +7,7 @@
  * Admission directly, passing what it says to the caller's reply (settlementHeaders).
  */
 import type { Caller, Principal } from '../identity/caller.js';
-import { isAppError } from '../shared/errors.js';
+import { isAppError, type AppError } from '../shared/errors.js';
 import type { UsageRecord } from './usage.types.js';
 
 /** What is known of a call at admission: enough to price its worst case. */
@@ -36,6 +36,10 @@ export interface SettledUsage {
   status: number;
   /** Overrides the model's token price (e.g. audio billed per second). */
   costMicros?: number;
+  /** The model that served, when a fallback did: the record names it and it is billed at its price. */
+  model?: string;
+  /** The upstream deployment that served (its operator-facing id). */
+  deployment?: string;
 }
 
 /** What settling a call produced: its usage record, and headers for the caller's reply. */
@@ -66,10 +70,34 @@ export interface Meter {
 /**
  * The cause of a refusal that lasts only while the payer's other calls are in flight:
  * the call fits the payer's balance, not what those calls hold. A caller that can wait
- * (a batch line) awaits `released()` (a hold given back, or the timeout) and tries again.
+ * awaits `released()` (a hold given back, or the timeout) and tries again; `timedOut`
+ * is the refusal to give when it waited as long as it may.
  */
 export class HeldByOtherCalls {
-  constructor(readonly released: (timeoutMs: number, signal?: AbortSignal) => Promise<void>) {}
+  constructor(
+    readonly released: (timeoutMs: number, signal?: AbortSignal) => Promise<void>,
+    readonly timedOut?: (waitedMs: number) => AppError,
+  ) {}
+}
+
+/**
+ * Runs `attempt` (an admission) until it succeeds; while it is refused only because the
+ * payer's other calls hold credit, waits for one of them to give some back and tries
+ * again, for `waitMs` in all. Then the refusal says how long it waited.
+ */
+export async function waitingForHeldCredit<T>(attempt: () => Promise<T>, waitMs: number): Promise<T> {
+  const started = performance.now();
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      const held = heldByOtherCalls(err);
+      if (!held) throw err;
+      const waited = performance.now() - started;
+      if (waited >= waitMs) throw held.timedOut?.(waitMs) ?? err;
+      await held.released(waitMs - waited);
+    }
+  }
 }
 
 /** The HeldByOtherCalls behind a refusal, or null when waiting would not help. */

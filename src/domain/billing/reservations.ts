@@ -7,7 +7,7 @@
  * do their holds, with nothing to expire or sweep. It also keeps admission off the
  * database (no write per call on the request path). The price is that replicas do not
  * see each other's holds: with N replicas a burst can admit up to N times what one
- * replica would (the README states the bound; a test checks it).
+ * replica would (docs/credits.md states the bound; a test checks it).
  *
  * A balance read that was under way when a call's debit committed may or may not include
  * that debit. Holds given back after a commit are therefore logged with an epoch, and a

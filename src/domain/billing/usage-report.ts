@@ -4,33 +4,7 @@
  * `GET /v1/usage`). Buckets are UTC-aligned multiples of their width.
  */
 import { invalidRequest } from '../shared/errors.js';
-
-export type UsageGroup = 'model' | 'key' | 'project';
-
-export interface UsageReportQuery {
-  /** null: every project (the operator). */
-  projectId: string | null;
-  startMs: number;
-  endMs: number;
-  bucketMs: number;
-  groupBy: UsageGroup | null;
-}
-
-export interface UsageBucketRow {
-  bucketStartMs: number;
-  /** The model, key id or project id of the row; null when not grouped (or a call made with no key). */
-  group: string | null;
-  requests: number;
-  inputTokens: number;
-  outputTokens: number;
-  costMicros: number;
-}
-
-export interface UsageReports {
-  aggregate(query: UsageReportQuery): Promise<UsageBucketRow[]>;
-  /** Each key's last usage record time (ms), for the keys of one project that have any. */
-  lastUsedByKey(projectId: string): Promise<Map<string, number>>;
-}
+import type { UsageGroup, UsageReportQuery } from './usage-reports.port.js';
 
 const BUCKET_WIDTHS = new Map<string, number>([
   ['1m', 60_000],

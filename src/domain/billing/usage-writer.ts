@@ -11,13 +11,7 @@
  */
 import type { OutboxEntry, OutboxMessage } from '../outbox/outbox.types.js';
 import type { UsageRecord } from './usage.types.js';
-
-export interface UsageStore {
-  /** The record, its debit and `outbox` in one transaction. */
-  recordAndDebit(record: UsageRecord, outbox?: readonly OutboxEntry[]): Promise<void>;
-  /** Several records, their debits and `outbox` in one transaction. */
-  recordAndDebitMany(records: readonly UsageRecord[], outbox?: readonly OutboxEntry[]): Promise<void>;
-}
+import type { UsageStore } from './usage-store.port.js';
 
 export interface UsageWriterHooks {
   /** The outbox entries of the messages one transaction writes. */

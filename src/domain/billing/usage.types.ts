@@ -1,4 +1,4 @@
-import type { PayerRef } from '../identity/caller.js';
+import type { PayerRef } from '../identity/payer.types.js';
 
 /**
  * The usage record: one per billable call. The project is the tenant whose usage it is;
@@ -18,4 +18,6 @@ export interface UsageRecord {
   requestId: string;
   status: number;
   createdAtMs: number;
+  /** The operator-facing id of the upstream deployment that served the call; absent for in-process models. */
+  deployment?: string | null;
 }

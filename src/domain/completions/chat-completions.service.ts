@@ -11,21 +11,24 @@ import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
 import { onAbort } from '../shared/abort.js';
-import type { ChatStreamEvent, TokenUsage } from '../../inference/backend.js';
-import type { ModelRegistry } from '../../inference/registry.js';
+import type { ChatStreamEvent, TokenUsage } from '../models/inference-backend.port.js';
+import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
 import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
 import { chatRequestOf, type ChatRequest } from './chat-request.js';
 import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from './chat-runner.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
-import { chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
+import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
+import { ServedListener } from './served-call.js';
 
 export const CHAT_ROUTE = '/v1/chat/completions';
 /** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
 const CLIENT_CLOSED = 499;
+/** Status recorded on the usage of a stream its engine cut after it had started. */
+const UPSTREAM_CUT = 502;
 
 export interface InferenceServiceDeps {
-  registry: ModelRegistry;
+  registry: ModelResolver;
   clock: Clock;
   logger: Pick<Logger, 'warn' | 'error'>;
 }
@@ -56,9 +59,11 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
     const call = await this.#prepare(request, false);
     return meteredCall(caller, meteredOf(call, request, context), async (admission) => {
-      const result = await this.#runner.run(withOutputCap(call, admission.outputCap), context);
-      const value = chatCompletionWire(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), call.model.id, result);
-      return { value, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 } };
+      const served = new ServedListener();
+      const result = await this.#runner.run(withOutputCap(call, admission.outputCap), served.context(context));
+      served.announce(caller);
+      const value = chatCompletionWire(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), served.modelOr(call.model.id), result);
+      return { value, usage: served.usage({ inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 }) };
     });
   }
 
@@ -71,7 +76,8 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     const request = chatRequestOf(body);
     const call = await this.#prepare(request, true);
     const admission = await admitCall(caller, meteredOf(call, request, context));
-    const events = this.#runner.stream(withOutputCap(call, admission.outputCap), context);
+    const served = new ServedListener();
+    const events = this.#runner.stream(withOutputCap(call, admission.outputCap), served.context(context));
     let first: IteratorResult<ChatStreamEvent>;
     try {
       first = await events.next();
@@ -79,7 +85,9 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       admission.release();
       throw err;
     }
-    return releasedIfNeverRead(this.#relay(caller, admission, request, call, events, first, context), admission, context.signal);
+    served.announce(caller);
+    const relay = this.#relay(caller, admission, request, { call, served }, events, first, context);
+    return releasedIfNeverRead(relay, admission, context.signal);
   }
 
   #prepare(request: ChatRequest, streaming: boolean): Promise<PreparedCall> {
@@ -91,12 +99,12 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     caller: Caller,
     admission: Admission,
     request: ChatRequest,
-    call: PreparedCall,
+    { call, served }: { call: PreparedCall; served: ServedListener },
     events: AsyncGenerator<ChatStreamEvent>,
     first: IteratorResult<ChatStreamEvent>,
     context: ChatCompletionsContext,
   ): AsyncGenerator<Record<string, unknown>> {
-    const writer = new ChunkWriter(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), call.model.id, request.includeUsage);
+    const writer = new ChunkWriter(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), served.modelOr(call.model.id), request.includeUsage);
     let usage: TokenUsage | null = null;
     let produced = '';
     let metered = false;
@@ -117,20 +125,30 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       }
       usage ??= await this.#countedUsage(call, produced);
       metered = true;
-      await settleCall(caller, admission, { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: 200 });
+      await settleCall(caller, admission, served.usage({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: 200 }));
       if (request.includeUsage) yield writer.usage(usage);
     } finally {
       await events.return(undefined).catch(() => {});
-      if (!metered) await this.#endUnsettled(caller, admission, call, produced, context);
+      if (!metered) await this.#endUnsettled(caller, admission, { call, served }, produced, context);
     }
   }
 
-  /** An abandoned stream still cost the tokens generated so far; a failed upstream costs nothing. */
-  async #endUnsettled(caller: Caller, admission: Admission, call: PreparedCall, produced: string, context: ChatCompletionsContext): Promise<void> {
-    if (!context.signal.aborted) return admission.release();
+  /**
+   * A stream that ended early is billed for what was delivered: the tokens generated so
+   * far when the client left (499) or the engine failed after its first event (502).
+   */
+  async #endUnsettled(
+    caller: Caller,
+    admission: Admission,
+    { call, served }: { call: PreparedCall; served: ServedListener },
+    produced: string,
+    context: ChatCompletionsContext,
+  ): Promise<void> {
+    if (!context.signal.aborted && produced === '') return admission.release();
     try {
       const usage = await this.#countedUsage(call, produced);
-      await settleCall(caller, admission, { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: CLIENT_CLOSED });
+      const status = context.signal.aborted ? CLIENT_CLOSED : UPSTREAM_CUT;
+      await settleCall(caller, admission, served.usage({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status }));
     } catch (err) {
       admission.release();
       this.deps.logger.error({ err, request_id: context.requestId }, 'metering an aborted stream failed');
@@ -162,11 +180,14 @@ export function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admi
   };
 }
 
-/** The call's credit estimate: its messages, parts and tools (or task input), and its output cap (times `n`). */
+/**
+ * The call's credit estimate: its messages (a conversation's template included), parts
+ * and tools, or its task input; and its output cap (times `n`).
+ */
 function meteredOf(call: PreparedCall, request: ChatRequest, context: ChatCompletionsContext): MeteredCall {
   const route = context.route ?? CHAT_ROUTE;
   const cap = outputCapOf(call.model, request.sampling);
   if (call.kind === 'task') return meteredCallOf(call.model, route, context.requestId, [call.input], cap);
   const { texts, images } = chatInputOf(call.messages, request.sampling);
-  return meteredCallOf(call.model, route, context.requestId, texts, cap, images);
+  return meteredCallOf(call.model, route, context.requestId, texts, cap, CONVERSATION_FRAMING_TOKENS + images * IMAGE_PART_TOKENS);
 }

@@ -6,7 +6,7 @@
  * carries candidate labels.
  */
 import { invalidRequest } from '../shared/errors.js';
-import type { ChatMessage, ChatRole } from '../../inference/backend.js';
+import type { ChatMessage, ChatRole } from '../models/inference-backend.port.js';
 import type { ChatCompletionRequestBody, ChatMessageIn } from '../../wire/chat-completions.js';
 
 export interface ChatRequest {

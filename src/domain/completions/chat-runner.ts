@@ -4,10 +4,10 @@
  * extraction, summarization), enforces the context limit before anything runs, and calls
  * the backend. Quota and metering stay with the services that call it.
  */
-import type { ModelConfig } from '../../config/schema.js';
+import type { ModelSpec } from '../models/model-spec.types.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
-import type { CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../../inference/backend.js';
-import type { ModelRegistry } from '../../inference/registry.js';
+import type { CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../models/inference-backend.port.js';
+import type { ModelResolver } from '../models/model-resolver.port.js';
 import { choicesOf, maxPossibleTokens } from './metered-call.js';
 import { parseLabelText } from './label-text.js';
 
@@ -26,8 +26,8 @@ export interface Conversation {
 }
 
 export type PreparedCall =
-  | { kind: 'chat'; model: ModelConfig; backend: InferenceBackend; messages: ChatMessage[]; conversation: Conversation }
-  | { kind: 'task'; model: ModelConfig; backend: InferenceBackend; input: string; labels: string[] | null; conversation: Conversation };
+  | { kind: 'chat'; model: ModelSpec; backend: InferenceBackend; messages: ChatMessage[]; conversation: Conversation }
+  | { kind: 'task'; model: ModelSpec; backend: InferenceBackend; input: string; labels: string[] | null; conversation: Conversation };
 
 export interface ChatResult {
   content: string;
@@ -38,7 +38,7 @@ export interface ChatResult {
   carried?: CarriedAnswer;
 }
 
-export const contextLengthExceeded = (model: ModelConfig, param: string, tokens: number, exact: boolean) =>
+export const contextLengthExceeded = (model: ModelSpec, param: string, tokens: number, exact: boolean) =>
   new AppError(
     'context_length',
     `Input exceeds max_tokens (${model.contextLength}) for model: ${model.id} (the input has ${exact ? '' : 'about '}${tokens} tokens)`,
@@ -46,7 +46,7 @@ export const contextLengthExceeded = (model: ModelConfig, param: string, tokens:
   );
 
 /** Refuses `text` when it has more tokens than the model's context (before anything runs). */
-export async function assertWithinContext(registry: ModelRegistry, model: ModelConfig, text: string, param: string): Promise<void> {
+export async function assertWithinContext(registry: ModelResolver, model: ModelSpec, text: string, param: string): Promise<void> {
   // Cheap bound first: no tokenizer produces more tokens than bytes, so most inputs never need counting.
   if (maxPossibleTokens(text) <= model.contextLength) return;
   const counted = await registry.countTokens(model, text);
@@ -54,12 +54,12 @@ export async function assertWithinContext(registry: ModelRegistry, model: ModelC
 }
 
 /** No tokenizer makes more tokens than bytes: most conversations fit without counting. */
-const fitsWithoutCounting = (model: ModelConfig, messages: readonly ChatMessage[]) =>
+const fitsWithoutCounting = (model: ModelSpec, messages: readonly ChatMessage[]) =>
   messages.reduce((n, m) => n + maxPossibleTokens(m.content), 0) <= model.contextLength;
 
 /** The backend call of a prepared chat-model call (same for the one-shot and the streamed path). */
 function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: CallContext): ChatParams {
-  return {
+  const params: ChatParams = {
     requestId: context.requestId,
     signal: context.signal,
     model: call.model,
@@ -67,6 +67,8 @@ function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: Call
     options: call.conversation.options,
     sampling: call.conversation.sampling,
   };
+  if (context.onServed) params.onServed = context.onServed;
+  return params;
 }
 
 /**
@@ -111,16 +113,16 @@ function uncarried(conversation: Conversation): string | null {
 }
 
 /** 400 naming the field and the model, for a request the model's runtime cannot serve as asked. */
-function refuseUncarried(model: ModelConfig, runtime: string, conversation: Conversation): void {
+function refuseUncarried(model: ModelSpec, runtime: string, conversation: Conversation): void {
   const param = uncarried(conversation);
   if (param !== null) throw invalidRequest(`${param} is not supported by model ${model.id} (${runtime})`, param);
 }
 
 export class ChatRunner {
-  constructor(private readonly registry: ModelRegistry) {}
+  constructor(private readonly registry: ModelResolver) {}
 
   /** Everything that can refuse the request without running it: shape, labels, context length, backend. */
-  async prepare(model: ModelConfig, conversation: Conversation, streaming: boolean): Promise<PreparedCall> {
+  async prepare(model: ModelSpec, conversation: Conversation, streaming: boolean): Promise<PreparedCall> {
     if (model.entry.task !== 'chat') refuseUncarried(model, `a ${model.entry.task} model`, conversation);
     if (model.entry.task === 'chat') {
       const messages = fitsWithoutCounting(model, conversation.messages)
@@ -163,7 +165,7 @@ export class ChatRunner {
   }
 
   /** Input tokens of a conversation, as the pre-check counts them (message contents). */
-  async countInput(model: ModelConfig, messages: ChatMessage[]): Promise<number> {
+  async countInput(model: ModelSpec, messages: ChatMessage[]): Promise<number> {
     let total = 0;
     for (const m of messages) total += (await this.registry.countTokens(model, m.content)).tokens;
     return total;
@@ -177,13 +179,14 @@ export class ChatRunner {
       input: call.input,
       labels: call.labels,
       options: call.conversation.options,
+      onServed: context.onServed,
     });
     const content = typeof output.result === 'string' ? output.result : JSON.stringify(output.result);
     if (content === undefined) throw new AppError('internal', `Model ${call.model.id} returned no result`);
     return { content, reasoning: null, finishReason: 'stop', usage: output.usage };
   }
 
-  async #fitConversation(model: ModelConfig, conversation: Conversation): Promise<ChatMessage[]> {
+  async #fitConversation(model: ModelSpec, conversation: Conversation): Promise<ChatMessage[]> {
     const { messages } = conversation;
     const counts: number[] = [];
     let exact = true;

@@ -1,6 +1,6 @@
 /** Chat completion wire objects: the full `chat.completion` and the stream's `chat.completion.chunk`s. */
 import { randomString } from '../shared/ids.js';
-import type { CarriedAnswer, TokenUsage } from '../../inference/backend.js';
+import type { CarriedAnswer, TokenUsage } from '../models/inference-backend.port.js';
 import type { ChatResult } from './chat-runner.js';
 
 export const newChatCompletionId = (): string => `chatcmpl-${randomString(15, 'base64url')}`;

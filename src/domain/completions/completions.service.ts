@@ -12,14 +12,15 @@ import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
 import { randomString } from '../shared/ids.js';
-import type { CarriedAnswer, ChatStreamEvent, CompletionParams, InferenceBackend, TokenUsage } from '../../inference/backend.js';
-import type { ModelRegistry } from '../../inference/registry.js';
+import type { CarriedAnswer, ChatStreamEvent, CompletionParams, InferenceBackend, TokenUsage } from '../models/inference-backend.port.js';
+import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { CompletionRequestBody } from '../../wire/completions.js';
 import type { ChatCompletionsContext } from './chat-completions.port.js';
 import { chatUsageWire } from './chat-wire.js';
 import { choicesOf, meteredCallOf, outputCapOf } from './metered-call.js';
 import { samplingOf } from './chat-request.js';
 import { releasedIfNeverRead } from './chat-completions.service.js';
+import { ServedListener } from './served-call.js';
 
 export const COMPLETIONS_ROUTE = '/v1/completions';
 /** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
@@ -48,14 +49,16 @@ const completionUsage = (usage: TokenUsage) => {
 };
 
 export class CompletionsService {
-  constructor(private readonly deps: { registry: ModelRegistry; clock: Clock }) {}
+  constructor(private readonly deps: { registry: ModelResolver; clock: Clock }) {}
 
   async create(caller: Caller, body: CompletionRequestBody, context: ChatCompletionsContext): Promise<Json> {
     const { params, backend, metered } = await this.#prepare(body, context, false);
     return meteredCall(caller, metered, async (admission) => {
-      const output = await backend.complete!(withCap(params, admission));
-      const value = wire('text_completion', newCompletionId(), this.#now(), params.model.id, output.carried, output.usage);
-      return { value, usage: { inputTokens: output.usage.inputTokens, outputTokens: output.usage.outputTokens, status: 200 } };
+      const served = new ServedListener();
+      const output = await backend.complete!(served.context(withCap(params, admission)));
+      served.announce(caller);
+      const value = wire('text_completion', newCompletionId(), this.#now(), served.modelOr(params.model.id), output.carried, output.usage);
+      return { value, usage: served.usage({ inputTokens: output.usage.inputTokens, outputTokens: output.usage.outputTokens, status: 200 }) };
     });
   }
 
@@ -63,7 +66,8 @@ export class CompletionsService {
   async openStream(caller: Caller, body: CompletionRequestBody, context: ChatCompletionsContext): Promise<AsyncIterable<Json>> {
     const { params, backend, metered } = await this.#prepare(body, context, true);
     const admission = await admitCall(caller, metered);
-    const events = backend.completeStream!(withCap(params, admission))[Symbol.asyncIterator]();
+    const served = new ServedListener();
+    const events = backend.completeStream!(served.context(withCap(params, admission)))[Symbol.asyncIterator]();
     let first: IteratorResult<ChatStreamEvent>;
     try {
       first = await events.next();
@@ -71,7 +75,8 @@ export class CompletionsService {
       admission.release();
       throw err;
     }
-    const relay = this.#relay(caller, admission, params, events, first, body.stream_options?.include_usage === true, context);
+    served.announce(caller);
+    const relay = this.#relay(caller, admission, { params, served }, events, first, body.stream_options?.include_usage === true, context);
     return releasedIfNeverRead(relay, admission, context.signal);
   }
 
@@ -92,7 +97,7 @@ export class CompletionsService {
   async *#relay(
     caller: Caller,
     admission: Admission,
-    params: CompletionParams,
+    { params, served }: { params: CompletionParams; served: ServedListener },
     events: AsyncIterator<ChatStreamEvent>,
     first: IteratorResult<ChatStreamEvent>,
     includeUsage: boolean,
@@ -100,6 +105,7 @@ export class CompletionsService {
   ): AsyncGenerator<Json> {
     const id = newCompletionId();
     const created = this.#now();
+    const model = served.modelOr(params.model.id);
     let usage: TokenUsage | null = null;
     let produced = '';
     let settled = false;
@@ -109,28 +115,34 @@ export class CompletionsService {
         if (event.type === 'usage') usage = event.usage;
         else if (event.type === 'chunk') {
           produced += event.text;
-          const chunk = wire('text_completion', id, created, params.model.id, event.carried, null);
+          const chunk = wire('text_completion', id, created, model, event.carried, null);
           if (includeUsage) chunk.usage = null;
           yield chunk;
         }
       }
       const final = usage ?? { inputTokens: 0, outputTokens: 0 };
       settled = true;
-      await settleCall(caller, admission, { inputTokens: final.inputTokens, outputTokens: final.outputTokens, status: 200 });
-      if (includeUsage) yield { id, object: 'text_completion', created, model: params.model.id, choices: [], usage: completionUsage(final) };
+      await settleCall(caller, admission, served.usage({ inputTokens: final.inputTokens, outputTokens: final.outputTokens, status: 200 }));
+      if (includeUsage) yield { id, object: 'text_completion', created, model, choices: [], usage: completionUsage(final) };
     } finally {
       await events.return?.(undefined)?.catch(() => {});
-      if (!settled) await this.#endUnsettled(caller, admission, params, produced, context);
+      if (!settled) await this.#endUnsettled(caller, admission, { params, served }, produced, context);
     }
   }
 
   /** An abandoned stream still cost what it produced; a failed upstream costs nothing. */
-  async #endUnsettled(caller: Caller, admission: Admission, params: CompletionParams, produced: string, context: ChatCompletionsContext): Promise<void> {
+  async #endUnsettled(
+    caller: Caller,
+    admission: Admission,
+    { params, served }: { params: CompletionParams; served: ServedListener },
+    produced: string,
+    context: ChatCompletionsContext,
+  ): Promise<void> {
     if (!context.signal.aborted) return admission.release();
     try {
       const inputTokens = (await this.deps.registry.countTokens(params.model, params.promptText)).tokens;
       const outputTokens = (await this.deps.registry.countTokens(params.model, produced)).tokens;
-      await settleCall(caller, admission, { inputTokens, outputTokens, status: CLIENT_CLOSED });
+      await settleCall(caller, admission, served.usage({ inputTokens, outputTokens, status: CLIENT_CLOSED }));
     } catch {
       admission.release();
     }

@@ -7,12 +7,13 @@
 import type { Caller } from '../identity/caller.js';
 import { runAdmitted } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
-import type { CallContext } from '../../inference/backend.js';
+import type { CallContext } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
 import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
 import { float32Base64, vectorNumbers } from './float32.js';
 import type { EmbeddingsRequestBody } from '../../wire/embeddings.js';
+import { ServedListener } from './served-call.js';
 
 export const EMBEDDINGS_ROUTE = '/v1/embeddings';
 
@@ -55,9 +56,11 @@ export class EmbeddingsService {
     const backend = await registry.backendFor(model, 'embed');
     const metered = meteredCallOf(model, context.route ?? EMBEDDINGS_ROUTE, context.requestId, request.inputs, 0);
     const admission = await admitOnCountedInput(caller, registry, model, metered, request.inputs);
+    const served = new ServedListener();
     const output = await runAdmitted(caller, admission, async () => {
-      const value = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs });
-      return { value, usage: { inputTokens: value.usage.inputTokens, outputTokens: 0, status: 200 } };
+      const value = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs, onServed: served.listen });
+      served.announce(caller);
+      return { value, usage: served.usage({ inputTokens: value.usage.inputTokens, outputTokens: 0, status: 200 }) };
     });
     const vectors: readonly (Float32Array | number[])[] = output.vectors;
     const data = vectors.map((vector, index) => ({
@@ -68,7 +71,7 @@ export class EmbeddingsService {
     return {
       object: 'list',
       data,
-      model: model.entry.responseModel ?? model.id,
+      model: served.served?.fallback ? served.served.model : (model.entry.responseModel ?? model.id),
       usage: { prompt_tokens: output.usage.inputTokens, total_tokens: output.usage.inputTokens },
     };
   }

@@ -1,4 +1,4 @@
-/** The inference services, built once by the container and shared by routes and workers. */
+/** The inference services, built once by the composition and shared by routes and workers. */
 import { ChatCompletionsService, type InferenceServiceDeps } from './chat-completions.service.js';
 import { CompletionsService } from './completions.service.js';
 import { EmbeddingsService } from './embeddings.service.js';

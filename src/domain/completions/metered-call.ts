@@ -1,10 +1,10 @@
 /** The MeteredCall of an inference request: what its credit reservation is priced on. */
-import type { ModelConfig } from '../../config/schema.js';
+import type { ModelSpec } from '../models/model-spec.types.js';
 import type { Caller } from '../identity/caller.js';
 import { admitCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import { isAppError } from '../shared/errors.js';
-import type { ModelRegistry } from '../../inference/registry.js';
-import type { ChatMessage } from '../../inference/backend.js';
+import type { ModelResolver } from '../models/model-resolver.port.js';
+import type { ChatMessage } from '../models/inference-backend.port.js';
 
 /**
  * A hard upper bound on the tokens of `text` under any byte-level or byte-fallback
@@ -15,6 +15,15 @@ export const maxPossibleTokens = (text: string): number => Buffer.byteLength(tex
 
 /** Special tokens a runtime may add around each text (chat-template role markers, [CLS]/[SEP]). */
 const FRAMING_TOKENS_PER_TEXT = 8;
+
+/**
+ * Special tokens a chat template adds once per conversation (a begin-of-sequence token,
+ * the header that primes the assistant's reply), beyond each message's own framing.
+ * Without them the estimate of a conversation of short messages falls below what the
+ * upstream reports, and a burst that is admitted before any of its calls settles is
+ * admitted for more than the balance pays for.
+ */
+export const CONVERSATION_FRAMING_TOKENS = 8;
 
 /** A call's output cap, and whether the request set it (only a cap it did not set may be lowered). */
 export interface OutputCap {
@@ -28,16 +37,19 @@ export interface OutputCap {
  * on the request path.
  */
 export function meteredCallOf(
-  model: ModelConfig,
+  model: ModelSpec,
   route: string,
   requestId: string,
   texts: readonly string[],
   /** A number is a fixed cap (0 for calls that produce no tokens). */
   cap: OutputCap | number,
-  /** Image parts, each counted as IMAGE_PART_TOKENS. */
-  images = 0,
+  /**
+   * Tokens added once for the whole input: CONVERSATION_FRAMING_TOKENS for a chat
+   * model's conversation, IMAGE_PART_TOKENS for each image part.
+   */
+  fixedTokens = 0,
 ): MeteredCall {
-  let inputTokens = images * IMAGE_PART_TOKENS;
+  let inputTokens = fixedTokens;
   for (const text of texts) inputTokens += maxPossibleTokens(text) + FRAMING_TOKENS_PER_TEXT;
   const { maxOutputTokens, outputCapExplicit } = typeof cap === 'number' ? { maxOutputTokens: cap, outputCapExplicit: true } : cap;
   return { model: model.id, route, requestId, inputTokens, maxOutputTokens, outputCapExplicit };
@@ -48,7 +60,7 @@ export const choicesOf = (sampling: Readonly<Record<string, unknown>>): number =
   typeof sampling.n === 'number' && sampling.n > 1 ? sampling.n : 1;
 
 /** The request's own output cap (`max_completion_tokens`, `max_tokens`), else the model's default; times `n`. */
-export function outputCapOf(model: ModelConfig, sampling: Readonly<Record<string, unknown>>): OutputCap {
+export function outputCapOf(model: ModelSpec, sampling: Readonly<Record<string, unknown>>): OutputCap {
   const cap = sampling.max_completion_tokens ?? sampling.max_tokens;
   const choices = choicesOf(sampling);
   return typeof cap === 'number'
@@ -95,8 +107,8 @@ export function chatInputOf(messages: readonly ChatMessage[], sampling: Readonly
  */
 export async function admitOnCountedInput(
   caller: Caller,
-  registry: ModelRegistry,
-  model: ModelConfig,
+  registry: ModelResolver,
+  model: ModelSpec,
   call: MeteredCall,
   texts: readonly string[],
 ): Promise<Admission> {

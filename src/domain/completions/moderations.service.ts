@@ -7,11 +7,13 @@
 import type { Caller } from '../identity/caller.js';
 import { runAdmitted } from '../billing/meter.js';
 import { randomString } from '../shared/ids.js';
-import { MODERATION_CATEGORIES, type CallContext, type ModerationResult } from '../../inference/backend.js';
+import { MODERATION_CATEGORIES } from '../shared/classification/moderation-categories.js';
+import type { CallContext, ModerationResult } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
 import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
 import type { ModerationsRequestBody } from '../../wire/moderations.js';
+import { ServedListener } from './served-call.js';
 
 export const MODERATIONS_ROUTE = '/v1/moderations';
 export const DEFAULT_MODERATION_MODEL = 'zlm-v1-moderation-edge';
@@ -59,9 +61,11 @@ export class ModerationsService {
     const backend = await registry.backendFor(model, 'moderate');
     const metered = meteredCallOf(model, context.route ?? MODERATIONS_ROUTE, context.requestId, texts, 0);
     const admission = await admitOnCountedInput(caller, registry, model, metered, texts);
+    const served = new ServedListener();
     const output = await runAdmitted(caller, admission, async () => {
-      const value = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options });
-      return { value, usage: { inputTokens: value.usage.inputTokens, outputTokens: value.usage.outputTokens, status: 200 } };
+      const value = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options, onServed: served.listen });
+      served.announce(caller);
+      return { value, usage: served.usage({ inputTokens: value.usage.inputTokens, outputTokens: value.usage.outputTokens, status: 200 }) };
     });
     return {
       id: `modr-${randomString(17, 'hex').slice(0, 33)}`,

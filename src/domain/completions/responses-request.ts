@@ -3,7 +3,7 @@
  * runs. `input` is a string or a list of messages; `instructions` becomes a leading
  * system message (and, for zero-shot models, holds the candidate labels).
  */
-import type { ChatMessage } from '../../inference/backend.js';
+import type { ChatMessage } from '../models/inference-backend.port.js';
 import type { ResponsesRequestBody } from '../../wire/responses.js';
 import { messageOf, samplingOf } from './chat-request.js';
 

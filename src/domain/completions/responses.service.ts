@@ -6,10 +6,11 @@ import type { Caller } from '../identity/caller.js';
 import { meteredCall } from '../billing/meter.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { randomString } from '../shared/ids.js';
-import type { CallContext } from '../../inference/backend.js';
+import type { CallContext } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { ChatRunner, withOutputCap, type ChatResult } from './chat-runner.js';
-import { meteredCallOf, outputCapOf } from './metered-call.js';
+import { CONVERSATION_FRAMING_TOKENS, meteredCallOf, outputCapOf } from './metered-call.js';
+import { ServedListener } from './served-call.js';
 import type { ResponsesRequestBody } from '../../wire/responses.js';
 import { responsesRequestOf, type ResponsesRequest } from './responses-request.js';
 
@@ -103,12 +104,15 @@ export class ResponsesService {
       false,
     );
     const texts = call.kind === 'chat' ? call.messages.map((m) => m.content) : [call.input];
-    const metered = meteredCallOf(model, context.route ?? RESPONSES_ROUTE, context.requestId, texts, outputCapOf(model, request.sampling));
+    const framing = call.kind === 'chat' ? CONVERSATION_FRAMING_TOKENS : 0;
+    const metered = meteredCallOf(model, context.route ?? RESPONSES_ROUTE, context.requestId, texts, outputCapOf(model, request.sampling), framing);
     return meteredCall(caller, metered, async (admission) => {
-      const result = await this.#runner.run(withOutputCap(call, admission.outputCap), context);
+      const served = new ServedListener();
+      const result = await this.#runner.run(withOutputCap(call, admission.outputCap), served.context(context));
+      served.announce(caller);
       const completedAt = toUnixSeconds(this.deps.clock.nowMs());
-      const value = responseWire(request, model.id, result, createdAt, completedAt, admission.outputCap);
-      return { value, usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 } };
+      const value = responseWire(request, served.modelOr(model.id), result, createdAt, completedAt, admission.outputCap);
+      return { value, usage: served.usage({ inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 }) };
     });
   }
 }

@@ -10,25 +10,7 @@ import type { Clock } from '../shared/clock.js';
 import { randomToken } from '../shared/ids.js';
 import { API_KEY_PREFIX, secretsEqual } from '../identity/api-keys.js';
 import type { ApiKeyAuthenticator } from '../identity/authenticator.js';
-
-export type ConsoleRole = 'operator' | 'developer';
-
-export interface ConsoleSession {
-  role: ConsoleRole;
-  /** The developer's project; null for an operator, who sees every project. */
-  projectId: string | null;
-  /** The API key a developer signed in with; null for an operator. */
-  keyId: string | null;
-  expiresAtMs: number;
-}
-
-export interface SessionStore {
-  insert(idHash: string, session: ConsoleSession, createdAtMs: number): Promise<void>;
-  /** The session if unexpired at `nowMs` and, for a developer, its key is not revoked. */
-  findLive(idHash: string, nowMs: number): Promise<ConsoleSession | undefined>;
-  delete(idHash: string): Promise<void>;
-  deleteExpired(nowMs: number): Promise<void>;
-}
+import type { ConsoleSession, SessionStore } from './session-store.port.js';
 
 export interface SignedIn {
   /** The cookie's value: never stored, never logged. */

@@ -9,7 +9,7 @@
  * Metrics are over the answer's top choice (for noul: P(yes) against yes): accuracy,
  * Brier score (summed over options), ECE over 15 bins of the top probability.
  */
-import { calibrationMetrics, fitTemperatureBias, type CalibrationMetrics } from '../../inference/classifier/calibration.js';
+import { calibrationMetrics, fitTemperatureBias, type CalibrationMetrics } from '../shared/classification/calibration.js';
 import { argmax, calibrateOptions, calibrateYes, IDENTITY, type Calibrator } from './answers.js';
 import type { QuestionType } from './validation.js';
 

@@ -6,7 +6,7 @@
  * planned (plan.ts: label-mapped, brand safety / purchase intent, or zero-shot), and the
  * state scored once by the model; the call is billed on input tokens only.
  */
-import type { ModelConfig } from '../../config/schema.js';
+import type { ModelSpec } from '../models/model-spec.types.js';
 import type { Caller } from '../identity/caller.js';
 import { meteredCall } from '../billing/meter.js';
 import { AppError, invalidRequest, notFound } from '../shared/errors.js';
@@ -23,7 +23,7 @@ import {
 } from './answers.js';
 import { planQuestion, sensitiveTopicsRoot, zeroShotWanted, type LabelRef, type QuestionPlan } from './plan.js';
 import type { DecisionModel, DecisionScorer, StateScores, ZeroShotScores } from './scorer.port.js';
-import type { LabelSetName } from '../../inference/classifier/label-sets.js';
+import type { LabelSetName } from '../shared/classification/label-sets.js';
 import { freeTextString, readDecisionRequest, unprocessable, type DecisionQuestion, type FreeText, type KeyOrders } from './validation.js';
 
 export const DECISION_ROUTE = '/v1/systemone';
@@ -43,7 +43,7 @@ export interface DecisionSettings {
 }
 
 export interface ModelLookup {
-  find(name: string): ModelConfig | undefined;
+  find(name: string): ModelSpec | undefined;
 }
 
 export interface DecisionResponse {
@@ -62,7 +62,7 @@ export class DecisionService {
     private readonly settings: DecisionSettings,
   ) {}
 
-  async resolveModel(name: string): Promise<ModelConfig> {
+  async resolveModel(name: string): Promise<ModelSpec> {
     const lower = name.toLowerCase();
     const alias = this.settings.aliases.some((a) => a.toLowerCase() === lower) || VERSIONED_ALIAS.test(name);
     const model = alias ? await this.#aliasTarget(name) : this.models.find(name);
@@ -82,9 +82,9 @@ export class DecisionService {
    * is ready, so a System One client works with no configuration. With several ready (or
    * none) the 404 names the setting that chooses.
    */
-  async #aliasTarget(name: string): Promise<ModelConfig | undefined> {
+  async #aliasTarget(name: string): Promise<ModelSpec | undefined> {
     if (this.settings.defaultModel !== null) return this.models.find(this.settings.defaultModel);
-    const configured = DECISION_MODELS.map((id) => this.models.find(id)).filter((m): m is ModelConfig => m !== undefined);
+    const configured = DECISION_MODELS.map((id) => this.models.find(id)).filter((m): m is ModelSpec => m !== undefined);
     const readiness = await Promise.all(configured.map((model) => this.scorer.ready(model)));
     const ready = configured.filter((_, i) => readiness[i]);
     if (ready.length === 1) return ready[0];
@@ -129,7 +129,7 @@ export class DecisionService {
    * The uncalibrated probabilities of one question about `state` (noul: [P(yes)]; choice
    * and score: one per option, summing to 1): what `sluice calibrate` fits on. Not billed.
    */
-  async uncalibrated(model: ModelConfig, state: FreeText, question: DecisionQuestion): Promise<number[]> {
+  async uncalibrated(model: ModelSpec, state: FreeText, question: DecisionQuestion): Promise<number[]> {
     if (model.id === DOMAIN_MODEL) assertDomainState(state);
     const decisionModel = await this.scorer.open(model);
     const plan = planQuestion(question, decisionModel.labelSets, model.entry.task !== 'moderation');

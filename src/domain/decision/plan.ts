@@ -15,7 +15,7 @@
  *   to buy/purchase" reads the Purchase Intent audiences.
  * - everything else is zero-shot (rule 5) over the texts listed here.
  */
-import type { LabelSet, LabelSetName } from '../../inference/classifier/label-sets.js';
+import type { LabelSet, LabelSetName } from '../shared/classification/label-sets.js';
 import { zeroShotQuestionKey, type ZeroShotQuestion } from './scorer.port.js';
 import { freeTextString, type DecisionQuestion } from './validation.js';
 

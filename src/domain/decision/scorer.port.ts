@@ -4,8 +4,8 @@
  * label scores and embedding (one backbone pass per request), embeddings of free texts
  * (cached across requests), its tokenizer, and the fitted calibrators.
  */
-import type { ModelConfig } from '../../config/schema.js';
-import type { LabelSet, LabelSetName } from '../../inference/classifier/label-sets.js';
+import type { ModelSpec } from '../models/model-spec.types.js';
+import type { LabelSet, LabelSetName } from '../shared/classification/label-sets.js';
 import type { ModelCalibration } from './answers.js';
 
 export type { ModelCalibration };
@@ -72,7 +72,7 @@ export interface DecisionModel {
 
 export interface DecisionScorer {
   /** Throws 503 `model_not_available` when the model cannot run. `requestId` goes to remote scorers. */
-  open(model: ModelConfig, signal?: AbortSignal, requestId?: string): Promise<DecisionModel>;
+  open(model: ModelSpec, signal?: AbortSignal, requestId?: string): Promise<DecisionModel>;
   /** Whether `open` would find the model runnable now (its files in place); cheap enough for the request path. */
-  ready(model: ModelConfig): Promise<boolean>;
+  ready(model: ModelSpec): Promise<boolean>;
 }

@@ -9,6 +9,7 @@
  * Caller-chosen question names are kept in a Map (never used as object keys here).
  */
 import { AppError } from '../shared/errors.js';
+import { jsonErrorPlace, placeAndReason } from '../shared/json-position.js';
 
 export const MAX_QUESTIONS = 16;
 export const MAX_CRITERIA = 32;
@@ -240,12 +241,15 @@ export function readDecisionRequest(body: unknown, order: KeyOrders = {}): Decis
   return { model: model as string, state: state as FreeText, questions };
 }
 
-/** FastAPI's answer to a body that is not JSON. */
-export function malformedJson(text: string, error: unknown): AppError {
-  const message = error instanceof Error ? error.message : String(error);
-  const at = /position (\d+)/.exec(message);
-  const position = at ? Number(at[1]) : text.length;
-  return unprocessable([{ type: 'json_invalid', loc: ['body', position], msg: 'JSON decode error', input: {}, ctx: { error: message } }]);
+/**
+ * FastAPI's answer to a body that is not JSON: `loc` holds the character position of the
+ * fault, as FastAPI's does, and `ctx.error` the line, column and reason in Sluice's words.
+ */
+export function malformedJson(text: string): AppError {
+  const place = jsonErrorPlace(text);
+  const index = place?.index ?? 0;
+  const error = place ? placeAndReason(place) : 'not valid JSON';
+  return unprocessable([{ type: 'json_invalid', loc: ['body', index], msg: 'JSON decode error', input: {}, ctx: { error } }]);
 }
 
 /** A body nesting deeper than `limit`: refused before parsing, in the shape of a JSON decode error. */

@@ -5,8 +5,8 @@
  * store that cannot answer refuses the request.
  */
 import type { Clock } from '../shared/clock.js';
-import type { ReplayGuard } from './replay-guard.js';
-import { replayKeyOf } from './replay-guard.js';
+import type { ReplayGuard } from './replay-guard.port.js';
+import { replayKeyOf } from './replay-guard.port.js';
 import { hmacKeyOf, verifySignature, type HmacKey, type RejectionReason, type SignedRequest } from './signature.js';
 
 export interface GatewayVerifierOptions {

@@ -1,7 +1,8 @@
 /**
  * The payment intermediary as Sluice sees it: an allowance check before billable work,
  * and usage reports after. A port, so a real intermediary's seller SDK can replace the
- * HTTP adapter (src/clients/intermediary-http.ts), whose wire contract the README shows.
+ * HTTP adapter (src/adapters/intermediary/intermediary-http.ts), whose wire contract
+ * docs/gateway.md shows.
  */
 
 export interface MeterQuantity {

@@ -8,7 +8,7 @@ import type { ApiKeyRecord, ApiKeyStore } from '../identity/api-key.types.js';
 import type { UsageRecord } from '../billing/usage.types.js';
 import type { ApiKeyAuthenticator } from '../identity/authenticator.js';
 import { generateApiKey } from '../identity/api-keys.js';
-import type { UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-report.js';
+import type { UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-reports.port.js';
 
 export interface ProjectsServiceDeps {
   projects: ProjectStore;

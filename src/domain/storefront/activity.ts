@@ -4,38 +4,11 @@
  * an agent's or a receipt's (a receipt by the SHA-256 of its id, all that is stored).
  * Read only, newest first, a page at a time.
  */
-import type { Page } from '../shared/pagination.js';
-import type { CreditAccount, CreditMovement, Rail } from './storefront.types.js';
+import type { CreditAccount, Rail } from './storefront.types.js';
+import type { AccountPosition } from './activity-store.port.js';
 
 export const RAILS: readonly Rail[] = ['x402', 'mpp', 'card'];
 export const HOLDER_KINDS: readonly ('agent' | 'receipt')[] = ['agent', 'receipt'];
-
-export interface PurchaseFilter {
-  rail?: Rail;
-}
-
-export interface AccountFilter {
-  holderKind?: 'agent' | 'receipt';
-}
-
-/**
- * Where an account stands in the list (newest first: creation time, then its key). An
- * account has no id of its own (its key is seller, holder kind, holder id), so the list's
- * cursor is this position, handed out as an opaque string by accountCursor().
- */
-export interface AccountPosition {
-  createdAtMs: number;
-  sellerId: string;
-  holderKind: string;
-  holderId: string;
-}
-
-export interface StorefrontActivityStore {
-  /** Purchase movements, newest first; `after` is the id of the last one of the previous page. */
-  purchases(filter: PurchaseFilter, limit: number, after?: string): Promise<Page<CreditMovement>>;
-  /** Accounts, newest first; `after` is the position of the last one of the previous page. */
-  accounts(filter: AccountFilter, limit: number, after?: AccountPosition): Promise<Page<CreditAccount>>;
-}
 
 const holderIdOf = (account: CreditAccount): string => (account.holder.kind === 'agent' ? account.holder.agentId : account.holder.receiptId);
 

@@ -2,7 +2,7 @@
  * Purchase amounts: `amountUsd` on the wire is a string of whole cents; inside, integer
  * micro-dollars. USDC has 6 decimals, so one micro-dollar is one atomic USDC unit.
  */
-import { storefrontError } from './storefront-errors.js';
+import { storefrontError } from '../shared/storefront-errors.js';
 
 const AMOUNT = /^(0|[1-9]\d{0,8})(?:\.(\d+))?$/;
 export const CARD_MINIMUM_MICROS = 500_000;

@@ -6,9 +6,9 @@
  */
 import type { Clock } from '../shared/clock.js';
 import { newId } from '../shared/ids.js';
-import type { CardRail, CheckoutStatus } from './card-rail.js';
-import type { PaymentAttempt, PaymentRail, PreparedPayment, Quote, RailOffer } from './payment-rail.js';
-import { paymentError, providerUnavailable } from './storefront-errors.js';
+import type { CardRail, CheckoutStatus } from './card-rail.port.js';
+import type { PaymentAttempt, PaymentRail, PreparedPayment, Quote, RailOffer } from './payment-rail.port.js';
+import { paymentError, providerUnavailable } from '../shared/storefront-errors.js';
 import type { StorefrontStore } from './storefront.types.js';
 
 const TERMINAL: Record<Exclude<CheckoutStatus, 'paid'>, [string, string]> = {

@@ -4,7 +4,7 @@
  * payment credential (MPP) with the agent token beside it. Exactly one agent token.
  */
 import { isReceiptId } from './receipts.js';
-import { invalidReceipt, invalidToken, storefrontError } from './storefront-errors.js';
+import { invalidReceipt, invalidToken, storefrontError } from '../shared/storefront-errors.js';
 
 export type Presented =
   | { kind: 'none' }

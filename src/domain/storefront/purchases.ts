@@ -6,10 +6,10 @@
 import type { Clock } from '../shared/clock.js';
 import { newId } from '../shared/ids.js';
 import { CARD_MINIMUM_MICROS, formatUsd, parseAmountUsd } from './amounts.js';
-import type { PaymentAttempt, PaymentRail, Quote } from './payment-rail.js';
+import type { PaymentAttempt, PaymentRail, Quote } from './payment-rail.port.js';
 import { newReceiptId, receiptHash } from './receipts.js';
 import { bearerRequired } from './credentials.js';
-import { paymentConsumed, planNotFound, providerUnavailable, storefrontError } from './storefront-errors.js';
+import { paymentConsumed, planNotFound, providerUnavailable, storefrontError } from '../shared/storefront-errors.js';
 import type { CreditHolder, StorefrontStore } from './storefront.types.js';
 import type { Seller } from './sellers.js';
 

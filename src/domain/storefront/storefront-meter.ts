@@ -1,28 +1,32 @@
 /**
  * The meter of storefront calls: paid from an agent's Credits or a receipt's credit on
- * one seller's ledger. As on /v1, a call holds its worst-case cost in the shared
- * ReservationBook (keyed by seller and holder) until it ends, so concurrent calls cannot
- * overdraw; when the balance cannot cover the worst case of a call known to have set no
- * output cap (`outputCapExplicit === false`), the call runs with a lower cap that it can
- * pay for instead of being refused. Settling writes the call's usage record (under the
- * seller's tenant project, with the agent or receipt as payer); the ledger draw is that
- * payer's debit, in the record's transaction. Then the hold is released.
+ * one seller's ledger. The same hold rules as /v1 (credit-meter.ts): a call holds its
+ * worst-case cost in the shared ReservationBook (keyed by seller and holder) until it
+ * ends, so concurrent calls cannot overdraw; a call that set no output cap and whose worst
+ * case does not fit holds the default output allowance, or a lower cap it can pay for,
+ * and runs with it; a call the balance pays for but whose credit other calls of the same
+ * holder hold waits for them (up to the policy's holdWaitMs); it is refused at once only
+ * when the balance itself cannot pay for it. Settling writes the call's usage record
+ * (under the seller's tenant project, with the agent or receipt as payer); the ledger
+ * draw is that payer's debit, in the record's transaction. Then the hold is released.
  */
 import { payerRef, type Principal } from '../identity/caller.js';
 import type { UsageRecord } from '../billing/usage.types.js';
-import type { Admission, Meter, MeteredCall, Settlement, SettledUsage } from '../billing/meter.js';
+import { HeldByOtherCalls, waitingForHeldCredit, type Admission, type Meter, type MeteredCall, type Settlement, type SettledUsage } from '../billing/meter.js';
 import type { Hold, ReservationBook } from '../billing/reservations.js';
+import { CreditFit } from '../billing/credit-fit.js';
+import { InputOverheads } from '../billing/input-overhead.js';
+import { OUTPUT_CAP_HEADER, wantedFrom, type CreditGrant, type HoldPolicy } from '../billing/credit-meter.js';
 import type { Clock } from '../shared/clock.js';
 import { AppError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { costMicros, type TokenPrice } from '../shared/money.js';
 import { formatUsd } from './amounts.js';
-import { invalidReceipt, paymentError, storefrontError } from './storefront-errors.js';
-import type { CreditHolder, StorefrontStore } from './storefront.types.js';
+import { invalidReceipt, paymentError, storefrontError } from '../shared/storefront-errors.js';
+import type { CreditAccount, CreditHolder, StorefrontStore } from './storefront.types.js';
 import type { Seller } from './sellers.js';
 
 export const REMAINING_CREDIT_HEADER = 'x-credit-remaining-usd';
-import { OUTPUT_CAP_HEADER } from '../billing/credit-meter.js';
 
 export { OUTPUT_CAP_HEADER };
 
@@ -35,6 +39,8 @@ export interface StorefrontMeterDeps {
   usage: { write(record: UsageRecord): Promise<void> };
   /** The storefront's path (its prefix), for links in refusals (plans, extend). */
   basePath: string;
+  /** How calls hold credit (the same settings as /v1's). */
+  policy: HoldPolicy;
 }
 
 function holderOf(principal: Principal): CreditHolder {
@@ -43,35 +49,76 @@ function holderOf(principal: Principal): CreditHolder {
   throw new AppError('internal', `the storefront meter cannot charge a ${payer.kind}`);
 }
 
+const usd = (micros: number) => `${formatUsd(Math.max(0, micros))} USD`;
+
+/**
+ * Account reads for admission: when the store cannot answer at once, the reads of one
+ * holder requested during one turn share one query, issued after all of them were
+ * requested (so none sees an older account than a read of its own would). A burst's calls
+ * waiting for credit all retry when a hold is given back: one query, not one per call.
+ */
+class AccountReads {
+  readonly #pending = new Map<string, Promise<CreditAccount | undefined>>();
+
+  constructor(private readonly store: StorefrontStore) {}
+
+  read(key: string, sellerId: string, holder: CreditHolder): Promise<CreditAccount | undefined> {
+    const now = this.store.accountNow?.(sellerId, holder);
+    if (now) return Promise.resolve(now.account);
+    let pending = this.#pending.get(key);
+    if (!pending) {
+      pending = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        this.#pending.delete(key);
+        return this.store.account(sellerId, holder);
+      });
+      this.#pending.set(key, pending);
+    }
+    return pending;
+  }
+}
+
 export class StorefrontMeter implements Meter {
+  readonly #accounts: AccountReads;
+  readonly #overheads = new InputOverheads();
+
   constructor(
     private readonly seller: Seller,
     private readonly deps: StorefrontMeterDeps,
-  ) {}
+  ) {
+    this.#accounts = new AccountReads(deps.store);
+  }
 
-  async admit(principal: Principal, call: MeteredCall): Promise<Admission> {
+  async admit(principal: Principal, original: MeteredCall): Promise<Admission> {
     const holder = holderOf(principal);
+    const call = this.#overheads.estimateOf(original);
+    const price = this.deps.priceOf(call.model);
+    const fit = new CreditFit(call, (input, output) => costMicros(price, input, output), this.deps.policy);
+    const grant = await waitingForHeldCredit(() => this.#hold(holder, fit), this.deps.policy.holdWaitMs);
+    return new StorefrontAdmission(this.seller.id, principal, holder, call, grant.hold, price, this.#overheads, this.deps, grant.outputCap);
+  }
+
+  async #hold(holder: CreditHolder, fit: CreditFit): Promise<CreditGrant> {
     const key = `${this.seller.id}|${holder.kind}|${holder.kind === 'agent' ? holder.agentId : holder.receiptId}`;
-    const { reservations, store } = this.deps;
+    const { reservations } = this.deps;
     const epoch = reservations.beginRead();
     try {
-      const now = store.accountNow?.(this.seller.id, holder);
-      const account = now ? now.account : await store.account(this.seller.id, holder);
+      const account = await this.#accounts.read(key, this.seller.id, holder);
       if (!account || account.status !== 'active') throw holder.kind === 'receipt' ? invalidReceipt() : this.#planRequired();
-      const price = this.deps.priceOf(call.model);
-      const estimate = call.estimateMicros ?? costMicros(price, call.inputTokens, call.maxOutputTokens);
-      let hold = reservations.tryHold(key, account.balanceMicros, estimate, epoch);
-      let outputCap: number | undefined;
-      if (!hold && call.outputCapExplicit === false && call.estimateMicros === undefined && price.outputPerMillionUsd > 0) {
-        const available = account.balanceMicros - reservations.heldFor(key) - costMicros(price, call.inputTokens, 0);
-        const cap = Math.min(call.maxOutputTokens - 1, Math.floor(available / price.outputPerMillionUsd));
-        if (cap >= 1) {
-          hold = reservations.tryHold(key, account.balanceMicros, costMicros(price, call.inputTokens, cap), epoch);
-          outputCap = hold ? cap : undefined;
-        }
-      }
-      if (!hold) throw this.#outOfCredit(holder, account.balanceMicros - reservations.heldFor(key));
-      return new StorefrontAdmission(this.seller.id, principal, holder, call, hold, price, this.deps, outputCap);
+      const balance = account.balanceMicros;
+      if (!fit.payableFrom(balance)) throw this.#outOfCredit(holder, `cannot cover this call, which needs at least ${usd(fit.leastMicros)}`, balance);
+      const free = reservations.freeOf(key, balance, epoch);
+      const wanted = wantedFrom(fit, balance, free, 'free');
+      const hold = wanted && reservations.tryHold(key, balance, wanted.micros, epoch);
+      if (hold) return wanted.outputCap === undefined ? { hold } : { hold, outputCap: wanted.outputCap };
+      const since = reservations.releasesOf(key);
+      const heldTooLong = (waitedMs: number) =>
+        this.#outOfCredit(
+          holder,
+          `covers this call (at least ${usd(fit.leastMicros)}), but calls in flight held all but ${usd(free)} of it for the ${waitedMs} ms this call waited`,
+          balance,
+        );
+      const cause = new HeldByOtherCalls((timeoutMs, signal) => reservations.whenReleased(key, since, timeoutMs, signal), heldTooLong);
+      throw new AppError('insufficient_quota', 'The credit is held by calls in flight', { cause });
     } finally {
       reservations.endRead(epoch);
     }
@@ -84,13 +131,14 @@ export class StorefrontMeter implements Meter {
     });
   }
 
-  #outOfCredit(holder: CreditHolder, availableMicros: number) {
+  /** The refusal for a holder whose credit, `balanceMicros`, `why` (names what the call needs). */
+  #outOfCredit(holder: CreditHolder, why: string, balanceMicros: number) {
     if (holder.kind === 'receipt') {
-      return availableMicros <= 0
+      return balanceMicros <= 0
         ? paymentError('receipt_credit_exhausted', 'The receipt has no credit left; receipts cannot be topped up')
-        : paymentError('receipt_credit_insufficient', 'The receipt\'s credit cannot cover this call; receipts cannot be topped up');
+        : paymentError('receipt_credit_insufficient', `The receipt's credit (${usd(balanceMicros)}) ${why}; receipts cannot be topped up`);
     }
-    return paymentError('usage_exhausted', 'Your Credits cannot cover this call; extend them and retry', {
+    return paymentError('usage_exhausted', `Your Credits (${usd(balanceMicros)}) ${why}; extend them and retry`, {
       extend: { url: `${this.deps.basePath}/extend`, method: 'POST' },
     });
   }
@@ -107,6 +155,7 @@ class StorefrontAdmission implements Admission {
     private readonly call: MeteredCall,
     private readonly hold: Hold,
     private readonly price: TokenPrice,
+    private readonly overheads: InputOverheads,
     private readonly deps: StorefrontMeterDeps,
     readonly outputCap?: number,
   ) {
@@ -116,20 +165,23 @@ class StorefrontAdmission implements Admission {
   async settle(usage: SettledUsage): Promise<Settlement> {
     if (this.#done) throw new AppError('internal', 'a metered call was settled twice');
     this.#done = true;
+    this.overheads.observe(this.call, usage);
     const record: UsageRecord = {
       id: newId('usage_'),
       projectId: this.principal.projectId,
       keyId: null,
       payer: payerRef(this.principal.payer),
-      model: this.call.model,
+      model: usage.model ?? this.call.model,
       route: this.call.route,
       inputTokens: usage.inputTokens,
       outputTokens: usage.outputTokens,
-      costMicros: usage.costMicros ?? costMicros(this.price, usage.inputTokens, usage.outputTokens),
+      // A fallback that served is billed at its own price.
+      costMicros: usage.costMicros ?? costMicros(usage.model ? this.deps.priceOf(usage.model) : this.price, usage.inputTokens, usage.outputTokens),
       requestId: this.call.requestId,
       status: usage.status,
       createdAtMs: this.deps.clock.nowMs(),
     };
+    if (usage.deployment !== undefined) record.deployment = usage.deployment;
     let balance: number;
     try {
       await this.deps.usage.write(record);

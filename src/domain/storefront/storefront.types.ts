@@ -3,7 +3,7 @@
  * integer micro-dollars; one ledger of credit movements is the source of every balance.
  */
 
-import type { Payer } from '../identity/caller.js';
+import type { Payer } from '../identity/payer.types.js';
 
 /**
  * Who holds storefront credit: an agent, or a receipt, whose `receiptId` here is the

@@ -13,11 +13,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
 import { rateLimitKeyOf, type Caller, type Principal } from '../../domain/identity/caller.js';
-import type { RateDecision } from '../../storage/rate-limit/rate-limiter.js';
+import type { RateDecision } from '../../domain/identity/rate-limiter.port.js';
 import { captureBody } from '../raw-body.js';
 import { jsonParseOptions, parseJsonText } from '../plugins/json-body.js';
 import { ReplyHeaderChannel } from '../reply-headers.js';
-import type { ScopeRateLimit } from '../scope-policy.js';
+import type { ScopeRateLimit } from '../scopes/scope-policy.js';
 import type { AuthStrategy } from './strategy.js';
 
 declare module 'fastify' {
@@ -38,7 +38,8 @@ export const principalOf = (request: FastifyRequest): Principal => callerOf(requ
 
 export interface CallerAuthOptions {
   strategy: AuthStrategy;
-  rateLimit: ScopeRateLimit;
+  /** Absent: callers are admitted without a rate limit. */
+  rateLimit?: ScopeRateLimit;
   /** Paths under the scope that need no credentials. */
   publicPaths?: ReadonlySet<string>;
 }
@@ -56,9 +57,9 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
   if (!scope.hasRequestDecorator('caller')) scope.decorateRequest('caller', null);
   if (!scope.hasRequestDecorator('rawBody')) scope.decorateRequest('rawBody', null);
   const { strategy, rateLimit } = options;
-  const limit = String(rateLimit.requestsPerMinute);
-  const keyOf = rateLimit.keyOf ?? rateLimitKeyOf;
-  const exceededMessage = rateLimit.exceededMessage ?? API_KEY_LIMIT_MESSAGE;
+  const limit = String(rateLimit?.requestsPerMinute);
+  const keyOf = rateLimit?.keyOf ?? rateLimitKeyOf;
+  const exceededMessage = rateLimit?.exceededMessage ?? API_KEY_LIMIT_MESSAGE;
 
   const decide = (request: FastifyRequest, reply: FastifyReply, caller: Caller, decision: RateDecision, done: Done) => {
     reply.header('x-ratelimit-limit-requests', limit);
@@ -72,6 +73,10 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
   };
 
   const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller, done: Done) => {
+    if (!rateLimit) {
+      request.caller = { principal: caller.principal, meter: caller.meter, reply: new ReplyHeaderChannel(reply) };
+      return done();
+    }
     let decision: RateDecision | Promise<RateDecision>;
     try {
       decision = rateLimit.limiter.consume(keyOf(caller.principal));

@@ -1,13 +1,15 @@
 /**
- * The storefront chat route's strategy (headers only): an agent access token
- * (`Authorization: Bearer`, or `GW-Agent-Authorization: Bearer` beside an MPP
- * `Authorization: Payment` credential) or a receipt (`Authorization: Receipt`). Callers
- * pay through the seller's StorefrontMeter.
+ * The storefront's strategy (headers only): an agent access token (`Authorization:
+ * Bearer`, or `GW-Agent-Authorization: Bearer` beside an MPP `Authorization: Payment`
+ * credential) or a receipt (`Authorization: Receipt`). Callers pay through the seller's
+ * StorefrontMeter.
  *
- * The spec checks `model` before the credential, so a credential that is missing or
- * fails is not refused here: the caller is admitted with a meter that refuses with that
- * error when the call is admitted, after the request was validated and its model routed.
- * Nothing billable runs before that refusal.
+ * The spec checks `model` (on chat) and the body (on a purchase) before the credential,
+ * so a credential that is missing or fails is not refused here: the caller is admitted
+ * with a meter that refuses with that error when the call is admitted, after the request
+ * was validated; a handler that reads the credential raises it (`refusalOf`). Nothing
+ * billable runs before that refusal. With `credential: 'optional'` (the catalog,
+ * purchases, entitlements), a request that presents nothing is a visitor, not refused.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Caller, Principal } from '../../domain/identity/caller.js';
@@ -20,11 +22,19 @@ import { AppError } from '../../domain/shared/errors.js';
 import { headerOf, type AuthStrategy } from './strategy.js';
 
 /** A meter that admits nothing: the credential's refusal, raised at admission. */
-const refusing = (error: unknown): Meter => ({
-  admit() {
-    throw error;
-  },
-});
+class RefusingMeter implements Meter {
+  constructor(readonly refusal: unknown) {}
+
+  admit(): never {
+    throw this.refusal;
+  }
+}
+
+/** Why the strategy would not admit this caller's credential, or undefined when it did (or none was needed). */
+export const refusalOf = (caller: Caller): unknown => (caller.meter instanceof RefusingMeter ? caller.meter.refusal : undefined);
+
+/** The caller kind of a storefront request that presents no credential where none is needed. */
+export const STOREFRONT_VISITOR = 'storefront_visitor';
 
 export interface StorefrontStrategyDeps {
   tokens: AgentTokenService;
@@ -32,6 +42,8 @@ export interface StorefrontStrategyDeps {
   meterOf(seller: Seller): Meter;
   audienceOf(seller: Seller): string;
   tokenPath: string;
+  /** `optional`: a request that presents no agent token nor receipt is admitted as a visitor (who cannot be metered). */
+  credential: 'required' | 'optional';
 }
 
 export class StorefrontStrategy implements AuthStrategy {
@@ -49,6 +61,8 @@ export class StorefrontStrategy implements AuthStrategy {
         return this.#caller(seller, { kind: 'receipt', projectId: projectOf(seller), keyId: null, subject: `receipt:${receiptId}`, payer: { kind: 'receipt', receiptId } });
       }
       const token = presented.kind === 'bearer' ? presented.token : presented.kind === 'payment' ? presented.bearer : null;
+      // No agent token (nothing, or a payment credential alone): a visitor where that is enough.
+      if (token === null && this.deps.credential === 'optional') return this.#visitor(request, seller);
       if (token === null) return this.#refused(request, seller, bearerRequired('Send your agent access token as "Authorization: Bearer <token>"', this.deps.tokenPath));
       const agent = this.deps.tokens.verify(token, this.deps.audienceOf(seller));
       if (typeof agent === 'string') return this.#agent(seller, agent);
@@ -70,7 +84,14 @@ export class StorefrontStrategy implements AuthStrategy {
   #refused(request: FastifyRequest, seller: Seller, error: unknown): Caller {
     return {
       principal: { kind: 'storefront_agent', projectId: projectOf(seller), keyId: null, subject: `anonymous:${request.ip}`, payer: { kind: 'agent', agentId: '' } },
-      meter: refusing(error),
+      meter: new RefusingMeter(error),
+    };
+  }
+
+  #visitor(request: FastifyRequest, seller: Seller): Caller {
+    return {
+      principal: { kind: STOREFRONT_VISITOR, projectId: projectOf(seller), keyId: null, subject: `anonymous:${request.ip}`, payer: { kind: 'agent', agentId: '' } },
+      meter: new RefusingMeter(bearerRequired('Send your agent access token as "Authorization: Bearer <token>"', this.deps.tokenPath)),
     };
   }
 }

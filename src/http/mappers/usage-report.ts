@@ -1,5 +1,5 @@
 /** Usage report rows (one per bucket and group) → the wire's buckets with their results. */
-import type { UsageBucketRow, UsageReportQuery } from '../../domain/billing/usage-report.js';
+import type { UsageBucketRow, UsageReportQuery } from '../../domain/billing/usage-reports.port.js';
 import { toUnixSeconds } from '../../domain/shared/clock.js';
 import { microsToUsd } from '../../domain/shared/money.js';
 

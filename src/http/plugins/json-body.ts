@@ -15,17 +15,27 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { AppError } from '../../domain/shared/errors.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../../domain/shared/json-depth.js';
-import { describeJsonError } from '../../domain/shared/json-position.js';
+import { jsonErrorPlace, placeAndReason } from '../../domain/shared/json-position.js';
+import { stripByteOrderMark } from '../../domain/shared/json-syntax.js';
 
 export const tooDeep = () =>
   new AppError('invalid_request', `Request body nests deeper than ${MAX_JSON_DEPTH} levels, the limit for JSON bodies`, {
     code: 'json_too_deep',
   });
 
+/** secure-json-parse's refusal of `__proto__` and `constructor.prototype` keys. */
+const FORBIDDEN_PROTOTYPE = 'Object contains forbidden prototype property';
 const emptyBody = () => new AppError('invalid_request', 'Request body is empty; send a JSON object', { code: 'invalid_json' });
-/** Where the body stops being JSON, so the client can find the mistake. */
+/**
+ * Where the body stops being JSON, so the client can find the mistake. Valid JSON that
+ * secure-json-parse refused has no place: its refusal (a forbidden `__proto__` key) is
+ * the library's fixed wording, passed on; anything else the parser said is not.
+ */
 export function invalidJson(text: string, error: unknown): AppError {
-  return new AppError('invalid_request', describeJsonError('Invalid JSON body', text, error), { code: 'invalid_json' });
+  const place = jsonErrorPlace(text);
+  const refusal = error instanceof Error && error.message === FORBIDDEN_PROTOTYPE ? FORBIDDEN_PROTOTYPE : 'not valid JSON';
+  const message = place ? `Invalid JSON body at ${placeAndReason(place)}` : `Invalid JSON body: ${refusal}`;
+  return new AppError('invalid_request', message, { code: 'invalid_json' });
 }
 
 interface BodySchema {
@@ -43,7 +53,9 @@ function bodyIsOptional(request: FastifyRequest): boolean {
 type ParseOptions = { protoAction: 'error' | 'remove' | 'ignore'; constructorAction: 'error' | 'remove' | 'ignore' };
 
 /** The body of `text`, by the rules above; throws the AppError to answer. */
-export function parseJsonText(request: FastifyRequest, text: string, options: ParseOptions): unknown {
+export function parseJsonText(request: FastifyRequest, body: string, options: ParseOptions): unknown {
+  // Stripped here rather than by secure-json-parse, so that a fault's column is counted from what was parsed.
+  const text = stripByteOrderMark(body);
   if (text.trim() === '') {
     if (bodyIsOptional(request)) return {};
     throw emptyBody();

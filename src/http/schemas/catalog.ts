@@ -1,5 +1,6 @@
 /** `GET /v1/catalog`: the models page's view of the catalog. */
 import { Type } from '@sinclair/typebox';
+import { DeploymentStates } from './deployments.js';
 
 export const Catalog = Type.Object({
   object: Type.Literal('list'),
@@ -16,6 +17,7 @@ export const Catalog = Type.Object({
         description: 'an upstream model whose engine did not answer its last probe: since when (ISO 8601); null when it answered, or for an in-process model',
       }),
       unreachable_reason: Type.Union([Type.String(), Type.Null()], { description: 'why not, when unreachable: an error code (no host), e.g. ECONNREFUSED' }),
+      deployments: Type.Optional(DeploymentStates),
       detail: Type.Union([Type.String(), Type.Null()], { description: 'why it cannot run, when not ready' }),
       fixes: Type.Array(Type.String(), { description: 'what makes it run, when not ready' }),
       context_length: Type.Integer(),

@@ -1,5 +1,6 @@
 /** GET /v1/models and /v1/models/{id}: OpenAI's model-list shape. */
 import { Type } from '@sinclair/typebox';
+import { DeploymentStates } from './deployments.js';
 
 export const ModelIdParams = Type.Object({ id: Type.String({ description: 'a model id' }) });
 
@@ -11,6 +12,12 @@ export const ModelObject = Type.Object({
   unreachable_since: Type.Optional(
     Type.String({
       description: 'Sluice extension, on GET /v1/models/{id}: the model’s upstream has not answered since this time (ISO 8601); calls still try it',
+    }),
+  ),
+  deployments: Type.Optional(DeploymentStates),
+  not_ready: Type.Optional(
+    Type.String({
+      description: 'Sluice extension, on GET /v1/models/{id}: the model’s files are in place but the in-process runtime that runs them is not installed, and the command that installs it',
     }),
   ),
 });

@@ -11,6 +11,16 @@ export const Readiness = Type.Object({
       description: 'per upstream model: `reachable` or `unreachable since <ISO time> (<code>)`; informs only, never makes the replica not ready',
     }),
   ),
+  deployments: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'per deployment of a model with several: `ready`, `cooling down until <ISO time>` or `unreachable since <ISO time> (<code>)`; informs only',
+    }),
+  ),
+  runtimes: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'per in-process runtime that a pulled model needs and this install lacks: what is missing and the command that adds it; informs only',
+    }),
+  ),
 });
 
 export const MetricsText = Type.String({ description: 'Prometheus text exposition format' });

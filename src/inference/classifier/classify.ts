@@ -4,7 +4,7 @@
  * enriched models the keyphrases (one more backbone call for all candidates) and the
  * user intent (zero-shot over the four intents, normalised to sum to 1).
  */
-import type { ModerationResult } from '../backend.js';
+import type { ModerationResult } from '../../domain/models/inference-backend.port.js';
 import type { ClassifierPack, PackScores } from './pack.js';
 import { domainToWords } from './domain-words.js';
 import { extractKeyphrases, isStopWord, words } from './keywords.js';

@@ -7,6 +7,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ManifestError } from './manifest.js';
 import type { LinearHead } from './scoring.js';
+import { jsonErrorPlace, placeAndReason } from '../../domain/shared/json-position.js';
 
 export const HEAD_FORMAT = 1;
 
@@ -37,11 +38,19 @@ export function headToJson(set: string, backbone: string, head: LinearHead): str
 
 export async function readHead(file: string, packId: string, backbone: { fingerprint: string; dim: number }): Promise<LinearHead> {
   const name = `${packId}/${path.basename(path.dirname(file))}/${path.basename(file)}`;
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ManifestError(`${name}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'unknown error'})`);
+  }
   let parsed: HeadFile;
   try {
-    parsed = JSON.parse(await readFile(file, 'utf8')) as HeadFile;
-  } catch (err) {
-    throw new ManifestError(`${name}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    parsed = JSON.parse(text) as HeadFile;
+  } catch {
+    // The place in Sluice's words, not the parser's: this message reaches clients in a 503.
+    const place = jsonErrorPlace(text);
+    throw new ManifestError(`${name}: not valid JSON${place ? ` (${placeAndReason(place)})` : ''}`);
   }
   const bad = (key: string, what: string) => new ManifestError(`${name}: key ${key}: ${what}`);
   if (parsed.format !== HEAD_FORMAT) throw bad('format', `must be ${HEAD_FORMAT}`);

@@ -8,7 +8,7 @@
  */
 import { open } from 'node:fs/promises';
 import { AppError } from '../../domain/shared/errors.js';
-import { findLabel, type LabelSetName } from './label-sets.js';
+import { findLabel, type LabelSetName } from '../../domain/shared/classification/label-sets.js';
 import type { ClassifierPack } from './pack.js';
 
 export interface Example {

@@ -12,7 +12,7 @@
  * (hundreds to thousands of rows, 384 features) and a tested 100-line fit is enough.
  */
 import type { LinearHead } from './scoring.js';
-import { sigmoid } from './scoring.js';
+import { sigmoid } from '../../domain/shared/classification/calibration.js';
 
 export interface TrainOptions {
   l2: number;

@@ -8,7 +8,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { LABEL_SET_NAMES, MODERATION_LABELS, type LabelSetName } from './label-sets.js';
+import { LABEL_SET_NAMES, MODERATION_LABELS, type LabelSetName } from '../../domain/shared/classification/label-sets.js';
+import { jsonErrorPlace, placeAndReason } from '../../domain/shared/json-position.js';
 
 export const MANIFEST_FILE = 'pack.json';
 export const PACK_FORMAT = 1;
@@ -127,8 +128,10 @@ export async function readManifest(dir: string, packId: string): Promise<PackMan
   let raw: unknown;
   try {
     raw = JSON.parse(text);
-  } catch (err) {
-    throw problem(packId, '', `not valid JSON (${(err as Error).message})`);
+  } catch {
+    // The place in Sluice's words, not the parser's: this message reaches clients in a 503.
+    const place = jsonErrorPlace(text);
+    throw problem(packId, '', place ? `not valid JSON (${placeAndReason(place)})` : 'not valid JSON');
   }
   return validateManifest(packId, raw);
 }

@@ -7,9 +7,9 @@
  * Content 1.0 scores come from Content 2.2 through the official mappings: a 1.0 code
  * scores the best of the 2.2 nodes it maps to, and a 1.0 tier-1 code its best child.
  */
-import type { ModerationResult } from '../backend.js';
+import type { ModerationResult } from '../../domain/models/inference-backend.port.js';
 import { loadIabTaxonomies, type Content10Node } from './taxonomy.js';
-import { MODERATION_LABELS, type Label, type LabelSet } from './label-sets.js';
+import { MODERATION_LABELS, type Label, type LabelSet } from '../../domain/shared/classification/label-sets.js';
 import { outputLimits, type OutputList, type PackManifest } from './manifest.js';
 import type { PackScores } from './pack.js';
 import { topK } from './scoring.js';

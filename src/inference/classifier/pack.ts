@@ -11,7 +11,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { labelSet, type LabelSet, type LabelSetName } from './label-sets.js';
+import { labelSet } from './label-set-loader.js';
+import type { LabelSet, LabelSetName } from '../../domain/shared/classification/label-sets.js';
 import { ZERO_SHOT_CALIBRATION, type PackManifest } from './manifest.js';
 import { calibrate, headLabelIndex, matVec, setLogits, setProbs, type LinearHead, type Matrix, type SetRows } from './scoring.js';
 import { readHead } from './heads.js';

@@ -4,7 +4,7 @@
  * calibration, with each curve's ECE in the legend. Plain SVG text: no plotting library
  * is needed for two polylines and an axis.
  */
-import type { CalibrationMetrics } from './calibration.js';
+import type { CalibrationMetrics } from '../../domain/shared/classification/calibration.js';
 
 const SIZE = 360;
 const PAD = 48;

@@ -9,7 +9,8 @@
  * (label-product.ts) and only rolls them up here (`setProbs`); the JavaScript `matVec`
  * and `calibrate` serve the offline paths (training, calibration) and free labels.
  */
-import type { LabelSet } from './label-sets.js';
+import { sigmoid } from '../../domain/shared/classification/calibration.js';
+import type { LabelSet } from '../../domain/shared/classification/label-sets.js';
 import type { SetCalibration } from './manifest.js';
 
 /** A row-major [rows × dim] matrix. */
@@ -61,12 +62,6 @@ export function matVec(m: Matrix, x: Float32Array, out: Float32Array = new Float
     out[r] = s;
   }
   return out;
-}
-
-/** σ(z) with one exponential of a non-positive number (no overflow, no second exp for z < 0). */
-export function sigmoid(z: number): number {
-  const e = Math.exp(-Math.abs(z));
-  return z >= 0 ? 1 / (1 + e) : e / (1 + e);
 }
 
 export function calibrate(logits: Float32Array, cal: SetCalibration): Float32Array {

@@ -10,18 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** A taxonomy's unique id: a number, or an alphanumeric string (Content 2.2's Sensitive Topics). */
-export type TaxonomyId = number | string;
-
-export interface TaxonomyNode {
-  id: TaxonomyId;
-  /** null for a tier-1 node. */
-  parentId: TaxonomyId | null;
-  name: string;
-  /** Tier names from tier 1 down to this node (its tier is `tiers.length`). */
-  tiers: string[];
-}
+import type { TaxonomyId, TaxonomyNode } from '../../domain/shared/classification/taxonomy.types.js';
 
 export interface Taxonomy {
   name: string;

@@ -7,13 +7,13 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { LabelSetName } from './label-sets.js';
+import type { LabelSetName } from '../../domain/shared/classification/label-sets.js';
 import { MANIFEST_FILE, type PackManifest, type SetCalibration } from './manifest.js';
 import type { ClassifierPack } from './pack.js';
 import { atomicWrite, headToJson } from './heads.js';
 import { DEFAULT_TRAIN, shuffled, trainHead, type TrainOptions } from './logistic.js';
 import { calibrate, rollUp, type LinearHead } from './scoring.js';
-import { calibrationMetrics, fitTemperatureBias, labelReports, thresholdFor, type CalibrationMetrics, type LabelReport } from './calibration.js';
+import { calibrationMetrics, fitTemperatureBias, labelReports, thresholdFor, type CalibrationMetrics, type LabelReport } from '../../domain/shared/classification/calibration.js';
 
 export interface SetTrainingReport {
   set: LabelSetName;

@@ -23,7 +23,7 @@
  * missing options, and never more than the least likely listed token (it ranked below
  * every one of them); both bound its true probability from above.
  */
-import type { ChatMessage, TokenLogprob } from '../backend.js';
+import type { ChatMessage, TokenLogprob } from '../../domain/models/inference-backend.port.js';
 import { AppError } from '../../domain/shared/errors.js';
 import { zeroShotQuestionKey, type ZeroShotQuestion, type ZeroShotScores } from '../../domain/decision/scorer.port.js';
 

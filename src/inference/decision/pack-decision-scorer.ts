@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { ModelConfig } from '../../config/schema.js';
+import type { ModelSpec } from '../../domain/models/model-spec.types.js';
 import type { DecisionModel, DecisionScorer, ModelCalibration, StateScores, ZeroShotRequest, ZeroShotScorerKind, ZeroShotScores } from '../../domain/decision/scorer.port.js';
 import { embedCached, embeddingScores, nliScores, type NliRunner } from './zero-shot-scores.js';
 import { llmScores, type NextTokenRunner } from './llm-scores.js';
@@ -20,7 +20,7 @@ import type { ModelRegistry } from '../registry.js';
 import { OnnxBackend } from '../backends/onnx/index.js';
 import { packText } from '../classifier/classify.js';
 import type { ClassifierPack } from '../classifier/pack.js';
-import type { LabelSetName } from '../classifier/label-sets.js';
+import type { LabelSetName } from '../../domain/shared/classification/label-sets.js';
 
 export const DECISION_CALIBRATION_FILE = 'decision-calibration.json';
 /** Cached text embeddings per backbone (a few MB at 384 dimensions). */
@@ -69,7 +69,7 @@ export class PackDecisionScorer implements DecisionScorer {
     private readonly scorers: ScorerSettings = { byModel: {}, nliModel: 'deberta-v3-small', llmModel: null },
   ) {}
 
-  async open(model: ModelConfig, signal?: AbortSignal, requestId?: string): Promise<DecisionModel> {
+  async open(model: ModelSpec, signal?: AbortSignal, requestId?: string): Promise<DecisionModel> {
     const backend = await this.registry.backendFor(model, model.entry.task === 'moderation' ? 'moderate' : 'runTask');
     if (!(backend instanceof OnnxBackend)) {
       throw new AppError('unavailable', `Model ${model.id} answers decisions only on its in-process classifier pack; remove models.${model.id}.backend and base_url from sluice.yaml`, {
@@ -85,7 +85,7 @@ export class PackDecisionScorer implements DecisionScorer {
   }
 
   /** A decision model runs on its in-process pack: ready when the onnx backend has its files (the registry caches this). */
-  async ready(model: ModelConfig): Promise<boolean> {
+  async ready(model: ModelSpec): Promise<boolean> {
     const status = await this.registry.status(model);
     return status.ready && status.backend === 'onnx';
   }
@@ -124,7 +124,7 @@ export class PackDecisionScorer implements DecisionScorer {
     return (premise, hypotheses) => backend.nliPairs(model, premise, hypotheses, signal);
   }
 
-  #model(model: ModelConfig, pack: ClassifierPack, nli: NliRunner | null, llm: NextTokenRunner | null): DecisionModel {
+  #model(model: ModelSpec, pack: ClassifierPack, nli: NliRunner | null, llm: NextTokenRunner | null): DecisionModel {
     const { backbone } = pack;
     let cache = this.#caches.get(backbone.fingerprint);
     if (!cache) this.#caches.set(backbone.fingerprint, (cache = { vectors: new TextCache(), tokens: new TextCache() }));
@@ -154,7 +154,7 @@ export class PackDecisionScorer implements DecisionScorer {
   }
 
   /** The model's fitted calibrators, or null (identity) when none are stored. */
-  #calibration(model: ModelConfig): ModelCalibration | null {
+  #calibration(model: ModelSpec): ModelCalibration | null {
     const file = path.join(model.binding.path ?? '', DECISION_CALIBRATION_FILE);
     let mtimeMs = 0;
     try {

@@ -9,7 +9,8 @@
  * the default; `all` takes everything.
  */
 import path from 'node:path';
-import type { Config, ModelConfig } from '../../config/schema.js';
+import type { Config } from '../../config/schema.js';
+import type { ModelSpec } from '../../domain/models/model-spec.types.js';
 import { HubClient, HubError, type HubFile } from './hub-client.js';
 
 export interface PullOptions {
@@ -45,7 +46,7 @@ export function globMatcher(pattern: string): (file: string) => boolean {
   return pattern.includes('/') ? (file) => re.test(file) : (file) => re.test(path.posix.basename(file));
 }
 
-export function selectFiles(files: HubFile[], model: ModelConfig, options: PullOptions): HubFile[] {
+export function selectFiles(files: HubFile[], model: ModelSpec, options: PullOptions): HubFile[] {
   if (options.all) return files;
   if (options.include && options.include.length > 0) {
     const matchers = options.include.map(globMatcher);
@@ -60,7 +61,7 @@ export function selectFiles(files: HubFile[], model: ModelConfig, options: PullO
   return files;
 }
 
-export function findModel(config: Readonly<Config>, id: string): ModelConfig {
+export function findModel(config: Readonly<Config>, id: string): ModelSpec {
   const model = Object.values(config.models).find((m) => m.id.toLowerCase() === id.toLowerCase());
   if (!model) throw new HubError(`Unknown model ${id}; \`sluice models list\` shows every id`);
   return model;

@@ -42,6 +42,8 @@ export interface UsageRecordsTable {
   request_id: string;
   status: number;
   created_at: number;
+  /** The deployment that served the call (migration 0011); NULL for in-process models. */
+  deployment: string | null;
 }
 
 /** Uploads and batch outputs (migration 0002). `deleted_at` is the soft delete. */

@@ -7,7 +7,7 @@
  * every request; its promise and the turns after it were a measurable share of the proxy
  * path's CPU at saturation (bench/RESULTS.md). This answers synchronously.
  */
-import type { RateDecision, RateLimiter } from './rate-limiter.js';
+import type { RateDecision, RateLimiter } from '../../domain/identity/rate-limiter.port.js';
 
 interface Window {
   count: number;

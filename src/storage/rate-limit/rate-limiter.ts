@@ -8,20 +8,7 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { FixedWindowCounter } from './fixed-window.js';
-
-export interface RateDecision {
-  allowed: boolean;
-  remaining: number;
-  retryAfterSeconds: number;
-}
-
-export interface RateLimiter {
-  /** Counts one request of `key`; in memory the answer is immediate, through Redis it is a promise. */
-  consume(key: string): RateDecision | Promise<RateDecision>;
-  /** Readiness of a shared store (Redis): throws while it cannot be reached. */
-  check?(): Promise<void>;
-  close(): Promise<void>;
-}
+import type { RateDecision, RateLimiter } from '../../domain/identity/rate-limiter.port.js';
 
 const WINDOW_SECONDS = 60;
 

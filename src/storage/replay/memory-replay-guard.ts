@@ -3,7 +3,7 @@
  * added so it never holds more than the admitted requests of the last window.
  */
 import type { Clock } from '../../domain/shared/clock.js';
-import type { ReplayGuard } from '../../domain/gateway/replay-guard.js';
+import type { ReplayGuard } from '../../domain/gateway/replay-guard.port.js';
 
 export class MemoryReplayGuard implements ReplayGuard {
   readonly #expiries = new Map<string, number>();

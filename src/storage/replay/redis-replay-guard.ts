@@ -1,6 +1,6 @@
 /** The replay store shared by replicas: one `SET key 1 NX EX ttl` per admitted request. */
 import { Redis } from 'ioredis';
-import type { ReplayGuard } from '../../domain/gateway/replay-guard.js';
+import type { ReplayGuard } from '../../domain/gateway/replay-guard.port.js';
 
 export class RedisReplayGuard implements ReplayGuard {
   readonly #redis: Redis;

@@ -72,10 +72,10 @@ describe('key revoked mid-batch', () => {
     const gate = new Gate();
     scriptUpstream(upstream, () => 'ok', gate);
     const tenant = await server.newTenant();
-    const poller = await server.container.projects.createKey(tenant.projectId, 'poller');
+    const poller = await server.core.projects.createKey(tenant.projectId, 'poller');
     const { batch } = await startBatch(server.baseUrl, tenant.key, requestLines(6));
     await upstream.waitForRequests(2, '/chat/completions', 20_000);
-    await server.container.projects.revokeKey(tenant.keyId);
+    await server.core.projects.revokeKey(tenant.keyId);
     gate.open();
     const done = await waitForBatch(server.baseUrl, poller.key, batch.id, isTerminal);
     expect(done.status).toBe('completed');
@@ -105,12 +105,12 @@ describe('quota', () => {
     expect(seen.size).toBe(9);
     expect(output.length).toBe(3);
     expect(errors.length).toBe(6);
-    expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
+    expect((await server.core.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
     for (const l of errors) {
       expect(l.error.code).toBe('insufficient_quota');
       expect(l.error.message).toMatch(/^\[legacy:http_429\] /);
     }
-    const usage = await server.container.projects.listUsage(tenant.projectId, 100);
+    const usage = await server.core.projects.listUsage(tenant.projectId, 100);
     expect(usage.items).toHaveLength(output.length);
   });
 });

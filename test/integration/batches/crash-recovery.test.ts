@@ -57,17 +57,17 @@ async function expectExactlyOnce(key: string, projectId: string, done: any, bala
   expect(output).toHaveLength(LINES);
   expect(seen.size).toBe(LINES);
   expect([...seen.values()].every((n) => n === 1)).toBe(true);
-  const usage = await server.container.projects.listUsage(projectId, 1000);
+  const usage = await server.core.projects.listUsage(projectId, 1000);
   expect(usage.items).toHaveLength(LINES);
   expect(new Set(usage.items.map((u) => u.requestId)).size).toBe(LINES);
   const spent = usage.items.reduce((sum, u) => sum + u.costMicros, 0);
-  expect((await server.container.projects.getProject(projectId)).balanceMicros).toBe(balanceBefore - spent);
+  expect((await server.core.projects.getProject(projectId)).balanceMicros).toBe(balanceBefore - spent);
 }
 
 describe('a worker process killed mid-batch', () => {
   it('SIGKILL: a restarted worker finishes the batch; each line once, billed once', async () => {
     const { key, projectId } = await server.newTenant({ balanceUsd: 1 });
-    const balanceBefore = (await server.container.projects.getProject(projectId)).balanceMicros;
+    const balanceBefore = (await server.core.projects.getProject(projectId)).balanceMicros;
     const { batch } = await startBatch(server.baseUrl, key, requestLines(LINES));
 
     const first = startWorker();
@@ -88,14 +88,14 @@ describe('a worker process killed mid-batch', () => {
   it('SIGTERM: the worker drains, hands its shards back at once, and exits 0', async () => {
     upstream.requests.length = 0;
     const { key, projectId } = await server.newTenant({ balanceUsd: 1 });
-    const balanceBefore = (await server.container.projects.getProject(projectId)).balanceMicros;
+    const balanceBefore = (await server.core.projects.getProject(projectId)).balanceMicros;
     const { batch } = await startBatch(server.baseUrl, key, requestLines(LINES));
 
     const first = startWorker();
     await waitForBatch(server.baseUrl, key, batch.id, (b) => b.request_counts.completed >= 40 || isTerminal(b), 90_000);
     first.kill('SIGTERM');
     expect(await first.exited, first.output()).toBe(0);
-    const leased = await server.container.database.db
+    const leased = await server.core.database.db
       .selectFrom('batch_shards')
       .select('id')
       .where('batch_id', '=', batch.id)

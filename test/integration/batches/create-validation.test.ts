@@ -77,7 +77,7 @@ describe('request parameters', () => {
 
   it('Input file object missing (404) when the record exists but its blob is gone', async () => {
     const fileId = await uploadOk(server.baseUrl, key, requestLines(2));
-    await server.container.blobs.delete(`files/${fileId}.jsonl`);
+    await server.core.blobs.delete(`files/${fileId}.jsonl`);
     const res = await createBatch(server.baseUrl, key, { input_file_id: fileId, endpoint: ENDPOINT });
     await expectRejected(res, `Input file object missing: ${fileId}`, undefined, 404);
   });
@@ -98,7 +98,7 @@ describe('file-level rules', () => {
     ftruncateSync(fd, 209_715_201);
     closeSync(fd);
     const now = Date.now();
-    await new FilesRepository(server.container.database).insert({
+    await new FilesRepository(server.core.database).insert({
       id, projectId, purpose: 'batch', filename: 'huge.jsonl', bytes: 209_715_201, blobKey, isError: false,
       status: 'processed', batchId: null, createdAtMs: now, expiresAtMs: null, deletedAtMs: null,
     });
@@ -203,7 +203,7 @@ describe('accepted creation', () => {
 
   it('refuses a batch output file as input', async () => {
     const fileId = await uploadOk(server.baseUrl, key, requestLines(1));
-    await server.container.database.db.updateTable('files').set({ purpose: 'batch_output' }).where('id', '=', fileId).execute();
+    await server.core.database.db.updateTable('files').set({ purpose: 'batch_output' }).where('id', '=', fileId).execute();
     const res = await createBatch(server.baseUrl, key, { input_file_id: fileId, endpoint: ENDPOINT });
     expect(res.status).toBe(400);
     expect(res.body.error.param).toBe('input_file_id');

@@ -4,9 +4,9 @@
  * and runs once they are done; only a line whose upstream fails is marked failed.
  *
  * Figures: 1,000 USD per million tokens each way is 1,000 µ$ a token. A line
- * "say req-N" is estimated at its bytes + 8 framing tokens of input, plus the model's
- * default cap of 4,096 output tokens: about 4.11 USD. The upstream reports 10 + 5 tokens,
- * so a served line costs 15,000 µ$.
+ * "say req-N" is estimated at its bytes + 8 framing tokens + 8 for the conversation's
+ * template as input, plus the model's default cap of 4,096 output tokens: about 4.12 USD.
+ * The upstream reports 10 + 5 tokens, so a served line costs 15,000 µ$.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
@@ -55,7 +55,7 @@ function countingUpstream(fails: (content: string) => number | null): { maxInFli
   return { maxInFlight: () => max };
 }
 
-const balanceOf = async (projectId: string) => (await server.container.projects.getProject(projectId)).balanceMicros;
+const balanceOf = async (projectId: string) => (await server.core.projects.getProject(projectId)).balanceMicros;
 
 it('10 USD, 20 lines without max_tokens, 32 at once: every line runs; only the lines whose upstream fails are failed', async () => {
   const failing = new Map([
@@ -79,7 +79,7 @@ it('10 USD, 20 lines without max_tokens, 32 at once: every line runs; only the l
   expect(counter.maxInFlight()).toBeLessThanOrEqual(2);
   // The default cap fits the balance, so no line was lowered.
   for (const r of upstream.requests) expect(r.body.max_tokens).toBeUndefined();
-  const usage = await server.container.projects.listUsage(tenant.projectId, 100);
+  const usage = await server.core.projects.listUsage(tenant.projectId, 100);
   expect(usage.items).toHaveLength(17);
   expect(await balanceOf(tenant.projectId)).toBe(10_000_000 - 17 * 15_000);
 });
@@ -95,9 +95,9 @@ it('on 1 USD, lines without max_tokens run one at a time, each with the cap the 
   expect(counter.maxInFlight()).toBe(1);
   expect(upstream.requests).toHaveLength(12);
   // One at a time, the i-th line ran on 1 USD less i lines of 15,000 µ$: its cap is that
-  // balance less its input estimate (its bytes + 8), at 1,000 µ$ a token.
+  // balance less its input estimate (its bytes + 8 + 8), at 1,000 µ$ a token.
   upstream.requests.forEach((r, i) => {
-    const input = Buffer.byteLength(r.body.messages[0].content) + 8;
+    const input = Buffer.byteLength(r.body.messages[0].content) + 16;
     expect(r.body.max_tokens).toBe(1000 - 15 * i - input);
   });
   expect(await balanceOf(tenant.projectId)).toBe(1_000_000 - 12 * 15_000);

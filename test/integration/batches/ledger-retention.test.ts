@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 async function ledgerOf(batchId: string) {
-  const db = server.container.database.db;
+  const db = server.core.database.db;
   const results = await db.selectFrom('batch_line_results').select('line_no').where('batch_id', '=', batchId).execute();
   const shards = await db.selectFrom('batch_shards').select('id').where('batch_id', '=', batchId).execute();
   return { results: results.length, shards: shards.length };
@@ -83,9 +83,9 @@ describe('the line-result ledger', () => {
       expect((await download(server.baseUrl, key, id)).status).toBe(404);
     }
     const blobs = [`batches/${done.id}/output.jsonl`, `batches/${done.id}/error.jsonl`];
-    for (const blob of blobs) expect(await server.container.blobs.stat(blob)).not.toBeNull();
-    await janitorOf(server.container).runOnce();
-    for (const blob of blobs) expect(await server.container.blobs.stat(blob)).toBeNull();
+    for (const blob of blobs) expect(await server.core.blobs.stat(blob)).not.toBeNull();
+    await janitorOf(server.assembly).runOnce();
+    for (const blob of blobs) expect(await server.core.blobs.stat(blob)).toBeNull();
     // The batch itself is still there, naming the files it wrote.
     expect((await call(server.baseUrl, 'GET', `/v1/batches/${done.id}`, { key })).body).toMatchObject({ status: 'completed', output_file_id: ids[0] });
   });

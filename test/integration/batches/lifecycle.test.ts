@@ -58,7 +58,7 @@ describe('a batch with successes, permanent failures, flakes and dropped connect
       requestLine('ok-2', 'world'),
     ];
     const { key, projectId } = await server.newTenant({ balanceUsd: 5 });
-    const balanceBefore = (await server.container.projects.getProject(projectId)).balanceMicros;
+    const balanceBefore = (await server.core.projects.getProject(projectId)).balanceMicros;
     const { batch, fileId } = await startBatch(server.baseUrl, key, jsonl(lines), { purpose: 'test' });
     expect(batch.status).toBe('validating');
     expect(batch.request_counts.total).toBe(9);
@@ -107,11 +107,11 @@ describe('a batch with successes, permanent failures, flakes and dropped connect
     expect(script.attempts.get('bad')).toBe(1);
 
     // Billing: one usage record per successful line, tied to its request id, debited once.
-    const usage = await server.container.projects.listUsage(projectId, 100);
+    const usage = await server.core.projects.listUsage(projectId, 100);
     expect(usage.items.map((u) => u.requestId).sort()).toEqual(output.map((l) => l.response.request_id).sort());
     expect(usage.items.every((u) => u.route === 'batch' && u.keyId !== null)).toBe(true);
     const spent = usage.items.reduce((sum, u) => sum + u.costMicros, 0);
-    expect((await server.container.projects.getProject(projectId)).balanceMicros).toBe(balanceBefore - spent);
+    expect((await server.core.projects.getProject(projectId)).balanceMicros).toBe(balanceBefore - spent);
   });
 
   it('registers the output and error files as batch_output files of the project', async () => {
@@ -167,11 +167,11 @@ describe('deleting the input of a running batch', () => {
     expect(del.body).toEqual({ id: fileId, object: 'file', deleted: true });
     expect((await call(server.baseUrl, 'GET', `/v1/files/${fileId}`, { key })).status).toBe(404);
     expect((await download(server.baseUrl, key, fileId)).status).toBe(404);
-    expect(await server.container.blobs.stat(`files/${fileId}.jsonl`)).not.toBeNull();
+    expect(await server.core.blobs.stat(`files/${fileId}.jsonl`)).not.toBeNull();
     gate.open();
     const done = await waitForBatch(server.baseUrl, key, batch.id, isTerminal);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 5, completed: 5, failed: 0 } });
-    expect(await server.container.blobs.stat(`files/${fileId}.jsonl`)).toBeNull();
+    expect(await server.core.blobs.stat(`files/${fileId}.jsonl`)).toBeNull();
   });
 });
 
@@ -182,8 +182,8 @@ describe('an input whose stored object vanishes before the batch runs', () => {
     try {
       const { key } = await idle.newTenant();
       const { batch, fileId } = await startBatch(idle.baseUrl, key, requestLines(3));
-      await idle.container.blobs.delete(`files/${fileId}.jsonl`);
-      idle.container.startWorkers();
+      await idle.core.blobs.delete(`files/${fileId}.jsonl`);
+      idle.assembly.startWorkers();
       const done = await waitForBatch(idle.baseUrl, key, batch.id, isTerminal);
       expect(done.status).toBe('failed');
       expect(done.errors.data[0]).toMatchObject({ code: 'file_object_missing', message: `Input file object missing: ${fileId}` });

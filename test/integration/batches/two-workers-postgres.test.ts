@@ -1,5 +1,5 @@
 /**
- * Two workers (two containers, each with its own connection pool and runner) share one
+ * Two workers (two assemblies, each with its own connection pool and runner) share one
  * PostgreSQL database and one blob root: they split a batch's shards between them and
  * every line still runs and bills once. Needs a real server (test/helpers/databases.ts).
  */
@@ -7,7 +7,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/load.js';
-import { createContainer, type Container } from '../../../src/container.js';
+import { assemble, type Assembly } from '../../../src/composition/features.js';
 import type { BatchRunner } from '../../../src/worker/batch-runner.js';
 import { postgresReachable, postgresSchemaDatabase } from '../../helpers/databases.js';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
@@ -21,7 +21,7 @@ const LINES = 200;
 describe.skipIf(!reachable)('two workers on one PostgreSQL database', () => {
   let upstream: FakeUpstream;
   let server: TestServer;
-  let second: Container;
+  let second: Assembly;
   let dropSchema: () => Promise<void>;
 
   beforeAll(async () => {
@@ -39,7 +39,7 @@ describe.skipIf(!reachable)('two workers on one PostgreSQL database', () => {
     const yaml = upstreamYaml(upstream.baseUrl, { shard_lines: 5, per_batch_concurrency: 4, global_concurrency: 8 });
     server = await startTestServer({ yaml, env: { DATABASE_URL: url }, startWorkers: true });
     const env = { DATA_DIR: server.dataDir, SLUICE_CONFIG: path.join(server.dataDir, 'sluice.yaml'), DATABASE_URL: url, LOG_LEVEL: 'silent' };
-    second = await createContainer(loadConfig(env, server.dataDir), { logger: pino({ level: 'silent' }) });
+    second = await assemble(loadConfig(env, server.dataDir), { logger: pino({ level: 'silent' }) });
     second.startWorkers();
   });
   afterAll(async () => {
@@ -49,7 +49,7 @@ describe.skipIf(!reachable)('two workers on one PostgreSQL database', () => {
     await upstream?.close();
   });
 
-  const runnerOf = (c: Container) => c.workers.find((w) => w.name === 'batch-runner') as BatchRunner;
+  const runnerOf = (c: Assembly) => c.workers.find((w) => w.name === 'batch-runner') as BatchRunner;
 
   it('splits the shards and records every line once', async () => {
     const { key, projectId } = await server.newTenant({ balanceUsd: 1 });
@@ -59,12 +59,12 @@ describe.skipIf(!reachable)('two workers on one PostgreSQL database', () => {
     const { output, seen } = await resultsOf(server.baseUrl, key, done);
     expect(output).toHaveLength(LINES);
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
-    const a = runnerOf(server.container).stats.shardsDone;
+    const a = runnerOf(server.assembly).stats.shardsDone;
     const b = runnerOf(second).stats.shardsDone;
     expect(a).toBeGreaterThan(0);
     expect(b).toBeGreaterThan(0);
     expect(a + b).toBeGreaterThanOrEqual(LINES / 5);
-    const usage = await server.container.projects.listUsage(projectId, 1000);
+    const usage = await server.core.projects.listUsage(projectId, 1000);
     expect(usage.items).toHaveLength(LINES);
     // A lease lost on a loaded machine may run a line twice upstream; it is still recorded and billed once.
     expect(upstream.count('/chat/completions')).toBeGreaterThanOrEqual(LINES);

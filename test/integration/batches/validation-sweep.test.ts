@@ -66,7 +66,7 @@ afterAll(() => server.close());
 const getBatch = (id: string) => call(server.baseUrl, 'GET', `/v1/batches/${id}`, { key });
 const newestBatch = async () => (await call(server.baseUrl, 'GET', '/v1/batches?limit=1', { key })).body.data[0];
 const shardCount = async (id: string) =>
-  (await server.container.database.db.selectFrom('batch_shards').select('id').where('batch_id', '=', id).execute()).length;
+  (await server.core.database.db.selectFrom('batch_shards').select('id').where('batch_id', '=', id).execute()).length;
 
 /** Starts a creation whose validation stops at its first read until `release()`: a request that has died. */
 async function hungCreation() {
@@ -91,12 +91,12 @@ describe('the validation sweep', () => {
   it('fails a batch whose creating request stopped heartbeating, listed and retrievable with the error', async () => {
     const { batch, release, response } = await hungCreation();
     clock.advance((TIMEOUT_S - 1) * 1000);
-    expect((await janitorOf(server.container).runOnce()).validationsSwept).toBe(0);
+    expect((await janitorOf(server.assembly).runOnce()).validationsSwept).toBe(0);
     expect((await getBatch(batch.id)).body.status).toBe('validating');
 
     clock.advance(2_000);
     const sweptAt = Math.floor(clock.nowMs() / 1000);
-    expect((await janitorOf(server.container).runOnce()).validationsSwept).toBe(1);
+    expect((await janitorOf(server.assembly).runOnce()).validationsSwept).toBe(1);
     const swept = (await getBatch(batch.id)).body;
     expect(swept).toMatchObject({ status: 'failed', errors: { object: 'list', data: [INTERRUPTED] } });
     expect(swept.failed_at).toBeGreaterThanOrEqual(sweptAt);
@@ -117,7 +117,7 @@ describe('the validation sweep', () => {
     const cancel = await call(server.baseUrl, 'POST', `/v1/batches/${batch.id}/cancel`, { key });
     expect(cancel.body.status).toBe('cancelling');
     clock.advance((TIMEOUT_S + 1) * 1000);
-    expect((await janitorOf(server.container).runOnce()).validationsSwept).toBe(1);
+    expect((await janitorOf(server.assembly).runOnce()).validationsSwept).toBe(1);
     const ended = (await getBatch(batch.id)).body;
     expect(ended).toMatchObject({ status: 'cancelled', errors: null, request_counts: { total: 0, completed: 0, failed: 0 } });
     expect(ended.cancelled_at).toEqual(expect.any(Number));
@@ -133,7 +133,7 @@ describe('the validation sweep', () => {
     // Each read takes 0.3 × the timeout of clock time, and the janitor runs every third one.
     blobs.onPiece = async () => {
       clock.advance(TIMEOUT_S * 300);
-      if (++pieces % 3 === 0) await janitorOf(server.container).runOnce();
+      if (++pieces % 3 === 0) await janitorOf(server.assembly).runOnce();
     };
     const res = await createBatch(server.baseUrl, key, { input_file_id: fileId, endpoint: '/v1/chat/completions' });
     blobs.onPiece = undefined;
@@ -162,8 +162,8 @@ describe('the validation sweep', () => {
       expiresAtMs: now + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,
       expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null, traceParent: null,
     };
-    await new BatchesRepository(server.container.database).insert(fresh);
-    expect((await janitorOf(server.container).runOnce()).validationsSwept).toBe(0);
+    await new BatchesRepository(server.core.database).insert(fresh);
+    expect((await janitorOf(server.assembly).runOnce()).validationsSwept).toBe(0);
     expect((await getBatch(fresh.id)).body).toMatchObject({ status: 'validating', errors: null });
     expect((await getBatch(planned.body.id)).body).toMatchObject({ status: 'validating', errors: null });
   });

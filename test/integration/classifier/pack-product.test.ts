@@ -13,7 +13,7 @@ import { loadConfig } from '../../../src/config/load.js';
 import type { Config } from '../../../src/config/schema.js';
 import { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 import type { ClassifierPack, SetScores } from '../../../src/inference/classifier/pack.js';
-import type { LabelSetName } from '../../../src/inference/classifier/label-sets.js';
+import type { LabelSetName } from '../../../src/domain/shared/classification/label-sets.js';
 import { targets, type Example } from '../../../src/inference/classifier/labelled-data.js';
 import { trainHeads, writePackChanges } from '../../../src/inference/classifier/training.js';
 import { calibrate, rollUp } from '../../../src/inference/classifier/scoring.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
-import { findLabel, MODERATION_LABELS } from '../../../src/inference/classifier/label-sets.js';
+import { findLabel, MODERATION_LABELS } from '../../../src/domain/shared/classification/label-sets.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 
 let server: TestServer;
@@ -145,7 +145,7 @@ describe('zlm-v1-iab-domain-classifier', () => {
 
 describe('the in-process API the decision route reads', () => {
   it('scores every label set with its tree, finds labels by path, and scores labels outside the pack zero-shot', async () => {
-    const registry = server.container.registry;
+    const registry = server.core.registry;
     const model = registry.find('zlm-v1-iab-classify-edge')!;
     const backend = (await registry.backendFor(model, 'runTask')) as OnnxBackend;
     const scores = await backend.scorePack(model, 'Football scores from the weekend league games.', undefined, ['sports', 'cooking']);

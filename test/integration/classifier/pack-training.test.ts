@@ -15,7 +15,7 @@ import type { Config } from '../../../src/config/schema.js';
 import { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 import { targets, type Example } from '../../../src/inference/classifier/labelled-data.js';
 import { calibrateSets, evaluate, trainHeads, writePackChanges } from '../../../src/inference/classifier/training.js';
-import { findLabel } from '../../../src/inference/classifier/label-sets.js';
+import { findLabel } from '../../../src/domain/shared/classification/label-sets.js';
 import { buildBertEncoder } from '../../fixtures/model-builders/bert.js';
 import { wordPieceTokenizer } from '../../fixtures/model-builders/tokenizers.js';
 import { Rng } from '../../fixtures/model-builders/rng.js';

@@ -1,7 +1,7 @@
 /**
  * `sluice models pull|list` for a pack and `sluice packs train|calibrate|eval` through
  * the real CLI, on the test backbone copied into MODELS_DIR by hand (no network), with
- * the example labelled file the README documents.
+ * the example labelled file docs/models.md documents.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

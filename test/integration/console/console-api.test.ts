@@ -145,7 +145,7 @@ describe('CSRF and sign-out', () => {
     const tenant = await server.newTenant();
     const dev = await signIn(tenant.key);
     expect((await call(server.baseUrl, 'GET', '/console/api/v1/files', { headers: as(dev) })).status).toBe(200);
-    await server.container.projects.revokeKey(tenant.keyId);
+    await server.core.projects.revokeKey(tenant.keyId);
     expect((await call(server.baseUrl, 'GET', '/console/api/v1/files', { headers: as(dev) })).status).toBe(401);
   });
 });

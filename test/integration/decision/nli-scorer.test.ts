@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
-import { findLabel } from '../../../src/inference/classifier/label-sets.js';
+import { findLabel } from '../../../src/domain/shared/classification/label-sets.js';
 
 let server: TestServer;
 let modelsDir: string;
@@ -33,8 +33,8 @@ afterAll(async () => {
 const decide = (body: unknown) => call(server.baseUrl, 'POST', '/v1/systemone', { key, body });
 
 async function pairs(hypotheses: string[]) {
-  const model = server.container.registry.find('deberta-v3-small')!;
-  const backend = (await server.container.registry.backendFor(model, 'runTask')) as OnnxBackend;
+  const model = server.core.registry.find('deberta-v3-small')!;
+  const backend = (await server.core.registry.backendFor(model, 'runTask')) as OnnxBackend;
   return backend.nliPairs(model, STATE, hypotheses);
 }
 
@@ -64,8 +64,8 @@ describe('the nli scorer', () => {
     expect(res.body.answers.urgency.probabilities['1']).toBeCloseTo(softmax([low!.entailment, high!.entailment])[1]!, 5);
     expect(res.body.answers.angry.noul).toBeCloseTo(softmax([angry!.entailment, angry!.contradiction])[0]!, 5);
     // label-mapped questions still read the pack's own scores
-    const model = server.container.registry.find(IAB)!;
-    const backend = (await server.container.registry.backendFor(model, 'runTask')) as OnnxBackend;
+    const model = server.core.registry.find(IAB)!;
+    const backend = (await server.core.registry.backendFor(model, 'runTask')) as OnnxBackend;
     const set = (await backend.scorePack(model, STATE)).sets.get('iab_content_2_2')!;
     const [a, s] = [set.probs[findLabel(set.set, 'Automotive')]!, set.probs[findLabel(set.set, 'Sports')]!];
     expect(res.body.answers.topic.probabilities.Automotive).toBeCloseTo(a / (a + s), 6);

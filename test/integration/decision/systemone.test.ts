@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
-import { findLabel } from '../../../src/inference/classifier/label-sets.js';
+import { findLabel } from '../../../src/domain/shared/classification/label-sets.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 import { ZERO_SHOT_CALIBRATION } from '../../../src/inference/classifier/manifest.js';
 
@@ -34,8 +34,8 @@ afterAll(async () => {
 const decide = (body: unknown, k: string = key) => call(server.baseUrl, 'POST', '/v1/systemone', { key: k, body });
 
 async function packOf(id: string) {
-  const model = server.container.registry.find(id)!;
-  const backend = (await server.container.registry.backendFor(model, id.includes('moderation') ? 'moderate' : 'runTask')) as OnnxBackend;
+  const model = server.core.registry.find(id)!;
+  const backend = (await server.core.registry.backendFor(model, id.includes('moderation') ? 'moderate' : 'runTask')) as OnnxBackend;
   return { model, backend, pack: await backend.decisionPack(model) };
 }
 
@@ -351,7 +351,7 @@ describe('refusals', () => {
     const malformed = await call(server.baseUrl, 'POST', '/v1/systemone', { headers, rawBody: '{"a" 1}' });
     expect(malformed.status).toBe(422);
     expect(malformed.body).toEqual({
-      detail: [{ type: 'json_invalid', loc: ['body', 5], msg: 'JSON decode error', input: {}, ctx: { error: "Expected ':' after property name in JSON at position 5" } }],
+      detail: [{ type: 'json_invalid', loc: ['body', 5], msg: 'JSON decode error', input: {}, ctx: { error: "line 1, column 6: Expected ':' after the property name, found '1'" } }],
     });
     expect(malformed.headers.get('x-typesafe-request-id')).toBe(malformed.headers.get('x-request-id'));
     const empty = await call(server.baseUrl, 'POST', '/v1/systemone', { headers, rawBody: '' });

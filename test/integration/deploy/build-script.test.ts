@@ -3,12 +3,13 @@
  * both stages run deploy/build.sh, every file they COPY exists, the image runs as a non-root
  * user. With SLUICE_TEST_DOCKER_BUILD=1: the two stages are run for real, each in a clean
  * temporary directory holding only what the Dockerfile copies, and the built server starts
- * and answers /readyz. That run installs 1.5 GB of packages (from npm's cache where it can,
- * npm_config_prefer_offline=true, from the registry for the rest) and compiles
- * better-sqlite3: several minutes on two cores and not network-free, so it is opt-in.
+ * and answers /readyz. That run installs the packages twice, all of them and then the
+ * production ones (from npm's cache where it can, npm_config_prefer_offline=true, from the
+ * registry for the rest), and compiles better-sqlite3: several minutes on two cores and not
+ * network-free, so it is opt-in.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
@@ -68,6 +69,8 @@ describe('Dockerfile', () => {
     expect(runtime.user).toBe('node');
     const script = readFileSync(path.join(REPO, 'deploy/build.sh'), 'utf8');
     expect(script).toMatch(/runtime\)\n\s*npm ci --omit=dev/);
+    // onnxruntime-node's other platforms' binaries go right after the install, as `prepare` does after npm ci.
+    expect(script).toMatch(/runtime\)\n\s*npm ci --omit=dev[^\n]*\n(\s*#[^\n]*\n)*\s*node deploy\/prune-onnx-binaries\.mjs\n/);
   });
 
   it('deploy/build.sh refuses an unknown stage (exit 64, usage on stderr)', () => {
@@ -82,7 +85,7 @@ function stageDirectory(stage: Stage): string {
   const dir = tempDir('sluice-docker-stage-');
   for (const copy of stage.copies.filter((c) => c.from === null)) {
     for (const source of copy.sources) {
-      const target = copy.sources.length > 1 || copy.target.endsWith('/') ? path.join(dir, path.basename(source)) : path.join(dir, copy.target);
+      const target = copy.sources.length > 1 || copy.target.endsWith('/') ? path.join(dir, copy.target, path.basename(source)) : path.join(dir, copy.target);
       cpSync(path.join(REPO, source), target, { recursive: true });
     }
   }
@@ -110,6 +113,8 @@ describe.runIf(process.env.SLUICE_TEST_DOCKER_BUILD === '1')('the Dockerfile bui
     cpSync(path.join(buildDir, 'dist'), path.join(appDir, 'dist'), { recursive: true });
     expect(existsSync(path.join(appDir, 'node_modules/fastify'))).toBe(true);
     expect(existsSync(path.join(appDir, 'node_modules/vitest'))).toBe(false);
+    expect(existsSync(path.join(appDir, 'node_modules/node-llama-cpp'))).toBe(false);
+    expect(readdirSync(path.join(appDir, 'node_modules/onnxruntime-node/bin/napi-v6'))).toEqual([process.platform]);
 
     const dataDir = tempDir();
     const child = spawn(process.execPath, ['dist/src/main.js'], {

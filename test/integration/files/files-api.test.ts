@@ -116,6 +116,6 @@ describe('DELETE /v1/files/{id}', () => {
     expect(again.status).toBe(404);
     expect(again.body.error.code).toBe('file_not_found');
     // No batch reads it, so its blob is gone too.
-    expect(await server.container.blobs.stat(`files/${id}.jsonl`)).toBeNull();
+    expect(await server.core.blobs.stat(`files/${id}.jsonl`)).toBeNull();
   });
 });

@@ -36,9 +36,9 @@ afterAll(async () => {
   await upstream.close();
 });
 
-const blobOf = (fileId: string) => server.container.blobs.stat(`files/${fileId}.jsonl`);
+const blobOf = (fileId: string) => server.core.blobs.stat(`files/${fileId}.jsonl`);
 const purgedAt = async (fileId: string) =>
-  (await server.container.database.db.selectFrom('files').select('purged_at').where('id', '=', fileId).executeTakeFirstOrThrow()).purged_at;
+  (await server.core.database.db.selectFrom('files').select('purged_at').where('id', '=', fileId).executeTakeFirstOrThrow()).purged_at;
 const listedIds = async (key: string) => (await call(server.baseUrl, 'GET', '/v1/files', { key })).body.data.map((f: any) => f.id);
 
 async function expectGone(key: string, fileId: string) {
@@ -72,7 +72,7 @@ describe('file expiry', () => {
     expect(batch.body.error).toMatchObject({ code: 'file_not_found', message: `Input file not found: ${fileId}`, param: 'input_file_id' });
 
     expect(await blobOf(fileId)).not.toBeNull();
-    expect((await janitorOf(server.container).runOnce()).blobsPurged).toBeGreaterThanOrEqual(1);
+    expect((await janitorOf(server.assembly).runOnce()).blobsPurged).toBeGreaterThanOrEqual(1);
     expect(await blobOf(fileId)).toBeNull();
     expect(await purgedAt(fileId)).toEqual(expect.any(Number));
     // The record stays a 404 after its blob is gone.
@@ -83,9 +83,9 @@ describe('file expiry', () => {
     const { key, projectId } = await server.newTenant();
     const fileId = await uploadOk(server.baseUrl, key, requestLines(1));
     // The record is marked deleted, as DELETE does, but the process "dies" before collecting the blob.
-    await server.container.database.db.updateTable('files').set({ deleted_at: clock.nowMs() }).where('id', '=', fileId).where('project_id', '=', projectId).execute();
+    await server.core.database.db.updateTable('files').set({ deleted_at: clock.nowMs() }).where('id', '=', fileId).where('project_id', '=', projectId).execute();
     expect(await blobOf(fileId)).not.toBeNull();
-    await janitorOf(server.container).runOnce();
+    await janitorOf(server.assembly).runOnce();
     expect(await blobOf(fileId)).toBeNull();
   });
 
@@ -102,11 +102,11 @@ describe('file expiry', () => {
     await expectGone(key, expiring);
     await expectGone(key, deleting);
 
-    await janitorOf(server.container).runOnce();
+    await janitorOf(server.assembly).runOnce();
     expect(await blobOf(expiring)).not.toBeNull();
     expect(await blobOf(deleting)).not.toBeNull();
 
-    server.container.startWorkers();
+    server.assembly.startWorkers();
     for (const batch of [onExpiring.body, onDeleting.body]) {
       const done = await waitForBatch(server.baseUrl, key, batch.id, isTerminal);
       expect(done).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 3, failed: 0 } });
@@ -120,6 +120,6 @@ describe('file expiry', () => {
         expect(await purgedAt(fileId)).toEqual(expect.any(Number));
       });
     }
-    expect((await janitorOf(server.container).runOnce()).blobsPurged).toBe(0);
+    expect((await janitorOf(server.assembly).runOnce()).blobsPurged).toBe(0);
   });
 });

@@ -39,13 +39,13 @@ describe('files on S3', () => {
     const content = requestLines(5);
     const res = await uploadFile(server.baseUrl, key, content);
     expect(res.status).toBe(200);
-    expect(await server.container.blobs.stat(`files/${res.body.id}.jsonl`)).toEqual({ bytes: Buffer.byteLength(content) });
+    expect(await server.core.blobs.stat(`files/${res.body.id}.jsonl`)).toEqual({ bytes: Buffer.byteLength(content) });
     const got = await download(server.baseUrl, key, res.body.id);
     expect(got.status).toBe(200);
     expect(got.text).toBe(content);
     const deleted = await call(server.baseUrl, 'DELETE', `/v1/files/${res.body.id}`, { key });
     expect(deleted.status).toBe(200);
-    expect(await server.container.blobs.stat(`files/${res.body.id}.jsonl`)).toBeNull();
+    expect(await server.core.blobs.stat(`files/${res.body.id}.jsonl`)).toBeNull();
   });
 
   it('runs a batch read in ranged shards from the bucket and writes its output there', async () => {

@@ -24,7 +24,7 @@ beforeEach(async () => {
   // The last test's settlements go out within the deliverer's coalescing delay: let them,
   // so each test sees only its own reports.
   for (let i = 0; i < 100; i++) {
-    const pending = await env.server.container.database.db.selectFrom('outbox').select('id').where('state', '=', 'pending').execute();
+    const pending = await env.server.core.database.db.selectFrom('outbox').select('id').where('state', '=', 'pending').execute();
     if (pending.length === 0) break;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -124,7 +124,7 @@ describe('settlement', () => {
       ['output_tokens', 9, 'gwreq_settle:output_tokens'],
     ]);
     expect(events[0]).toMatchObject({ requestId: 'gwreq_settle', agentId: 'agt_settle', service: 'gpt-oss-120b' });
-    const usage = await env.server.container.repositories.usage.listByProject(env.server.container.gateway.tenantProjectId, 10);
+    const usage = await env.server.core.repositories.usage.listByProject(env.server.features.gateway.services.tenantProjectId, 10);
     const record = usage.items.find((r) => r.inputTokens === 23)!;
     expect(record).toMatchObject({ route: CHAT, outputTokens: 9, costMicros: 0, keyId: null });
   });
@@ -139,7 +139,8 @@ describe('settlement', () => {
   });
 
   it('a usage message in the older form (its events listed, as written before the call’s usage was kept once) is reported as written', async () => {
-    const { billing, gateway } = env.server.container;
+    const { billing } = env.server.core;
+    const gateway = env.server.features.gateway.services;
     const principal = { kind: 'gateway_agent' as const, projectId: gateway.tenantProjectId, keyId: null, subject: 'agt_old', payer: { kind: 'intermediary' as const, intermediaryId: 'default' } };
     const record = billing.usageRecord(principal, { model: 'gpt-oss-120b', route: CHAT, requestId: 'req_old', inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 4, outputTokens: 2, status: 200 });
     const event = (meter: string, quantity: number) => ({ requestId: 'gwreq_old', agentId: 'agt_old', service: 'gpt-oss-120b', meter, quantity, timestamp: '2026-01-01T00:00:00.000Z', idempotencyKey: `gwreq_old:${meter}` });
@@ -150,7 +151,8 @@ describe('settlement', () => {
   });
 
   it('the calls one transaction settles share one outbox entry, and each call’s events are reported once', async () => {
-    const { billing, gateway, database } = env.server.container;
+    const { billing, database } = env.server.core;
+    const gateway = env.server.features.gateway.services;
     const principal = { kind: 'gateway_agent' as const, projectId: gateway.tenantProjectId, keyId: null, subject: 'agt_tx', payer: { kind: 'intermediary' as const, intermediaryId: 'default' } };
     const settle = (i: number) => {
       const record = billing.usageRecord(principal, { model: 'gpt-oss-120b', route: CHAT, requestId: `req_tx${i}`, inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 10 + i, outputTokens: i, status: 200 });
@@ -174,7 +176,8 @@ describe('settlement', () => {
   });
 
   it('a combined report the intermediary refuses for good (422) goes again call by call, and only the refused call dies', async () => {
-    const { billing, gateway } = env.server.container;
+    const { billing } = env.server.core;
+    const gateway = env.server.features.gateway.services;
     const principal = { kind: 'gateway_agent' as const, projectId: gateway.tenantProjectId, keyId: null, subject: 'agt_split', payer: { kind: 'intermediary' as const, intermediaryId: 'default' } };
     const settle = (name: string) => {
       const record = billing.usageRecord(principal, { model: 'gpt-oss-120b', route: CHAT, requestId: `req_${name}`, inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 5, outputTokens: 1, status: 200 });

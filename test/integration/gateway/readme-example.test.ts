@@ -1,4 +1,4 @@
-/** The README's hand-signed request (bash, printf, openssl dgst -sha256 -hmac, curl) is served by a gateway with that secret. */
+/** The gateway page's hand-signed request (docs/gateway.md) (bash, printf, openssl dgst -sha256 -hmac, curl) is served by a gateway with that secret. */
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
@@ -6,8 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayEnv, type GatewayEnv } from './setup.js';
 
-const README = readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
-const example = /A signed request by hand[^\n]*\n\n```sh\n([\s\S]*?)```/.exec(README)?.[1];
+const GATEWAY_PAGE = readFileSync(path.resolve(import.meta.dirname, '../../../docs/gateway.md'), 'utf8');
+const example = /A signed request by hand[^\n]*\n\n```sh\n([\s\S]*?)```/.exec(GATEWAY_PAGE)?.[1];
 
 let env: GatewayEnv;
 beforeAll(async () => {
@@ -24,7 +24,7 @@ const hasTools = (() => {
   }
 })();
 
-describe.skipIf(!hasTools)('README gateway example', () => {
+describe.skipIf(!hasTools)('docs/gateway.md signed example', () => {
   it('signs a request the gateway serves', async () => {
     expect(example).toBeDefined();
     const script = example!.replace('localhost:8080', env.server.baseUrl);

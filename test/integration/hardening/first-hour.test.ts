@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers/databases.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { loadConfig } from '../../../src/config/load.js';
-import { createContainer } from '../../../src/container.js';
+import { assemble } from '../../../src/composition/features.js';
 import { maskDatabaseUrl } from '../../../src/storage/db/connect-errors.js';
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
@@ -37,7 +37,7 @@ describe('listing projects', { timeout: 120_000 }, () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    for (const name of ['one', 'two', 'three']) ordered.push(await server.container.projects.createProject(name));
+    for (const name of ['one', 'two', 'three']) ordered.push(await server.core.projects.createProject(name));
     ordered = ordered.sort((a, b) => b.createdAtMs - a.createdAtMs || (b.id < a.id ? -1 : 1));
   });
   afterAll(() => server.close());
@@ -158,7 +158,7 @@ describe('process hygiene', { timeout: 120_000 }, () => {
     expect(out).not.toContain('0.0.0.0:8080');
   });
 
-  it('with workers off, closing the container does not report a batch runner stopping', async () => {
+  it('with workers off, closing the process does not report a batch runner stopping', async () => {
     const lines: string[] = [];
     const sink = new Writable({
       write(chunk: Buffer, _enc, done) {
@@ -167,8 +167,8 @@ describe('process hygiene', { timeout: 120_000 }, () => {
       },
     });
     const dir = tempDir();
-    const container = await createContainer(loadConfig({ DATA_DIR: dir, SLUICE_WORKERS: 'off' }, dir), { logger: pino({ level: 'info' }, sink) });
-    await container.close();
+    const assembly = await assemble(loadConfig({ DATA_DIR: dir, SLUICE_WORKERS: 'off' }, dir), { logger: pino({ level: 'info' }, sink) });
+    await assembly.close();
     expect(lines.join('')).not.toContain('batch runner stopped');
   });
 });

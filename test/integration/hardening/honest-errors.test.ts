@@ -45,7 +45,7 @@ describe('503 model_not_available', () => {
     expect(audio.headers.get('x-should-retry')).toBe('false');
     expect(body.error.code).toBe('model_not_available');
     expect(body.error.message).toMatch(/^Model whisper-tiny is not available: missing from its model directory: [^/]*config\.json/);
-    expect(body.error.message).not.toContain(env.server.container.config.modelsDir);
+    expect(body.error.message).not.toContain(env.server.core.config.modelsDir);
     expect(body.error.message).not.toContain(env.server.dataDir);
   });
 });

@@ -89,7 +89,7 @@ describe('503 model_not_available names the state and its one remedy', () => {
     expect(res.body.error.message).toMatch(
       /^Model bge-small-en-v1\.5 is not available: missing from its model directory: config\.json, .+; run `sluice models pull bge-small-en-v1\.5`$/,
     );
-    expect(res.body.error.message).not.toContain(server.container.config.modelsDir);
+    expect(res.body.error.message).not.toContain(server.core.config.modelsDir);
   });
 
   it('is logged as a warning with its reason, never at error level or with a stack', () => {
@@ -106,9 +106,9 @@ describe('malformed JSON says where', () => {
     call(server.baseUrl, 'POST', '/v1/chat/completions', { key, headers: { 'content-type': 'application/json' }, rawBody: text });
 
   it.each([
-    ['{"model": "x",\n  "messages": []\n  "n": 1}', 'Invalid JSON body at line 3, column 3: Expected \',\' or \'}\' after property value'],
-    ['{"model": "x",}', 'Invalid JSON body at line 1, column 15: Expected double-quoted property name'],
-    ['{"model": ', 'Invalid JSON body at line 1, column 11: Unexpected end of JSON input'],
+    ['{"model": "x",\n  "messages": []\n  "n": 1}', "Invalid JSON body at line 3, column 3: Expected ',' or '}' after the property value, found a string"],
+    ['{"model": "x",}', "Invalid JSON body at line 1, column 15: Expected a property name in double quotes after ',', found '}'; JSON allows no trailing comma"],
+    ['{"model": ', 'Invalid JSON body at line 1, column 11: Expected a value, found the end of the input'],
   ])('%j', async (text, message) => {
     const res = await raw(text);
     expect(res.status).toBe(400);

@@ -38,7 +38,7 @@ beforeAll(async () => {
   upstream = await startFakeUpstream();
   const yaml = `models:\n  up-model:\n    base_url: ${upstream.baseUrl}\n  down-model:\n    base_url: http://127.0.0.1:${await freePort()}/v1\n`;
   server = await startTestServer({ yaml });
-  const { billing, outbox } = server.container;
+  const { billing, outbox } = server.core;
   const tenant = await server.newTenant();
   const record = () => billing.usageRecord(apiKeyPrincipal(tenant.projectId, tenant.keyId), { model: 'm', route: 'r', requestId: 'req_act', inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 1, outputTokens: 1, status: 200 });
   const report = (key: string) => ({ calls: [{ key, requestId: key, agentId: 'agt_1', service: 'm', timestamp: '2026-01-01T00:00:00.000Z', usage: { input_tokens: 11 } }] });
@@ -61,7 +61,7 @@ beforeAll(async () => {
   await outbox.repository.reschedule(byKey.get('gwreq_c')!, 'test-owner', now + 60_000, 'IntermediaryError: the intermediary answered 500');
   await outbox.repository.markDelivered(byKey.get('other_d')!, 'nobody', now);
 
-  const store = new StorefrontRepository(server.container.database);
+  const store = new StorefrontRepository(server.core.database);
   const movement = (n: number, holder: CreditMovement['holder'], rail: CreditMovement['rail'], amountMicros: number, paymentRef: string, detail: string | null): CreditMovement => ({
     id: `mov_0${n}`, sellerId: 'sluice', holder, kind: 'purchase', amountMicros, paymentRef, rail, detail, createdAtMs: T0 + n * 1000,
   });

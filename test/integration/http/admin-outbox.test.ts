@@ -1,7 +1,7 @@
 /**
  * The admin API's outbox routes: a settlement message whose receiver keeps failing goes
  * dead after `OUTBOX_MAX_ATTEMPTS`, is listed with its last error, and a replay sends it
- * again through the container's deliverer; replaying anything but a dead message is 409,
+ * again through the process's deliverer; replaying anything but a dead message is 409,
  * an unknown id 404.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,8 +19,8 @@ beforeAll(async () => {
   server = await startTestServer({
     env: { OUTBOX_MAX_ATTEMPTS: '1' },
     startWorkers: true,
-    extendApp: (_app, container) => {
-      container.outbox.handlers.set('flaky', {
+    extendApp: (_app, { core }) => {
+      core.outbox.handlers.set('flaky', {
         async deliver(entry) {
           if (receiver.down) throw new Error('flaky receiver is down');
           receiver.received.push(entry);
@@ -43,7 +43,7 @@ async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
 describe('admin API: the outbox', () => {
   it('lists a dead message with its last error, refuses other replays, and replays it', async () => {
     const tenant = await server.newTenant();
-    const { billing } = server.container;
+    const { billing } = server.core;
     const record = billing.usageRecord(apiKeyPrincipal(tenant.projectId, tenant.keyId), { model: 'm', route: 'r', requestId: 'req_flaky', inputTokens: 0, maxOutputTokens: 0 }, { inputTokens: 1, outputTokens: 1, status: 200 });
     await billing.write(record, { outbox: [{ targetKind: 'flaky', idempotencyKey: `usage:${record.id}`, payload: { n: 1 } }] });
 

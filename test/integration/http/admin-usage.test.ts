@@ -19,7 +19,7 @@ describe('admin API: GET /admin/v1/projects/{id}/usage', () => {
   async function seedUsage(projectId: string, keyId: string, count: number): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const { billing } = server.container;
+      const { billing } = server.core;
       const call = { model: 'gpt-oss-120b', route: 'chat.completions', requestId: `req_seed_${i}`, inputTokens: 0, maxOutputTokens: 0 };
       const record = billing.usageRecord(apiKeyPrincipal(projectId, keyId), call, { inputTokens: 1000 * (i + 1), outputTokens: 100, status: 200 });
       await billing.write(record);

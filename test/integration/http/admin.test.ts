@@ -147,7 +147,7 @@ describe('admin API', () => {
     it('keys are stored as SHA-256 hex; the plaintext is nowhere in the database file', async () => {
       const project = await newProject();
       const { key, id } = (await post(`/admin/v1/projects/${project.id}/keys`, { name: 'secret' })).body;
-      const row = await server.container.database.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await server.core.database.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
       expect(row.key_hash).toBe(createHash('sha256').update(key).digest('hex'));
       expect(row.prefix).toBe(key.slice(0, 16));

@@ -7,12 +7,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Container } from '../../../src/container.js';
+import type { Assembly } from '../../../src/composition/features.js';
 import type { Caller, Principal } from '../../../src/domain/identity/caller.js';
 import type { Admission, Meter, MeteredCall, SettledUsage } from '../../../src/domain/billing/meter.js';
 import { AppError, insufficientQuota } from '../../../src/domain/shared/errors.js';
-import { apiScope } from '../../../src/http/routes/api-scope.js';
-import { registerChatCompletionsRoute } from '../../../src/http/routes/v1/chat-completions.js';
+import { apiScope } from '../../../src/http/scopes/api-scope.js';
 import type { AuthStrategy } from '../../../src/http/auth/strategy.js';
 import { ChatCompletionBody } from '../../../src/wire/chat-completions.js';
 import { parseBody } from '../../../src/wire/validate.js';
@@ -91,17 +90,17 @@ let server: TestServer;
 const toyMeter = new ToyMeter();
 const signedMeter = new ToyMeter();
 
-function mountToyScopes(app: FastifyInstance, container: Container): void {
-  const routes = [registerChatCompletionsRoute];
-  app.register(apiScope, { prefix: '/toy/v1', container, strategy: new SharedSecretStrategy(toyMeter), routes });
+function mountToyScopes(app: FastifyInstance, { core }: Assembly): void {
+  const routes = [core.routes.chatCompletions];
+  const rateLimit = core.apiKeyRateLimit;
+  app.register(apiScope, { prefix: '/toy/v1', strategy: new SharedSecretStrategy(toyMeter), routes, policy: { rateLimit } });
   app.register(apiScope, {
     prefix: '/toy402/v1',
-    container,
     strategy: new SharedSecretStrategy(toyMeter),
     routes,
-    policy: { statusOverrides: { insufficient_quota: 402 } },
+    policy: { rateLimit, statusOverrides: { insufficient_quota: 402 } },
   });
-  app.register(apiScope, { prefix: '/signed/v1', container, strategy: new BodySignatureStrategy(signedMeter), routes });
+  app.register(apiScope, { prefix: '/signed/v1', strategy: new BodySignatureStrategy(signedMeter), routes, policy: { rateLimit } });
 }
 
 beforeAll(async () => {
@@ -170,7 +169,7 @@ describe('a stream and its admission', () => {
   it('a stream never read is released when its client leaves (its relay never starts, so only the service can release it)', async () => {
     const meter = new ToyMeter();
     const client = new AbortController();
-    await server.container.inference.chatCompletions.openStream(agentCaller(meter, 'leaver'), streamed, context(client.signal));
+    await server.core.inference.chatCompletions.openStream(agentCaller(meter, 'leaver'), streamed, context(client.signal));
     expect(meter.admitted).toHaveLength(1);
     expect(meter.released).toBe(0);
     client.abort();
@@ -181,7 +180,7 @@ describe('a stream and its admission', () => {
   it('a stream read to the end is settled once, and a later disconnect releases nothing', async () => {
     const meter = new ToyMeter();
     const client = new AbortController();
-    const chunks = await server.container.inference.chatCompletions.openStream(agentCaller(meter, 'reader'), streamed, context(client.signal));
+    const chunks = await server.core.inference.chatCompletions.openStream(agentCaller(meter, 'reader'), streamed, context(client.signal));
     let count = 0;
     for await (const _chunk of chunks) count++;
     expect(count).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 /**
- * The credit rule across replicas (README, "Credit rule"): holds live in each replica's
+ * The credit rule across replicas (docs/credits.md, "Credit rule"): holds live in each replica's
  * memory, so with N replicas on one PostgreSQL a burst is served at most N times what
  * one replica would serve, and the balance goes below zero by at most (N − 1) × the
  * credit at the time of the burst. Two replicas here, on the real server.
@@ -42,10 +42,10 @@ it.skipIf(!available)('a burst over two replicas serves at most 2 × the credit 
   expect(answers.every((a) => a.status === 200 || a.status === 429)).toBe(true);
   expect(served).toBeGreaterThanOrEqual(CREDIT_CALLS);
   expect(served).toBeLessThanOrEqual(REPLICAS * CREDIT_CALLS);
-  const balance = (await replicas[1]!.container.projects.getProject(tenant.projectId)).balanceMicros;
+  const balance = (await replicas[1]!.core.projects.getProject(tenant.projectId)).balanceMicros;
   expect(balance).toBe(CREDIT_CALLS - served);
   expect(balance).toBeGreaterThanOrEqual(-(REPLICAS - 1) * CREDIT_CALLS);
-  expect((await replicas[0]!.container.projects.listUsage(tenant.projectId, 500)).items).toHaveLength(served);
+  expect((await replicas[0]!.core.projects.listUsage(tenant.projectId, 500)).items).toHaveLength(served);
   // Once the debits are visible everywhere, neither replica admits more.
   for (const replica of replicas) {
     expect((await call(replica.baseUrl, 'POST', `${PROBE}/spend`, { key: tenant.key, body: { cost_micros: 1 } })).status).toBe(429);

@@ -88,14 +88,14 @@ describe('response envelope', () => {
     });
     expect(v1.status).toBe(400);
     requestIdOf(v1);
-    expect(v1.body).toEqual(bad('Invalid JSON body at line 1, column 17: Unexpected end of JSON input'));
+    expect(v1.body).toEqual(bad('Invalid JSON body at line 1, column 17: Expected a value, found the end of the input'));
     const adminRes = await call(server.baseUrl, 'POST', '/admin/v1/projects', {
       headers: { ...admin, 'content-type': 'application/json' },
       rawBody: '{name: acme}',
     });
     expect(adminRes.status).toBe(400);
     requestIdOf(adminRes);
-    expect(adminRes.body).toEqual(bad('Invalid JSON body at line 1, column 2: Expected property name or \'}\''));
+    expect(adminRes.body).toEqual(bad("Invalid JSON body at line 1, column 2: Expected a property name in double quotes or '}', found 'name'"));
   });
 
   it('413 body over the configured limit (1 MB)', async () => {

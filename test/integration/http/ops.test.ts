@@ -73,7 +73,7 @@ describe('readiness failures', () => {
   it('/readyz is 503 while a migration is pending', async () => {
     const server = await startTestServer();
     try {
-      await sql`delete from kysely_migration where name = ${'0001-foundation'}`.execute(server.container.database.db);
+      await sql`delete from kysely_migration where name = ${'0001-foundation'}`.execute(server.core.database.db);
       const res = await call(server.baseUrl, 'GET', '/readyz');
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending: 0001-foundation', blob_store: 'ok' } });
@@ -86,7 +86,7 @@ describe('readiness failures', () => {
   it('/readyz is 503 when the database is unreachable', async () => {
     const server = await startTestServer();
     try {
-      await server.container.database.db.destroy();
+      await server.core.database.db.destroy();
       const res = await call(server.baseUrl, 'GET', '/readyz');
       expect(res.status).toBe(503);
       expect(res.body.status).toBe('not_ready');

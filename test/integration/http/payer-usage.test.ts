@@ -13,7 +13,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Container } from '../../../src/container.js';
+import type { Assembly } from '../../../src/composition/features.js';
 import type { Caller, Principal } from '../../../src/domain/identity/caller.js';
 import type { BillingService } from '../../../src/domain/billing/billing.service.js';
 import type { Admission, Meter, MeteredCall } from '../../../src/domain/billing/meter.js';
@@ -21,8 +21,7 @@ import type { LineMeter } from '../../../src/domain/billing/meter-resolver.js';
 import type { UsageRecord } from '../../../src/domain/billing/usage.types.js';
 import type { OutboxMessage } from '../../../src/domain/outbox/outbox.types.js';
 import { AppError } from '../../../src/domain/shared/errors.js';
-import { apiScope } from '../../../src/http/routes/api-scope.js';
-import { registerChatCompletionsRoute } from '../../../src/http/routes/v1/chat-completions.js';
+import { apiScope } from '../../../src/http/scopes/api-scope.js';
 import type { AuthStrategy } from '../../../src/http/auth/strategy.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
@@ -121,14 +120,19 @@ const yaml = (baseUrl: string) =>
     '',
   ].join('\n');
 
-function mountIntermediary(app: FastifyInstance, container: Container): void {
-  app.register(apiScope, { prefix: '/toy/v1', container, strategy: new IntermediaryStrategy(new IntermediaryMeter(container.billing)), routes: [registerChatCompletionsRoute] });
-  container.meters.register('intermediary', () => {
-    const meter = new IntermediaryLineMeter(container.billing);
+function mountIntermediary(app: FastifyInstance, { core }: Assembly): void {
+  app.register(apiScope, {
+    prefix: '/toy/v1',
+    strategy: new IntermediaryStrategy(new IntermediaryMeter(core.billing)),
+    routes: [core.routes.chatCompletions],
+    policy: { rateLimit: core.apiKeyRateLimit },
+  });
+  core.meters.register('intermediary', () => {
+    const meter = new IntermediaryLineMeter(core.billing);
     lineMeters.push(meter);
     return meter;
   });
-  container.outbox.handlers.set('intermediary', {
+  core.outbox.handlers.set('intermediary', {
     async deliver(entry, signal) {
       const res = await fetch(intermediary.url, {
         method: 'POST',
@@ -147,7 +151,7 @@ beforeAll(async () => {
   server = await startTestServer({ yaml: yaml(upstream.baseUrl), extendApp: mountIntermediary, startWorkers: true });
 });
 
-/** Waits until the fake intermediary received the settlement with this key (the container's deliverer runs in the background). */
+/** Waits until the fake intermediary received the settlement with this key (the process's deliverer runs in the background). */
 async function receivedSettlement(key: string) {
   for (let i = 0; i < 200 && !intermediary.received.some((r) => r.idempotencyKey === key); i++) {
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -161,14 +165,14 @@ afterAll(async () => {
   await upstream.close();
 });
 
-const balanceOf = async (projectId: string) => (await server.container.projects.getProject(projectId)).balanceMicros;
-const usageOf = async (projectId: string) => (await server.container.repositories.usage.listByProject(projectId, 100)).items;
+const balanceOf = async (projectId: string) => (await server.core.projects.getProject(projectId)).balanceMicros;
+const usageOf = async (projectId: string) => (await server.core.repositories.usage.listByProject(projectId, 100)).items;
 const sum = (records: readonly UsageRecord[]) => records.reduce((total, r) => total + r.costMicros, 0);
 
 describe('a call paid by an intermediary', () => {
-  it('the container runs an outbox deliverer among its workers, with the handlers features registered', () => {
-    expect(server.container.workers).toContain(server.container.outbox.deliverer);
-    expect([...server.container.outbox.handlers.keys()]).toEqual(['intermediary']);
+  it('the process runs an outbox deliverer among its workers, with the handlers features registered', () => {
+    expect(server.assembly.workers).toContain(server.core.outbox.deliverer);
+    expect([...server.core.outbox.handlers.keys()]).toEqual(['intermediary']);
   });
 
   it('is recorded with its payer, never debits the project, and its settlement is delivered through the outbox', async () => {
@@ -193,7 +197,7 @@ describe('a call paid by an intermediary', () => {
     const keyRecord = (await usageOf(tenant.projectId)).find((r) => r.payer.kind === 'project')!;
     expect(await balanceOf(tenant.projectId)).toBe(100_000_000 - keyRecord.costMicros);
 
-    // The container's deliverer sends the settlement after the commit, once.
+    // The process's deliverer sends the settlement after the commit, once.
     expect(await receivedSettlement(`usage:${record!.id}`)).toEqual([
       { idempotencyKey: `usage:${record!.id}`, body: { intermediary: INTERMEDIARY, request_id: record!.requestId, cost_micros: record!.costMicros } },
     ]);
@@ -220,7 +224,7 @@ describe('batch lines and their payer', () => {
     const fileId = await uploadOk(server.baseUrl, tenant.key, requestLines(3));
     const principal: Principal = { kind: 'gateway_agent', projectId: tenant.projectId, keyId: null, subject: 'agent-1', payer: { kind: 'intermediary', intermediaryId: INTERMEDIARY } };
     const metersBefore = lineMeters.length;
-    const batch = await server.container.batches.create(principal, { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await server.features.batches.services.batches.create(principal, { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
     expect(batch.payer).toEqual({ kind: 'intermediary', id: INTERMEDIARY });
     const done = await waitForBatch(server.baseUrl, tenant.key, batch.id, isTerminal);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 3, failed: 0 } });
@@ -242,7 +246,7 @@ describe('batch lines and their payer', () => {
     const fileId = await uploadOk(server.baseUrl, tenant.key, requestLines(2));
     const principal: Principal = { kind: 'receipt', projectId: tenant.projectId, keyId: null, subject: 'rcpt_1', payer: { kind: 'receipt', receiptId: 'rcpt_1' } };
     const requestsBefore = upstream.count('/chat/completions');
-    const batch = await server.container.batches.create(principal, { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await server.features.batches.services.batches.create(principal, { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
     const done = await waitForBatch(server.baseUrl, tenant.key, batch.id, isTerminal);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 2, completed: 0, failed: 2 } });
     const { errors } = await resultsOf(server.baseUrl, tenant.key, done);

@@ -46,7 +46,7 @@ describe('insufficient quota', () => {
       expect(res.headers.get('x-should-retry')).toBe('false');
       expect(res.headers.get('retry-after')).toBeNull();
       expect(await usageCount(tenant.projectId)).toBe(0);
-      expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(balanceUsd * 1_000_000);
+      expect((await server.core.projects.getProject(tenant.projectId)).balanceMicros).toBe(balanceUsd * 1_000_000);
     }
   });
 
@@ -65,7 +65,7 @@ describe('insufficient quota', () => {
     });
     expect((await spend(server, tenant.key, 1)).status).toBe(200); // 1 → 0
     expect((await spend(server, tenant.key, 1)).status).toBe(429);
-    expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
+    expect((await server.core.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
     expect(await usageCount(tenant.projectId)).toBe(2);
   });
 
@@ -79,7 +79,7 @@ describe('insufficient quota', () => {
     for (const refused of answers.filter((a) => a.status === 429)) {
       expect(refused.body.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota', param: null });
     }
-    expect((await server.container.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
+    expect((await server.core.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
     expect(await usageCount(tenant.projectId)).toBe(20);
   });
 
@@ -125,7 +125,7 @@ describe('per-key rate limit (in memory)', () => {
     const tenant = await server.newTenant();
     for (let i = 0; i < 3; i++) expect((await whoami(server, tenant.key)).status).toBe(200);
     expect((await whoami(server, tenant.key)).status).toBe(429);
-    const other = await server.container.projects.createKey(tenant.projectId, 'other');
+    const other = await server.core.projects.createKey(tenant.projectId, 'other');
     expect((await whoami(server, other.key)).status).toBe(200);
   });
 

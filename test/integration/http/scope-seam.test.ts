@@ -8,13 +8,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Container } from '../../../src/container.js';
+import type { Assembly } from '../../../src/composition/features.js';
 import { apiKeyPrincipal, type Caller } from '../../../src/domain/identity/caller.js';
 import type { Admission, Meter, MeteredCall } from '../../../src/domain/billing/meter.js';
 import { AppError } from '../../../src/domain/shared/errors.js';
-import { apiScope } from '../../../src/http/routes/api-scope.js';
-import { V1_ROUTE_MODULES } from '../../../src/http/routes/v1/index.js';
-import { registerChatCompletionsRoute } from '../../../src/http/routes/v1/chat-completions.js';
+import { apiScope } from '../../../src/http/scopes/api-scope.js';
 import type { AuthStrategy } from '../../../src/http/auth/strategy.js';
 import { createRateLimiter } from '../../../src/storage/rate-limit/rate-limiter.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
@@ -56,15 +54,16 @@ let upstream: FakeUpstream;
 let server: TestServer;
 let signed: SignedProjectStrategy;
 
-function mountScopes(app: FastifyInstance, container: Container): void {
-  signed = new SignedProjectStrategy(() => container.creditMeter);
-  app.register(apiScope, { prefix: '/signed/v1', container, strategy: signed, routes: V1_ROUTE_MODULES });
+function mountScopes(app: FastifyInstance, { core, scopes }: Assembly): void {
+  signed = new SignedProjectStrategy(() => core.creditMeter);
+  // Every route module /v1 mounts, as /v1 mounts them.
+  const v1 = scopes.find((scope) => scope.prefix === '/v1')!;
+  app.register(apiScope, { prefix: '/signed/v1', strategy: signed, routes: v1.routes, policy: { rateLimit: core.apiKeyRateLimit } });
   const limiter = createRateLimiter({ requestsPerMinute: 2, redisUrl: null });
   app.register(apiScope, {
     prefix: '/policy/v1',
-    container,
     strategy: new SignedProjectStrategy(() => new HeaderMeter()),
-    routes: [registerChatCompletionsRoute],
+    routes: [core.routes.chatCompletions],
     policy: {
       rateLimit: { limiter, requestsPerMinute: 2, keyOf: (p) => `agent:${p.projectId}`, exceededMessage: 'Rate limit exceeded: too many requests per minute for this agent' },
       cors: { allowedHeaders: ['content-type', 'x-toy-signature'], exposedHeaders: ['x-request-id', 'x-toy-usage'] },

@@ -128,7 +128,7 @@ describe('tracing with an in-memory exporter', () => {
     expect(creating.spanContext().traceId).toBe(TRACE_ID);
 
     // Stored with the batch (what a worker on another machine reads), as a W3C traceparent.
-    const row = await server.container.database.db.selectFrom('batches').select('trace_parent').where('id', '=', batchId).executeTakeFirstOrThrow();
+    const row = await server.core.database.db.selectFrom('batches').select('trace_parent').where('id', '=', batchId).executeTakeFirstOrThrow();
     expect(row.trace_parent).toBe(`00-${TRACE_ID}-${creating.spanContext().spanId}-01`);
 
     const lines = spans.filter((s) => s.name === 'batch.line');
@@ -148,7 +148,7 @@ describe('tracing with an in-memory exporter', () => {
     const fileId = (await uploadFile(server.baseUrl, tenant.key, requestLines(2))).body.id as string;
     exporter.reset();
     const principal = apiKeyPrincipal(tenant.projectId, tenant.keyId);
-    const batch = await server.container.batches.create(principal, { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
+    const batch = await server.features.batches.services.batches.create(principal, { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' });
     expect(batch.traceParent).toBeNull();
     expect((await waitForBatch(server.baseUrl, tenant.key, batch.id, isTerminal)).status).toBe('completed');
     const lines = exporter.getFinishedSpans().filter((s) => s.name === 'batch.line');
@@ -207,7 +207,7 @@ describe('tracing off', () => {
     const exporter = new InMemorySpanExporter();
     const server = await startTestServer({ overrides: { spanProcessors: [new SimpleSpanProcessor(exporter)] } });
     try {
-      expect(server.container.config.tracing.enabled).toBe(false);
+      expect(server.core.config.tracing.enabled).toBe(false);
       expect((await call(server.baseUrl, 'GET', '/healthz')).status).toBe(200);
       expect(exporter.getFinishedSpans()).toEqual([]);
     } finally {

@@ -20,12 +20,13 @@ const streamBody = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-/** `data:` payloads of an SSE body, JSON-parsed except `[DONE]`. */
+/** `data:` payloads of an SSE body, JSON-parsed except `[DONE]` (an error event's `event: error` line dropped). */
 function events(text: string): unknown[] {
   return text
     .split('\n\n')
     .filter((block) => block.trim() !== '')
     .map((block) => {
+      if (block.startsWith('event: error\n')) block = block.slice('event: error\n'.length);
       expect(block.startsWith('data: ')).toBe(true);
       const data = block.slice('data: '.length);
       return data === '[DONE]' ? '[DONE]' : JSON.parse(data);
@@ -224,7 +225,7 @@ describe('failures and disconnects', () => {
     expect(env.upstream.count()).toBe(0);
   });
 
-  it('ends with an error event (no [DONE]) and bills nothing when the upstream drops mid-stream', async () => {
+  it('ends with an error event (no [DONE]) and bills only what was delivered when the upstream drops mid-stream', async () => {
     env.upstream.enqueue('/chat/completions', stream(['one ', 'two ', 'three'], { closeAfter: 2, delayMs: 20 }));
     const tenant = await env.server.newTenant();
     const client = rawPost(env.server.baseUrl, '/v1/chat/completions', tenant.key, streamBody());
@@ -239,7 +240,11 @@ describe('failures and disconnects', () => {
       },
     });
     expect(all).toHaveLength(3);
-    expect(await usageOf(env.server, tenant.projectId)).toEqual([]);
+    expect(env.upstream.count('/chat/completions')).toBe(1);
+    await waitFor(async () => (await usageOf(env.server, tenant.projectId)).length === 1, 'the usage record');
+    const [record] = await usageOf(env.server, tenant.projectId);
+    // Estimated (no tokenizer): "Hello" → 2 tokens in; "one two " (8 bytes) → 2 tokens out.
+    expect(record).toMatchObject({ model: 'gpt-oss-120b', inputTokens: 2, outputTokens: 2, status: 502 });
   });
 
   it('aborts the upstream when the client disconnects, and bills the tokens generated so far', async () => {

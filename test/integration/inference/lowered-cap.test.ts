@@ -1,14 +1,15 @@
 /**
  * Holds never refuse work the balance can pay for (src/domain/billing/credit-fit.ts): a
- * call that set no output cap and whose worst case does not fit runs with the largest
- * cap the free credit affords, announced in `x-sluice-output-cap-lowered`; an explicit
- * cap the credit cannot cover is refused with the figures; `BILLING_LOWER_OUTPUT_CAP=false`
- * refuses instead of lowering.
+ * call that set no output cap and whose worst case and default allowance do not fit runs
+ * with the largest cap the free credit affords, announced in `x-sluice-output-cap-lowered`;
+ * an explicit cap the credit cannot cover is refused with the figures;
+ * `BILLING_LOWER_OUTPUT_CAP=false` refuses instead of lowering.
  *
  * Figures: 1,000 USD per million tokens each way is 1,000 µ$ a token. "Hello" is
- * estimated at 5 bytes + 8 framing = 13 input tokens (13,000 µ$); the model's default
- * output cap is 4,096 tokens, so the worst case is 4,109,000 µ$. On 0.28 USD the free
- * credit affords (280,000 − 13,000) / 1,000 = 267 output tokens.
+ * estimated at 5 bytes + 8 framing + 8 for the conversation's template = 21 input tokens
+ * (21,000 µ$); the model's default output cap is 4,096 tokens, so the worst case is
+ * 4,117,000 µ$, and the default allowance of 1,024 tokens 1,045,000 µ$. On 0.28 USD the
+ * free credit affords (280,000 − 21,000) / 1,000 = 259 output tokens.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call } from '../../helpers/harness.js';
@@ -62,12 +63,12 @@ describe('lowering the output cap (the default)', () => {
     const tenant = await env.server.newTenant({ balanceUsd: 0.28 });
     const res = await chat(tenant.key);
     expect(res.status).toBe(200);
-    expect(res.headers.get('x-sluice-output-cap-lowered')).toBe('267');
-    expect(env.upstream.requests[0]!.body.max_tokens).toBe(267);
+    expect(res.headers.get('x-sluice-output-cap-lowered')).toBe('259');
+    expect(env.upstream.requests[0]!.body.max_tokens).toBe(259);
     expect(res.body.choices[0].finish_reason).toBe('length');
-    expect(res.body.usage).toMatchObject({ prompt_tokens: PROMPT_TOKENS, completion_tokens: 267 });
-    // (11 + 267) tokens at 1,000 µ$: 278,000 µ$ of the 280,000.
-    expect(await balanceOf(env.server, tenant.projectId)).toBe(2_000);
+    expect(res.body.usage).toMatchObject({ prompt_tokens: PROMPT_TOKENS, completion_tokens: 259 });
+    // (11 + 259) tokens at 1,000 µ$: 270,000 µ$ of the 280,000.
+    expect(await balanceOf(env.server, tenant.projectId)).toBe(10_000);
   });
 
   it('a short answer costs only its tokens, and a call whose worst case fits is not lowered', async () => {
@@ -93,22 +94,22 @@ describe('lowering the output cap (the default)', () => {
     });
     expect(res.status).toBe(200);
     // Known at admission, before the stream starts: a header, not a trailer.
-    expect(res.headers.get('x-sluice-output-cap-lowered')).toBe('267');
+    expect(res.headers.get('x-sluice-output-cap-lowered')).toBe('259');
     expect(res.headers.get('access-control-expose-headers')).toContain('x-sluice-output-cap-lowered');
     const text = await res.text();
     expect(text).toContain('data: [DONE]');
-    expect(env.upstream.requests[0]!.body.max_tokens).toBe(267);
+    expect(env.upstream.requests[0]!.body.max_tokens).toBe(259);
   });
 
   it('answers /v1/responses with the lowered max_output_tokens, incomplete when the answer reaches it', async () => {
     cappedUpstream(env.upstream, 1000);
     const tenant = await env.server.newTenant({ balanceUsd: 0.28 });
-    // The input "Hello" is one message: the same 13-token estimate as the chat call.
+    // The input "Hello" is one message: the same 21-token estimate as the chat call.
     const res = await call(env.server.baseUrl, 'POST', '/v1/responses', { key: tenant.key, body: { model: MODEL, input: 'Hello' } });
     expect(res.status).toBe(200);
-    expect(res.headers.get('x-sluice-output-cap-lowered')).toBe('267');
-    expect(env.upstream.requests[0]!.body.max_tokens).toBe(267);
-    expect(res.body).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, max_output_tokens: 267 });
+    expect(res.headers.get('x-sluice-output-cap-lowered')).toBe('259');
+    expect(env.upstream.requests[0]!.body.max_tokens).toBe(259);
+    expect(res.body).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, max_output_tokens: 259 });
   });
 
   it('refuses an explicit cap the credit cannot cover, naming the worst case, the free balance and the cap it affords', async () => {
@@ -117,34 +118,38 @@ describe('lowering the output cap (the default)', () => {
     expect(res.status).toBe(429);
     expect(res.body).toEqual(
       quotaError(
-        'Insufficient credit: this request may cost up to 1.013000 USD (13 input tokens at most, an output cap of 1000 tokens), ' +
+        'Insufficient credit: this request may cost up to 1.021000 USD (21 input tokens at most, an output cap of 1000 tokens), ' +
           'and the free balance (the balance less the credit held by calls in flight) is 0.280000 USD, ' +
-          'which affords an output cap of at most 267 tokens. Lower the output cap, or add credit.',
+          'which affords an output cap of at most 259 tokens. Lower the output cap, or add credit.',
       ),
     );
     expect(env.upstream.count('/chat/completions')).toBe(0);
     // The cap it names is served.
     cappedUpstream(env.upstream, 1000);
-    expect((await chat(tenant.key, { ...hello, max_tokens: 267 })).status).toBe(200);
-    expect(await balanceOf(env.server, tenant.projectId)).toBe(2_000);
+    expect((await chat(tenant.key, { ...hello, max_tokens: 259 })).status).toBe(200);
+    expect(await balanceOf(env.server, tenant.projectId)).toBe(10_000);
   });
 
-  it('refuses a call whose credit does not cover its input and the minimum of 16 output tokens', async () => {
-    const tenant = await env.server.newTenant({ balanceUsd: 0.028 }); // 13,000 + 16,000 > 28,000
+  it('refuses only a call the balance cannot pay its input and one output token for, naming both; with nothing else held, one token is enough', async () => {
+    const tenant = await env.server.newTenant({ balanceUsd: 0.021 }); // 21,000 + 1,000 > 21,000
     const res = await chat(tenant.key);
     expect(res.status).toBe(429);
     expect(res.body).toEqual(
       quotaError(
-        'Insufficient credit: this request may cost up to 4.109000 USD (13 input tokens at most, an output cap of 4096 tokens), ' +
-          'and the free balance (the balance less the credit held by calls in flight) is 0.028000 USD, ' +
-          'which affords an output cap of at most 15 tokens, fewer than the minimum of 16. Add credit.',
+        'Insufficient credit: this request needs at least 0.022000 USD (21 input tokens at most and one output token), ' +
+          'and the balance is 0.021000 USD. Add credit.',
       ),
     );
     expect(env.upstream.count('/chat/completions')).toBe(0);
-    const enough = await env.server.newTenant({ balanceUsd: 0.029 });
+    const enough = await env.server.newTenant({ balanceUsd: 0.022 });
     const served = await chat(enough.key);
     expect(served.status).toBe(200);
-    expect(served.headers.get('x-sluice-output-cap-lowered')).toBe('16');
+    expect(served.headers.get('x-sluice-output-cap-lowered')).toBe('1');
+    // Below billing.min_output_tokens (16), which binds only beside other calls' holds.
+    const fifteen = await env.server.newTenant({ balanceUsd: 0.036 });
+    const small = await chat(fifteen.key);
+    expect(small.status).toBe(200);
+    expect(small.headers.get('x-sluice-output-cap-lowered')).toBe('15');
   });
 
   it('a 200-call burst on 0.28 USD serves calls and never overdraws: the debits are exactly the usage', async () => {
@@ -182,8 +187,8 @@ describe('the guarantee when an answer costs more than its estimate', () => {
     const served = answers.filter((a) => a.status === 200).length;
     expect(served).toBeGreaterThanOrEqual(1);
     expect(env.upstream.requests).toHaveLength(served);
-    // Each served call held its input estimate (13 tokens) and the cap it was sent with.
-    const excess = env.upstream.requests.reduce((sum, r) => sum + 411_000 - (13 + (r.body.max_tokens as number)) * 1000, 0);
+    // Each served call held its input estimate (21 tokens) and the cap it was sent with.
+    const excess = env.upstream.requests.reduce((sum, r) => sum + 411_000 - (21 + (r.body.max_tokens as number)) * 1000, 0);
     const records = await usageOf(env.server, tenant.projectId);
     const final = await balanceOf(env.server, tenant.projectId);
     expect(280_000 - final).toBe(records.reduce((sum, r) => sum + r.costMicros, 0));
@@ -205,9 +210,9 @@ describe('billing.lower_output_cap: false (BILLING_LOWER_OUTPUT_CAP=false)', () 
     expect(res.status).toBe(429);
     expect(res.body).toEqual(
       quotaError(
-        'Insufficient credit: this request may cost up to 4.109000 USD (13 input tokens at most, an output cap of 4096 tokens), ' +
+        'Insufficient credit: this request may cost up to 4.117000 USD (21 input tokens at most, an output cap of 4096 tokens), ' +
           'and the free balance (the balance less the credit held by calls in flight) is 0.280000 USD, ' +
-          'which affords an output cap of at most 267 tokens. Lower the output cap, or add credit.',
+          'which affords an output cap of at most 259 tokens. Lower the output cap, or add credit.',
       ),
     );
     expect(env.upstream.count('/chat/completions')).toBe(0);

@@ -183,6 +183,15 @@ describe('the sluice command', () => {
     expect(readdirSync(path.join(dir, 'models'))).toEqual(['all-minilm-l6-v2']);
   });
 
+  it('`models pull` of a GGUF model names the runtime it runs on when that is missing (off a terminal, no question)', async () => {
+    const { dir, env } = setup();
+    Object.assign(process.env, env, { LOG_LEVEL: 'silent', SLUICE_RUNTIMES_DIR: path.join(dir, 'runtimes') });
+    capture();
+    expect(await runCli(['models', 'pull', 'LFM2.5-1.2B-Instruct'])).toBe(0);
+    expect(JSON.parse(stdout.join(''))).toMatchObject({ model: 'LFM2.5-1.2B-Instruct', downloaded: ['config.json', 'LFM2.5-1.2B-Instruct-Q4_K_M.gguf'] });
+    expect(stderr.at(-1)).toBe('LFM2.5-1.2B-Instruct runs on the GGUF runtime, which is not installed: run `sluice runtimes add gguf`');
+  });
+
   it('`models pull` fails with a one-line error and exit code 1', async () => {
     const { env } = setup();
     Object.assign(process.env, env, { LOG_LEVEL: 'silent' });

@@ -112,7 +112,7 @@ describe('GET /v1/models', () => {
     const res = await call(env.server.baseUrl, 'GET', '/v1/models', { key: tenant.key });
     expect(res.status).toBe(200);
     expect(res.body.object).toBe('list');
-    expect(res.body.data).toHaveLength(env.server.container.registry.list().length);
+    expect(res.body.data).toHaveLength(env.server.core.registry.list().length);
     expect(res.body.data[0]).toEqual({ id: 'gpt-oss-120b', object: 'model', created: 1767225600, owned_by: 'sluice' });
   });
 

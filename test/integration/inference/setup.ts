@@ -56,11 +56,11 @@ export async function startInferenceEnv(
 
 /** The project's balance in micro-dollars, read from the database. */
 export async function balanceOf(server: TestServer, projectId: string): Promise<number> {
-  return (await server.container.repositories.projects.balanceOf(projectId))!;
+  return (await server.core.repositories.projects.balanceOf(projectId))!;
 }
 
 export async function usageOf(server: TestServer, projectId: string) {
-  return (await server.container.repositories.usage.listByProject(projectId, 100)).items;
+  return (await server.core.repositories.usage.listByProject(projectId, 100)).items;
 }
 
 /**

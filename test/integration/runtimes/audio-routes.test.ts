@@ -167,7 +167,7 @@ describe('POST /v1/audio/transcriptions', () => {
 describe('credit', () => {
   // At the catalog's prices the longest clip (600 s: 30,000 tokens in, 20 windows of 224 out) may cost
   // 824 µ$; a 3-second clip (150 in, 224 out) 15 µ$.
-  const balanceOf = async (projectId: string) => (await server.container.projects.getProject(projectId)).balanceMicros;
+  const balanceOf = async (projectId: string) => (await server.core.projects.getProject(projectId)).balanceMicros;
 
   it('serves a short clip on credit that does not cover the longest one, holding what the clip may cost', async () => {
     const poor = await server.newTenant({ balanceUsd: 0.0001 }); // 100 µ$

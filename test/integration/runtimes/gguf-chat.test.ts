@@ -2,19 +2,22 @@
  * The gguf backend with node-llama-cpp's prebuilt CPU binary on generated tiny llama
  * GGUF files: the model's own chat template, greedy and length-limited generation,
  * streaming, reasoning kept apart from the answer, and the HTTP chat/responses routes.
+ * The runtime is the one SLUICE_RUNTIMES_DIR holds (test/helpers/gguf-runtime.ts).
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
+import { GGUF_RUNTIME_ENV, GGUF_RUNTIMES_DIR } from '../../helpers/gguf-runtime.js';
 
 let server: TestServer;
 let modelsDir: string;
 let key: string;
 
 beforeAll(async () => {
+  if (!GGUF_RUNTIMES_DIR) return;
   modelsDir = buildTestModels(['LFM2.5-1.2B-Instruct', 'LFM2.5-1.2B-Thinking']);
-  server = await startTestServer({ env: { MODELS_DIR: modelsDir } });
+  server = await startTestServer({ env: { MODELS_DIR: modelsDir, ...GGUF_RUNTIME_ENV } });
   ({ key } = await server.newTenant({ balanceUsd: 5 }));
 });
 
@@ -45,7 +48,7 @@ async function streamEvents(model: string): Promise<any[]> {
 }
 
 // The fixture's vocabulary is SentencePiece-style: words carry their leading space (▁hello).
-describe('GGUF chat (LFM2.5-1.2B-Instruct slot)', () => {
+describe.skipIf(!GGUF_RUNTIMES_DIR)('GGUF chat (LFM2.5-1.2B-Instruct slot)', () => {
   it('answers through the model chat template and stops at the end-of-turn token', async () => {
     const res = await chat('LFM2.5-1.2B-Instruct');
     expect(res.status).toBe(200);
@@ -84,7 +87,7 @@ describe('GGUF chat (LFM2.5-1.2B-Instruct slot)', () => {
   });
 });
 
-describe('GGUF thinking model (LFM2.5-1.2B-Thinking slot)', () => {
+describe.skipIf(!GGUF_RUNTIMES_DIR)('GGUF thinking model (LFM2.5-1.2B-Thinking slot)', () => {
   it('keeps the reasoning apart from the answer', async () => {
     const res = await chat('LFM2.5-1.2B-Thinking');
     expect(res.status).toBe(200);

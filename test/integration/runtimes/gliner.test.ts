@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import { PII_CATEGORIES } from '../../../src/inference/backends/onnx/gliner/pii.js';
-import type { InferenceBackend } from '../../../src/inference/backend.js';
+import type { InferenceBackend } from '../../../src/domain/models/inference-backend.port.js';
 import type { ModelConfig } from '../../../src/config/schema.js';
 
 let server: TestServer;
@@ -25,7 +25,7 @@ beforeAll(async () => {
   modelsDir = buildTestModels(['gliner-multi-pii-v1', 'gliner2-base-v1']);
   server = await startTestServer({ env: { MODELS_DIR: modelsDir } });
   ({ key } = await server.newTenant({ balanceUsd: 5 }));
-  const registry = server.container.registry;
+  const registry = server.core.registry;
   pii = registry.find('gliner-multi-pii-v1')!;
   g2 = registry.find('gliner2-base-v1')!;
   backend = await registry.backendFor(pii, 'runTask');

@@ -55,7 +55,7 @@ describe('POST /v1/embeddings (onnx)', () => {
   });
 
   it('coalesces concurrent HTTP requests into fewer runtime calls and bills each', async () => {
-    const backend = (await server.container.registry.backendFor(server.container.registry.find('bge-small-en-v1.5')!, 'embed')) as OnnxBackend;
+    const backend = (await server.core.registry.backendFor(server.core.registry.find('bge-small-en-v1.5')!, 'embed')) as OnnxBackend;
     const before = { ...(backend.batchStats('bge-small-en-v1.5') ?? { batches: 0, items: 0, largestBatch: 0 }) };
     const n = 24;
     const responses = await Promise.all(
@@ -94,7 +94,7 @@ describe('embeddings on low credit (onnx: an exact tokenizer)', () => {
     priced = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });
   });
   afterAll(async () => priced?.close());
-  const balanceOf = async (projectId: string) => (await priced.container.projects.getProject(projectId)).balanceMicros;
+  const balanceOf = async (projectId: string) => (await priced.core.projects.getProject(projectId)).balanceMicros;
   const embed = (key: string) =>
     call(priced.baseUrl, 'POST', '/v1/embeddings', { key, body: { model: 'all-minilm-l6-v2', input: ['hello world', 'good news'] } });
 

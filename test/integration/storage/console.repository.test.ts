@@ -11,7 +11,7 @@ import { UsageRepository } from '../../../src/storage/db/repositories/usage.repo
 import { ProjectsRepository } from '../../../src/storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from '../../../src/storage/db/repositories/api-keys.repository.js';
 import { CreditGrantsRepository } from '../../../src/storage/db/repositories/credit-grants.repository.js';
-import type { UsageBucketRow } from '../../../src/domain/billing/usage-report.js';
+import type { UsageBucketRow } from '../../../src/domain/billing/usage-reports.port.js';
 import { newId, newUuid } from '../../../src/domain/shared/ids.js';
 
 const cases = await dialectCases();

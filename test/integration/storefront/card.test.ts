@@ -72,7 +72,7 @@ describe('the fake card checkout', () => {
     expect((await press(declined.checkoutUrl, 'decline')).status).toBe(200);
     expect((await retry(token, declined.checkoutId)).body).toMatchObject({ error: 'payment_failed' });
 
-    const fake = env.server.container.storefront!.fakeCard!;
+    const fake = env.server.features.storefront.services!.fakeCard!;
     const expired = await startCheckout(token);
     fake.force(expired.checkoutId, 'expired');
     expect((await retry(token, expired.checkoutId)).body).toMatchObject({ error: 'payment_released' });

@@ -23,7 +23,7 @@ const body = (extra: Record<string, unknown> = {}) => ({ model: 'gpt-oss-120b', 
 /** A receipt holding `micros`, credited through the ledger as a purchase would. */
 async function receiptWith(micros: number, sellerId = 'sluice'): Promise<string> {
   const receipt = newReceiptId();
-  await env.server.container.storefront!.store.purchase({
+  await env.server.features.storefront.services!.store.purchase({
     id: newId('mov_'), sellerId, holder: { kind: 'receipt', receiptId: receiptHash(receipt) }, kind: 'purchase',
     amountMicros: micros, paymentRef: `test:${receipt}`, rail: 'x402', detail: null, createdAtMs: Date.now(),
   });
@@ -31,7 +31,7 @@ async function receiptWith(micros: number, sellerId = 'sluice'): Promise<string>
 }
 
 const balanceOf = async (receipt: string) =>
-  (await env.server.container.storefront!.store.account('sluice', { kind: 'receipt', receiptId: receiptHash(receipt) }))!.balanceMicros;
+  (await env.server.features.storefront.services!.store.account('sluice', { kind: 'receipt', receiptId: receiptHash(receipt) }))!.balanceMicros;
 
 describe('credentials that pay', () => {
   it('a receipt bought anonymously over x402 pays for calls until it runs out', async () => {
@@ -51,13 +51,13 @@ describe('credentials that pay', () => {
   it('an agent token draws on the agent\'s Credits', async () => {
     const agent = env.agents[0]!;
     const token = await env.tokenOf(agent);
-    await env.server.container.storefront!.store.purchase({
+    await env.server.features.storefront.services!.store.purchase({
       id: newId('mov_'), sellerId: 'sluice', holder: { kind: 'agent', agentId: agent.id }, kind: 'purchase',
       amountMicros: 1_000_000, paymentRef: `test:${agent.id}`, rail: 'card', detail: null, createdAtMs: Date.now(),
     });
     const answer = await post(env, CHAT, body(), { authorization: `Bearer ${token}` });
     expect(answer.status).toBe(200);
-    const account = await env.server.container.storefront!.store.account('sluice', { kind: 'agent', agentId: agent.id });
+    const account = await env.server.features.storefront.services!.store.account('sluice', { kind: 'agent', agentId: agent.id });
     expect(account).toMatchObject({ balanceMicros: 1_000_000 - 25, consumedMicros: 25 });
     const streamed = await fetch(`${env.url}${CHAT}`, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body({ stream: true })),
@@ -113,11 +113,22 @@ describe('errors of the storefront chat route', () => {
     const small = await receiptWith(20);
     const insufficient = await post(env, CHAT, body({ max_tokens: 100 }), { authorization: `Receipt ${small}` });
     expect(insufficient.status).toBe(402);
-    expect(insufficient.body).toMatchObject({ error: 'receipt_credit_insufficient' });
+    // "Hi" is estimated at 2 bytes + 8 + 8 = 18 input tokens: 18 µ$, and 200 µ$ for the cap.
+    expect(insufficient.body).toEqual({
+      error: 'receipt_credit_insufficient',
+      message: 'The receipt\'s credit (0.00002 USD) cannot cover this call, which needs at least 0.000218 USD; receipts cannot be topped up',
+    });
     expect(insufficient.headers.get('payment-required')).toBeNull();
     expect(insufficient.headers.get('www-authenticate')).toBeNull();
-    const spent = await receiptWith(25);
-    expect((await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Receipt ${spent}` })).status).toBe(200);
+    // A call estimated at 18 + 7 × 2 = 32 µ$ whose upstream reports 18 + 7 tokens draws all of it.
+    const spent = await receiptWith(32);
+    env.upstream.chat({ usage: { prompt_tokens: 18, completion_tokens: 7, total_tokens: 25 } });
+    try {
+      expect((await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Receipt ${spent}` })).status).toBe(200);
+    } finally {
+      env.upstream.reset();
+    }
+    expect(await balanceOf(spent)).toBe(0);
     const exhausted = await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Receipt ${spent}` });
     expect(exhausted.status).toBe(402);
     expect(exhausted.body).toMatchObject({ error: 'receipt_credit_exhausted' });
@@ -129,14 +140,19 @@ describe('errors of the storefront chat route', () => {
     const none = await post(env, CHAT, body(), { authorization: `Bearer ${token}` });
     expect(none.status).toBe(403);
     expect(none.body).toMatchObject({ error: 'plan_required', plans: [{ id: 'credits', purchase: { url: '/storefront/plans/credits/purchase' } }] });
-    await env.server.container.storefront!.store.purchase({
+    await env.server.features.storefront.services!.store.purchase({
       id: newId('mov_'), sellerId: 'sluice', holder: { kind: 'agent', agentId: agent.id }, kind: 'purchase',
-      amountMicros: 25, paymentRef: `test:${agent.id}`, rail: 'card', detail: null, createdAtMs: Date.now(),
+      amountMicros: 32, paymentRef: `test:${agent.id}`, rail: 'card', detail: null, createdAtMs: Date.now(),
     });
     expect((await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Bearer ${token}` })).status).toBe(200);
+    // 25 µ$ drawn, 7 µ$ left: less than the 32 µ$ this call is estimated at.
     const out = await post(env, CHAT, body({ max_tokens: 7 }), { authorization: `Bearer ${token}` });
     expect(out.status).toBe(402);
-    expect(out.body).toMatchObject({ error: 'usage_exhausted', extend: { url: '/storefront/extend' } });
+    expect(out.body).toMatchObject({
+      error: 'usage_exhausted',
+      message: 'Your Credits (0.000007 USD) cannot cover this call, which needs at least 0.000032 USD; extend them and retry',
+      extend: { url: '/storefront/extend' },
+    });
   });
 
   it('an MPP credential with the agent token beside it: the agent pays; without it, bearer_required', async () => {
@@ -163,7 +179,7 @@ describe('200 concurrent calls on one receipt', () => {
     const balance = await balanceOf(receipt);
     expect(balance).toBe(2_000 - ok * 25);
     expect(balance).toBeGreaterThanOrEqual(0);
-    const ledger = await env.server.container.storefront!.store.movements('sluice', { kind: 'receipt', receiptId: receiptHash(receipt) });
+    const ledger = await env.server.features.storefront.services!.store.movements('sluice', { kind: 'receipt', receiptId: receiptHash(receipt) });
     expect(ledger.filter((m) => m.kind === 'draw').map((m) => m.amountMicros)).toEqual(Array(ok).fill(-25));
   });
 });

@@ -48,7 +48,7 @@ describe('the 402 quote', () => {
     });
     expect(quote.headers.get('payment-required')).toMatch(/^[A-Za-z0-9+/]*={0,2}$/);
     expect(quote.body).toMatchObject({ error: 'payment_required', quote: { planId: 'credits', amountUsd: '0.01' }, rails: ['x402', 'card'] });
-    expect(await env.server.container.database.db.selectFrom('storefront_ledger').select('id').execute()).toEqual([]);
+    expect(await env.server.core.database.db.selectFrom('storefront_ledger').select('id').execute()).toEqual([]);
   });
 });
 
@@ -64,9 +64,9 @@ describe('paying with @x402/fetch', () => {
     expect(sent).toHaveLength(2);
     expect(sent[1]!.get('payment-signature')).toBeTruthy();
     expect(env.facilitator.calls.map((c) => c.path).filter((p) => p !== '/supported').slice(-2)).toEqual(['/verify', '/settle']);
-    const account_ = await env.server.container.storefront!.store.account('sluice', { kind: 'receipt', receiptId: receiptHash(body.receipt) });
+    const account_ = await env.server.features.storefront.services!.store.account('sluice', { kind: 'receipt', receiptId: receiptHash(body.receipt) });
     expect(account_).toMatchObject({ balanceMicros: 1_000_000, status: 'active' });
-    const rows = await env.server.container.database.db.selectFrom('storefront_accounts').select('holder_id').execute();
+    const rows = await env.server.core.database.db.selectFrom('storefront_accounts').select('holder_id').execute();
     expect(rows.map((r) => r.holder_id)).not.toContain(body.receipt);
 
     // The same signed payment presented again credits nothing.

@@ -117,7 +117,7 @@ describe('rate limit per agent', () => {
   it('429 requests_per_minute_exceeded with retry-after, counted per agent', async () => {
     const [a, b] = limited.agents as [StorefrontEnv['agents'][0], StorefrontEnv['agents'][0]];
     for (const agent of [a, b]) {
-      await limited.server.container.storefront!.store.purchase({
+      await limited.server.features.storefront.services!.store.purchase({
         id: newId('mov_'), sellerId: 'sluice', holder: { kind: 'agent', agentId: agent.id }, kind: 'purchase',
         amountMicros: 1_000_000, paymentRef: `test:${agent.id}`, rail: 'card', detail: null, createdAtMs: Date.now(),
       });

@@ -19,7 +19,7 @@ const body = (extra: Record<string, unknown> = {}) => ({ model: 'gpt-oss-120b', 
 const TENANT = storefrontProjectId('sluice');
 
 async function credit(env: StorefrontEnv, holder: { kind: 'agent'; agentId: string } | { kind: 'receipt'; receiptId: string }, micros: number) {
-  await env.server.container.storefront!.store.purchase({
+  await env.server.features.storefront.services!.store.purchase({
     id: newId('mov_'), sellerId: 'sluice', holder, kind: 'purchase', amountMicros: micros,
     paymentRef: `test:${newId('ref_')}`, rail: 'x402', detail: null, createdAtMs: Date.now(),
   });
@@ -63,7 +63,7 @@ describe.each(flavors)('storefront usage records on $name', (flavor) => {
 
   it('a call by bearer and one by receipt each leave one record with their payer, and no /v1 balance moves', async (ctx) => {
     if (!env) return ctx.skip();
-    const before = await env.server.container.repositories.projects.findById(projectId);
+    const before = await env.server.core.repositories.projects.findById(projectId);
     const agent = env.agents[0]!;
     await credit(env, { kind: 'agent', agentId: agent.id }, 1_000_000);
     const receipt = newReceiptId();
@@ -91,16 +91,16 @@ describe.each(flavors)('storefront usage records on $name', (flavor) => {
     });
 
     // The draw went with the record: one ledger movement each, and the balances are the ledger's.
-    const store = env.server.container.storefront!.store;
+    const store = env.server.features.storefront.services!.store;
     const agentMoves = await store.movements('sluice', { kind: 'agent', agentId: agent.id });
     expect(agentMoves.map((m) => [m.kind, m.amountMicros])).toEqual([['purchase', 1_000_000], ['draw', -25]]);
     expect(await store.account('sluice', { kind: 'agent', agentId: agent.id })).toMatchObject({ balanceMicros: 1_000_000 - 25, consumedMicros: 25 });
     expect((await store.account('sluice', { kind: 'receipt', receiptId: receiptHash(receipt) }))!.balanceMicros).toBe(10_000 - 25);
 
     // No /v1 project pays: its balance and usage are untouched, and the tenant project holds no credit.
-    expect(await env.server.container.repositories.projects.findById(projectId)).toEqual(before);
+    expect(await env.server.core.repositories.projects.findById(projectId)).toEqual(before);
     expect(await usageOf(env, projectId)).toEqual([]);
-    expect((await env.server.container.repositories.projects.findById(TENANT))!.balanceMicros).toBe(0);
+    expect((await env.server.core.repositories.projects.findById(TENANT))!.balanceMicros).toBe(0);
   });
 
   it('a call without max_tokens on low credit is served with a lowered output cap', async (ctx) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { calibrationMetrics, fitTemperatureBias, labelReports, thresholdFor } from '../../../src/inference/classifier/calibration.js';
-import { sigmoid } from '../../../src/inference/classifier/scoring.js';
+import { calibrationMetrics, fitTemperatureBias, labelReports, thresholdFor } from '../../../src/domain/shared/classification/calibration.js';
+import { sigmoid } from '../../../src/domain/shared/classification/calibration.js';
 import { candidates, mmr, words } from '../../../src/inference/classifier/keywords.js';
 import { shuffled, trainHead } from '../../../src/inference/classifier/logistic.js';
 import { reliabilitySvg } from '../../../src/inference/classifier/reliability-svg.js';

@@ -1,8 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { defaultManifest, validateManifest } from '../../../src/inference/classifier/manifest.js';
-import { findLabel, labelSet, type LabelSet } from '../../../src/inference/classifier/label-sets.js';
-import { calibrate, matVec, rollUp, sigmoid, topK } from '../../../src/inference/classifier/scoring.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { defaultManifest, readManifest, validateManifest } from '../../../src/inference/classifier/manifest.js';
+import { readHead } from '../../../src/inference/classifier/heads.js';
+import { findLabel, type LabelSet } from '../../../src/domain/shared/classification/label-sets.js';
+import { labelSet } from '../../../src/inference/classifier/label-set-loader.js';
+import { calibrate, matVec, rollUp, topK } from '../../../src/inference/classifier/scoring.js';
+import { sigmoid } from '../../../src/domain/shared/classification/calibration.js';
 import { content10Scores, iabResult } from '../../../src/inference/classifier/outputs.js';
 import type { PackScores } from '../../../src/inference/classifier/pack.js';
 
@@ -30,6 +36,20 @@ describe('pack manifest validation', () => {
     [{ ...good, label_sets: ['moderation'], calibration: {} }, 'key label_sets: a moderation pack needs the moderation and unsafe label sets'],
   ])('names the file and key of a bad manifest (%#)', (raw, message) => {
     expect(() => validateManifest('zlm-v1-moderation-edge', raw)).toThrow(message);
+  });
+
+  it('a manifest or head file that is not JSON is named with the place of the fault, in the same words on every Node', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sluice-pack-json-'));
+    mkdirSync(path.join(dir, 'heads'));
+    writeFileSync(path.join(dir, 'pack.json'), '{\n  "id": "zlm-v1-moderation-edge",\n}');
+    writeFileSync(path.join(dir, 'heads', 'moderation.json'), '{"format": 1, "dim": NaN}');
+    await expect(readManifest(dir, 'zlm-v1-moderation-edge')).rejects.toThrow(
+      new Error("zlm-v1-moderation-edge/pack.json: key (root): not valid JSON (line 3, column 1: Expected a property name in double quotes after ',', found '}'; JSON allows no trailing comma)"),
+    );
+    await expect(readHead(path.join(dir, 'heads', 'moderation.json'), 'zlm-v1-moderation-edge', { fingerprint: 'f', dim: 4 })).rejects.toThrow(
+      new Error("zlm-v1-moderation-edge/heads/moderation.json: not valid JSON (line 1, column 22: Expected a value, found 'NaN'; JSON has no NaN or Infinity)"),
+    );
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 

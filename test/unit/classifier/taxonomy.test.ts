@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultTaxonomyDir, loadIabTaxonomies, type Taxonomy } from '../../../src/inference/classifier/taxonomy.js';
-import { findLabel, labelSet } from '../../../src/inference/classifier/label-sets.js';
+import { findLabel } from '../../../src/domain/shared/classification/label-sets.js';
+import { labelSet } from '../../../src/inference/classifier/label-set-loader.js';
 
 function perTier(t: Taxonomy): Record<number, number> {
   const counts: Record<number, number> = {};

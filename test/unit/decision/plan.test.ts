@@ -1,7 +1,8 @@
 /** How questions are planned (rules 3–5) on the real label sets: recognised wordings and what falls to zero-shot. */
 import { describe, expect, it } from 'vitest';
 import { planQuestion, zeroShotWanted } from '../../../src/domain/decision/plan.js';
-import { findLabel, labelSet } from '../../../src/inference/classifier/label-sets.js';
+import { findLabel } from '../../../src/domain/shared/classification/label-sets.js';
+import { labelSet } from '../../../src/inference/classifier/label-set-loader.js';
 import type { DecisionQuestion } from '../../../src/domain/decision/validation.js';
 
 const iab = [labelSet('iab_content_2_2'), labelSet('iab_audience_1_1')];

@@ -173,21 +173,17 @@ describe('readDecisionRequest', () => {
     expect([...req.questions.keys()]).toEqual(['__proto__']);
   });
 
-  it('malformed JSON is a 422 json_invalid at the position the parser names (else the end of the body)', () => {
-    const locOf = (text: string) => {
-      let error: unknown;
-      try {
-        JSON.parse(text);
-      } catch (err) {
-        error = err;
-      }
-      const http = appErrorToHttp(malformedJson(text, error));
+  it('malformed JSON is a 422 json_invalid at the character position of the fault, with its line, column and reason', () => {
+    const detailOf = (text: string) => {
+      const http = appErrorToHttp(malformedJson(text));
       expect(http.status).toBe(422);
-      const [detail] = (http.body as { detail: Array<Record<string, unknown>> }).detail;
-      expect(detail).toMatchObject({ type: 'json_invalid', msg: 'JSON decode error', input: {}, ctx: { error: (error as Error).message } });
-      return detail!.loc;
+      return (http.body as { detail: Array<Record<string, unknown>> }).detail;
     };
-    expect(locOf('{"a" 1}')).toEqual(['body', 5]);
-    expect(locOf('{"state": }')).toEqual(['body', 11]);
+    expect(detailOf('{"a" 1}')).toEqual([
+      { type: 'json_invalid', loc: ['body', 5], msg: 'JSON decode error', input: {}, ctx: { error: "line 1, column 6: Expected ':' after the property name, found '1'" } },
+    ]);
+    expect(detailOf('{"state": "😀",\n "x": }')).toEqual([
+      { type: 'json_invalid', loc: ['body', 21], msg: 'JSON decode error', input: {}, ctx: { error: "line 2, column 7: Expected a value, found '}'" } },
+    ]);
   });
 });

@@ -33,7 +33,7 @@ const file = JSON.parse(readFileSync(new URL('../../vectors/gateway-signature.js
   vectors: Vector[];
 };
 
-/** The README's construction, written independently of src: six fields joined by LF, body as bytes. */
+/** The construction in docs/gateway.md, written independently of src: six fields joined by LF, body as bytes. */
 function referenceSign(v: Vector): string {
   const message = Buffer.concat([
     Buffer.from([v.t, v.method, v.pathWithQuery].join('\n') + '\n'),

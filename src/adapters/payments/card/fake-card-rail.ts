@@ -4,7 +4,7 @@
  * with a per-checkout CSRF token. Nothing leaves the process.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { CardRail, CheckoutStatus } from '../../../domain/storefront/card-rail.js';
+import type { CardRail, CheckoutStatus, LocalCheckoutPages } from '../../../domain/storefront/card-rail.port.js';
 import type { Clock } from '../../../domain/shared/clock.js';
 import { newId, randomString } from '../../../domain/shared/ids.js';
 
@@ -19,7 +19,7 @@ interface FakeCheckout {
 
 const TTL_MS = 30 * 60_000;
 
-export class FakeCardRail implements CardRail {
+export class FakeCardRail implements CardRail, LocalCheckoutPages {
   readonly id = 'fake' as const;
   readonly minimumCents = 50;
   readonly #checkouts = new Map<string, FakeCheckout>();

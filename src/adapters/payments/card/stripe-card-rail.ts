@@ -2,11 +2,11 @@
  * Stripe Checkout as the card provider (`mode=payment`, amount in cents, USD). Written
  * against Stripe's documented REST API with undici rather than the Stripe SDK, which
  * the project does not otherwise need; it cannot be exercised from this project's
- * offline tests (README, Storefront).
+ * offline tests (docs/storefront.md).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { request } from 'undici';
-import type { CardRail, CheckoutStatus } from '../../../domain/storefront/card-rail.js';
+import type { CardRail, CheckoutStatus } from '../../../domain/storefront/card-rail.port.js';
 
 const API = 'https://api.stripe.com/v1';
 const TOLERANCE_S = 300;

@@ -1,12 +1,13 @@
 /**
- * The admin API's routes: projects, keys, credits, usage, the settlement outbox and the
- * storefront's purchases and accounts. Mounted at `/admin/v1` (the
- * admin token, only when SLUICE_ADMIN_TOKEN is set) and in the console for operator
- * sessions; the routes never know which.
+ * The admin API's routes for projects, keys, credits and usage. Mounted at `/admin/v1`
+ * (the admin token, only when SLUICE_ADMIN_TOKEN is set) and in the console for operator
+ * sessions, beside the other admin route modules (the settlement outbox, the storefront's
+ * purchases and accounts); the routes never know which.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Container } from '../../../container.js';
+import type { ProjectsService } from '../../../domain/projects/projects.service.js';
+import type { Clock } from '../../../domain/shared/clock.js';
 import { invalidRequest } from '../../../domain/shared/errors.js';
 import { readUsageReportQuery } from '../../../domain/billing/usage-report.js';
 import { usageReportToWire } from '../../mappers/usage-report.js';
@@ -29,13 +30,10 @@ import {
   UsageQuery,
 } from '../../schemas/admin.js';
 import { grantToWire, keyToWire, projectToWire, usageToWire } from './mappers.js';
-import { registerOutboxAdmin } from './outbox.js';
-import { registerStorefrontAdmin } from './storefront.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 
-export function registerAdminRoutes(plain: FastifyInstance, container: Container): void {
+export function registerAdminRoutes(plain: FastifyInstance, { projects, clock }: { projects: ProjectsService; clock: Clock }): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-  const { projects } = container;
   const tags = ['admin'];
 
   scope.post('/projects', { schema: { tags, body: NameBody, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>
@@ -94,10 +92,8 @@ export function registerAdminRoutes(plain: FastifyInstance, container: Container
   const reportSchema = { tags, querystring: AdminUsageReportQuerySchema, response: { 200: UsageReport } };
   scope.get('/usage', { schema: reportSchema, ...serializeAsBefore }, async (request) => {
     const { project_id: projectId, ...params } = request.query;
-    const query = readUsageReportQuery(params, projectId === undefined ? null : projectId.toLowerCase(), container.clock.nowMs());
+    const query = readUsageReportQuery(params, projectId === undefined ? null : projectId.toLowerCase(), clock.nowMs());
     return usageReportToWire(query, await projects.usageReport(query));
   });
 
-  registerOutboxAdmin(scope, container.outbox.service, tags);
-  registerStorefrontAdmin(scope, container.console.storefrontActivity, tags);
 }

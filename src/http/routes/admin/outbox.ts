@@ -23,7 +23,9 @@ export const outboxToWire = (e: OutboxEntry) => ({
   delivered_at: e.deliveredAtMs === null ? null : toUnixSeconds(e.deliveredAtMs),
 });
 
-export function registerOutboxAdmin(plain: FastifyInstance, outbox: OutboxService, tags: string[]): void {
+const tags = ['admin'];
+
+export function registerOutboxAdmin(plain: FastifyInstance, { outbox }: { outbox: OutboxService }): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   scope.get('/outbox', { schema: { tags, querystring: OutboxListQuery, response: { 200: OutboxList } }, ...serializeAsBefore }, async (request) => {
     const { state, target_kind: targetKind, limit, after } = request.query;

@@ -1,7 +1,8 @@
 /** The admin API's storefront routes: purchases and credit accounts (agents' and receipts'), read only. */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { accountCursor, HOLDER_KINDS, RAILS, readAccountCursor, type StorefrontActivityStore } from '../../../domain/storefront/activity.js';
+import { accountCursor, HOLDER_KINDS, RAILS, readAccountCursor } from '../../../domain/storefront/activity.js';
+import type { StorefrontActivityStore } from '../../../domain/storefront/activity-store.port.js';
 import { holderKey, type CreditAccount, type CreditMovement } from '../../../domain/storefront/storefront.types.js';
 import { invalidRequest } from '../../../domain/shared/errors.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
@@ -36,7 +37,9 @@ export const accountToWire = (a: CreditAccount & { id: string }) => ({
   updated_at: toUnixSeconds(a.updatedAtMs),
 });
 
-export function registerStorefrontAdmin(plain: FastifyInstance, store: StorefrontActivityStore, tags: string[]): void {
+const tags = ['admin'];
+
+export function registerStorefrontAdmin(plain: FastifyInstance, { activity: store }: { activity: StorefrontActivityStore }): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
 
   const purchasesSchema = { tags, querystring: StorefrontPurchaseQuery, response: { 200: StorefrontPurchaseList } };

@@ -1,23 +1,23 @@
 /** GET /manifest.json (the catalog) and GET /agent/entitlements (what the caller holds). */
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../../../config/schema.js';
-import type { Storefront } from '../../../composition/storefront.js';
 import { formatUsd } from '../../../domain/storefront/amounts.js';
 import { bearerRequired } from '../../../domain/storefront/credentials.js';
 import { JWT_BEARER } from '../../../domain/storefront/agent-tokens.port.js';
-import { receiptHash } from '../../../domain/storefront/receipts.js';
-import { invalidReceipt } from '../../../domain/storefront/storefront-errors.js';
+import type { StorefrontAccounts } from '../../../domain/storefront/accounts.js';
+import type { PurchaseService } from '../../../domain/storefront/purchases.js';
 import type { CreditAccount } from '../../../domain/storefront/storefront.types.js';
-import { presenterOf, sellerOf, storefrontUrlOf } from './context.js';
+import { credentialOf, sellerOf, storefrontUrlOf } from '../../auth/storefront-context.js';
 
-/** Chat models with an upstream or in-process backend, and their prices per million tokens. */
-function modelPrices(config: Readonly<Config>) {
-  const prices: Record<string, { inputPer1M: string; outputPer1M: string }> = {};
-  for (const model of Object.values(config.models)) {
-    if (model.entry.task !== 'chat') continue;
-    prices[model.id] = { inputPer1M: String(model.price.inputPerMillionUsd), outputPer1M: String(model.price.outputPerMillionUsd) };
-  }
-  return prices;
+/** Chat models and their prices per million tokens, as the manifest lists them. */
+export type ModelPrices = Readonly<Record<string, { inputPer1M: string; outputPer1M: string }>>;
+
+export interface CatalogRouteDeps {
+  /** The storefront's prefix. */
+  prefix: string;
+  anonymousLimitMicros: number;
+  prices: ModelPrices;
+  purchases: Pick<PurchaseService, 'availableRails'>;
+  accounts: StorefrontAccounts;
 }
 
 const entitlement = (planId: string, account: CreditAccount) => ({
@@ -28,14 +28,13 @@ const entitlement = (planId: string, account: CreditAccount) => ({
   updatedAt: new Date(account.updatedAtMs).toISOString(),
 });
 
-export function registerCatalogRoutes(scope: FastifyInstance, storefront: Storefront, config: Readonly<Config>): void {
-  const prefix = storefront.config.prefix;
-  const prices = modelPrices(config);
+export function registerCatalogRoutes(scope: FastifyInstance, deps: CatalogRouteDeps): void {
+  const { prefix, prices } = deps;
 
   scope.get('/manifest.json', { schema: { hide: true } }, async (request) => {
     const seller = sellerOf(request);
     const base = storefrontUrlOf(request, prefix);
-    const rails = await storefront.purchases.availableRails();
+    const rails = await deps.purchases.availableRails();
     return {
       seller: { id: seller.id, name: seller.name },
       plans: [...seller.plans.values()].map((plan) => ({
@@ -48,7 +47,7 @@ export function registerCatalogRoutes(scope: FastifyInstance, storefront: Storef
           method: 'POST',
           minimumUsd: formatUsd(plan.minimumMicros),
           cardMinimumUsd: '0.50',
-          anonymousLimitUsd: formatUsd(storefront.config.anonymousLimitMicros),
+          anonymousLimitUsd: formatUsd(deps.anonymousLimitMicros),
           rails,
         },
       })),
@@ -61,15 +60,14 @@ export function registerCatalogRoutes(scope: FastifyInstance, storefront: Storef
 
   scope.get('/agent/entitlements', { schema: { hide: true } }, async (request) => {
     const seller = sellerOf(request);
-    const { presented, agentId } = await presenterOf(request, storefront);
+    const { receiptId, agentId } = credentialOf(request);
     const planId = [...seller.plans.keys()][0]!;
-    if (presented.kind === 'receipt') {
-      const account = await storefront.store.account(seller.id, { kind: 'receipt', receiptId: receiptHash(presented.receiptId) });
-      if (!account || account.status !== 'active') throw invalidReceipt();
+    if (receiptId !== null) {
+      const account = await deps.accounts.ofReceipt(seller.id, receiptId);
       return { object: 'list', receipt: true, data: [entitlement(planId, account)] };
     }
     if (agentId === null) throw bearerRequired('Listing entitlements needs your agent token', `${storefrontUrlOf(request, prefix)}/oauth2/token`);
-    const accounts = await storefront.store.accountsOfAgent(seller.id, agentId);
+    const accounts = await deps.accounts.ofAgent(seller.id, agentId);
     return { object: 'list', agent: { id: agentId }, data: accounts.map((a) => entitlement(planId, a)) };
   });
 }

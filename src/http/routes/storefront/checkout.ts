@@ -5,9 +5,10 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { Storefront } from '../../../composition/storefront.js';
-import type { FakeCardRail } from '../../../adapters/payments/card/fake-card-rail.js';
-import { storefrontError } from '../../../domain/storefront/storefront-errors.js';
+import type { StorefrontAccounts } from '../../../domain/storefront/accounts.js';
+import type { CardRail, LocalCheckoutPages } from '../../../domain/storefront/card-rail.port.js';
+import { sellerOf } from '../../auth/storefront-context.js';
+import { storefrontError } from '../../../domain/shared/storefront-errors.js';
 
 const Params = Type.Object({ id: Type.String({ pattern: '^[A-Za-z0-9_-]{1,128}$' }) });
 const DecisionBody = Type.Object({ csrf: Type.String({ maxLength: 64 }) });
@@ -31,7 +32,7 @@ function html(reply: FastifyReply, status: number, body: string) {
 </head><body>${body}</body></html>`);
 }
 
-function fakePages(scope: FastifyInstance, fake: FakeCardRail): void {
+function fakePages(scope: FastifyInstance, fake: LocalCheckoutPages): void {
   scope.get<{ Params: { id: string } }>('/checkout/:id', { schema: { hide: true, params: Params } }, async (request, reply) => {
     const checkout = await fake.page(request.params.id);
     if (!checkout) throw unknownCheckout();
@@ -58,14 +59,21 @@ function fakePages(scope: FastifyInstance, fake: FakeCardRail): void {
   }
 }
 
-export function registerCheckoutRoutes(scope: FastifyInstance, storefront: Storefront): void {
-  const card = storefront.card;
+export interface CheckoutRouteDeps {
+  /** The card provider, when card payments are configured. */
+  card: CardRail | null;
+  /** The built-in fake provider, whose hosted page is served here. */
+  fakeCard: LocalCheckoutPages | null;
+  accounts: StorefrontAccounts;
+}
+
+export function registerCheckoutRoutes(scope: FastifyInstance, { card, fakeCard, accounts }: CheckoutRouteDeps): void {
   if (!card) return;
   scope.get<{ Params: { id: string } }>('/checkout/:id/status', { schema: { hide: true, params: Params } }, async (request) => {
-    const checkout = await storefront.store.checkout(request.params.id);
-    if (!checkout || checkout.sellerId !== request.seller?.id) throw unknownCheckout();
+    const checkout = await accounts.checkout(sellerOf(request).id, request.params.id);
+    if (!checkout) throw unknownCheckout();
     const status = await card.getStatus(checkout.id);
     return { checkoutId: checkout.id, status: status ?? 'expired' };
   });
-  if (storefront.fakeCard) fakePages(scope, storefront.fakeCard);
+  if (fakeCard) fakePages(scope, fakeCard);
 }

@@ -1,12 +1,13 @@
 /** POST /plans/{planId}/purchase and POST /extend: the 402 quote, or the paid retry's credit. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { Storefront } from '../../../composition/storefront.js';
+import type { StorefrontAccounts } from '../../../domain/storefront/accounts.js';
+import type { PurchaseService } from '../../../domain/storefront/purchases.js';
 import { bearerRequired } from '../../../domain/storefront/credentials.js';
-import { storefrontError } from '../../../domain/storefront/storefront-errors.js';
-import type { PaymentAttempt } from '../../../domain/storefront/payment-rail.js';
+import { storefrontError } from '../../../domain/shared/storefront-errors.js';
+import type { PaymentAttempt } from '../../../domain/storefront/payment-rail.port.js';
 import { headerOf } from '../../auth/strategy.js';
-import { presenterOf, sellerOf, storefrontUrlOf } from './context.js';
+import { credentialOf, sellerOf, storefrontUrlOf } from '../../auth/storefront-context.js';
 
 /** `amountUsd` is checked by the service, for the spec's codes (amount_required, …), not by the schema. */
 const PurchaseBody = Type.Object(
@@ -26,18 +27,24 @@ const attemptOf = (request: FastifyRequest, body: PurchaseBodyT): PaymentAttempt
   body: null,
 });
 
-export function registerPurchaseRoutes(scope: FastifyInstance, storefront: Storefront): void {
-  const prefix = storefront.config.prefix;
+export interface PurchaseRouteDeps {
+  /** The storefront's prefix. */
+  prefix: string;
+  purchases: PurchaseService;
+  accounts: StorefrontAccounts;
+}
+
+export function registerPurchaseRoutes(scope: FastifyInstance, { prefix, purchases, accounts }: PurchaseRouteDeps): void {
   const buy = async (request: FastifyRequest, planId: string, extend: boolean) => {
-    const presenter = await presenterOf(request, storefront);
-    if (presenter.presented.kind === 'receipt') {
+    const credential = credentialOf(request);
+    if (credential.receiptId !== null) {
       throw storefrontError('invalid_request', 'invalid_request', 'Receipts cannot be topped up; buy without a credential for a new receipt, or with an agent token for Credits');
     }
     const storefrontUrl = storefrontUrlOf(request, prefix);
     const seller = sellerOf(request);
     if (extend) {
-      if (presenter.agentId === null) throw bearerRequired('Extending Credits needs your agent token', `${storefrontUrl}/oauth2/token`);
-      const held = await storefront.store.accountsOfAgent(seller.id, presenter.agentId);
+      if (credential.agentId === null) throw bearerRequired('Extending Credits needs your agent token', `${storefrontUrl}/oauth2/token`);
+      const held = await accounts.ofAgent(seller.id, credential.agentId);
       if (held.length === 0) {
         throw storefrontError('not_found', 'access_not_found', 'You hold no Credits to extend; check GET /agent/entitlements, then buy a plan', {
           plans: [...seller.plans.values()].map((p) => ({ id: p.id, purchase: { url: `${storefrontUrl}/plans/${p.id}/purchase`, method: 'POST' } })),
@@ -45,11 +52,11 @@ export function registerPurchaseRoutes(scope: FastifyInstance, storefront: Store
       }
     }
     const body = (request.body ?? {}) as PurchaseBodyT;
-    const result = await storefront.purchases.purchase({
+    const result = await purchases.purchase({
       seller,
       planId,
       body,
-      agentId: presenter.agentId,
+      agentId: credential.agentId,
       resourceUrl: `${storefrontUrl}${request.url.split('?')[0]!.slice(prefix.length)}`,
       storefrontUrl,
       attempt: attemptOf(request, body),

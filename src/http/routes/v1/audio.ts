@@ -1,8 +1,7 @@
 /**
  * POST /v1/audio/transcriptions and /v1/audio/translations (multipart/form-data). The
  * uploaded file is streamed to a temporary file, never held in memory, and reading stops
- * at the 25 MB limit (413). Everything else is the TranscriptionService's (built by the
- * container).
+ * at the 25 MB limit (413). Everything else is the TranscriptionService's.
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -11,7 +10,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Container } from '../../../container.js';
 import { AppError, invalidRequest, isAppError } from '../../../domain/shared/errors.js';
 import type { AudioUpload, TranscriptionService } from '../../../domain/audio/transcription.service.js';
 import { MAX_AUDIO_BYTES, type AudioTask } from '../../../domain/audio/transcription-request.js';
@@ -76,11 +74,10 @@ async function handle(service: TranscriptionService, task: AudioTask, request: F
   }
 }
 
-async function audioScope(scope: FastifyInstance, { container }: { container: Container }): Promise<void> {
+async function audioScope(scope: FastifyInstance, { transcription: service }: { transcription: TranscriptionService }): Promise<void> {
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
   await scope.register(multipart, { limits: { fileSize: MAX_AUDIO_BYTES, files: 2, fields: 32, parts: 40, fieldSize: 64 * 1024 } });
-  const service = container.transcription;
   // The form is read as it streams (readForm), so the body schema documents and does not validate.
   const schema = (summary: string, body: TSchema) => ({
     tags: ['audio'],
@@ -97,6 +94,6 @@ async function audioScope(scope: FastifyInstance, { container }: { container: Co
   );
 }
 
-export function registerAudioRoutes(scope: FastifyInstance, container: Container): void {
-  scope.register(audioScope, { container });
+export function registerAudioRoutes(scope: FastifyInstance, deps: { transcription: TranscriptionService }): void {
+  scope.register(audioScope, deps);
 }

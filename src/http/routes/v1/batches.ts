@@ -1,7 +1,7 @@
 /** /v1/batches: create (input validated before the answer), list, retrieve, cancel. */
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
-import type { Container } from '../../../container.js';
+import type { BatchesService } from '../../../domain/batches/batches.service.js';
 import { DEFAULT_BATCH_PAGE, MAX_BATCH_PAGE } from '../../../domain/batches/batch.types.js';
 import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { principalOf } from '../../auth/caller-auth.js';
@@ -12,8 +12,7 @@ import { BatchCreateBody, BatchIdParams, BatchList, BatchListQuery, BatchObject 
 
 const tags = ['batches'];
 
-export function registerBatchesRoutes(scope: FastifyInstance, container: Container): void {
-  const batches = container.batches;
+export function registerBatchesRoutes(scope: FastifyInstance, { batches }: { batches: BatchesService }): void {
 
   scope.post(
     '/batches',

@@ -12,21 +12,23 @@
  * the database and blob checks and give the finding as text to parse.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { ModelDirectory } from '../../../domain/models/model-resolver.port.js';
 import type { ModelConfig } from '../../../config/schema.js';
-import { ROUTE_PATHS } from '../../../inference/registry.js';
+import { ROUTE_PATHS, type ModelStatus } from '../../../domain/models/model-resolver.port.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { Catalog } from '../../schemas/catalog.js';
+import { deploymentWire } from '../../schemas/deployments.js';
 
 /** What makes a model that cannot run usable: the same remedies its 503 names. */
-function fixesOf(model: ModelConfig): string[] {
+function fixesOf(model: ModelConfig, status: ModelStatus): string[] {
   const fixes = [`set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server (vLLM, SGLang, llama.cpp server, Ollama)`];
-  if (model.entry.hubRepo && model.binding.backend !== 'openai') fixes.push(`run \`sluice models pull ${model.id}\``);
+  // Its files are there; the runtime that runs them is what is missing.
+  if (status.missingRuntime && status.remedy) fixes.push(status.remedy);
+  else if (model.entry.hubRepo && model.binding.backend !== 'openai') fixes.push(`run \`sluice models pull ${model.id}\``);
   return fixes;
 }
 
-export function registerCatalogRoute(scope: FastifyInstance, container: Container): void {
-  const { registry } = container;
+export function registerCatalogRoute(scope: FastifyInstance, { registry }: { registry: ModelDirectory }): void {
   scope.get('/catalog', { schema: { tags: ['models'], summary: 'Models with their routes, runtime, state and price', response: { 200: Catalog } }, ...serializeAsBefore }, async (request) => {
     // A probe that fails to run leaves the previous findings: the list still answers.
     await registry.refreshUpstreams().catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));
@@ -44,9 +46,11 @@ export function registerCatalogRoute(scope: FastifyInstance, container: Containe
           unreachable_since: status.unreachable?.since ?? null,
           unreachable_reason: status.unreachable?.reason ?? null,
           detail: status.ready ? null : (status.publicDetail ?? status.detail),
-          fixes: status.ready ? [] : fixesOf(model),
+          fixes: status.ready ? [] : fixesOf(model, status),
           context_length: model.contextLength,
           price: { input_per_million_usd: model.price.inputPerMillionUsd, output_per_million_usd: model.price.outputPerMillionUsd },
+          // Listed when sluice.yaml gives the model several engines.
+          ...(status.deployments && status.deployments.length > 1 && { deployments: status.deployments.map(deploymentWire) }),
         };
       }),
     );

@@ -1,6 +1,6 @@
 /** POST /v1/chat/completions: JSON, or SSE with `stream: true`. */
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { ChatCompletionsService } from '../../../domain/completions/chat-completions.service.js';
 import { CHAT_ROUTE } from '../../../domain/completions/chat-completions.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { ChatCompletionChunk, ChatCompletionObject } from '../../schemas/chat-completions.js';
@@ -18,8 +18,7 @@ const schema = {
   [STREAM_EVENT]: ChatCompletionChunk,
 };
 
-export function registerChatCompletionsRoute(scope: FastifyInstance, container: Container): void {
-  const service = container.inference.chatCompletions;
+export function registerChatCompletionsRoute(scope: FastifyInstance, { chat: service }: { chat: ChatCompletionsService }): void {
   scope.post<{ Body: ChatCompletionRequestBody }>('/chat/completions', { schema, validatorCompiler: wireValidatorCompiler }, async (request, reply) => {
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);

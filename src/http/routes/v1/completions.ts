@@ -1,6 +1,6 @@
 /** POST /v1/completions: the legacy text route, JSON or SSE with `stream: true`. */
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { CompletionsService } from '../../../domain/completions/completions.service.js';
 import { COMPLETIONS_ROUTE } from '../../../domain/completions/completions.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { TextCompletion } from '../../schemas/completions.js';
@@ -18,8 +18,7 @@ const schema = {
   [STREAM_EVENT]: TextCompletion,
 };
 
-export function registerCompletionsRoute(scope: FastifyInstance, container: Container): void {
-  const service = container.inference.completions;
+export function registerCompletionsRoute(scope: FastifyInstance, { completions: service }: { completions: CompletionsService }): void {
   scope.post<{ Body: CompletionRequestBody }>('/completions', { schema, validatorCompiler: wireValidatorCompiler }, async (request, reply) => {
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);

@@ -1,6 +1,6 @@
 /** POST /v1/embeddings. */
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { EmbeddingsService } from '../../../domain/completions/embeddings.service.js';
 import { EMBEDDINGS_ROUTE } from '../../../domain/completions/embeddings.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
@@ -16,8 +16,7 @@ const schema = {
   response: { 200: EmbeddingList },
 };
 
-export function registerEmbeddingsRoute(scope: FastifyInstance, container: Container): void {
-  const service = container.inference.embeddings;
+export function registerEmbeddingsRoute(scope: FastifyInstance, { embeddings: service }: { embeddings: EmbeddingsService }): void {
   scope.post<{ Body: EmbeddingsRequestBody }>('/embeddings', { schema, validatorCompiler: wireValidatorCompiler, ...serializeAsBefore }, async (request, reply) =>
     service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: EMBEDDINGS_ROUTE }),
   );

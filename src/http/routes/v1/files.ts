@@ -8,7 +8,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { PassThrough, type Readable } from 'node:stream';
-import type { Container } from '../../../container.js';
+import type { FilesService } from '../../../domain/files/files.service.js';
 import { invalidContentType, invalidMultipart } from '../../../domain/files/files.errors.js';
 import {
   FILE_PURPOSES,
@@ -60,10 +60,10 @@ async function* uploadParts(request: FastifyRequest): AsyncGenerator<UploadPart>
   }
 }
 
-async function upload(container: Container, request: FastifyRequest, reply: FastifyReply) {
+async function upload(files: FilesService, request: FastifyRequest, reply: FastifyReply) {
   if (!request.isMultipart()) throw invalidContentType();
   try {
-    return fileWire(await container.files.upload(principalOf(request).projectId, uploadParts(request)));
+    return fileWire(await files.upload(principalOf(request).projectId, uploadParts(request)));
   } catch (err) {
     // Stop reading a body we refused (e.g. past 100 MB): close the connection after the answer.
     if (!request.raw.complete) reply.header('connection', 'close');
@@ -71,14 +71,13 @@ async function upload(container: Container, request: FastifyRequest, reply: Fast
   }
 }
 
-async function filesScope(scope: FastifyInstance, { container }: { container: Container }): Promise<void> {
+async function filesScope(scope: FastifyInstance, { files }: { files: FilesService }): Promise<void> {
   scope.removeAllContentTypeParsers();
   // Any other content type reaches the handler unread, which answers invalid_content_type.
   scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
   await scope.register(multipart, {
     limits: { fileSize: MAX_UPLOAD_BYTES + 1, files: 4, fields: 16, parts: 32, fieldSize: 64 * 1024 },
   });
-  const files = container.files;
 
   scope.post(
     '/files',
@@ -93,7 +92,7 @@ async function filesScope(scope: FastifyInstance, { container }: { container: Co
       // Read part by part as it streams (uploadParts): the form schema documents it.
       ...notValidated,
     },
-    (request, reply) => upload(container, request, reply),
+    (request, reply) => upload(files, request, reply),
   );
 
   scope.get<{ Querystring: Static<typeof FileListQuery> }>(
@@ -141,6 +140,6 @@ async function filesScope(scope: FastifyInstance, { container }: { container: Co
   );
 }
 
-export function registerFilesRoutes(scope: FastifyInstance, container: Container): void {
-  scope.register(filesScope, { container });
+export function registerFilesRoutes(scope: FastifyInstance, deps: { files: FilesService }): void {
+  scope.register(filesScope, deps);
 }

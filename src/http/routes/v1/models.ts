@@ -1,11 +1,12 @@
 /** GET /v1/models and GET /v1/models/{id}: the catalog in OpenAI's model-list shape. */
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { ModelDirectory } from '../../../domain/models/model-resolver.port.js';
 import type { ModelConfig } from '../../../config/schema.js';
 import { notFound } from '../../../domain/shared/errors.js';
-import { ROUTE_PATHS } from '../../../inference/registry.js';
+import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
+import { deploymentWire } from '../../schemas/deployments.js';
 
 /** Catalog models have no creation date of their own; a fixed one keeps answers stable. */
 const CREATED = 1_767_225_600; // 2026-01-01T00:00:00Z
@@ -21,8 +22,7 @@ const systemOneEntry = (model: ModelConfig) => ({
   release_date: RELEASE_DATE,
 });
 
-export function registerModelsRoutes(scope: FastifyInstance, container: Container): void {
-  const { registry } = container;
+export function registerModelsRoutes(scope: FastifyInstance, { registry }: { registry: ModelDirectory }): void {
   const list = { object: 'list', data: registry.list().map(modelWire), models: registry.list().map(systemOneEntry) };
   scope.get('/models', { schema: { tags: ['models'], summary: 'List models', response: { 200: ModelList } }, ...serializeAsBefore }, async () => list);
   scope.get<{ Params: { id: string } }>(
@@ -33,8 +33,13 @@ export function registerModelsRoutes(scope: FastifyInstance, container: Containe
       if (!model) throw notFound(`The model \`${request.params.id}\` does not exist`, 'model_not_found', 'model');
       // The finding of the last probe; a stale one is refreshed in the background, never awaited here.
       registry.refreshUpstreams([model]).catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));
-      const { unreachable } = await registry.status(model);
-      return unreachable ? { ...modelWire(model), unreachable_since: unreachable.since } : modelWire(model);
+      const { unreachable, deployments, missingRuntime, publicDetail, remedy } = await registry.status(model);
+      const wire: Record<string, unknown> = modelWire(model);
+      if (unreachable) wire.unreachable_since = unreachable.since;
+      else if (missingRuntime) wire.not_ready = `${publicDetail}: ${remedy}`;
+      // A model with one engine (base_url) answers as before; several are listed with their state.
+      if (deployments && deployments.length > 1) wire.deployments = deployments.map(deploymentWire);
+      return wire;
     },
   );
 }

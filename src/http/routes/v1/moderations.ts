@@ -1,6 +1,6 @@
 /** POST /v1/moderations. */
 import type { FastifyInstance } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { ModerationsService } from '../../../domain/completions/moderations.service.js';
 import { MODERATIONS_ROUTE } from '../../../domain/completions/moderations.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
@@ -16,8 +16,7 @@ const schema = {
   response: { 200: ModerationResponse },
 };
 
-export function registerModerationsRoute(scope: FastifyInstance, container: Container): void {
-  const service = container.inference.moderations;
+export function registerModerationsRoute(scope: FastifyInstance, { moderations: service }: { moderations: ModerationsService }): void {
   scope.post<{ Body: ModerationsRequestBody }>('/moderations', { schema, validatorCompiler: wireValidatorCompiler, ...serializeAsBefore }, async (request, reply) =>
     service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: MODERATIONS_ROUTE }),
   );

@@ -8,9 +8,10 @@
  * (systemone-key-orders.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Container } from '../../../container.js';
+import type { DecisionService } from '../../../domain/decision/decision.service.js';
 import { malformedJson, tooDeepJson, unprocessable, type KeyOrders } from '../../../domain/decision/validation.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../../../domain/shared/json-depth.js';
+import { stripByteOrderMark } from '../../../domain/shared/json-syntax.js';
 import { decisionJson, keyOrdersOf } from './systemone-key-orders.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { documentOnly } from '../../schemas/document-only.js';
@@ -27,14 +28,14 @@ const schema = {
 /** Key orders the parser recovered from a request's text (key-orders.ts), where parsing lost them. */
 const keyOrders = new WeakMap<FastifyRequest, KeyOrders>();
 
-export function registerDecisionRoute(scope: FastifyInstance, container: Container): void {
-  scope.register(async (child) => decisionScope(child, container));
+export function registerDecisionRoute(scope: FastifyInstance, deps: { decision: DecisionService }): void {
+  scope.register(decisionScope, deps);
 }
 
 /** The spec's statuses of POST /systemone where they differ from the default table. */
 const DECISION_STATUSES = { insufficient_quota: 402, permission: 401 } as const;
 
-function decisionScope(scope: FastifyInstance, container: Container): void {
+async function decisionScope(scope: FastifyInstance, { decision }: { decision: DecisionService }): Promise<void> {
   // onSend: also on refusals (401, 402, 422), which end before a handler runs.
   scope.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-typesafe-request-id', request.id);
@@ -42,15 +43,15 @@ function decisionScope(scope: FastifyInstance, container: Container): void {
   });
   scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
+    const text = stripByteOrderMark(body as string);
     if (text.trim() === '') return done(unprocessable([{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }]), undefined);
     // Bounded as every JSON body is: deeper state would overflow the stack when read as text.
     if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) return done(tooDeepJson(MAX_JSON_DEPTH), undefined);
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
-    } catch (err) {
-      return done(malformedJson(text, err), undefined);
+    } catch {
+      return done(malformedJson(text), undefined);
     }
     const orders = keyOrdersOf(text, parsed);
     if (orders) keyOrders.set(request, orders);
@@ -58,7 +59,7 @@ function decisionScope(scope: FastifyInstance, container: Container): void {
   });
   scope.post('/systemone', { schema, ...documentOnly, config: { statusOverrides: DECISION_STATUSES } }, async (request, reply) => {
     const orders = keyOrders.get(request);
-    const decided = await container.decision.decide(callerOf(request), request.body, {
+    const decided = await decision.decide(callerOf(request), request.body, {
       requestId: request.id,
       signal: clientAbortSignal(reply),
       keyOrders: orders,

@@ -6,7 +6,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Container } from '../../../container.js';
+import type { ProjectsService } from '../../../domain/projects/projects.service.js';
+import type { Clock } from '../../../domain/shared/clock.js';
 import { readUsageReportQuery } from '../../../domain/billing/usage-report.js';
 import { principalOf } from '../../auth/caller-auth.js';
 import { usageReportToWire } from '../../mappers/usage-report.js';
@@ -15,9 +16,8 @@ import { CreditGrantList, ProjectObject } from '../../schemas/admin.js';
 import { UsageReport, UsageReportQuerySchema } from '../../schemas/usage-report.js';
 import { grantToWire, projectToWire } from '../admin/mappers.js';
 
-export function registerUsageRoutes(plain: FastifyInstance, container: Container): void {
+export function registerUsageRoutes(plain: FastifyInstance, { projects, clock }: { projects: ProjectsService; clock: Clock }): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
-  const { projects, clock } = container;
   const tags = ['usage'];
 
   scope.get('/project', { schema: { tags, summary: "The caller's project and its balance", response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>

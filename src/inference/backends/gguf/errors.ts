@@ -1,9 +1,17 @@
 /** Failures of the gguf backend, normalised to AppError. */
 import { AppError, isAppError } from '../../../domain/shared/errors.js';
+import { ADD_GGUF_COMMAND } from './runtime.js';
 
 /** API clients are told what is missing, not where: `sluice models list` shows the operator the path. */
 export function ggufFileMissing(modelId: string): AppError {
   return new AppError('unavailable', `Model ${modelId} is not installed: no .gguf file in its model directory; run \`sluice models pull ${modelId}\``, {
+    code: 'model_not_available',
+    param: 'model',
+  });
+}
+
+export function ggufRuntimeMissing(modelId: string): AppError {
+  return new AppError('unavailable', `Model ${modelId} is not available: GGUF runtime not installed; run \`${ADD_GGUF_COMMAND}\``, {
     code: 'model_not_available',
     param: 'model',
   });

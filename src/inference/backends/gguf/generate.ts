@@ -4,9 +4,9 @@
  * text into reasoning and answer as it streams. Deltas go to `onDelta`; the result
  * carries the finish reason and token usage.
  */
-import { LlamaCompletion, type Token } from 'node-llama-cpp';
-import type { ChatOutput, ChatParams } from '../../backend.js';
+import type { ChatOutput, ChatParams } from '../../../domain/models/inference-backend.port.js';
 import type { GgufModel } from './loader.js';
+import type { NodeLlamaCpp } from './llama-api.js';
 import { ReasoningSplitter, type SplitText } from './reasoning.js';
 import { contextExceeded } from './errors.js';
 
@@ -39,7 +39,12 @@ export function readSampling(s: Record<string, unknown>): Sampling {
   };
 }
 
-export async function generateChat(m: GgufModel, params: ChatParams, onDelta?: (delta: SplitText) => void): Promise<ChatOutput> {
+export async function generateChat(
+  runtime: NodeLlamaCpp,
+  m: GgufModel,
+  params: ChatParams,
+  onDelta?: (delta: SplitText) => void,
+): Promise<ChatOutput> {
   const { text, opensReasoning } = m.template.render(params.messages);
   const prompt = m.model.tokenize(text, true);
   if (prompt.length >= m.contextSize) throw contextExceeded(params.model.id, prompt.length, m.contextSize);
@@ -58,9 +63,9 @@ export async function generateChat(m: GgufModel, params: ChatParams, onDelta?: (
   };
   const penalties = sampling.frequencyPenalty || sampling.presencePenalty;
   const result = await m.withSequence(async (sequence) => {
-    const completion = new LlamaCompletion({ contextSequence: sequence });
+    const completion = new runtime.LlamaCompletion({ contextSequence: sequence });
     try {
-      return await completion.generateCompletionWithMeta(prompt as Token[], {
+      return await completion.generateCompletionWithMeta(prompt, {
         maxTokens,
         temperature: sampling.temperature,
         minP: sampling.temperature > 0 ? DEFAULT_MIN_P : undefined,

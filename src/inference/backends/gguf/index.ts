@@ -1,18 +1,22 @@
 /**
  * The `gguf` backend: GGUF chat models run in process by llama.cpp (node-llama-cpp's
- * prebuilt CPU binary), each with its own chat template, streaming, and the reasoning
- * of thinking models kept apart from the answer. Models load on first use, once, and
- * are released after `runtimes.idle_unload_seconds` without use.
+ * prebuilt binary, installed on demand into `runtimes.dir` by `sluice runtimes add gguf`),
+ * each with its own chat template, streaming, and the reasoning of thinking models kept
+ * apart from the answer. Models load on first use, once, and are released after
+ * `runtimes.idle_unload_seconds` without use.
  */
 import type { Logger } from 'pino';
-import type { ModelConfig, RuntimesConfig } from '../../../config/schema.js';
-import type { BackendStatus, ChatOutput, ChatParams, ChatStreamEvent, InferenceBackend, NextTokenOutput, NextTokenParams } from '../../backend.js';
+import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
+import type { RuntimesConfig } from '../../../config/schema.js';
+import type { BackendStatus, ChatOutput, ChatParams, ChatStreamEvent, InferenceBackend, NextTokenOutput, NextTokenParams } from '../../../domain/models/inference-backend.port.js';
 import type { BackendDeps } from '../../registry.js';
 import { LazyResource } from '../../runtime/lazy-resource.js';
 import { findGguf, GgufModel, sharedLlama } from './loader.js';
 import { generateChat } from './generate.js';
 import { nextTokenLogprobs } from './next-token.js';
-import { cancelled, ggufFileMissing, toGgufError } from './errors.js';
+import { cancelled, ggufFileMissing, ggufRuntimeMissing, toGgufError } from './errors.js';
+import type { NodeLlamaCpp } from './llama-api.js';
+import { ADD_GGUF_COMMAND, ggufRuntimeState, loadGgufRuntime } from './runtime.js';
 
 /** Requests a model decodes side by side (llama.cpp batches their tokens together). */
 const SEQUENCES = 2;
@@ -24,27 +28,36 @@ export function createGgufBackend(deps: BackendDeps): InferenceBackend {
 export class GgufBackend implements InferenceBackend {
   readonly kind = 'gguf' as const;
   readonly #models = new Map<string, LazyResource<GgufModel>>();
+  /** Set once a model has loaded: generation needs the module's classes, not only the models. */
+  #runtime: NodeLlamaCpp | null = null;
 
   constructor(
     private readonly options: RuntimesConfig,
     private readonly logger: Logger,
   ) {}
 
-  async status(model: ModelConfig): Promise<BackendStatus> {
+  async status(model: ModelSpec): Promise<BackendStatus> {
     const where = model.binding.path;
     if (!where) return { ready: false, detail: 'no model path configured' };
     const file = await findGguf(where);
-    if (file) return { ready: true, detail: `gguf model ${file}` };
-    return {
-      ready: false,
-      detail: `no .gguf file in ${where}`,
-      publicDetail: 'no .gguf file in its model directory',
-      remedy: `run \`sluice models pull ${model.id}\``,
-    };
+    if (!file) {
+      return {
+        ready: false,
+        detail: `no .gguf file in ${where}`,
+        publicDetail: 'no .gguf file in its model directory',
+        remedy: `run \`sluice models pull ${model.id}\``,
+      };
+    }
+    // The model's file comes first: `sluice models pull` offers to install the runtime too.
+    const runtime = await ggufRuntimeState(this.options.dir);
+    if (!runtime.installed) {
+      return { ready: false, detail: runtime.detail, publicDetail: runtime.publicDetail, remedy: `run \`${ADD_GGUF_COMMAND}\``, missingRuntime: 'gguf' };
+    }
+    return { ready: true, detail: `gguf model ${file}` };
   }
 
   async chat(params: ChatParams): Promise<ChatOutput> {
-    return this.#use(params, (m) => generateChat(m, params));
+    return this.#use(params, (m) => generateChat(this.#runtime!, m, params));
   }
 
   async *chatStream(params: ChatParams): AsyncGenerator<ChatStreamEvent> {
@@ -56,7 +69,7 @@ export class GgufBackend implements InferenceBackend {
       queue.push(event);
       wake?.();
     };
-    const run = this.#use(params, (m) => generateChat(m, params, (d) => push({ type: 'delta', ...(d.content ? { content: d.content } : {}), ...(d.reasoning ? { reasoning: d.reasoning } : {}) })))
+    const run = this.#use(params, (m) => generateChat(this.#runtime!, m, params, (d) => push({ type: 'delta', ...(d.content ? { content: d.content } : {}), ...(d.reasoning ? { reasoning: d.reasoning } : {}) })))
       .then((out) => {
         push({ type: 'finish', finishReason: out.finishReason });
         push({ type: 'usage', usage: out.usage });
@@ -83,7 +96,7 @@ export class GgufBackend implements InferenceBackend {
     return this.#use(params, (m) => nextTokenLogprobs(m, params));
   }
 
-  async countTokens(model: ModelConfig, text: string): Promise<number> {
+  async countTokens(model: ModelSpec, text: string): Promise<number> {
     return this.#resource(model).use(async (m) => m.model.tokenize(text, false).length);
   }
 
@@ -92,7 +105,7 @@ export class GgufBackend implements InferenceBackend {
     this.#models.clear();
   }
 
-  async #use<R>(params: { model: ModelConfig; signal: AbortSignal }, fn: (m: GgufModel) => Promise<R>): Promise<R> {
+  async #use<R>(params: { model: ModelSpec; signal: AbortSignal }, fn: (m: GgufModel) => Promise<R>): Promise<R> {
     if (params.signal.aborted) throw cancelled();
     try {
       return await this.#resource(params.model).use(fn);
@@ -103,7 +116,7 @@ export class GgufBackend implements InferenceBackend {
     }
   }
 
-  #resource(model: ModelConfig): LazyResource<GgufModel> {
+  #resource(model: ModelSpec): LazyResource<GgufModel> {
     let resource = this.#models.get(model.id);
     if (resource) return resource;
     const where = model.binding.path ?? '';
@@ -111,8 +124,11 @@ export class GgufBackend implements InferenceBackend {
       load: async () => {
         const file = await findGguf(where);
         if (!file) throw ggufFileMissing(model.id);
+        const runtime = await loadGgufRuntime(this.options.dir);
+        if (!runtime) throw ggufRuntimeMissing(model.id);
+        this.#runtime = runtime.module;
         const started = Date.now();
-        const llama = await sharedLlama(this.logger);
+        const llama = await sharedLlama(runtime.module, runtime.gpu, this.logger);
         const loaded = await GgufModel.load(llama, file, {
           contextSize: this.options.ggufContextSize,
           threads: this.options.ggufThreads,

@@ -1,24 +1,30 @@
 /**
- * llama.cpp through node-llama-cpp: the one Llama instance of the process (prebuilt CPU
- * binary; never built, never downloaded), and a loaded GGUF model with its context,
- * chat template and a fixed number of sequences handed out to concurrent requests.
+ * llama.cpp through node-llama-cpp: the one Llama instance of the process (prebuilt
+ * binary from the runtime `sluice runtimes add gguf` installed; never built, never
+ * downloaded), and a loaded GGUF model with its contexts and chat template (GgufModel
+ * says why a model has two contexts).
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { getLlama, LlamaLogLevel, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel } from 'node-llama-cpp';
+import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, NodeLlamaCpp } from './llama-api.js';
+import type { GgufGpu } from './runtime.js';
 import { chatTemplate, type ChatTemplate } from './prompt.js';
 
 let shared: Promise<Llama> | null = null;
 
-export function sharedLlama(logger: Logger): Promise<Llama> {
-  shared ??= getLlama({
-    gpu: false,
+/**
+ * The CPU build, unless `runtimes add gguf --gpu` added a GPU build: then node-llama-cpp picks
+ * it when it finds that GPU ('auto'), and falls back to the CPU build when it does not.
+ */
+export function sharedLlama(runtime: NodeLlamaCpp, gpu: GgufGpu | null, logger: Logger): Promise<Llama> {
+  shared ??= runtime.getLlama({
+    gpu: gpu ? 'auto' : false,
     build: 'never',
-    logLevel: LlamaLogLevel.warn,
+    logLevel: 'warn',
     logger: (level, message) => {
-      if (level === LlamaLogLevel.error || level === LlamaLogLevel.fatal) logger.error({ llama: message.trim() }, 'llama.cpp');
-      else if (level === LlamaLogLevel.warn) logger.warn({ llama: message.trim() }, 'llama.cpp');
+      if (level === 'error' || level === 'fatal') logger.error({ llama: message.trim() }, 'llama.cpp');
+      else if (level === 'warn') logger.warn({ llama: message.trim() }, 'llama.cpp');
     },
   }).catch((err: unknown) => {
     shared = null;
@@ -45,41 +51,16 @@ export interface GgufLoadOptions {
   sequences: number;
 }
 
-/** A loaded model. Sequences are a bounded pool: callers beyond it wait their turn. */
-export class GgufModel {
-  private free: LlamaContextSequence[] = [];
+/** A context's sequences, one caller each at a time: callers beyond them wait their turn. */
+class SequencePool {
+  private readonly free: LlamaContextSequence[] = [];
   private readonly waiting: ((s: LlamaContextSequence) => void)[] = [];
 
-  private constructor(
-    readonly model: LlamaModel,
-    private readonly context: LlamaContext,
-    readonly template: ChatTemplate,
-  ) {
+  constructor(readonly context: LlamaContext) {
     for (let i = 0; i < context.totalSequences; i++) this.free.push(context.getSequence());
   }
 
-  static async load(llama: Llama, file: string, options: GgufLoadOptions): Promise<GgufModel> {
-    const model = await llama.loadModel({ modelPath: file });
-    try {
-      const contextSize = Math.min(options.contextSize, model.trainContextSize);
-      const context = await model.createContext({
-        contextSize,
-        sequences: options.sequences,
-        ...(options.threads ? { threads: options.threads } : {}),
-      });
-      const source = model.fileInfo.metadata.tokenizer?.chat_template;
-      return new GgufModel(model, context, chatTemplate(source, model.tokens.bosString, model.tokens.eosString));
-    } catch (err) {
-      await model.dispose();
-      throw err;
-    }
-  }
-
-  get contextSize(): number {
-    return this.context.contextSize;
-  }
-
-  async withSequence<R>(fn: (sequence: LlamaContextSequence) => Promise<R>): Promise<R> {
+  async use<R>(fn: (sequence: LlamaContextSequence) => Promise<R>): Promise<R> {
     const sequence = this.free.pop() ?? (await new Promise<LlamaContextSequence>((resolve) => this.waiting.push(resolve)));
     try {
       return await fn(sequence);
@@ -90,9 +71,74 @@ export class GgufModel {
       else this.free.push(sequence);
     }
   }
+}
+
+/**
+ * A loaded model: a context whose sequences concurrent generations share, and, opened on
+ * first use, a context of one sequence for reads that must be reproducible.
+ *
+ * Why two: llama.cpp's floating-point sums depend on how a context's work is laid out.
+ * Sequences of one context share its batches (which tokens decode together is a matter of
+ * timing) and its key/value cells (a prompt lands in other cells when another sequence
+ * holds some, and attention then sums over another range in another order), and the
+ * threads a context gets shrink while other contexts decode. Any of these moved a decision
+ * probability in its fifth digit between two runs of the same request. The isolated
+ * context decodes one prompt at a time, from an empty cache, always in cell 0 onwards,
+ * always in the same batches and on a fixed number of threads (it waits for them rather
+ * than running on fewer), so the same prompt gives the same bits under any load.
+ */
+export class GgufModel {
+  private readonly shared: SequencePool;
+  private isolated: Promise<SequencePool> | null = null;
+
+  private constructor(
+    readonly model: LlamaModel,
+    context: LlamaContext,
+    readonly template: ChatTemplate,
+    private readonly threads: number,
+  ) {
+    this.shared = new SequencePool(context);
+  }
+
+  static async load(llama: Llama, file: string, options: GgufLoadOptions): Promise<GgufModel> {
+    const model = await llama.loadModel({ modelPath: file });
+    try {
+      const contextSize = Math.min(options.contextSize, model.trainContextSize);
+      const threads = options.threads ?? llama.cpuMathCores;
+      const context = await model.createContext({ contextSize, sequences: options.sequences, threads: { ideal: threads, min: 1 } });
+      const source = model.fileInfo.metadata.tokenizer?.chat_template;
+      return new GgufModel(model, context, chatTemplate(source, model.tokens.bosString, model.tokens.eosString), threads);
+    } catch (err) {
+      await model.dispose();
+      throw err;
+    }
+  }
+
+  get contextSize(): number {
+    return this.shared.context.contextSize;
+  }
+
+  /** A sequence of the shared context: for generation, where throughput matters more than the last bit. */
+  withSequence<R>(fn: (sequence: LlamaContextSequence) => Promise<R>): Promise<R> {
+    return this.shared.use(fn);
+  }
+
+  /** The isolated context's one sequence, empty: the same prompt gives bit-identical logits every time. */
+  async withIsolatedSequence<R>(fn: (sequence: LlamaContextSequence) => Promise<R>): Promise<R> {
+    this.isolated ??= this.model
+      .createContext({ contextSize: this.contextSize, sequences: 1, threads: { ideal: this.threads, min: this.threads } })
+      .then((context) => new SequencePool(context))
+      .catch((err: unknown) => {
+        this.isolated = null;
+        throw err;
+      });
+    return (await this.isolated).use(fn);
+  }
 
   async close(): Promise<void> {
-    await this.context.dispose();
+    const isolated = await this.isolated?.catch(() => null);
+    await isolated?.context.dispose();
+    await this.shared.context.dispose();
     await this.model.dispose();
   }
 }

@@ -1,13 +1,14 @@
 /**
  * The next token's probabilities after a chat prompt on a GGUF model (the decision
  * route's `llm` scorer): the model's own chat template rendered as for chat, the prompt
- * evaluated once on a free sequence, and the full-vocabulary softmax of the logits at the
- * answer position read for each candidate. A candidate must be one token where the
+ * evaluated once on the model's isolated sequence (the same request must give the same
+ * probabilities under any load; GgufModel says how), and the full-vocabulary softmax of
+ * the logits at the answer position read for each candidate. A candidate must be one token where the
  * answer starts, as SGLang's decision endpoint requires of its labels.
  */
-import type { ControlledEvaluateInputItem, Token } from 'node-llama-cpp';
+import type { ControlledEvaluateInputItem, Token } from './llama-api.js';
 import { AppError } from '../../../domain/shared/errors.js';
-import type { NextTokenOutput, NextTokenParams } from '../../backend.js';
+import type { NextTokenOutput, NextTokenParams } from '../../../domain/models/inference-backend.port.js';
 import type { GgufModel } from './loader.js';
 import { contextExceeded } from './errors.js';
 
@@ -39,7 +40,7 @@ export async function nextTokenLogprobs(m: GgufModel, params: NextTokenParams): 
   const prompt = m.model.tokenize(text, true);
   if (prompt.length >= m.contextSize) throw contextExceeded(params.model.id, prompt.length, m.contextSize);
   const tokens = params.candidates.map((label) => labelToken(m, text, prompt, label, params.model.id));
-  const probabilities = await m.withSequence(async (sequence) => {
+  const probabilities = await m.withIsolatedSequence(async (sequence) => {
     // Temperature 0 is llama.cpp's greedy chain, which leaves the logits as they are: the
     // probabilities are the softmax over the whole vocabulary.
     const last: ControlledEvaluateInputItem = [prompt.at(-1)!, { generateNext: { probabilities: true, options: { temperature: 0 } } }];

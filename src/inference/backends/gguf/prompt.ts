@@ -4,7 +4,7 @@
  * has none. Says whether the template leaves the answer inside an open <think>.
  */
 import { Template } from '@huggingface/jinja';
-import type { ChatMessage } from '../../backend.js';
+import type { ChatMessage } from '../../../domain/models/inference-backend.port.js';
 
 const CHATML =
   "{%- for message in messages -%}{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' -}}{%- endfor -%}" +

@@ -2,8 +2,9 @@
  * Which in-process implementation serves which model id, what files each needs, and
  * one uniform Engine face over them for the backend (tokens, task, embeddings, speech).
  */
-import type { ModelConfig, RuntimesConfig } from '../../../config/schema.js';
-import type { TaskOutput, TaskParams, TranscriptionOutput, TranscriptionParams } from '../../backend.js';
+import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
+import type { RuntimesConfig } from '../../../config/schema.js';
+import type { TaskOutput, TaskParams, TranscriptionOutput, TranscriptionParams } from '../../../domain/models/inference-backend.port.js';
 import type { OrtRuntime, OrtSession } from '../../runtime/ort-runtime.js';
 import type { BatcherStats } from '../../runtime/dynamic-batcher.js';
 import { EmbeddingEngine } from './embeddings.js';
@@ -56,7 +57,7 @@ export interface Engine {
 export interface EngineContext {
   runtime: OrtRuntime;
   dir: string;
-  model: ModelConfig;
+  model: ModelSpec;
   options: RuntimesConfig;
   /** Called with the size of every embedding batch (metrics). */
   onEmbeddingBatch?: (model: string, size: number) => void;

@@ -4,19 +4,9 @@
  * every call, and released after `runtimes.idle_unload_seconds` without use.
  */
 import type { Logger } from 'pino';
-import type { ModelConfig, RuntimesConfig } from '../../../config/schema.js';
-import type {
-  BackendStatus,
-  EmbeddingOutput,
-  EmbeddingParams,
-  InferenceBackend,
-  ModerationOutput,
-  ModerationParams,
-  TaskOutput,
-  TaskParams,
-  TranscriptionOutput,
-  TranscriptionParams,
-} from '../../backend.js';
+import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
+import type { RuntimesConfig } from '../../../config/schema.js';
+import type { BackendStatus, EmbeddingOutput, EmbeddingParams, InferenceBackend, ModerationOutput, ModerationParams, TaskOutput, TaskParams, TranscriptionOutput, TranscriptionParams } from '../../../domain/models/inference-backend.port.js';
 import type { BackendDeps } from '../../registry.js';
 import { OrtRuntime } from '../../runtime/ort-runtime.js';
 import { LazyResource } from '../../runtime/lazy-resource.js';
@@ -52,7 +42,7 @@ export class OnnxBackend implements InferenceBackend {
     private readonly options: RuntimesConfig,
     private readonly logger: Logger,
     private readonly observers: OnnxObservers = {},
-    models: Readonly<Record<string, ModelConfig>> = {},
+    models: Readonly<Record<string, ModelSpec>> = {},
   ) {
     this.runtime = new OrtRuntime(options.onnxThreads ? { intraOpThreads: options.onnxThreads } : {});
     this.packs = new PackHost(
@@ -62,7 +52,7 @@ export class OnnxBackend implements InferenceBackend {
     );
   }
 
-  async status(model: ModelConfig): Promise<BackendStatus> {
+  async status(model: ModelSpec): Promise<BackendStatus> {
     if (isPackModel(model.id)) return this.packs.status(model);
     const kind = ENGINE_KINDS[model.id];
     if (!kind) {
@@ -120,19 +110,19 @@ export class OnnxBackend implements InferenceBackend {
    * label up with `findLabel(scores.sets.get(set).set, nameOrPath)`; `freeLabels`, labels
    * outside the pack, are scored zero-shot on the same embedding (`free`, in their order).
    */
-  async scorePack(model: ModelConfig, text: string, signal?: AbortSignal, freeLabels: readonly string[] = []): Promise<PackScores & { free: Float32Array }> {
+  async scorePack(model: ModelSpec, text: string, signal?: AbortSignal, freeLabels: readonly string[] = []): Promise<PackScores & { free: Float32Array }> {
     const pack = await this.#pack(model, signal);
     const scores = await pack.score(packText(pack, text), signal);
     return { ...scores, free: await pack.scoreFreeLabels(scores.vector, freeLabels, signal) };
   }
 
   /** The loaded classifier pack of `model` (the decision route reads its label sets, scores and backbone). */
-  async decisionPack(model: ModelConfig, signal?: AbortSignal): Promise<ClassifierPack> {
+  async decisionPack(model: ModelSpec, signal?: AbortSignal): Promise<ClassifierPack> {
     return this.#pack(model, signal);
   }
 
   /** Entailment and contradiction logits of `premise` against each hypothesis on an NLI model (the decision route's `nli` scorer). */
-  async nliPairs(model: ModelConfig, premise: string, hypotheses: readonly string[], signal?: AbortSignal): Promise<Array<{ entailment: number; contradiction: number }>> {
+  async nliPairs(model: ModelSpec, premise: string, hypotheses: readonly string[], signal?: AbortSignal): Promise<Array<{ entailment: number; contradiction: number }>> {
     return this.#use(model, signal, 'zero-shot', async (engine) => {
       if (!engine.pairLogits) throw noRuntimeFor(model.id);
       return engine.pairLogits(premise, hypotheses);
@@ -143,7 +133,7 @@ export class OnnxBackend implements InferenceBackend {
     return this.#use(params.model, params.signal, 'whisper', (engine) => engine.transcribe(params));
   }
 
-  async countTokens(model: ModelConfig, text: string): Promise<number> {
+  async countTokens(model: ModelSpec, text: string): Promise<number> {
     if (isPackModel(model.id)) {
       const pack = await this.#pack(model, undefined);
       return pack.backbone.countTokens(packText(pack, text));
@@ -156,7 +146,7 @@ export class OnnxBackend implements InferenceBackend {
     return this.#engines.get(modelId)?.batchStats ?? null;
   }
 
-  async #pack(model: ModelConfig, signal: AbortSignal | undefined) {
+  async #pack(model: ModelSpec, signal: AbortSignal | undefined) {
     if (signal) throwIfAborted(signal);
     if (!isPackModel(model.id)) throw noRuntimeFor(model.id);
     try {
@@ -175,7 +165,7 @@ export class OnnxBackend implements InferenceBackend {
     await this.runtime.close();
   }
 
-  async #use<R>(model: ModelConfig, signal: AbortSignal | undefined, expected: EngineKind | null, fn: (e: Engine) => Promise<R>): Promise<R> {
+  async #use<R>(model: ModelSpec, signal: AbortSignal | undefined, expected: EngineKind | null, fn: (e: Engine) => Promise<R>): Promise<R> {
     if (signal) throwIfAborted(signal);
     const kind = ENGINE_KINDS[model.id];
     if (!kind || (expected && kind !== expected)) throw noRuntimeFor(model.id);
@@ -188,7 +178,7 @@ export class OnnxBackend implements InferenceBackend {
     }
   }
 
-  #resource(model: ModelConfig, kind: EngineKind): LazyResource<Engine> {
+  #resource(model: ModelSpec, kind: EngineKind): LazyResource<Engine> {
     // A pack may name a backbone directory of its own: one resource per id and directory.
     const key = `${model.id}\0${model.binding.path ?? ''}`;
     let resource = this.#models.get(key);

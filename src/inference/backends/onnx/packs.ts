@@ -11,9 +11,9 @@ import { statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { ModelConfig } from '../../../config/schema.js';
+import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
 import { AppError } from '../../../domain/shared/errors.js';
-import type { BackendStatus } from '../../backend.js';
+import type { BackendStatus } from '../../../domain/models/inference-backend.port.js';
 import { ClassifierPack, type Backbone, type CacheEvent } from '../../classifier/pack.js';
 import { defaultManifest, MANIFEST_FILE, ManifestError, readManifest, type PackManifest } from '../../classifier/manifest.js';
 import { atomicWrite } from '../../classifier/heads.js';
@@ -21,7 +21,7 @@ import { findGraph, missingFiles, requireJson } from './loader.js';
 import { TextTokenizer } from './tokenizer.js';
 import { ENGINE_KINDS } from './engines.js';
 
-export type BackboneEmbed = (backbone: ModelConfig, texts: readonly string[], signal?: AbortSignal) => Promise<{ vectors: Float32Array[]; tokens: number }>;
+export type BackboneEmbed = (backbone: ModelSpec, texts: readonly string[], signal?: AbortSignal) => Promise<{ vectors: Float32Array[]; tokens: number }>;
 
 interface Loaded {
   /** The manifest's mtime when loaded (0: assembled in memory, no file). */
@@ -38,7 +38,7 @@ function manifestVersion(file: string): number {
 }
 
 /** One command assembles a pack, pulling its backbone when missing. */
-const pullRemedy = (model: ModelConfig, backbone: ModelConfig): string => `run \`sluice models pull ${model.id}\` (it pulls ${backbone.id})`;
+const pullRemedy = (model: ModelSpec, backbone: ModelSpec): string => `run \`sluice models pull ${model.id}\` (it pulls ${backbone.id})`;
 
 function unavailable(message: string, cause?: unknown): AppError {
   return new AppError('unavailable', message, { code: 'model_not_available', param: 'model', cause });
@@ -48,12 +48,12 @@ export class PackHost {
   readonly #loaded = new Map<string, Loaded>();
 
   constructor(
-    private readonly models: Readonly<Record<string, ModelConfig>>,
+    private readonly models: Readonly<Record<string, ModelSpec>>,
     private readonly embed: BackboneEmbed,
     private readonly logger: Logger,
   ) {}
 
-  async status(model: ModelConfig): Promise<BackendStatus> {
+  async status(model: ModelSpec): Promise<BackendStatus> {
     try {
       const manifest = await this.#manifest(model);
       const backbone = this.#backboneModel(model, manifest ?? defaultManifest(model.id));
@@ -70,7 +70,7 @@ export class PackHost {
   }
 
   /** The loaded pack of `model`, assembling it from its backbone if its manifest is absent. */
-  async pack(model: ModelConfig): Promise<ClassifierPack> {
+  async pack(model: ModelSpec): Promise<ClassifierPack> {
     const dir = model.binding.path!;
     // A synchronous stat of one cached inode takes microseconds; the promise form costs a
     // thread-pool round trip on every classification.
@@ -84,7 +84,7 @@ export class PackHost {
   }
 
   /** Writes the default manifest (when absent) and fills the label-embedding cache: `sluice models pull <zlm id>`. */
-  async assemble(model: ModelConfig, onCache?: (e: CacheEvent) => void): Promise<{ manifest: PackManifest; dir: string }> {
+  async assemble(model: ModelSpec, onCache?: (e: CacheEvent) => void): Promise<{ manifest: PackManifest; dir: string }> {
     let manifest = await this.#manifest(model);
     if (!manifest) {
       manifest = defaultManifest(model.id);
@@ -96,7 +96,7 @@ export class PackHost {
   }
 
   /** The backbone model a pack names (the catalog id, its directory possibly overridden by the manifest). */
-  backboneModel(model: ModelConfig, manifest: PackManifest): ModelConfig {
+  backboneModel(model: ModelSpec, manifest: PackManifest): ModelSpec {
     return this.#backboneModel(model, manifest);
   }
 
@@ -107,7 +107,7 @@ export class PackHost {
     await Promise.allSettled(loaded.map(async ({ pack }) => (await pack).close()));
   }
 
-  async #open(model: ModelConfig, assemble: boolean): Promise<ClassifierPack> {
+  async #open(model: ModelSpec, assemble: boolean): Promise<ClassifierPack> {
     try {
       if (assemble) {
         this.logger.info({ model: model.id }, 'classifier pack manifest absent: assembling it from its backbone on first use');
@@ -121,7 +121,7 @@ export class PackHost {
     }
   }
 
-  async #assembleOnFirstUse(model: ModelConfig): Promise<[PackManifest, string, Backbone]> {
+  async #assembleOnFirstUse(model: ModelSpec): Promise<[PackManifest, string, Backbone]> {
     const manifest = defaultManifest(model.id);
     const backbone = await this.#backbone(model, manifest);
     try {
@@ -133,12 +133,12 @@ export class PackHost {
     return [manifest, model.binding.path!, backbone];
   }
 
-  async #manifest(model: ModelConfig): Promise<PackManifest | null> {
+  async #manifest(model: ModelSpec): Promise<PackManifest | null> {
     if (!model.binding.path) throw unavailable(`Model ${model.id} has no model directory configured`);
     return readManifest(model.binding.path, model.id);
   }
 
-  #backboneModel(model: ModelConfig, manifest: PackManifest): ModelConfig {
+  #backboneModel(model: ModelSpec, manifest: PackManifest): ModelSpec {
     const id = manifest.backbone.model;
     const base = this.models[id];
     if (!base || ENGINE_KINDS[id] !== 'embeddings') {
@@ -148,11 +148,11 @@ export class PackHost {
     return { ...base, binding: { ...base.binding, path: path.resolve(model.binding.path!, manifest.backbone.path) } };
   }
 
-  #missingBackbone(backbone: ModelConfig, missing: string[]): string {
+  #missingBackbone(backbone: ModelSpec, missing: string[]): string {
     return `its backbone ${backbone.id} is not installed, missing ${missing.join(', ')}`;
   }
 
-  async #backbone(model: ModelConfig, manifest: PackManifest): Promise<Backbone> {
+  async #backbone(model: ModelSpec, manifest: PackManifest): Promise<Backbone> {
     const backbone = this.#backboneModel(model, manifest);
     const dir = backbone.binding.path!;
     const missing = await missingFiles(dir, ['config.json', 'tokenizer.json'], [['model']]);

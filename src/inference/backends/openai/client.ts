@@ -14,6 +14,8 @@ export interface UpstreamTarget {
   baseUrl: string;
   apiKey: string | null;
   timeoutMs: number;
+  /** Tries of a connection that fails before a byte was sent; 1 when the router has other deployments to go to. */
+  connectAttempts: number;
 }
 
 export interface UpstreamCall {
@@ -31,7 +33,6 @@ const CONNECT_ERRORS = new Set([
   'EADDRNOTAVAIL',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
-const CONNECT_ATTEMPTS = 3;
 const CONNECT_BACKOFF_MS = 50;
 const CONNECTIONS_PER_ORIGIN = 256;
 
@@ -107,7 +108,7 @@ export class UpstreamClient {
         return await attempt();
       } catch (err) {
         const code = (err as { code?: string }).code ?? '';
-        if (!CONNECT_ERRORS.has(code) || n >= CONNECT_ATTEMPTS || signal.aborted) throw upstreamTransportError(target.modelId, err, signal);
+        if (!CONNECT_ERRORS.has(code) || n >= target.connectAttempts || signal.aborted) throw upstreamTransportError(target.modelId, err, signal);
         await sleep(CONNECT_BACKOFF_MS * 2 ** (n - 1), undefined, { signal }).catch(() => {});
       }
     }

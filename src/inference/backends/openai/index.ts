@@ -3,9 +3,12 @@
  * Ollama, TEI, another Sluice). Requests go out with the binding's `upstream_model`;
  * answers come back in the port's shapes. When an upstream reports no usage, tokens are
  * counted with the model's tokenizer.json if installed, else estimated (token-counter.ts).
+ * Every call goes through the router (../../routing/), which picks the model's deployment,
+ * retries elsewhere and falls back to other models; a stream counts as answered, for it,
+ * once its first event arrived.
  */
 import type { Logger } from 'pino';
-import type { ModelConfig } from '../../../config/schema.js';
+import type { Deployment, ModelSpec } from '../../../domain/models/model-spec.types.js';
 import type {
   BackendStatus,
   CallContext,
@@ -24,18 +27,21 @@ import type {
   TaskOutput,
   TaskParams,
   TokenUsage,
-} from '../../backend.js';
+  DeploymentStatus,
+} from '../../../domain/models/inference-backend.port.js';
+import { Router, type RoutingMetrics } from '../../routing/router.js';
 import type { BackendDeps } from '../../registry.js';
 import type { TokenCounter } from '../../token-counter.js';
-import { UpstreamClient, type UpstreamTarget } from './client.js';
+import { UpstreamClient } from './client.js';
 import { upstreamProtocolError, upstreamTransportError } from './errors.js';
 import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
 import { finishesAChoice, readChatCompletion, readCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
 import { SseDecoder } from './sse-decoder.js';
 import { UpstreamProbes } from './upstream-probes.js';
+import { reportServed, targetOf, upstreamName, upstreamStatus } from './deployments.js';
 
-export function createOpenAIBackend(deps: BackendDeps): InferenceBackend {
-  return new OpenAIBackend(deps.tokens, deps.logger);
+export function createOpenAIBackend(deps: BackendDeps, options: { metrics?: RoutingMetrics } = {}): InferenceBackend {
+  return new OpenAIBackend(deps.tokens, deps.logger, new Router(deps.config, options.metrics ?? null));
 }
 
 /**
@@ -44,46 +50,65 @@ export function createOpenAIBackend(deps: BackendDeps): InferenceBackend {
  */
 const NEXT_TOKEN_SAMPLING = Object.freeze({ max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: 20 });
 
+/** One streamed call on one deployment: where it goes, what it sends, how its usage is counted when the engine reports none. */
+interface StreamRequest {
+  path: string;
+  body: Record<string, unknown>;
+  count: (produced: string) => Promise<TokenUsage>;
+}
+
 const header = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? (value[0] ?? null) : (value ?? null));
 
 export class OpenAIBackend implements InferenceBackend {
   readonly kind = 'openai' as const;
   readonly #client = new UpstreamClient();
   readonly #probes = new UpstreamProbes();
+  /** The probe finding each deployment was last told about (a finding counts once). */
+  readonly #fedProbes = new Map<string, number>();
 
   constructor(
     private readonly tokens: TokenCounter,
     private readonly logger: Logger,
+    private readonly router: Router,
   ) {}
 
-  async status(model: ModelConfig): Promise<BackendStatus> {
-    if (!model.binding.baseUrl) {
+  async status(model: ModelSpec): Promise<BackendStatus> {
+    if (model.binding.deployments.length === 0) {
       return { ready: false, detail: 'it has no upstream', remedy: `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server and restart` };
     }
-    const state = this.#probes.peek(model.binding.baseUrl);
-    if (state.kind !== 'unreachable') return { ready: true, detail: `upstream ${model.binding.baseUrl}` };
-    const since = new Date(state.sinceMs).toISOString();
-    return {
-      ready: true,
-      detail: `upstream ${model.binding.baseUrl} unreachable since ${since} (${state.reason})`,
-      unreachable: { since, reason: state.reason },
-    };
+    return upstreamStatus(model, this.router, this.#probes);
   }
 
-  async probe(models: readonly ModelConfig[]): Promise<void> {
+  deployments(model: ModelSpec): DeploymentStatus[] {
+    return this.router.states(model);
+  }
+
+  /** Probes every deployment's engine; what the probes find feeds the router (an engine found dead is taken out). */
+  async probe(models: readonly ModelSpec[]): Promise<void> {
     const targets = new Map<string, { baseUrl: string; apiKey: string | null }>();
-    for (const m of models) {
-      if (m.binding.backend === 'openai' && m.binding.baseUrl) targets.set(m.binding.baseUrl, { baseUrl: m.binding.baseUrl, apiKey: m.binding.apiKey });
+    const deployments = models.filter((m) => m.binding.backend === 'openai').flatMap((m) => m.binding.deployments);
+    for (const d of deployments) targets.set(d.baseUrl, { baseUrl: d.baseUrl, apiKey: d.apiKey });
+    await Promise.all([this.#probes.refresh(targets.values()), this.router.syncShared()]);
+    for (const d of deployments) {
+      const state = this.#probes.peek(d.baseUrl);
+      if (state.kind === 'unknown' || this.#fedProbes.get(d.id) === state.checkedAtMs) continue;
+      this.#fedProbes.set(d.id, state.checkedAtMs);
+      this.router.health.probed(d, state.kind === 'unreachable' ? state.reason : null, state.checkedAtMs);
     }
-    await this.#probes.refresh(targets.values());
   }
 
   async chat(params: ChatParams): Promise<ChatOutput> {
-    const target = this.#target(params.model);
-    const { body, headers } = await this.#client.postJson<unknown>(target, '/chat/completions', chatBody(params, false), params);
+    const { value, served } = await this.router.run(params.model, params.signal, (model, d) => this.#chatOnce(params, model, d));
+    reportServed(params, served);
+    return value;
+  }
+
+  async #chatOnce(params: ChatParams, model: ModelSpec, deployment: Deployment): Promise<ChatOutput> {
+    const target = targetOf(model, deployment);
+    const { body, headers } = await this.#client.postJson<unknown>(target, '/chat/completions', chatBody(params, model, upstreamName(model, deployment), false), params);
     const chat = readChatCompletion(body);
-    if (!chat) throw upstreamProtocolError(params.model.id, 'the answer has no choices');
-    const usage = chat.usage ?? (await this.#countChatUsage(params, chat.content + (chat.reasoning ?? '')));
+    if (!chat) throw upstreamProtocolError(model.id, 'the answer has no choices');
+    const usage = chat.usage ?? (await this.#countChatUsage(params, model, chat.content + (chat.reasoning ?? '')));
     // Spelled out: on Node 20 a literal that spreads and then adds properties takes V8's slow path.
     const output: ChatOutput = {
       content: chat.content,
@@ -100,7 +125,7 @@ export class OpenAIBackend implements InferenceBackend {
   /** The first answer token's top alternatives; 502 `upstream_error` when the upstream sends none. */
   async nextTokenLogprobs(params: NextTokenParams): Promise<NextTokenOutput> {
     const { model, messages, requestId, signal } = params;
-    const chat = await this.chat({ model, messages, requestId, signal, options: {}, sampling: { ...NEXT_TOKEN_SAMPLING } });
+    const chat = await this.chat({ model, messages, requestId, signal, options: {}, sampling: { ...NEXT_TOKEN_SAMPLING }, onServed: params.onServed });
     const first = chat.logprobs?.[0];
     if (!first) throw upstreamProtocolError(model.id, 'the answer carries no logprobs (the server must support `logprobs` and `top_logprobs`)');
     // The chosen token heads the list when the upstream left it out of its alternatives.
@@ -109,31 +134,70 @@ export class OpenAIBackend implements InferenceBackend {
   }
 
   chatStream(params: ChatParams): AsyncGenerator<ChatStreamEvent> {
-    return this.#stream(params, chatBody(params, true), '/chat/completions', (produced) => this.#countChatUsage(params, produced));
+    return this.#routedStream(params, (model, d) => ({
+      path: '/chat/completions',
+      body: chatBody(params, model, upstreamName(model, d), true),
+      count: (produced) => this.#countChatUsage(params, model, produced),
+    }));
   }
 
   async complete(params: CompletionParams): Promise<CompletionOutput> {
-    const target = this.#target(params.model);
-    const { body } = await this.#client.postJson<unknown>(target, '/completions', completionBody(params, false), params);
-    const completion = readCompletion(body);
-    if (!completion) throw upstreamProtocolError(params.model.id, 'the answer has no choices');
-    const usage = completion.usage ?? (await this.#countCompletionUsage(params, completion.text));
-    return { usage, carried: completion.carried };
+    const { value, served } = await this.router.run(params.model, params.signal, async (model, d) => {
+      const { body } = await this.#client.postJson<unknown>(targetOf(model, d), '/completions', completionBody(params, model, upstreamName(model, d), false), params);
+      const completion = readCompletion(body);
+      if (!completion) throw upstreamProtocolError(model.id, 'the answer has no choices');
+      const usage = completion.usage ?? (await this.#countCompletionUsage(params, model, completion.text));
+      return { usage, carried: completion.carried };
+    });
+    reportServed(params, served);
+    return value;
   }
 
   completeStream(params: CompletionParams): AsyncGenerator<ChatStreamEvent> {
-    return this.#stream(params, completionBody(params, true), '/completions', (produced) => this.#countCompletionUsage(params, produced));
+    return this.#routedStream(params, (model, d) => ({
+      path: '/completions',
+      body: completionBody(params, model, upstreamName(model, d), true),
+      count: (produced) => this.#countCompletionUsage(params, model, produced),
+    }));
   }
 
-  /** An upstream's SSE stream as port events, ending with its usage (counted with `count` when it reports none). */
-  async *#stream(
-    params: CallContext & { model: ModelConfig },
-    body: Record<string, unknown>,
-    path: string,
-    count: (produced: string) => Promise<TokenUsage>,
+  async *#routedStream(
+    params: CallContext & { model: ModelSpec },
+    requestOf: (model: ModelSpec, deployment: Deployment) => StreamRequest,
   ): AsyncGenerator<ChatStreamEvent> {
-    const target = this.#target(params.model);
-    const response = await this.#client.post(target, path, body, params, 'text/event-stream');
+    const routed = await this.router.open(params.model, params.signal, (model, d) => this.#openStream(params, model, d, requestOf(model, d)));
+    reportServed(params, routed.served);
+    try {
+      yield* routed.value;
+    } finally {
+      routed.release();
+    }
+  }
+
+  /**
+   * Starts a stream on one deployment and resolves once its first event arrived: until
+   * then a failure is the router's to retry; after it, the stream is the caller's.
+   */
+  async #openStream(params: CallContext, model: ModelSpec, deployment: Deployment, request: StreamRequest): Promise<AsyncGenerator<ChatStreamEvent>> {
+    const events = this.#streamEvents(params, model, deployment, request);
+    let first: IteratorResult<ChatStreamEvent>;
+    try {
+      first = await events.next();
+    } catch (err) {
+      await events.return(undefined).catch(() => {});
+      throw err;
+    }
+    return (async function* () {
+      if (first.done) return;
+      yield first.value;
+      yield* events;
+    })();
+  }
+
+  /** An upstream's SSE stream as port events, ending with its usage (counted when it reports none). */
+  async *#streamEvents(params: CallContext, model: ModelSpec, deployment: Deployment, request: StreamRequest): AsyncGenerator<ChatStreamEvent> {
+    const target = targetOf(model, deployment);
+    const response = await this.#client.post(target, request.path, request.body, params, 'text/event-stream');
     const decoder = new SseDecoder();
     let usage: TokenUsage | null = null;
     let finished = false;
@@ -148,7 +212,7 @@ export class OpenAIBackend implements InferenceBackend {
             done = true;
             continue;
           }
-          for (const e of this.#parseEvent(params.model.id, event.event, event.data)) {
+          for (const e of this.#parseEvent(model.id, event.event, event.data)) {
             if (e.type === 'usage') usage = e.usage;
             else if (e.type === 'chunk') {
               finished ||= finishesAChoice(e);
@@ -159,54 +223,67 @@ export class OpenAIBackend implements InferenceBackend {
         }
       }
     } catch (err) {
-      throw upstreamTransportError(params.model.id, err, params.signal);
+      throw upstreamTransportError(model.id, err, params.signal);
     } finally {
       if (!response.body.readableEnded) response.body.destroy();
     }
-    if (!finished && !done) throw upstreamProtocolError(params.model.id, 'the stream ended before the answer finished');
-    yield { type: 'usage', usage: usage ?? (await count(produced)) };
+    if (!finished && !done) throw upstreamProtocolError(model.id, 'the stream ended before the answer finished');
+    yield { type: 'usage', usage: usage ?? (await request.count(produced)) };
   }
 
   async runTask(params: TaskParams): Promise<TaskOutput> {
-    const target = this.#target(params.model);
-    const { body } = await this.#client.postJson<unknown>(target, '/chat/completions', taskBody(params), params);
+    const { value, served } = await this.router.run(params.model, params.signal, async (model, d) => {
+      const { body } = await this.#client.postJson<unknown>(targetOf(model, d), '/chat/completions', taskBody(params, upstreamName(model, d)), params);
+      return this.#readTask(model, params, body);
+    });
+    reportServed(params, served);
+    return value;
+  }
+
+  async #readTask(model: ModelSpec, params: TaskParams, body: unknown): Promise<TaskOutput> {
     const chat = readChatCompletion(body);
-    if (!chat) throw upstreamProtocolError(params.model.id, 'the answer has no choices');
+    if (!chat) throw upstreamProtocolError(model.id, 'the answer has no choices');
     let result: unknown = chat.content;
-    if (params.model.entry.task !== 'summarization') {
+    if (model.entry.task !== 'summarization') {
       try {
         result = JSON.parse(chat.content);
       } catch {
-        throw upstreamProtocolError(params.model.id, 'the task result is not JSON');
+        throw upstreamProtocolError(model.id, 'the task result is not JSON');
       }
     }
     const usage = chat.usage ?? {
-      inputTokens: (await this.tokens.count(params.model, params.input)).tokens,
-      outputTokens: (await this.tokens.count(params.model, chat.content)).tokens,
+      inputTokens: (await this.tokens.count(model, params.input)).tokens,
+      outputTokens: (await this.tokens.count(model, chat.content)).tokens,
     };
     return { result, usage };
   }
 
   async embed(params: EmbeddingParams): Promise<EmbeddingOutput> {
-    const target = this.#target(params.model);
-    const { body } = await this.#client.postJson<unknown>(target, '/embeddings', embeddingBody(params), params);
-    const parsed = readEmbeddings(body, params.inputs.length);
-    if (!parsed) throw upstreamProtocolError(params.model.id, `expected ${params.inputs.length} embeddings`);
-    const usage = parsed.usage ?? { inputTokens: await this.#countAll(params.model, params.inputs), outputTokens: 0 };
-    return { vectors: parsed.vectors, usage };
+    const { value, served } = await this.router.run(params.model, params.signal, async (model, d) => {
+      const { body } = await this.#client.postJson<unknown>(targetOf(model, d), '/embeddings', embeddingBody(params, upstreamName(model, d)), params);
+      const parsed = readEmbeddings(body, params.inputs.length);
+      if (!parsed) throw upstreamProtocolError(model.id, `expected ${params.inputs.length} embeddings`);
+      const usage = parsed.usage ?? { inputTokens: await this.#countAll(model, params.inputs), outputTokens: 0 };
+      return { vectors: parsed.vectors, usage };
+    });
+    reportServed(params, served);
+    return value;
   }
 
   async moderate(params: ModerationParams): Promise<ModerationOutput> {
-    const target = this.#target(params.model);
-    const { body } = await this.#client.postJson<unknown>(target, '/moderations', moderationBody(params), params);
-    const results = readModerations(body, params.inputs.length);
-    if (!results) throw upstreamProtocolError(params.model.id, `expected ${params.inputs.length} moderation results`);
-    // Moderation endpoints report no usage; meter the inputs with the model's tokenizer.
-    return { results, usage: { inputTokens: await this.#countAll(params.model, params.inputs), outputTokens: 0 } };
+    const { value, served } = await this.router.run(params.model, params.signal, async (model, d) => {
+      const { body } = await this.#client.postJson<unknown>(targetOf(model, d), '/moderations', moderationBody(params, upstreamName(model, d)), params);
+      const results = readModerations(body, params.inputs.length);
+      if (!results) throw upstreamProtocolError(model.id, `expected ${params.inputs.length} moderation results`);
+      // Moderation endpoints report no usage; meter the inputs with the model's tokenizer.
+      return { results, usage: { inputTokens: await this.#countAll(model, params.inputs), outputTokens: 0 } };
+    });
+    reportServed(params, served);
+    return value;
   }
 
   async close(): Promise<void> {
-    await this.#client.close();
+    await Promise.all([this.#client.close(), this.router.close()]);
   }
 
   #parseEvent(modelId: string, type: string | null, data: string): ChatStreamEvent[] {
@@ -224,29 +301,23 @@ export class OpenAIBackend implements InferenceBackend {
     return readStreamChunk(chunk);
   }
 
-  #target(model: ModelConfig): UpstreamTarget {
-    const { baseUrl, apiKey, timeoutMs } = model.binding;
-    if (!baseUrl) throw new Error(`model ${model.id} has no base_url`); // status() keeps the registry from calling here
-    return { modelId: model.id, baseUrl, apiKey, timeoutMs };
-  }
-
-  async #countAll(model: ModelConfig, texts: string[]): Promise<number> {
+  async #countAll(model: ModelSpec, texts: string[]): Promise<number> {
     let total = 0;
     for (const t of texts) total += (await this.tokens.count(model, t)).tokens;
     return total;
   }
 
-  async #countCompletionUsage(params: CompletionParams, output: string): Promise<TokenUsage> {
+  async #countCompletionUsage(params: CompletionParams, model: ModelSpec, output: string): Promise<TokenUsage> {
     return {
-      inputTokens: (await this.tokens.count(params.model, params.promptText)).tokens,
-      outputTokens: (await this.tokens.count(params.model, output)).tokens,
+      inputTokens: (await this.tokens.count(model, params.promptText)).tokens,
+      outputTokens: (await this.tokens.count(model, output)).tokens,
     };
   }
 
-  async #countChatUsage(params: ChatParams, output: string): Promise<TokenUsage> {
-    const input = await this.#countAll(params.model, params.messages.map((m) => m.content));
-    const counted = await this.tokens.count(params.model, output);
-    if (!counted.exact) this.logger.debug({ model: params.model.id }, 'upstream reported no usage; billing estimated tokens');
+  async #countChatUsage(params: ChatParams, model: ModelSpec, output: string): Promise<TokenUsage> {
+    const input = await this.#countAll(model, params.messages.map((m) => m.content));
+    const counted = await this.tokens.count(model, output);
+    if (!counted.exact) this.logger.debug({ model: model.id }, 'upstream reported no usage; billing estimated tokens');
     return { inputTokens: input, outputTokens: counted.tokens };
   }
 }

@@ -1,8 +1,6 @@
-/** Port parameters → OpenAI wire request bodies, with the upstream's own model name. */
-import type { ModelConfig } from '../../../config/schema.js';
-import type { ChatParams, CompletionParams, EmbeddingParams, ModerationParams, TaskParams } from '../../backend.js';
-
-export const upstreamModel = (model: ModelConfig): string => model.binding.upstreamModel ?? model.id;
+/** Port parameters → OpenAI wire request bodies, with the upstream's own model name (the deployment's). */
+import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
+import type { ChatParams, CompletionParams, EmbeddingParams, ModerationParams, TaskParams } from '../../../domain/models/inference-backend.port.js';
 
 function wireMessages(params: ChatParams) {
   return params.messages.map((m) => {
@@ -18,42 +16,43 @@ function wireMessages(params: ChatParams) {
 const KEPT = new Set(['model', 'messages', 'stream']);
 
 /** Removes the model's `drop_params` (fields its engine rejects). */
-function withoutDropped(model: ModelConfig, body: Record<string, unknown>): Record<string, unknown> {
+function withoutDropped(model: ModelSpec, body: Record<string, unknown>): Record<string, unknown> {
   for (const name of model.binding.dropParams) if (!KEPT.has(name)) delete body[name];
   return body;
 }
 
-export function chatBody(params: ChatParams, stream: boolean): Record<string, unknown> {
+/** `model` is the one being served (a fallback's own `drop_params` apply to it). */
+export function chatBody(params: ChatParams, model: ModelSpec, upstreamModel: string, stream: boolean): Record<string, unknown> {
   // Not `{ ...sampling, model, messages }`: on Node 20 a literal that spreads and then adds
   // properties takes V8's slow path, Object.assign does not (sampling holds neither key, so
   // order is moot).
-  const body: Record<string, unknown> = Object.assign({ model: upstreamModel(params.model), messages: wireMessages(params) }, params.sampling);
+  const body: Record<string, unknown> = Object.assign({ model: upstreamModel, messages: wireMessages(params) }, params.sampling);
   if (Object.keys(params.options).length > 0) body.metadata = params.options;
   if (stream) {
     body.stream = true;
     // Always ask for usage: metering needs it whether or not the client wants to see it.
     body.stream_options = { include_usage: true };
   }
-  return withoutDropped(params.model, body);
+  return withoutDropped(model, body);
 }
 
 /** A legacy completion: the client's fields as sent, with the upstream's model name. */
-export function completionBody(params: CompletionParams, stream: boolean): Record<string, unknown> {
-  const body: Record<string, unknown> = Object.assign({ model: upstreamModel(params.model), prompt: params.prompt }, params.fields);
+export function completionBody(params: CompletionParams, model: ModelSpec, upstreamModel: string, stream: boolean): Record<string, unknown> {
+  const body: Record<string, unknown> = Object.assign({ model: upstreamModel, prompt: params.prompt }, params.fields);
   if (stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };
   }
-  return withoutDropped(params.model, body);
+  return withoutDropped(model, body);
 }
 
 /**
  * A task model behind an OpenAI-compatible upstream (another Sluice, or the hosted API)
  * answers on chat completions; labels travel as `categories`, options as `metadata`.
  */
-export function taskBody(params: TaskParams): Record<string, unknown> {
+export function taskBody(params: TaskParams, upstreamModel: string): Record<string, unknown> {
   const body: Record<string, unknown> = {
-    model: upstreamModel(params.model),
+    model: upstreamModel,
     messages: [{ role: 'user', content: params.input }],
   };
   if (params.labels) body.categories = params.labels;
@@ -61,10 +60,10 @@ export function taskBody(params: TaskParams): Record<string, unknown> {
   return body;
 }
 
-export function embeddingBody(params: EmbeddingParams): Record<string, unknown> {
-  return { model: upstreamModel(params.model), input: params.inputs, encoding_format: 'float' };
+export function embeddingBody(params: EmbeddingParams, upstreamModel: string): Record<string, unknown> {
+  return { model: upstreamModel, input: params.inputs, encoding_format: 'float' };
 }
 
-export function moderationBody(params: ModerationParams): Record<string, unknown> {
-  return { model: upstreamModel(params.model), input: params.inputs };
+export function moderationBody(params: ModerationParams, upstreamModel: string): Record<string, unknown> {
+  return { model: upstreamModel, input: params.inputs };
 }

@@ -16,7 +16,7 @@ import type { UsageRepository } from './usage.repository.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 import type { OutboxEntry } from '../../../domain/outbox/outbox.types.js';
 import { ACTIVE_STATUSES, type LineResult } from '../../../domain/batches/batch.types.js';
-import type { BatchResultCounts, ResultCounts } from '../../../domain/batches/batch-stores.js';
+import type { BatchResultCounts, ResultCounts } from '../../../domain/batches/batch-stores.port.js';
 
 export interface ResultEntry {
   result: LineResult;

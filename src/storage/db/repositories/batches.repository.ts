@@ -3,7 +3,7 @@ import type { BatchesTable, Database, Tables } from '../database.js';
 import { dropLedger } from './batch-line-results.repository.js';
 import { payerOfRow } from './payer-columns.js';
 import type { Page } from '../../../domain/shared/pagination.js';
-import type { BatchStore, SweptBatch } from '../../../domain/batches/batch-stores.js';
+import type { BatchStore, SweptBatch } from '../../../domain/batches/batch-stores.port.js';
 import {
   ACTIVE_STATUSES,
   CANCELLABLE_STATUSES,

@@ -1,5 +1,5 @@
 import type { Database } from '../database.js';
-import type { ConsoleRole, ConsoleSession, SessionStore } from '../../../domain/console/sessions.js';
+import type { ConsoleRole, ConsoleSession, SessionStore } from '../../../domain/console/session-store.port.js';
 
 export class ConsoleSessionsRepository implements SessionStore {
   constructor(private readonly database: Database) {}

@@ -1,5 +1,5 @@
 /** The stored payer of a usage record or a batch (migration 0006). */
-import type { PayerKind, PayerRef } from '../../../domain/identity/caller.js';
+import type { PayerKind, PayerRef } from '../../../domain/identity/payer.types.js';
 
 /**
  * A NULL payer_id is a row written before payers were stored (or by a replica of the

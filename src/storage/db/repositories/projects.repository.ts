@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { CompiledQueries, kyselyQuery, type Database, type ProjectsTable, type SqlStatement } from '../database.js';
 import type { Project, ProjectStore } from '../../../domain/projects/project.types.js';
-import type { BalanceStore } from '../../../domain/billing/balance-reader.js';
+import type { BalanceStore } from '../../../domain/billing/balance-store.port.js';
 
 
 export const toProject = (row: ProjectsTable): Project => ({

@@ -6,7 +6,7 @@
  */
 import type { Database } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
-import type { AccountFilter, AccountPosition, PurchaseFilter, StorefrontActivityStore } from '../../../domain/storefront/activity.js';
+import type { AccountFilter, AccountPosition, PurchaseFilter, StorefrontActivityStore } from '../../../domain/storefront/activity-store.port.js';
 import type { CreditAccount, CreditMovement } from '../../../domain/storefront/storefront.types.js';
 import { toAccount, toMovement } from './storefront.repository.js';
 

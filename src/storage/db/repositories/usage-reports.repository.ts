@@ -1,7 +1,7 @@
 /** Aggregations over usage records (the usage report), kept apart from the hot write path. */
 import { sql } from 'kysely';
 import type { Database } from '../database.js';
-import type { UsageBucketRow, UsageGroup, UsageReportQuery, UsageReports } from '../../../domain/billing/usage-report.js';
+import type { UsageBucketRow, UsageGroup, UsageReportQuery, UsageReports } from '../../../domain/billing/usage-reports.port.js';
 
 const GROUP_COLUMNS: Record<UsageGroup, 'model' | 'key_id' | 'project_id'> = { model: 'model', key: 'key_id', project: 'project_id' };
 

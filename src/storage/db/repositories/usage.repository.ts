@@ -8,9 +8,9 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
-import type { PayerKind } from '../../../domain/identity/caller.js';
+import type { PayerKind } from '../../../domain/identity/payer.types.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
-import type { UsageStore } from '../../../domain/billing/usage-writer.js';
+import type { UsageStore } from '../../../domain/billing/usage-store.port.js';
 import type { UsageHistory } from '../../../domain/projects/project.types.js';
 import type { OutboxEntry } from '../../../domain/outbox/outbox.types.js';
 import { outboxInsert } from './outbox.repository.js';
@@ -25,20 +25,25 @@ export interface PayerDebit {
   statements(executor: Kysely<Tables>, records: readonly UsageRecord[]): SqlStatement[];
 }
 
-const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => ({
-  id: row.id,
-  projectId: row.project_id,
-  keyId: row.key_id,
-  payer: payerOfRow(row),
-  model: row.model,
-  route: row.route,
-  inputTokens: Number(row.input_tokens),
-  outputTokens: Number(row.output_tokens),
-  costMicros: Number(row.cost_micros),
-  requestId: row.request_id,
-  status: Number(row.status),
-  createdAtMs: Number(row.created_at),
-});
+const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => {
+  const record: UsageRecord = {
+    id: row.id,
+    projectId: row.project_id,
+    keyId: row.key_id,
+    payer: payerOfRow(row),
+    model: row.model,
+    route: row.route,
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    costMicros: Number(row.cost_micros),
+    requestId: row.request_id,
+    status: Number(row.status),
+    createdAtMs: Number(row.created_at),
+  };
+  // Only upstream calls have one (the record's field is optional).
+  if (row.deployment !== null) record.deployment = row.deployment;
+  return record;
+};
 
 const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
   id: record.id,
@@ -54,13 +59,14 @@ const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
   request_id: record.requestId,
   status: record.status,
   created_at: record.createdAtMs,
+  deployment: record.deployment ?? null,
 });
 
 /** The records' values in toRow()'s column order, row after row (CompiledQueries checks the order). */
 function rowParameters(records: readonly UsageRecord[]): unknown[] {
   const out: unknown[] = [];
   for (const r of records) {
-    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs);
+    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null);
   }
   return out;
 }

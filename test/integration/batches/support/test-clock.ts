@@ -1,6 +1,6 @@
 /** A clock tests move by hand: real time plus an offset, so leases and timers still advance. */
 import type { Clock } from '../../../../src/domain/shared/clock.js';
-import type { Container } from '../../../../src/container.js';
+import type { Assembly } from '../../../../src/composition/features.js';
 import type { Janitor } from '../../../../src/worker/janitor.js';
 
 export class TestClock implements Clock {
@@ -17,5 +17,5 @@ export class TestClock implements Clock {
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The container's janitor, to run a pass on demand. */
-export const janitorOf = (container: Container): Janitor => container.workers.find((w) => w.name === 'janitor') as Janitor;
+/** The process's janitor, to run a pass on demand. */
+export const janitorOf = (assembly: Assembly): Janitor => assembly.workers.find((w) => w.name === 'janitor') as Janitor;

@@ -4,7 +4,7 @@
  * window starts where the last one's speech ended), every window is encoded once and
  * decoded with the key/value cache, and the text of earlier windows conditions the next.
  */
-import type { TranscriptionOutput, TranscriptionParams, TranscriptionSegment, TranscriptionWord } from '../../../backend.js';
+import type { TranscriptionOutput, TranscriptionParams, TranscriptionSegment, TranscriptionWord } from '../../../../domain/models/inference-backend.port.js';
 import type { OrtRuntime, OrtSession } from '../../../runtime/ort-runtime.js';
 import { invalidRequest } from '../../../../domain/shared/errors.js';
 import { findAnyGraph, findGraph, readJson, requireJson } from '../loader.js';

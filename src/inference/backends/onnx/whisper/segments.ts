@@ -5,7 +5,7 @@
  * Also the per-segment statistics and the word timings.
  */
 import { deflateSync } from 'node:zlib';
-import type { TranscriptionWord } from '../../../backend.js';
+import type { TranscriptionWord } from '../../../../domain/models/inference-backend.port.js';
 
 /** Seconds per timestamp token and mel frames per decoder position. */
 export const TIME_PRECISION = 0.02;

@@ -1,0 +1,92 @@
+/**
+ * The composition root, shared by the server, the worker process and the CLI: the core,
+ * then every feature in FEATURES, each given the core's services. Adding a feature is its
+ * file under src/composition and one line in FEATURES; what it returns (shared routes,
+ * scopes, workers, outbox handlers, payer debits, line meters, readiness, close) is
+ * wired here, and closed in reverse order.
+ */
+import type { Config } from '../config/schema.js';
+import type { AppParts } from '../http/app.js';
+import type { Readiness } from '../http/routes/ops.js';
+import type { ScopeDeclaration } from '../http/scopes/api-scope.js';
+import type { BackgroundWorker } from '../worker/background-worker.js';
+import { createBatchesFeature } from './batches.js';
+import { createConsoleFeature } from './console.js';
+import { createCore, type CoreOverrides, type CoreServices } from './core.js';
+import { createDecisionFeature } from './decision.js';
+import type { Feature, SharedRoutes } from './feature.js';
+import { createGatewayFeature } from './gateway.js';
+import { createStorefrontFeature } from './storefront.js';
+
+/** Every feature beside the core, in the order their routes and scopes are mounted. */
+export const FEATURES = {
+  batches: createBatchesFeature,
+  decision: createDecisionFeature,
+  gateway: createGatewayFeature,
+  storefront: createStorefrontFeature,
+  console: createConsoleFeature,
+};
+
+export type Features = { [Name in keyof typeof FEATURES]: Awaited<ReturnType<(typeof FEATURES)[Name]>> };
+
+/** Everything the process runs: what buildApp mounts, the workers, and each feature's services. */
+export interface Assembly extends AppParts {
+  core: CoreServices;
+  features: Features;
+  workers: readonly BackgroundWorker[];
+  startWorkers(): void;
+  close(): Promise<void>;
+}
+
+export type { CoreOverrides };
+
+/** Builds the core (applying pending migrations) and every feature. */
+export async function assemble(config: Readonly<Config>, overrides: CoreOverrides = {}): Promise<Assembly> {
+  const core = await createCore(config, overrides);
+  const features: Record<string, Feature<unknown>> = {};
+  for (const [name, create] of Object.entries(FEATURES)) features[name] = await create(core.services);
+  const all: Feature<unknown>[] = [core, ...Object.values(features)];
+  register(core.services, all);
+  const shared: SharedRoutes = { api: all.flatMap((f) => f.routes?.api ?? []), admin: all.flatMap((f) => f.routes?.admin ?? []) };
+  const scopes = all.flatMap((f) => f.scopes?.(shared) ?? []).filter((scope): scope is ScopeDeclaration => scope !== null);
+  const workers = all.flatMap((f) => f.workers ?? []);
+  let workersStarted = false;
+  return {
+    config,
+    logger: core.services.logger,
+    metrics: core.services.metrics,
+    core: core.services,
+    features: features as Features,
+    scopes,
+    workers,
+    startWorkers() {
+      if (workersStarted) return;
+      workersStarted = true;
+      for (const worker of workers) worker.start();
+    },
+    readiness: () => readinessOf(all, core.services),
+    async close() {
+      await Promise.allSettled(workers.map((w) => w.stop()));
+      for (const feature of all.toReversed()) await feature.close?.();
+    },
+  };
+}
+
+/** The features' outbox handlers, payer debits and line meters join the core's tables, by kind. */
+function register(core: CoreServices, features: readonly Feature<unknown>[]): void {
+  for (const feature of features) {
+    for (const [kind, handler] of feature.outboxHandlers ?? []) core.outbox.handlers.set(kind, handler);
+    for (const [kind, debit] of feature.payerDebits ?? []) core.payerDebits.set(kind, debit);
+    for (const [kind, factory] of feature.lineMeters ?? []) core.meters.register(kind, factory);
+  }
+}
+
+async function readinessOf(features: readonly Feature<unknown>[], core: CoreServices): Promise<Readiness> {
+  const [reports, { upstreams, deployments }, runtimes] = await Promise.all([
+    Promise.all(features.map((f) => f.readiness?.() ?? {})),
+    core.upstreams(),
+    core.missingRuntimes(),
+  ]);
+  const checks: Record<string, string> = Object.assign({}, ...reports);
+  return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, deployments, runtimes };
+}

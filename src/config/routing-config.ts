@@ -1,0 +1,171 @@
+/**
+ * Routing across engines: the `routing:` section of sluice.yaml and a model's
+ * `deployments`, `fallbacks` and `context_window_fallbacks`. A model's `base_url` is
+ * shorthand for one deployment. Every knob has a default; a bad value is refused at
+ * start-up with its path.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { Deployment } from '../domain/models/model-spec.types.js';
+
+const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
+
+export const DeploymentFileSchema = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'operator-facing name of the deployment (default <model>#<n>)' }),
+    ),
+    base_url: Type.String({ pattern: '^https?://', description: 'OpenAI-compatible base URL, ending in /v1' }),
+    upstream_model: Type.Optional(Type.String({ minLength: 1 })),
+    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    weight: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'share of calls under the weighted strategy (default 1)' })),
+    max_concurrency: Type.Optional(PositiveInt('calls in flight on this deployment from one replica; more wait briefly in a queue')),
+    timeout_ms: Type.Optional(PositiveInt('upstream request timeout (default: the model timeout_ms)')),
+  },
+  { additionalProperties: false },
+);
+
+/** The model-level keys, merged into ModelFileSchema. */
+export const ModelRoutingFileFields = {
+  deployments: Type.Optional(Type.Array(DeploymentFileSchema, { minItems: 1, maxItems: 64, description: 'several engines serving the model' })),
+  fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 8, description: 'models tried in order when every deployment failed' })),
+  context_window_fallbacks: Type.Optional(
+    Type.Array(Type.String({ minLength: 1 }), { maxItems: 8, description: 'models tried in order when the engine says the input is too long' }),
+  ),
+};
+
+export const RoutingFileSchema = Type.Object(
+  {
+    strategy: Type.Optional(Type.Union([Type.Literal('weighted'), Type.Literal('least_busy'), Type.Literal('latency')])),
+    retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'further attempts of a call, each on a deployment not yet tried (default 2)' })),
+    cooldown: Type.Optional(
+      Type.Object(
+        {
+          failures: Type.Optional(PositiveInt('failures within window_seconds that take a deployment out (default 3)')),
+          window_seconds: Type.Optional(PositiveInt('default 60')),
+          seconds: Type.Optional(PositiveInt('how long a deployment stays out (default 30)')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    queue_timeout_ms: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 60_000, description: 'how long a call waits for a deployment at max_concurrency before 429 server_busy (default 2000)' }),
+    ),
+    redis_prefix: Type.Optional(Type.String({ minLength: 1, description: 'key prefix of the shared routing state in Redis (default sluice:routing)' })),
+  },
+  { additionalProperties: false },
+);
+
+export type DeploymentFileConfig = Static<typeof DeploymentFileSchema>;
+export type RoutingFileConfig = Static<typeof RoutingFileSchema>;
+
+export type RoutingStrategy = 'weighted' | 'least_busy' | 'latency';
+
+/** One engine serving a model. `id` is what operators see; the URL and key never leave the operator's side. */
+export type { Deployment };
+
+export interface RoutingConfig {
+  strategy: RoutingStrategy;
+  retries: number;
+  cooldown: { failures: number; windowMs: number; durationMs: number };
+  queueTimeoutMs: number;
+  redisPrefix: string;
+}
+
+export const DEFAULT_ROUTING: RoutingConfig = Object.freeze({
+  strategy: 'weighted',
+  retries: 2,
+  cooldown: Object.freeze({ failures: 3, windowMs: 60_000, durationMs: 30_000 }),
+  queueTimeoutMs: 2_000,
+  redisPrefix: 'sluice:routing',
+});
+
+export function resolveRouting(file: RoutingFileConfig | undefined): RoutingConfig {
+  if (!file) return DEFAULT_ROUTING;
+  return {
+    strategy: file.strategy ?? DEFAULT_ROUTING.strategy,
+    retries: file.retries ?? DEFAULT_ROUTING.retries,
+    cooldown: {
+      failures: file.cooldown?.failures ?? DEFAULT_ROUTING.cooldown.failures,
+      windowMs: (file.cooldown?.window_seconds ?? DEFAULT_ROUTING.cooldown.windowMs / 1000) * 1000,
+      durationMs: (file.cooldown?.seconds ?? DEFAULT_ROUTING.cooldown.durationMs / 1000) * 1000,
+    },
+    queueTimeoutMs: file.queue_timeout_ms ?? DEFAULT_ROUTING.queueTimeoutMs,
+    redisPrefix: file.redis_prefix ?? DEFAULT_ROUTING.redisPrefix,
+  };
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+interface ModelRoutingInput {
+  base_url?: string;
+  upstream_model?: string;
+  api_key_env?: string;
+  deployments?: DeploymentFileConfig[];
+}
+
+/**
+ * A model's deployments: its `deployments` list, or the one its `base_url` names (the
+ * shorthand). Deployment ids are unique across all models, since metrics, cooldowns
+ * and usage records key on them.
+ */
+export function resolveDeployments(
+  modelId: string,
+  m: ModelRoutingInput,
+  timeoutMs: number,
+  env: Env,
+  problems: string[],
+): Deployment[] {
+  if (m.deployments && m.base_url) {
+    problems.push(`models.${modelId}.deployments: give either base_url (one engine) or deployments, not both`);
+    return [];
+  }
+  const listed = m.deployments ?? (m.base_url ? [{ base_url: m.base_url, upstream_model: m.upstream_model, api_key_env: m.api_key_env }] : []);
+  return listed.map((d, i) => {
+    let apiKey: string | null = null;
+    const keyEnv = d.api_key_env ?? m.api_key_env;
+    if (keyEnv && m.deployments) {
+      apiKey = env[keyEnv] ?? null;
+      if (!apiKey) problems.push(`models.${modelId}.deployments[${i}].api_key_env: environment variable ${keyEnv} is not set`);
+    } else if (keyEnv) apiKey = env[keyEnv] ?? null;
+    const full = d as DeploymentFileConfig;
+    return {
+      id: full.id ?? (m.deployments ? `${modelId}#${i + 1}` : modelId),
+      baseUrl: d.base_url.replace(/\/+$/, ''),
+      upstreamModel: d.upstream_model ?? m.upstream_model ?? null,
+      apiKey,
+      weight: full.weight ?? 1,
+      maxConcurrency: full.max_concurrency ?? null,
+      timeoutMs: full.timeout_ms ?? timeoutMs,
+    };
+  });
+}
+
+interface FallbackModel {
+  id: string;
+  task: string;
+  fallbacks: readonly string[];
+  contextWindowFallbacks: readonly string[];
+  deployments: readonly Deployment[];
+}
+
+/** Fallbacks name known models of the same task, not the model itself; deployment ids are unique. */
+export function checkRouting(models: ReadonlyMap<string, FallbackModel>, problems: string[]): void {
+  const seen = new Map<string, string>();
+  for (const model of models.values()) {
+    for (const [key, list] of [['fallbacks', model.fallbacks], ['context_window_fallbacks', model.contextWindowFallbacks]] as const) {
+      list.forEach((target, i) => {
+        const other = models.get(target);
+        const path = `models.${model.id}.${key}[${i}]`;
+        if (!other) problems.push(`${path}: unknown model id ${target}`);
+        else if (other.id === model.id) problems.push(`${path}: a model cannot fall back to itself`);
+        else if (other.task !== model.task) problems.push(`${path}: ${target} is a ${other.task} model, ${model.id} a ${model.task} model`);
+        else if (other.deployments.length === 0) problems.push(`${path}: ${target} has no upstream (base_url or deployments)`);
+      });
+    }
+    for (const d of model.deployments) {
+      const owner = seen.get(d.id);
+      if (owner !== undefined) problems.push(`models.${model.id}.deployments: the deployment id ${d.id} is also used by models.${owner}`);
+      seen.set(d.id, model.id);
+    }
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Which model and engine served a call, as the upstream router reports it: the answer
+ * names the model that served, a fallback is announced in `x-sluice-fallback`, and the
+ * usage record names the model (billed at its price) and the deployment.
+ */
+import type { CallContext, ServedCall } from '../models/inference-backend.port.js';
+import type { SettledUsage } from '../billing/meter.js';
+import type { Caller } from '../identity/caller.js';
+import { toReply } from '../billing/meter.js';
+
+export const FALLBACK_HEADER = 'x-sluice-fallback';
+
+export class ServedListener {
+  served: ServedCall | null = null;
+  readonly listen = (served: ServedCall): void => {
+    this.served = served;
+  };
+
+  /** `context` with this listener told who serves. */
+  context<C extends CallContext>(context: C): C {
+    return Object.assign({}, context, { onServed: this.listen });
+  }
+
+  /** The model id the answer names. */
+  modelOr(requested: string): string {
+    return this.served?.model ?? requested;
+  }
+
+  /** Announces a fallback on the caller's reply (before a stream is committed). */
+  announce(caller: Caller): void {
+    if (this.served?.fallback) toReply(caller, { [FALLBACK_HEADER]: this.served.model });
+  }
+
+  /** The usage to settle, naming the model and deployment that served. */
+  usage(usage: SettledUsage): SettledUsage {
+    const served = this.served;
+    if (!served) return usage;
+    usage.deployment = served.deployment;
+    if (served.fallback) usage.model = served.model;
+    return usage;
+  }
+}

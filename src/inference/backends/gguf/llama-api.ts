@@ -1,0 +1,91 @@
+/**
+ * The slice of node-llama-cpp's API the gguf backend uses, described structurally.
+ *
+ * Why not node-llama-cpp's own types: the package is not a dependency of Sluice. It is
+ * installed on demand (`sluice runtimes add gguf`) into the runtimes folder and loaded from
+ * there with a dynamic import, so it is absent when Sluice is type-checked and built. As
+ * kysely describes the part of better-sqlite3 it calls instead of depending on it, these
+ * interfaces name only what the backend calls, shaped as node-llama-cpp 3.x declares it
+ * (the version pinned in ./runtime.ts). A change of that pin means checking them against
+ * the new version's `dist/index.d.ts`.
+ */
+
+/** A vocabulary id (node-llama-cpp brands it; here it is the number it is). */
+export type Token = number;
+
+/** node-llama-cpp's `LlamaLogLevel` enum: its members are these strings. */
+export type LlamaLogLevelName = 'disabled' | 'fatal' | 'error' | 'warn' | 'info' | 'log' | 'debug';
+
+export interface GetLlamaOptions {
+  gpu: false | 'auto' | 'cuda' | 'vulkan' | 'metal';
+  /** 'never': use a prebuilt binary only, never build llama.cpp from source. */
+  build: 'never' | 'auto' | 'forceRebuild';
+  logLevel: LlamaLogLevelName;
+  logger: (level: LlamaLogLevelName, message: string) => void;
+}
+
+export interface Llama {
+  /** The CPU cores llama.cpp does its maths on (the default thread count). */
+  readonly cpuMathCores: number;
+  loadModel(options: { modelPath: string }): Promise<LlamaModel>;
+}
+
+/**
+ * Threads a context evaluates on: a number is a hint that may be lowered while other
+ * evaluations run; `min` makes that many always used (bit-identical decision reads need it).
+ */
+export type ContextThreads = number | { ideal?: number; min?: number };
+
+export interface LlamaModel {
+  readonly trainContextSize: number;
+  readonly fileInfo: { metadata: { tokenizer?: { chat_template?: string } } };
+  readonly tokens: { bosString: string | null; eosString: string | null };
+  tokenize(text: string, specialTokens?: boolean): Token[];
+  createContext(options: { contextSize: number; sequences: number; threads?: ContextThreads }): Promise<LlamaContext>;
+  dispose(): Promise<void>;
+}
+
+export interface LlamaContext {
+  readonly contextSize: number;
+  readonly totalSequences: number;
+  getSequence(): LlamaContextSequence;
+  dispose(): Promise<void>;
+}
+
+/** One evaluation step: a token, optionally asking for the next token's probabilities. */
+export type ControlledEvaluateInputItem =
+  | Token
+  | [token: Token, options: { generateNext?: { probabilities?: boolean; options?: { temperature?: number } } }];
+
+export interface ControlledEvaluateIndexOutput {
+  next: { token?: Token | null; probabilities?: Map<Token, number> };
+}
+
+export interface LlamaContextSequence {
+  clearHistory(): Promise<void>;
+  controlledEvaluate(input: ControlledEvaluateInputItem[]): Promise<(ControlledEvaluateIndexOutput | undefined)[]>;
+}
+
+export interface CompletionOptions {
+  maxTokens?: number;
+  temperature?: number;
+  minP?: number;
+  topP?: number;
+  seed?: number;
+  customStopTriggers?: readonly string[];
+  repeatPenalty?: { frequencyPenalty?: number; presencePenalty?: number };
+  signal?: AbortSignal;
+  onToken?: (tokens: Token[]) => void;
+  onTextChunk?: (text: string) => void;
+}
+
+export interface LlamaCompletion {
+  generateCompletionWithMeta(input: Token[], options: CompletionOptions): Promise<{ response: string; metadata: { stopReason: string } }>;
+  dispose(options?: { disposeSequence?: boolean }): void;
+}
+
+/** The module's exports the backend uses. */
+export interface NodeLlamaCpp {
+  getLlama(options: GetLlamaOptions): Promise<Llama>;
+  LlamaCompletion: new (options: { contextSequence: LlamaContextSequence }) => LlamaCompletion;
+}

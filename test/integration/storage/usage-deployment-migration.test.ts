@@ -1,0 +1,50 @@
+/**
+ * Migration 0011 on SQLite and PostgreSQL: usage records gain the deployment that served
+ * them; a record written before reads as none, a new one keeps its deployment id, and
+ * the migration reverts.
+ */
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { dialectCases } from '../../helpers/databases.js';
+import { migrateToLatest, migratorFor } from '../../../src/storage/db/migrate.js';
+import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
+import type { UsageRecord } from '../../../src/domain/billing/usage.types.js';
+import { newId, newUuid } from '../../../src/domain/shared/ids.js';
+
+const cases = await dialectCases();
+const NOW = 1_700_000_000_000;
+
+describe.each(cases)('migration 0011 on $name', ({ open }) => {
+  it('adds the serving deployment to usage records: none for older rows, kept for new ones; reverts', async () => {
+    const database = await open();
+    try {
+      const migrator = await migratorFor(database);
+      expect((await migrator.migrateTo('0010-outbox-keys')).error).toBeUndefined();
+      const projectId = newUuid();
+      await database.db.insertInto('projects').values({ id: projectId, name: 'p', balance_micros: 500, created_at: NOW }).execute();
+      const oldId = newId('usage_');
+      await sql`insert into usage_records (id, project_id, key_id, model, route, input_tokens, output_tokens, cost_micros, request_id, status, created_at)
+        values (${oldId}, ${projectId}, ${null}, ${'m'}, ${'r'}, ${1}, ${2}, ${3}, ${'req_old'}, ${200}, ${NOW})`.execute(database.db);
+
+      expect((await migrator.migrateTo('0011-usage-deployment')).error).toBeUndefined();
+      const usage = new UsageRepository(database);
+      const record: UsageRecord = {
+        id: newId('usage_'), projectId, keyId: null, payer: { kind: 'project', id: projectId }, model: 'my-llm', route: '/v1/chat/completions',
+        inputTokens: 1, outputTokens: 1, costMicros: 0, requestId: 'req_new', status: 200, createdAtMs: NOW + 1, deployment: 'gpu-a',
+      };
+      await usage.recordAndDebit(record);
+      const { items } = await usage.listByProject(projectId, 10);
+      expect(items.map((r) => [r.requestId, r.deployment ?? null])).toEqual([
+        ['req_new', 'gpu-a'],
+        ['req_old', null],
+      ]);
+
+      const down = await migrator.migrateTo('0010-outbox-keys');
+      expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([['0011-usage-deployment', 'Down', 'Success']]);
+      await expect(sql`select deployment from usage_records`.execute(database.db)).rejects.toThrow();
+      await migrateToLatest(database);
+    } finally {
+      await database.close();
+    }
+  });
+});
