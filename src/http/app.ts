@@ -19,6 +19,7 @@ import { consoleRoutes, registerRootRedirect } from './console/index.js';
 import { v1Routes } from './routes/v1/index.js';
 import { gatewayRoutes } from './routes/gateway/index.js';
 import { storefrontRoutes } from './routes/storefront/index.js';
+import { mcpScope } from './scopes/mcp.js';
 import { WORDING_KEYWORD } from './schemas/wording.js';
 import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
@@ -109,6 +110,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   }
   await app.register(v1Routes, { prefix: '/v1', container });
   await app.register(gatewayRoutes, { prefix: '/gateway/v1', container });
+  await app.register(apiScope, { prefix: mcpScope.prefix(container), container, strategy: mcpScope.strategy(container), routes: mcpScope.routes, policy: mcpScope.policy });
   const { storefront } = container;
   if (storefront) await app.register(storefrontRoutes, { prefix: storefront.config.prefix, container, storefront });
   await app.register(consoleRoutes, { container });

@@ -1,0 +1,89 @@
+/**
+ * POST on the MCP scope's prefix: the Streamable HTTP endpoint, served by the official
+ * SDK's `createMcpHandler`, which answers the 2026-07-28 revision (stateless, every request
+ * carries its protocol version, `server/discover`) and the 2025-11-25 `initialize` era
+ * (stateless fallback) from one server factory. Fastify reads and bounds the body as on
+ * every route; the SDK gets it parsed and frames every JSON-RPC answer.
+ *
+ * The SDK builds one server per HTTP request; what the request's caller may do reaches the
+ * tools through the handler's `authInfo` (the SDK passes it through untouched).
+ */
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createMcpHandler, McpServer, type AuthInfo } from '@modelcontextprotocol/server';
+import type { McpToolCatalogue, ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
+import { clientAbortSignal } from '../../sse.js';
+import { toolDefinitions, type McpToolServices, type ToolCall, type ToolDefinition } from './tools.js';
+
+/** Exactly what the endpoint needs. */
+export interface McpEndpointDeps {
+  catalogue: McpToolCatalogue;
+  services: McpToolServices;
+  /** The server's name and version in `initialize` / `server/discover`. */
+  serverInfo: { name: string; version: string };
+  /** Largest request body, in bytes (arguments included). */
+  bodyLimitBytes: number;
+}
+
+/** The key of the tool call context in `authInfo.extra`. */
+const CALL = 'sluice/call';
+
+export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDeps): void {
+  const definitions = new WeakMap<readonly ToolOffer[], ToolDefinition[]>();
+  const definitionsOf = async (): Promise<ToolDefinition[]> => {
+    const offers = await deps.catalogue.offers();
+    let defined = definitions.get(offers);
+    if (!defined) definitions.set(offers, (defined = toolDefinitions(offers, deps.services)));
+    return defined;
+  };
+
+  const handler = createMcpHandler(
+    async () => {
+      const server = new McpServer(deps.serverInfo);
+      for (const tool of await definitionsOf()) {
+        server.registerTool(tool.name, tool.config, (args: unknown, ctx) =>
+          tool.run(args as Record<string, unknown>, ctx.http?.authInfo?.extra?.[CALL] as ToolCall),
+        );
+      }
+      return server;
+    },
+    { legacy: 'stateless', onerror: (err) => scope.log.debug({ err }, 'mcp request refused') },
+  );
+  scope.addHook('onClose', async () => handler.close());
+
+  scope.post('/', { bodyLimit: deps.bodyLimitBytes, schema: { hide: true } }, async (request, reply) => {
+    const call: ToolCall = {
+      caller: request.caller,
+      requestId: request.id,
+      signal: clientAbortSignal(reply),
+      onFault: (err) => request.log.error({ err }, 'mcp tool call failed'),
+    };
+    const authInfo: AuthInfo = { token: '', clientId: request.caller?.principal.keyId ?? '', scopes: [], extra: { [CALL]: call } };
+    const response = await handler.fetch(webRequestOf(request), { authInfo, parsedBody: request.body });
+    return sendResponse(reply, response);
+  });
+}
+
+/** The request as the SDK reads it: method, URL and headers; the body is passed parsed. */
+function webRequestOf(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || name === 'content-length') continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+  }
+  return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: 'POST', headers, body: '' });
+}
+
+/** The SDK's answer on the Fastify reply: a JSON body as text, an event stream as a stream. */
+async function sendResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  reply.status(response.status);
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-length' && name !== 'connection') reply.header(name, value);
+  });
+  const type = response.headers.get('content-type') ?? '';
+  if (response.body && type.startsWith('text/event-stream')) {
+    return reply.send(Readable.fromWeb(response.body as unknown as NodeReadableStream));
+  }
+  return reply.send(response.body ? await response.text() : '');
+}
