@@ -14,6 +14,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createMcpHandler, McpServer, type AuthInfo } from '@modelcontextprotocol/server';
 import type { McpToolCatalogue, ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
 import { clientAbortSignal } from '../../sse.js';
+import { documentOnly } from '../../schemas/document-only.js';
+import { JsonRpcRequest, JsonRpcResponse } from '../../schemas/mcp.js';
 import { toolDefinitions, type McpToolServices, type ToolCall, type ToolDefinition } from './tools.js';
 
 /** Exactly what the endpoint needs. */
@@ -52,7 +54,7 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
   );
   scope.addHook('onClose', async () => handler.close());
 
-  scope.post('/', { bodyLimit: deps.bodyLimitBytes, schema: { hide: true } }, async (request, reply) => {
+  const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     const call: ToolCall = {
       caller: request.caller,
       requestId: request.id,
@@ -60,10 +62,21 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
       onFault: (err) => request.log.error({ err }, 'mcp tool call failed'),
     };
     const authInfo: AuthInfo = { token: '', clientId: request.caller?.principal.keyId ?? '', scopes: [], extra: { [CALL]: call } };
-    const response = await handler.fetch(webRequestOf(request), { authInfo, parsedBody: request.body });
+    const parsed = request.method === 'POST' ? { parsedBody: request.body } : {};
+    const response = await handler.fetch(webRequestOf(request), { authInfo, ...parsed });
     return sendResponse(reply, response);
-  });
+  };
+  scope.post('', { bodyLimit: deps.bodyLimitBytes, schema, ...documentOnly }, serve);
+  // Session operations of the 2025 transport: the stateless endpoint answers them 405, as the SDK does.
+  scope.route({ method: ['GET', 'DELETE'], url: '', schema: { hide: true }, handler: serve });
 }
+
+const schema = {
+  tags: ['mcp'],
+  summary: 'Model Context Protocol (Streamable HTTP): the models as tools; discovery needs no credential, tool calls an API key',
+  body: JsonRpcRequest,
+  response: { 200: JsonRpcResponse },
+};
 
 /** The request as the SDK reads it: method, URL and headers; the body is passed parsed. */
 function webRequestOf(request: FastifyRequest): Request {
@@ -72,7 +85,8 @@ function webRequestOf(request: FastifyRequest): Request {
     if (value === undefined || name === 'content-length') continue;
     for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
   }
-  return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: 'POST', headers, body: '' });
+  const body = request.method === 'POST' ? '' : undefined;
+  return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: request.method, headers, body });
 }
 
 /** The SDK's answer on the Fastify reply: a JSON body as text, an event stream as a stream. */
