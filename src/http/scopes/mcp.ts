@@ -9,7 +9,6 @@
 import { INVALID_REQUEST, INTERNAL_ERROR, PARSE_ERROR } from '@modelcontextprotocol/server';
 import type { Container } from '../../container.js';
 import type { AppError } from '../../domain/shared/errors.js';
-import { McpToolCatalogue } from '../../domain/mcp/tool-catalogue.js';
 import { ApiKeyStrategy } from '../auth/api-key-strategy.js';
 import { OptionalCredentialStrategy } from '../auth/optional-credential-strategy.js';
 import type { AuthStrategy } from '../auth/strategy.js';
@@ -39,7 +38,7 @@ export const mcpScope = {
   routes: [
     (scope, container) =>
       registerMcpEndpoint(scope, {
-        catalogue: new McpToolCatalogue(container.registry),
+        models: container.registry,
         services: {
           chat: container.inference.chatCompletions,
           embeddings: container.inference.embeddings,

@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createMcpHandler, McpServer, type AuthInfo } from '@modelcontextprotocol/server';
-import type { McpToolCatalogue, ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
+import { McpToolCatalogue, type ModelReadiness, type ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
 import { clientAbortSignal } from '../../sse.js';
 import { documentOnly } from '../../schemas/document-only.js';
 import { JsonRpcRequest, JsonRpcResponse } from '../../schemas/mcp.js';
@@ -20,7 +20,8 @@ import { toolDefinitions, type McpToolServices, type ToolCall, type ToolDefiniti
 
 /** Exactly what the endpoint needs. */
 export interface McpEndpointDeps {
-  catalogue: McpToolCatalogue;
+  /** The models and their readiness, which the tools follow. */
+  models: ModelReadiness;
   services: McpToolServices;
   /** The server's name and version in `initialize` / `server/discover`. */
   serverInfo: { name: string; version: string };
@@ -33,8 +34,10 @@ const CALL = 'sluice/call';
 
 export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDeps): void {
   const definitions = new WeakMap<readonly ToolOffer[], ToolDefinition[]>();
+  // Open `subscriptions/listen` streams (2026-07-28) hear when a model becomes ready or goes away.
+  const catalogue = new McpToolCatalogue(deps.models, () => handler.notify.toolsChanged());
   const definitionsOf = async (): Promise<ToolDefinition[]> => {
-    const offers = await deps.catalogue.offers();
+    const offers = await catalogue.offers();
     let defined = definitions.get(offers);
     if (!defined) definitions.set(offers, (defined = toolDefinitions(offers, deps.services)));
     return defined;
