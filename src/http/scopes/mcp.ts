@@ -1,13 +1,18 @@
 /**
  * The MCP scope: Sluice's models as MCP tools at `mcp.prefix` (default /mcp) on the main
  * listener. Discovery (`initialize`, `server/discover`, `tools/list`) answers with no
- * credential; a tool call needs a caller: an API key (`Authorization: Bearer <key>` or
- * `x-api-key`), paying from project credit with the same holds and per-key rate limit as
- * on /v1. A refusal before the SDK runs (a bad key, a body that is not JSON or too large,
- * a rate limit) is answered as a JSON-RPC error, its HTTP status kept.
+ * credential. A tool call is paid by an API key (`Authorization: Bearer <key>` or
+ * `x-api-key`), from project credit with the same holds and per-key rate limit as on /v1;
+ * with no credential, a model tool's call may be paid per call over x402 when the
+ * storefront takes x402 (domain/mcp/paid-calls.ts). A refusal before the SDK runs (a bad
+ * key, a body that is not JSON or too large, a rate limit) is answered as a JSON-RPC
+ * error, its HTTP status kept.
  */
 import { INVALID_REQUEST, INTERNAL_ERROR, PARSE_ERROR } from '@modelcontextprotocol/server';
+import type { FastifyRequest } from 'fastify';
 import type { Container } from '../../container.js';
+import { McpPayments } from '../../domain/mcp/paid-calls.js';
+import { StorefrontMeter } from '../../domain/storefront/storefront-meter.js';
 import type { AppError } from '../../domain/shared/errors.js';
 import { ApiKeyStrategy } from '../auth/api-key-strategy.js';
 import { OptionalCredentialStrategy } from '../auth/optional-credential-strategy.js';
@@ -48,6 +53,42 @@ export const mcpScope = {
         },
         serverInfo: { name: 'sluice', version: '1.0.0' },
         bodyLimitBytes: MCP_BODY_LIMIT_BYTES,
+        paymentsOf: x402PaymentsOf(container),
       }),
   ] satisfies RouteModule[],
 };
+
+/**
+ * Per-call x402 payment through the storefront (its x402 rail, facilitator and ledger),
+ * for the seller of the request's host; null everywhere when the storefront has no x402.
+ */
+function x402PaymentsOf(container: Container): (request: FastifyRequest) => McpPayments | null {
+  const { storefront, config } = container;
+  if (!storefront?.config.x402) return () => null;
+  const meters = new Map<string, StorefrontMeter>();
+  const meterDeps = {
+    store: storefront.store,
+    reservations: storefront.reservations,
+    priceOf: (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 },
+    clock: container.clock,
+    usage: container.billing,
+    basePath: storefront.config.prefix,
+  };
+  return (request) => {
+    const seller = storefront.sellers.forHost(request.host);
+    const plan = seller?.plans.values().next().value;
+    if (!seller || !plan) return null;
+    let meter = meters.get(seller.id);
+    if (!meter) meters.set(seller.id, (meter = new StorefrontMeter(seller, meterDeps)));
+    const origin = `${request.protocol}://${request.host}`;
+    return new McpPayments({
+      purchases: storefront.purchases,
+      seller,
+      planId: plan.id,
+      meter,
+      models: container.registry,
+      resourceUrl: `${origin}${config.mcp.prefix}`,
+      storefrontUrl: `${origin}${storefront.config.prefix}`,
+    });
+  };
+}

@@ -13,6 +13,7 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createMcpHandler, McpServer, type AuthInfo } from '@modelcontextprotocol/server';
 import { McpToolCatalogue, type ModelReadiness, type ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
+import type { McpPayments } from '../../../domain/mcp/paid-calls.js';
 import { clientAbortSignal } from '../../sse.js';
 import { documentOnly } from '../../schemas/document-only.js';
 import { JsonRpcRequest, JsonRpcResponse } from '../../schemas/mcp.js';
@@ -27,6 +28,8 @@ export interface McpEndpointDeps {
   serverInfo: { name: string; version: string };
   /** Largest request body, in bytes (arguments included). */
   bodyLimitBytes: number;
+  /** Per-call x402 payment for this request's seller; null when the storefront takes no x402. */
+  paymentsOf(request: FastifyRequest): McpPayments | null;
 }
 
 /** The key of the tool call context in `authInfo.extra`. */
@@ -48,7 +51,7 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
       const server = new McpServer(deps.serverInfo);
       for (const tool of await definitionsOf()) {
         server.registerTool(tool.name, tool.config, (args: unknown, ctx) =>
-          tool.run(args as Record<string, unknown>, ctx.http?.authInfo?.extra?.[CALL] as ToolCall),
+          tool.run(args as Record<string, unknown>, ctx.http?.authInfo?.extra?.[CALL] as ToolCall, ctx.mcpReq._meta),
         );
       }
       return server;
@@ -60,6 +63,7 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     const call: ToolCall = {
       caller: request.caller,
+      payments: request.caller ? null : deps.paymentsOf(request),
       requestId: request.id,
       signal: clientAbortSignal(reply),
       onFault: (err) => request.log.error({ err }, 'mcp tool call failed'),

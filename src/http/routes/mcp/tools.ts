@@ -16,6 +16,7 @@ import type { ChatCompletionsPort } from '../../../domain/completions/chat-compl
 import type { DecisionService } from '../../../domain/decision/decision.service.js';
 import type { BatchesService } from '../../../domain/batches/batches.service.js';
 import { mcpUsageRoute, type McpToolName, type ToolOffer, type ToolPrice } from '../../../domain/mcp/tool-catalogue.js';
+import { PAYABLE_TOOLS, type McpPayments, type PaidCall } from '../../../domain/mcp/paid-calls.js';
 import { AppError, isAppError } from '../../../domain/shared/errors.js';
 import { errorEnvelope, statusOfKind } from '../../errors.js';
 import { batchWire } from '../../mappers/files-batches.js';
@@ -25,6 +26,7 @@ import { ModerationsBody } from '../../schemas/moderations.js';
 import { DecisionBody } from '../../schemas/decision.js';
 import { BatchCreateBody, BatchIdParams } from '../../schemas/files-batches.js';
 import { WORDING_KEYWORD } from '../../schemas/wording.js';
+import { paymentAttemptOf, paymentRequiredResult, settlementMeta } from './x402.js';
 
 /** A service that takes a JSON body on behalf of a caller, as the REST routes call it. */
 interface BodyService {
@@ -43,6 +45,8 @@ export interface McpToolServices {
 /** What one tool call runs with: the admitted caller (null when the request presented no credential). */
 export interface ToolCall {
   caller: Caller | null;
+  /** Per-call payment over x402 for callers with no credential; null when the storefront takes no x402. */
+  payments: McpPayments | null;
   requestId: string;
   signal: AbortSignal;
   /** Reports a fault that is not an AppError (answered as an opaque internal error). */
@@ -52,7 +56,8 @@ export interface ToolCall {
 export interface ToolDefinition {
   name: McpToolName;
   config: { title: string; description: string; inputSchema: StandardSchemaWithJSON; _meta: Record<string, unknown> };
-  run(args: Record<string, unknown>, call: ToolCall): Promise<CallToolResult>;
+  /** `meta`: the call's `params._meta` (an x402 payment rides there). */
+  run(args: Record<string, unknown>, call: ToolCall, meta?: Readonly<Record<string, unknown>>): Promise<CallToolResult>;
 }
 
 /** The `_meta` key of a tool's price. */
@@ -164,7 +169,7 @@ export function refused(error: AppError): CallToolResult {
   };
 }
 
-/** What a tool call needs before this endpoint takes payment itself. */
+/** What a tool call with no credential needs where it cannot be paid per call. */
 export const credentialRequired = () =>
   new AppError('authentication', 'This tool call needs a credential: an API key as "Authorization: Bearer <API key>" or "x-api-key: <API key>"', {
     code: 'missing_api_key',
@@ -185,10 +190,13 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
         inputSchema: fromJsonSchema(spec.schema(offer.models) as JsonSchemaType, objectOnly),
         _meta: { [PRICE_META_KEY]: offer.price },
       },
-      async run(args, call) {
-        if (!call.caller) return refused(credentialRequired());
+      async run(args, call, meta) {
         try {
-          return answered(await spec.run(services, call.caller, args, call, route));
+          if (call.caller) return answered(await spec.run(services, call.caller, args, call, route));
+          if (!call.payments || !PAYABLE_TOOLS.has(offer.name)) return refused(credentialRequired());
+          const { paid, challenge } = await paidCall(call.payments, offer.name, args, meta);
+          if (!paid) return challenge;
+          return { ...answered(await spec.run(services, paid.caller, args, call, route)), _meta: settlementMeta(paid.headers, paid.receipt) };
         } catch (err) {
           if (isAppError(err)) {
             if (statusOfKind(err.kind) >= 500) call.onFault(err);
@@ -200,6 +208,22 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
       },
     };
   });
+}
+
+/** Settles the call's payment, or answers the x402 challenge when it presents none. */
+async function paidCall(
+  payments: McpPayments,
+  tool: McpToolName,
+  args: Record<string, unknown>,
+  meta?: Readonly<Record<string, unknown>>,
+): Promise<{ paid: PaidCall; challenge?: never } | { paid?: never; challenge: CallToolResult }> {
+  try {
+    return { paid: await payments.pay(tool, args, paymentAttemptOf(meta)) };
+  } catch (err) {
+    const challenge = isAppError(err) && err.code === 'payment_required' ? paymentRequiredResult(err) : null;
+    if (challenge) return { challenge };
+    throw err;
+  }
 }
 
 function priceText(price: ToolPrice): string {
