@@ -111,6 +111,7 @@ export async function buildApp(container: Container): Promise<FastifyInstance> {
   await app.register(v1Routes, { prefix: '/v1', container });
   await app.register(gatewayRoutes, { prefix: '/gateway/v1', container });
   await app.register(apiScope, { prefix: mcpScope.prefix(container), container, strategy: mcpScope.strategy(container), routes: mcpScope.routes, policy: mcpScope.policy });
+  mcpScope.registerPublic(app, container);
   const { storefront } = container;
   if (storefront) await app.register(storefrontRoutes, { prefix: storefront.config.prefix, container, storefront });
   await app.register(consoleRoutes, { container });

@@ -44,3 +44,12 @@ export const JsonRpcResponse = Type.Object(
   },
   { description: 'As JSON, or as one server-sent event (`text/event-stream`) when the client accepts both' },
 );
+
+/** RFC 9728 protected-resource metadata of the MCP endpoint. */
+export const ProtectedResourceMetadata = Type.Object({
+  resource: Type.String({ description: 'the MCP endpoint' }),
+  authorization_servers: Type.Array(Type.String(), { description: "the storefront, whose POST /oauth2/token issues agent access tokens" }),
+  bearer_methods_supported: Type.Array(Type.String()),
+  resource_name: Type.String(),
+  resource_documentation: Type.Optional(Type.String()),
+});

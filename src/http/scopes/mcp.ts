@@ -9,19 +9,17 @@
  * error, its HTTP status kept.
  */
 import { INVALID_REQUEST, INTERNAL_ERROR, PARSE_ERROR } from '@modelcontextprotocol/server';
-import type { FastifyRequest } from 'fastify';
 import type { Container } from '../../container.js';
-import { McpPayments } from '../../domain/mcp/paid-calls.js';
-import { StorefrontMeter } from '../../domain/storefront/storefront-meter.js';
 import type { AppError } from '../../domain/shared/errors.js';
 import { ApiKeyStrategy } from '../auth/api-key-strategy.js';
-import { OptionalCredentialStrategy } from '../auth/optional-credential-strategy.js';
+import { McpCallerStrategy } from '../auth/mcp-caller-strategy.js';
 import type { AuthStrategy } from '../auth/strategy.js';
 import { errorEnvelope, type HttpError } from '../errors.js';
 import type { RouteModule } from '../routes/api-scope.js';
 import { registerMcpEndpoint } from '../routes/mcp/endpoint.js';
 import { API_KEY_SECURITY } from '../routes/v1/index.js';
 import type { ScopePolicy } from '../scope-policy.js';
+import { mcpStorefront, registerResourceMetadata } from './mcp-storefront.js';
 
 /** The largest MCP request body: a tool call's arguments are bounded like a REST body. */
 export const MCP_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -38,7 +36,7 @@ export function jsonRpcRefusal(error: AppError, mapped: HttpError): unknown {
 export const mcpScope = {
   prefix: (container: Container): string => container.config.mcp.prefix,
   strategy: (container: Container): AuthStrategy =>
-    new OptionalCredentialStrategy(new ApiKeyStrategy(container.authenticator, container.creditMeter), ['x-api-key', 'authorization']),
+    new McpCallerStrategy(new ApiKeyStrategy(container.authenticator, container.creditMeter), mcpStorefront(container)?.callers ?? null),
   policy: { security: API_KEY_SECURITY, errorBody: (_request, error, mapped) => jsonRpcRefusal(error, mapped) } satisfies Omit<ScopePolicy, 'rateLimit'>,
   routes: [
     (scope, container) =>
@@ -53,42 +51,10 @@ export const mcpScope = {
         },
         serverInfo: { name: 'sluice', version: '1.0.0' },
         bodyLimitBytes: MCP_BODY_LIMIT_BYTES,
-        paymentsOf: x402PaymentsOf(container),
+        paymentsOf: (request) => mcpStorefront(container)?.paymentsOf(request) ?? null,
       }),
   ] satisfies RouteModule[],
+  /** Routes outside the scope, on the app itself: the RFC 9728 metadata, public. */
+  registerPublic: registerResourceMetadata,
 };
 
-/**
- * Per-call x402 payment through the storefront (its x402 rail, facilitator and ledger),
- * for the seller of the request's host; null everywhere when the storefront has no x402.
- */
-function x402PaymentsOf(container: Container): (request: FastifyRequest) => McpPayments | null {
-  const { storefront, config } = container;
-  if (!storefront?.config.x402) return () => null;
-  const meters = new Map<string, StorefrontMeter>();
-  const meterDeps = {
-    store: storefront.store,
-    reservations: storefront.reservations,
-    priceOf: (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 },
-    clock: container.clock,
-    usage: container.billing,
-    basePath: storefront.config.prefix,
-  };
-  return (request) => {
-    const seller = storefront.sellers.forHost(request.host);
-    const plan = seller?.plans.values().next().value;
-    if (!seller || !plan) return null;
-    let meter = meters.get(seller.id);
-    if (!meter) meters.set(seller.id, (meter = new StorefrontMeter(seller, meterDeps)));
-    const origin = `${request.protocol}://${request.host}`;
-    return new McpPayments({
-      purchases: storefront.purchases,
-      seller,
-      planId: plan.id,
-      meter,
-      models: container.registry,
-      resourceUrl: `${origin}${config.mcp.prefix}`,
-      storefrontUrl: `${origin}${storefront.config.prefix}`,
-    });
-  };
-}
