@@ -1,15 +1,18 @@
 /**
- * Tool calls paid per call over x402, with no credential: the call's worst case is quoted
- * as an anonymous Credits purchase on the storefront (the same rails, facilitator and
- * ledger as `POST {storefront}/plans/{plan}/purchase`), and once the payment settles the
- * call runs as the receipt that purchase issued, drawing on its credit through the
- * storefront meter. A payment credits once: replaying it is `payment_consumed`. What the
- * call does not spend stays on the receipt for further calls.
+ * Tool calls paid per call over x402, with no credential. The call is first run against
+ * a meter that admits nothing and reports what it was asked to admit: the service has
+ * read and checked the request and priced its worst case (the very hold the storefront
+ * meter will take), and nothing billable ran. That worst case is quoted as an anonymous
+ * Credits purchase on the storefront (the same rails, facilitator and ledger as
+ * `POST {storefront}/plans/{plan}/purchase`); once a payment settles, the call runs as the
+ * receipt the purchase issued, drawing on its credit through the storefront meter. A
+ * payment credits once: replaying it is `payment_consumed`. What the call does not spend
+ * stays on the receipt for further calls. A request the service refuses is refused
+ * before anything is quoted or paid.
  */
-import type { ModelConfig } from '../../config/schema.js';
-import type { Caller } from '../identity/caller.js';
-import type { Meter } from '../billing/meter.js';
-import { costMicros } from '../shared/money.js';
+import type { Caller, Principal } from '../identity/caller.js';
+import type { Admission, Meter, MeteredCall } from '../billing/meter.js';
+import { costMicros, type TokenPrice } from '../shared/money.js';
 import { AppError } from '../shared/errors.js';
 import { formatUsd } from '../storefront/amounts.js';
 import type { PaymentAttempt } from '../storefront/payment-rail.js';
@@ -22,9 +25,20 @@ import type { McpToolName } from './tool-catalogue.js';
 export const PAYABLE_TOOLS: ReadonlySet<McpToolName> = new Set(['chat', 'embed', 'moderate', 'decide']);
 
 const CENT_MICROS = 10_000;
-/** Per-text framing and a margin over the argument bytes, so the quote covers the meter's hold. */
-const FRAMING_TOKENS = 64;
-const TOKENS_PER_ARGUMENT_BYTE = 4;
+
+/** What the quoting meter raises: the call the service asked it to admit. */
+class CallToQuote extends AppError {
+  constructor(readonly call: MeteredCall) {
+    super('payment_required', 'This call must be paid for', { code: 'payment_required' });
+  }
+}
+
+/** Admits nothing; reports the call it was asked to admit. */
+const QUOTING_METER: Meter = {
+  admit(_principal: Principal, call: MeteredCall): Admission {
+    throw new CallToQuote(call);
+  },
+};
 
 export interface McpPaymentDeps {
   purchases: Pick<PurchaseService, 'purchase'>;
@@ -33,17 +47,20 @@ export interface McpPaymentDeps {
   planId: string;
   /** The seller's storefront meter: a paid call draws on its receipt's credit. */
   meter: Meter;
-  models: { find(name: string): ModelConfig | undefined };
+  priceOf(model: string): TokenPrice;
   /** Absolute URLs: the MCP endpoint (the resource paid for) and the storefront root. */
   resourceUrl: string;
   storefrontUrl: string;
 }
 
-export interface PaidCall {
-  caller: Caller;
+/** The call itself, run on behalf of a caller (the tool's service call). */
+export type CallRun<T> = (caller: Caller) => Promise<T>;
+
+export interface PaidCall<T> {
+  value: T;
   /** The rail's answer headers (x402: `payment-response`). */
   headers: Record<string, string>;
-  /** The receipt that holds what the call does not spend. */
+  /** The receipt that holds what the call did not spend. */
   receipt: string;
 }
 
@@ -51,13 +68,14 @@ export class McpPayments {
   constructor(private readonly deps: McpPaymentDeps) {}
 
   /**
-   * Settles the payment `attempt` presents for this call and answers the caller it runs
-   * as; with no payment, throws the 402 quote (its `payment-required` header is the x402
-   * PaymentRequired); a refused payment throws the storefront's payment error.
+   * Quotes `run`, settles the payment `attempt` presents for it, and runs it as the
+   * receipt bought. With no payment, throws the 402 quote (its `payment-required` header
+   * is the x402 PaymentRequired); a refused payment throws the storefront's payment error;
+   * a request the service refuses throws that refusal, before any quote.
    */
-  async pay(tool: McpToolName, args: Readonly<Record<string, unknown>>, attempt: PaymentAttempt): Promise<PaidCall> {
+  async run<T>(tool: McpToolName, run: CallRun<T>, attempt: PaymentAttempt): Promise<PaidCall<T>> {
     const { seller, planId } = this.deps;
-    const amountMicros = this.#amountOf(args);
+    const amountMicros = await this.#quote(run);
     const result = await this.deps.purchases.purchase({
       seller,
       planId,
@@ -74,24 +92,28 @@ export class McpPayments {
       principal: { kind: 'receipt', projectId: storefrontProjectId(seller.id), keyId: null, subject: `receipt:${receiptId}`, payer: { kind: 'receipt', receiptId } },
       meter: this.deps.meter,
     };
-    return { caller, headers: result.headers, receipt };
+    return { value: await run(caller), headers: result.headers, receipt };
   }
 
   /**
-   * The call's worst case, in whole cents and at least the plan's minimum: input tokens
-   * bounded by the arguments' bytes (no tokenizer makes more tokens than bytes, and every
-   * text of the call is in them), output by the request's cap or the model's default. The
-   * same arguments always quote the same amount, so a paid retry matches its quote.
+   * The call's worst case as the storefront meter will hold it, in whole cents and at
+   * least the plan's minimum. The same arguments always quote the same amount, so a paid
+   * retry matches its quote.
    */
-  #amountOf(args: Readonly<Record<string, unknown>>): number {
-    const name = Object.hasOwn(args, 'model') ? args.model : undefined;
-    const model = typeof name === 'string' ? this.deps.models.find(name) : undefined;
-    const minimum = this.deps.seller.plans.get(this.deps.planId)?.minimumMicros ?? CENT_MICROS;
-    if (!model) return minimum;
-    const inputTokens = Buffer.byteLength(JSON.stringify(args), 'utf8') * TOKENS_PER_ARGUMENT_BYTE + FRAMING_TOKENS;
-    const cap = Object.hasOwn(args, 'max_tokens') && typeof args.max_tokens === 'number' ? args.max_tokens : model.maxOutputTokens;
-    const outputTokens = model.entry.routes.includes('chat') ? cap : 0;
-    const worst = costMicros(model.price, inputTokens, outputTokens);
-    return Math.max(minimum, Math.ceil(worst / CENT_MICROS) * CENT_MICROS);
+  async #quote(run: CallRun<unknown>): Promise<number> {
+    const quoting: Caller = {
+      principal: { kind: 'receipt', projectId: storefrontProjectId(this.deps.seller.id), keyId: null, subject: null, payer: { kind: 'receipt', receiptId: '' } },
+      meter: QUOTING_METER,
+    };
+    try {
+      await run(quoting);
+    } catch (err) {
+      if (!(err instanceof CallToQuote)) throw err;
+      const { call } = err;
+      const worst = call.estimateMicros ?? costMicros(this.deps.priceOf(call.model), call.inputTokens, call.maxOutputTokens);
+      const minimum = this.deps.seller.plans.get(this.deps.planId)?.minimumMicros ?? CENT_MICROS;
+      return Math.max(minimum, Math.ceil(worst / CENT_MICROS) * CENT_MICROS);
+    }
+    throw new AppError('internal', 'a paid tool call ran without being metered');
   }
 }

@@ -70,7 +70,7 @@ function create(container: Container): McpStorefront | null {
         seller: at.seller,
         planId: plan.id,
         meter: at.meter,
-        models: container.registry,
+        priceOf: meterDeps.priceOf,
         resourceUrl: `${origin}${config.mcp.prefix}`,
         storefrontUrl: `${origin}${storefront.config.prefix}`,
       });

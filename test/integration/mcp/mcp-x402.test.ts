@@ -93,6 +93,39 @@ describe('paying for a tool call over x402', () => {
     await client.close();
   });
 
+  it('refuses a call the service refuses before quoting anything, with the REST code', async () => {
+    const client = await connect();
+    const before = (await ledger()).length;
+    const result: any = await client.callTool({ name: 'chat', arguments: { model: 'gpt-oss-120b', messages: [] } });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toEqual({
+      status: 400,
+      error: { message: 'messages must be a non-empty array', type: 'invalid_request_error', code: 'invalid_request_error', param: 'messages' },
+    });
+    const unknown: any = await client.callTool({ name: 'chat', arguments: { ...hello, model: 'no-such-model' } });
+    expect(unknown.structuredContent).toMatchObject({ status: 400, error: { code: 'model_not_found', param: 'model' } });
+    expect((await ledger()).length).toBe(before);
+    await client.close();
+  });
+
+  it('quotes the worst case of the call: a larger output cap costs more', async () => {
+    const client = await connect();
+    const big: any = await client.callTool({ name: 'chat', arguments: { ...hello, max_tokens: 20_000 } });
+    // 20,000 output tokens at $2/M is 40,000 micro-dollars, with the input's bound on top: 5 cents.
+    expect(big.structuredContent.accepts[0].amount).toBe('50000');
+    await client.close();
+  });
+
+  it('refuses a payment payload that is not one, and credits nothing', async () => {
+    const client = await connect();
+    const before = (await ledger()).length;
+    const result: any = await client.callTool({ name: 'chat', arguments: hello, _meta: { 'x402/payment': { hello: 'world' } } });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ status: 400, error: { code: 'invalid_request', message: 'PAYMENT-SIGNATURE is not an x402 v2 payment payload' } });
+    expect((await ledger()).length).toBe(before);
+    await client.close();
+  });
+
   it('still needs a credential for the batch tools', async () => {
     const client = await connect();
     const result: any = await client.callTool({ name: 'batch_get', arguments: { batch_id: 'batch_x' } });

@@ -16,7 +16,7 @@ import type { ChatCompletionsPort } from '../../../domain/completions/chat-compl
 import type { DecisionService } from '../../../domain/decision/decision.service.js';
 import type { BatchesService } from '../../../domain/batches/batches.service.js';
 import { mcpUsageRoute, type McpToolName, type ToolOffer, type ToolPrice } from '../../../domain/mcp/tool-catalogue.js';
-import { PAYABLE_TOOLS, type McpPayments, type PaidCall } from '../../../domain/mcp/paid-calls.js';
+import { PAYABLE_TOOLS, type CallRun, type McpPayments, type PaidCall } from '../../../domain/mcp/paid-calls.js';
 import { AppError, isAppError } from '../../../domain/shared/errors.js';
 import { errorEnvelope, statusOfKind } from '../../errors.js';
 import { batchWire } from '../../mappers/files-batches.js';
@@ -194,9 +194,9 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
         try {
           if (call.caller) return answered(await spec.run(services, call.caller, args, call, route));
           if (!call.payments || !PAYABLE_TOOLS.has(offer.name)) return refused(credentialRequired());
-          const { paid, challenge } = await paidCall(call.payments, offer.name, args, meta);
+          const { paid, challenge } = await paidCall(call.payments, offer.name, (caller) => spec.run(services, caller, args, call, route), meta);
           if (!paid) return challenge;
-          return { ...answered(await spec.run(services, paid.caller, args, call, route)), _meta: settlementMeta(paid.headers, paid.receipt) };
+          return { ...answered(paid.value), _meta: settlementMeta(paid.headers, paid.receipt) };
         } catch (err) {
           if (isAppError(err)) {
             if (statusOfKind(err.kind) >= 500) call.onFault(err);
@@ -214,11 +214,11 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
 async function paidCall(
   payments: McpPayments,
   tool: McpToolName,
-  args: Record<string, unknown>,
+  run: CallRun<unknown>,
   meta?: Readonly<Record<string, unknown>>,
-): Promise<{ paid: PaidCall; challenge?: never } | { paid?: never; challenge: CallToolResult }> {
+): Promise<{ paid: PaidCall<unknown>; challenge?: never } | { paid?: never; challenge: CallToolResult }> {
   try {
-    return { paid: await payments.pay(tool, args, paymentAttemptOf(meta)) };
+    return { paid: await payments.run(tool, run, paymentAttemptOf(meta)) };
   } catch (err) {
     const challenge = isAppError(err) && err.code === 'payment_required' ? paymentRequiredResult(err) : null;
     if (challenge) return { challenge };
