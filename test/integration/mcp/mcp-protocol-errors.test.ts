@@ -118,3 +118,23 @@ describe('bad input on /mcp', () => {
     }
   });
 });
+
+describe('mcp.prefix', () => {
+  it('moves the endpoint (a trailing slash is dropped), and the default path is free', async () => {
+    const moved = await startTestServer({ yaml: 'mcp:\n  prefix: /agents/mcp/\n' });
+    try {
+      const list = await fetch(`${moved.baseUrl}/agents/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: ACCEPT },
+        body: rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } }),
+      });
+      expect(list.status).toBe(200);
+      expect(await list.text()).toContain('"serverInfo":{"name":"sluice"');
+      const old = await fetch(`${moved.baseUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT }, body: rpc('tools/list') });
+      expect(old.status).toBe(404);
+      await old.arrayBuffer();
+    } finally {
+      await moved.close();
+    }
+  });
+});
