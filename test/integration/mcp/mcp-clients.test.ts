@@ -161,6 +161,17 @@ describe.each(Object.keys(LINES))('%s', (line) => {
     expect(await balanceOf(server, tenant.projectId)).toBe(before);
   });
 
+  it("answers decide with no credit left as /v1/systemone does (its own 402)", async () => {
+    const tenant = await server.newTenant({ balanceUsd: 0 });
+    const rest = await call(server.baseUrl, 'POST', '/v1/systemone', { key: tenant.key, body: decision });
+    expect(rest.status).toBe(402);
+    const client = await connect(tenant.key);
+    const result = await client.callTool({ name: 'decide', arguments: decision });
+    await client.close();
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toEqual({ status: 402, ...rest.body });
+  });
+
   it("never shows a project another project's batch through batch_get", async () => {
     const owner = await server.newTenant();
     const upload = await fetch(`${server.baseUrl}/v1/files`, {

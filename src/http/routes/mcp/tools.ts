@@ -18,7 +18,8 @@ import type { BatchesService } from '../../../domain/batches/batches.service.js'
 import { mcpUsageRoute, type McpToolName, type ToolOffer, type ToolPrice } from '../../../domain/mcp/tool-catalogue.js';
 import { PAYABLE_TOOLS, type CallRun, type McpPayments, type PaidCall } from '../../../domain/mcp/paid-calls.js';
 import { AppError, isAppError } from '../../../domain/shared/errors.js';
-import { errorEnvelope, statusOfKind } from '../../errors.js';
+import { errorEnvelope, statusOfKind, type StatusOverrides } from '../../errors.js';
+import { DECISION_STATUSES } from '../v1/systemone.js';
 import { batchWire } from '../../mappers/files-batches.js';
 import { ChatCompletionBody } from '../../schemas/chat-completions.js';
 import { EmbeddingsBody } from '../../schemas/embeddings.js';
@@ -102,6 +103,8 @@ type Runner = (services: McpToolServices, caller: Caller, args: Record<string, u
 interface ToolSpec {
   title: string;
   description: string;
+  /** The REST route's own statuses, where they differ from the default table. */
+  statuses?: StatusOverrides;
   schema: (models: readonly string[]) => Record<string, unknown>;
   run: Runner;
 }
@@ -136,6 +139,7 @@ const TOOL_SPECS: Readonly<Record<McpToolName, ToolSpec>> = {
   decide: {
     title: 'Decision',
     description: 'Answer up to 16 named yes/no (noul), choice and score questions about one state (the /v1/systemone questions).',
+    statuses: DECISION_STATUSES,
     schema: (models) => narrowed(DecisionBody, models),
     run: (s, caller, args, call, route) => s.decision.decide(caller, args, context(call, route)),
   },
@@ -160,12 +164,12 @@ const answered = (value: unknown): CallToolResult => ({
 });
 
 /** A refusal as a tool result: the REST error envelope and status, so codes match the REST route's. */
-export function refused(error: AppError): CallToolResult {
+export function refused(error: AppError, statuses?: StatusOverrides): CallToolResult {
   const envelope = errorEnvelope(error);
   return {
     isError: true,
     content: [{ type: 'text', text: envelope.error.message }],
-    structuredContent: { status: statusOfKind(error.kind), ...envelope },
+    structuredContent: { status: statuses?.[error.kind] ?? statusOfKind(error.kind), ...envelope },
   };
 }
 
@@ -200,7 +204,7 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
         } catch (err) {
           if (isAppError(err)) {
             if (statusOfKind(err.kind) >= 500) call.onFault(err);
-            return refused(err);
+            return refused(err, spec.statuses);
           }
           call.onFault(err);
           return refused(INTERNAL);
