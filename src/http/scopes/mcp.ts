@@ -52,6 +52,7 @@ export const mcpScope = {
         serverInfo: { name: 'sluice', version: '1.0.0' },
         bodyLimitBytes: MCP_BODY_LIMIT_BYTES,
         paymentsOf: (request) => mcpStorefront(container)?.paymentsOf(request) ?? null,
+        anonymousLimiter: container.rateLimiter,
       }),
   ] satisfies RouteModule[],
   /** Routes outside the scope, on the app itself: the RFC 9728 metadata, public. */

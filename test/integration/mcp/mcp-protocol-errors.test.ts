@@ -138,3 +138,32 @@ describe('mcp.prefix', () => {
     }
   });
 });
+
+describe('requests with no credential', () => {
+  it('are rate-limited by address, with the per-key limit, and answered as a JSON-RPC error', async () => {
+    const limited = await startTestServer({ env: { RATE_LIMIT_RPM: '2' } });
+    try {
+      const list = () =>
+        fetch(`${limited.baseUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT }, body: rpc('tools/list') });
+      for (let i = 0; i < 2; i++) {
+        const ok = await list();
+        expect(ok.status).toBe(200);
+        await ok.arrayBuffer();
+      }
+      const refused = await list();
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await refused.json()).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message: 'Rate limit exceeded: too many requests per minute without a credential from this address',
+          data: { status: 429, type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', param: null },
+        },
+      });
+    } finally {
+      await limited.close();
+    }
+  });
+});

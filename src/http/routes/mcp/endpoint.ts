@@ -14,6 +14,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createMcpHandler, McpServer, type AuthInfo } from '@modelcontextprotocol/server';
 import { McpToolCatalogue, type ModelReadiness, type ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
 import type { McpPayments } from '../../../domain/mcp/paid-calls.js';
+import { AppError } from '../../../domain/shared/errors.js';
+import type { RateLimiter } from '../../../storage/rate-limit/rate-limiter.js';
 import { clientAbortSignal } from '../../sse.js';
 import { documentOnly } from '../../schemas/document-only.js';
 import { JsonRpcRequest, JsonRpcResponse } from '../../schemas/mcp.js';
@@ -30,6 +32,11 @@ export interface McpEndpointDeps {
   bodyLimitBytes: number;
   /** Per-call x402 payment for this request's seller; null when the storefront takes no x402. */
   paymentsOf(request: FastifyRequest): McpPayments | null;
+  /**
+   * Counts requests that present no credential, by client address: the scope's rate limit
+   * counts callers, and these have none yet.
+   */
+  anonymousLimiter: Pick<RateLimiter, 'consume'>;
 }
 
 /** The key of the tool call context in `authInfo.extra`. */
@@ -61,6 +68,10 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
   scope.addHook('onClose', async () => handler.close());
 
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!request.caller) {
+      const decision = await deps.anonymousLimiter.consume(`mcp-anonymous:${request.ip}`);
+      if (!decision.allowed) throw anonymousLimited(decision.retryAfterSeconds);
+    }
     const call: ToolCall = {
       caller: request.caller,
       payments: request.caller ? null : deps.paymentsOf(request),
@@ -84,6 +95,12 @@ const schema = {
   body: JsonRpcRequest,
   response: { 200: JsonRpcResponse },
 };
+
+const anonymousLimited = (retryAfterSeconds: number) =>
+  new AppError('rate_limit', 'Rate limit exceeded: too many requests per minute without a credential from this address', {
+    code: 'rate_limit_exceeded',
+    retryAfterSeconds,
+  });
 
 /** The request as the SDK reads it: method, URL and headers; the body is passed parsed. */
 function webRequestOf(request: FastifyRequest): Request {
