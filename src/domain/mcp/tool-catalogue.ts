@@ -5,8 +5,7 @@
  * models' own token prices (the same the credit meter charges), quoted before any call so
  * an agent can decide before it pays.
  */
-import type { ModelConfig } from '../../config/schema.js';
-import type { ModelRoute } from '../../inference/catalog.js';
+import type { TokenPrice } from '../shared/money.js';
 
 export type McpToolName = 'chat' | 'embed' | 'moderate' | 'decide' | 'batch_create' | 'batch_get';
 
@@ -22,14 +21,21 @@ export interface ToolOffer {
   price: ToolPrice;
 }
 
+/** What the catalogue reads of a model: its id, the routes it answers on, its price. */
+export interface OfferedModel {
+  id: string;
+  entry: { routes: readonly string[] };
+  price: TokenPrice;
+}
+
 /** What the catalogue reads of the model registry. */
 export interface ModelReadiness {
-  list(): readonly ModelConfig[];
-  status(model: ModelConfig): Promise<{ ready: boolean }>;
+  list(): readonly OfferedModel[];
+  status(model: OfferedModel): Promise<{ ready: boolean }>;
 }
 
 /** The model route each model-backed tool serves; batch lines are chat completions. */
-const TOOL_ROUTES: ReadonlyArray<readonly [McpToolName, ModelRoute]> = [
+const TOOL_ROUTES: ReadonlyArray<readonly [McpToolName, string]> = [
   ['chat', 'chat'],
   ['embed', 'embeddings'],
   ['moderate', 'moderations'],
@@ -40,7 +46,7 @@ const TOOL_ROUTES: ReadonlyArray<readonly [McpToolName, ModelRoute]> = [
 /** The `route` of a tool call's usage record. */
 export const mcpUsageRoute = (tool: McpToolName): string => `mcp/${tool}`;
 
-const tokenPrice = (models: readonly ModelConfig[]): ToolPrice => ({
+const tokenPrice = (models: readonly OfferedModel[]): ToolPrice => ({
   unit: 'usd_per_million_tokens',
   models: Object.fromEntries(models.map((m) => [m.id, { input: m.price.inputPerMillionUsd, output: m.price.outputPerMillionUsd }])),
 });
@@ -78,7 +84,7 @@ export class McpToolCatalogue {
 }
 
 /** The tools the ready models make possible, in a stable order. */
-export function offersOf(ready: readonly ModelConfig[]): ToolOffer[] {
+export function offersOf(ready: readonly OfferedModel[]): ToolOffer[] {
   const offers: ToolOffer[] = [];
   for (const [name, route] of TOOL_ROUTES) {
     const models = ready.filter((m) => m.entry.routes.includes(route));

@@ -15,7 +15,6 @@ import { createMcpHandler, McpServer, type AuthInfo } from '@modelcontextprotoco
 import { McpToolCatalogue, type ModelReadiness, type ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
 import type { McpPayments } from '../../../domain/mcp/paid-calls.js';
 import { AppError } from '../../../domain/shared/errors.js';
-import type { RateLimiter } from '../../../storage/rate-limit/rate-limiter.js';
 import { clientAbortSignal } from '../../sse.js';
 import { documentOnly } from '../../schemas/document-only.js';
 import { JsonRpcRequest, JsonRpcResponse } from '../../schemas/mcp.js';
@@ -36,7 +35,13 @@ export interface McpEndpointDeps {
    * Counts requests that present no credential, by client address: the scope's rate limit
    * counts callers, and these have none yet.
    */
-  anonymousLimiter: Pick<RateLimiter, 'consume'>;
+  anonymousLimiter: { consume(key: string): RateDecision | Promise<RateDecision> };
+}
+
+/** What the limiter answers for one request. */
+interface RateDecision {
+  allowed: boolean;
+  retryAfterSeconds: number;
 }
 
 /** The key of the tool call context in `authInfo.extra`. */
