@@ -39,7 +39,8 @@ describe('bad input on /mcp', () => {
         id: null,
         error: {
           code: -32700,
-          message: "Invalid JSON body at line 1, column 2: Expected property name or '}'",
+          // The REST route's own wording of where the JSON stops.
+          message: expect.stringMatching(/^Invalid JSON body at line 1, column 2: Expected (a )?property name/),
           data: { status: 400, type: 'invalid_request_error', code: 'invalid_json', param: null },
         },
       },
