@@ -70,7 +70,8 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
     },
     { legacy: 'stateless', onerror: (err) => scope.log.debug({ err }, 'mcp request refused') },
   );
-  scope.addHook('onClose', async () => handler.close());
+  // The SDK's handler closes with the app: a child scope of this module's own carries the hook.
+  void scope.register(async (own) => own.addHook('onClose', async () => handler.close()));
 
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     if (!request.caller) {
