@@ -39,3 +39,13 @@ export interface Feature<Services> {
   readiness?(): Promise<Record<string, string>>;
   close?(): Promise<void>;
 }
+
+/** The features assembled before this one, by their name in FEATURES: a feature may build on earlier ones. */
+export type EarlierFeatures = Readonly<Record<string, Feature<unknown>>>;
+
+/** The services of an earlier feature; FEATURES lists a feature after those it builds on. */
+export function peerServices<Services>(earlier: EarlierFeatures, name: string): Services {
+  const feature = earlier[name];
+  if (!feature) throw new Error(`feature ${name} must come before the features that use it in FEATURES`);
+  return feature.services as Services;
+}

@@ -16,6 +16,7 @@ import { createCore, type CoreOverrides, type CoreServices } from './core.js';
 import { createDecisionFeature } from './decision.js';
 import type { Feature, SharedRoutes } from './feature.js';
 import { createGatewayFeature } from './gateway.js';
+import { createMcpFeature } from './mcp.js';
 import { createStorefrontFeature } from './storefront.js';
 
 /** Every feature beside the core, in the order their routes and scopes are mounted. */
@@ -25,6 +26,7 @@ export const FEATURES = {
   gateway: createGatewayFeature,
   storefront: createStorefrontFeature,
   console: createConsoleFeature,
+  mcp: createMcpFeature,
 };
 
 export type Features = { [Name in keyof typeof FEATURES]: Awaited<ReturnType<(typeof FEATURES)[Name]>> };
@@ -44,7 +46,7 @@ export type { CoreOverrides };
 export async function assemble(config: Readonly<Config>, overrides: CoreOverrides = {}): Promise<Assembly> {
   const core = await createCore(config, overrides);
   const features: Record<string, Feature<unknown>> = {};
-  for (const [name, create] of Object.entries(FEATURES)) features[name] = await create(core.services);
+  for (const [name, create] of Object.entries(FEATURES)) features[name] = await create(core.services, features);
   const all: Feature<unknown>[] = [core, ...Object.values(features)];
   register(core.services, all);
   const shared: SharedRoutes = { api: all.flatMap((f) => f.routes?.api ?? []), admin: all.flatMap((f) => f.routes?.admin ?? []) };

@@ -235,6 +235,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       idleTimeoutMs: file.hub?.idle_timeout_ms ?? 30_000,
     },
     storefront: resolveStorefront(env, file.storefront, problems),
+    mcp: { prefix: (file.mcp?.prefix ?? '/mcp').replace(/\/+$/, '') || '/mcp' },
     configFile: source,
   };
   if (env.HF_ENDPOINT && !/^https?:\/\//.test(env.HF_ENDPOINT)) problems.push('HF_ENDPOINT: must start with http:// or https://');

@@ -214,6 +214,14 @@ export const ConfigFileSchema = Type.Object(
       ),
     ),
     storefront: Type.Optional(StorefrontFileSchema),
+    mcp: Type.Optional(
+      Type.Object(
+        {
+          prefix: Type.Optional(Type.String({ pattern: '^/[A-Za-z0-9/_-]*$', description: 'mount path of the MCP endpoint on the main listener (default /mcp)' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     hub: Type.Optional(
       Type.Object(
         {
@@ -365,6 +373,8 @@ export interface Config {
   hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };
   /** The agent storefront (src/config/storefront-config.ts); null when no plan is configured. */
   storefront: StorefrontConfig | null;
+  /** The MCP endpoint (models as tools): where it is mounted on the main listener. */
+  mcp: { prefix: string };
   /** Where the file was read from, for the start-up summary. */
   configFile: string | null;
 }

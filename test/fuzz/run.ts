@@ -1,8 +1,10 @@
 /**
- * The long fuzz run: `npm run fuzz` (FUZZ_RUNS, default 10000; FUZZ_SEED to replay).
+ * The long fuzz run: `npm run fuzz` (FUZZ_RUNS, default 10000; FUZZ_SEED to replay), of
+ * the HTTP surface and then of the MCP endpoint.
  * Prints the request count by status, or the first failing request, shrunk.
  */
 import { fuzzHttpSurface } from './http-surface.js';
+import { fuzzMcpSurface } from './mcp-surface.js';
 import { describeStats, startFuzzEnv } from './fuzz-env.js';
 
 const numRuns = Number(process.env.FUZZ_RUNS ?? 10_000);
@@ -12,6 +14,9 @@ try {
   console.log(`fuzzing ${numRuns} requests, seed ${seed}`);
   const stats = await fuzzHttpSurface(target, { numRuns, seed });
   console.log(`ok: ${describeStats(stats)}`);
+  console.log(`fuzzing ${numRuns} MCP requests, seed ${seed}`);
+  const mcp = await fuzzMcpSurface(target, { numRuns, seed });
+  console.log(`ok: ${describeStats(mcp)}`);
 } catch (err) {
   console.error((err as Error).message);
   process.exitCode = 1;

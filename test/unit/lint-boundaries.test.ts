@@ -40,7 +40,7 @@ describe('import boundaries', () => {
     ['src/domain/probe.ts', "import type { used } from '../inference/registry.js';", DOMAIN_ONLY],
     ['src/domain/probe/probe.ts', "import type { used } from '../../config/schema.js';", DOMAIN_ONLY],
     ['src/domain/probe/probe.ts', "import { used } from '../../adapters/jose/agent-tokens.js';", DOMAIN_ONLY],
-    ['src/domain/probe/probe.ts', "import { used } from '../../composition/core.js';", DOMAIN_ONLY],
+    ['src/domain/probe/probe.ts', "import { used } from '../../composition/features.js';", DOMAIN_ONLY],
     // The shared kernel: nothing outside itself.
     ['src/domain/shared/probe.ts', "import { used } from '../files/files.types.js';", SHARED_KERNEL],
     ['src/domain/shared/classification/probe.ts', "import { used } from '../../models/inference-backend.port.js';", SHARED_KERNEL],

@@ -99,7 +99,8 @@ export class DecisionService {
   async decide(
     caller: Caller,
     body: unknown,
-    context: { requestId: string; signal?: AbortSignal; keyOrders?: KeyOrders },
+    /** `route`: the usage record's route (default /v1/systemone). */
+    context: { requestId: string; signal?: AbortSignal; keyOrders?: KeyOrders; route?: string },
   ): Promise<DecisionResponse> {
     const request = readDecisionRequest(body, context.keyOrders);
     const model = await this.resolveModel(request.model);
@@ -109,7 +110,7 @@ export class DecisionService {
     const decisionModel = await this.scorer.open(model, context.signal, context.requestId);
     const iab = model.entry.task !== 'moderation';
     const plans = new Map([...request.questions].map(([name, q]) => [name, planQuestion(q, decisionModel.labelSets, iab)]));
-    const call = meteredCallOf(model, DECISION_ROUTE, context.requestId, [state, ...questionTexts], 0);
+    const call = meteredCallOf(model, context.route ?? DECISION_ROUTE, context.requestId, [state, ...questionTexts], 0);
     return meteredCall(caller, call, async () => {
       const evidence = await gather(decisionModel, state, [...plans.values()], context.signal);
       const answers = Object.create(null) as Record<string, DecisionAnswer>;

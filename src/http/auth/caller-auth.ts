@@ -72,7 +72,8 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
     done();
   };
 
-  const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller, done: Done) => {
+  const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller | null, done: Done) => {
+    if (caller === null) return done();
     if (!rateLimit) {
       request.caller = { principal: caller.principal, meter: caller.meter, reply: new ReplyHeaderChannel(reply) };
       return done();
@@ -91,7 +92,7 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
     request.method === 'OPTIONS' || (options.publicPaths !== undefined && isPublic(options.publicPaths, request.url));
 
   const authenticate = (request: FastifyRequest, reply: FastifyReply, done: Done) => {
-    let caller: Caller | Promise<Caller>;
+    let caller: Caller | null | Promise<Caller | null>;
     try {
       caller = strategy.authenticate(request);
     } catch (err) {

@@ -17,9 +17,12 @@ export interface AuthStrategy {
   readonly needs: 'headers' | 'raw-body';
   /**
    * The caller, or an AppError thrown (or rejected) when the request is not admitted.
-   * May answer synchronously: this runs on every request.
+   * May answer synchronously: this runs on every request. `null` admits the request with
+   * no caller yet, unmetered and not rate-limited: only a strategy whose scope serves
+   * some requests anonymously returns it (MCP discovery), and that scope's routes refuse
+   * what needs a caller themselves (`request.caller` stays null; `callerOf` throws).
    */
-  authenticate(request: FastifyRequest): Caller | Promise<Caller>;
+  authenticate(request: FastifyRequest): Caller | null | Promise<Caller | null>;
 }
 
 /** The first value of a header, or undefined when absent or empty. */

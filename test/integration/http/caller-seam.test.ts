@@ -133,7 +133,7 @@ describe('the chat route under a second prefix', () => {
     expect(principal).toMatchObject({ kind: 'gateway_agent', subject: 'agent-7', payer: { kind: 'intermediary' } });
     expect(metered).toMatchObject({ model: 'llama-3.1-8b-instruct-fast', route: '/v1/chat/completions', requestId: res.headers.get('x-request-id'), maxOutputTokens: 9 });
     expect(metered.inputTokens).toBeGreaterThanOrEqual(5);
-    expect(toyMeter.settled.at(-1)).toEqual({ inputTokens: 11, outputTokens: 7, status: 200 });
+    expect(toyMeter.settled.at(-1)).toEqual({ inputTokens: 11, outputTokens: 7, status: 200, deployment: 'llama-3.1-8b-instruct-fast' });
     // The plain route still answers by API key, and bills the project as before.
     const plain = await call(server.baseUrl, 'POST', '/v1/chat/completions', { key: tenant.key, body: hello });
     expect(plain.status).toBe(200);

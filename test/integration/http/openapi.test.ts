@@ -36,8 +36,12 @@ function mountedRoutes(app: FastifyInstance): MountedRoute[] {
   return routes;
 }
 
-/** Hidden on purpose (ops.test.ts checks they stay out): operations routes, the document itself, CORS preflights, the browser's redirect to the console. */
-const HIDDEN = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/openapi.json', 'OPTIONS *', 'GET /']);
+/**
+ * Hidden on purpose (ops.test.ts checks they stay out): operations routes, the document
+ * itself, CORS preflights, the browser's redirect to the console, and the MCP endpoint's
+ * 2025 session operations (answered 405: the endpoint is stateless).
+ */
+const HIDDEN = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/openapi.json', 'OPTIONS *', 'GET /', 'GET /mcp', 'DELETE /mcp']);
 /** The console's own routes and its mounts of the /v1 and admin route modules (documented once, there). */
 const isHidden = (route: MountedRoute) =>
   HIDDEN.has(`${route.method} ${route.path}`) ||

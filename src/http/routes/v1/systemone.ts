@@ -33,7 +33,7 @@ export function registerDecisionRoute(scope: FastifyInstance, deps: { decision: 
 }
 
 /** The spec's statuses of POST /systemone where they differ from the default table. */
-const DECISION_STATUSES = { insufficient_quota: 402, permission: 401 } as const;
+export const DECISION_STATUSES = { insufficient_quota: 402, permission: 401 } as const;
 
 async function decisionScope(scope: FastifyInstance, { decision }: { decision: DecisionService }): Promise<void> {
   // onSend: also on refusals (401, 402, 422), which end before a handler runs.

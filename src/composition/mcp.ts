@@ -1,0 +1,40 @@
+/**
+ * The MCP endpoint (`mcp.prefix`, default /mcp): the models as tools, over the services
+ * the other features built (the decision route's, the batches', and the storefront's
+ * callers and x402 rail when it is on). It comes after them in FEATURES.
+ */
+import type { DecisionService } from '../domain/decision/decision.service.js';
+import { mcpScopes } from '../http/scopes/mcp.js';
+import type { BatchesParts } from './batches.js';
+import type { CoreServices } from './core.js';
+import type { EarlierFeatures, Feature } from './feature.js';
+import { peerServices } from './feature.js';
+import type { Storefront } from './storefront.js';
+
+export function createMcpFeature(core: CoreServices, earlier: EarlierFeatures): Feature<null> {
+  const decision = peerServices<DecisionService>(earlier, 'decision');
+  const { batches } = peerServices<BatchesParts>(earlier, 'batches');
+  const storefront = peerServices<Storefront | null>(earlier, 'storefront');
+  const { inference } = core;
+  const scopes = mcpScopes({
+    prefix: core.config.mcp.prefix,
+    authenticator: core.authenticator,
+    creditMeter: core.creditMeter,
+    rateLimit: core.apiKeyRateLimit,
+    endpoint: {
+      models: core.registry,
+      services: { chat: inference.chatCompletions, embeddings: inference.embeddings, moderations: inference.moderations, decision, batches },
+      anonymousLimiter: core.rateLimiter,
+    },
+    storefront: storefront && {
+      prefix: storefront.config.prefix,
+      takesX402: storefront.config.x402 !== null,
+      sellers: storefront.sellers,
+      meterOf: (seller) => storefront.meterOf(seller),
+      tokens: storefront.tokens,
+      purchases: storefront.purchases,
+      priceOf: core.priceOf,
+    },
+  });
+  return { services: null, scopes: () => scopes };
+}

@@ -1,0 +1,57 @@
+/**
+ * The MCP tool catalogue: tools follow the ready models (a tool with no ready model is not
+ * offered; batch_get always is), prices are the models' configured token prices, the list
+ * is the same object while nothing changed, and a change is announced once.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config/load.js';
+import type { ModelConfig } from '../../../src/config/schema.js';
+import { McpToolCatalogue, mcpUsageRoute } from '../../../src/domain/mcp/tool-catalogue.js';
+
+const config = loadConfig({ DATA_DIR: '/nonexistent-sluice-data' }, '/');
+const models = Object.values(config.models);
+
+function registryWith(ready: Set<string>) {
+  return { list: () => models, status: async (m: ModelConfig) => ({ ready: ready.has(m.id) }) };
+}
+
+describe('McpToolCatalogue', () => {
+  it('offers a tool per route with a ready model, priced per model, and batch_get always', async () => {
+    const catalogue = new McpToolCatalogue(registryWith(new Set(['gpt-oss-120b', 'bge-small-en-v1.5'])));
+    const offers = await catalogue.offers();
+    const gpt = config.models['gpt-oss-120b']!.price;
+    expect(offers).toEqual([
+      { name: 'chat', models: ['gpt-oss-120b'], price: { unit: 'usd_per_million_tokens', models: { 'gpt-oss-120b': { input: gpt.inputPerMillionUsd, output: gpt.outputPerMillionUsd } } } },
+      { name: 'embed', models: ['bge-small-en-v1.5'], price: expect.objectContaining({ unit: 'usd_per_million_tokens' }) },
+      { name: 'batch_create', models: ['gpt-oss-120b'], price: expect.objectContaining({ unit: 'usd_per_million_tokens' }) },
+      { name: 'batch_get', models: [], price: { unit: 'usd_per_call', amount: 0 } },
+    ]);
+  });
+
+  it('keeps the same list while the ready models stay, and announces a change once', async () => {
+    const ready = new Set(['gpt-oss-120b']);
+    let now = 0;
+    let changes = 0;
+    const catalogue = new McpToolCatalogue(registryWith(ready), () => changes++, () => now);
+    const first = await catalogue.offers();
+    now += 5_000;
+    expect(await catalogue.offers()).toBe(first);
+    expect(changes).toBe(0);
+    ready.add('bge-small-en-v1.5');
+    // Within the reuse window the list is not recomputed.
+    expect(await catalogue.offers()).toBe(first);
+    now += 5_000;
+    const second = await catalogue.offers();
+    expect(second.map((o) => o.name)).toEqual(['chat', 'embed', 'batch_create', 'batch_get']);
+    expect(changes).toBe(1);
+  });
+
+  it('treats a model whose status cannot be read as not ready', async () => {
+    const catalogue = new McpToolCatalogue({ list: () => models, status: async () => Promise.reject(new Error('probe failed')) });
+    expect((await catalogue.offers()).map((o) => o.name)).toEqual(['batch_get']);
+  });
+
+  it('names usage records mcp/<tool>', () => {
+    expect(mcpUsageRoute('decide')).toBe('mcp/decide');
+  });
+});
