@@ -10,15 +10,16 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
  * are open to it: ports and record types of the domain, the schema of the config.
  */
 const LAYER_IMPORTS = {
-  'src/domain': ['domain'],
+  'src/wire': ['wire', 'domain'],
+  'src/domain': ['domain', 'wire'],
   'src/config': ['config', 'domain'],
   'src/inference': ['inference', 'domain', 'config'],
   'src/storage': ['storage', 'domain', 'config'],
   'src/adapters': ['adapters', 'domain', 'config'],
   'src/observability': ['observability', 'domain', 'config'],
-  'src/http': ['http', 'domain', 'observability', 'config'],
-  'src/worker': ['worker', 'domain', 'storage', 'observability', 'config'],
-  'src/composition': ['composition', 'domain', 'config', 'inference', 'storage', 'adapters', 'observability', 'http', 'worker'],
+  'src/http': ['http', 'domain', 'wire', 'observability', 'config'],
+  'src/worker': ['worker', 'domain', 'wire', 'storage', 'observability', 'config'],
+  'src/composition': ['composition', 'domain', 'wire', 'config', 'inference', 'storage', 'adapters', 'observability', 'http', 'worker'],
 };
 
 /*
@@ -43,8 +44,14 @@ const ZONES = [
   ...Object.entries(LAYER_IMPORTS).map(layerZone),
   {
     target: 'src/domain/shared/**',
-    from: 'src/domain/!(shared)/**',
+    from: ['src/domain/!(shared)/**', 'src/wire/**'],
     message: 'The shared kernel (src/domain/shared) imports nothing outside itself.',
+  },
+  {
+    // The request bodies' one definition: the domain's services take its types, so it cannot take theirs.
+    target: 'src/wire/**',
+    from: ['src/domain/!(shared)/**/!(*.types).ts', 'src/domain/!(*.types).ts'],
+    message: 'src/wire imports from the domain only record types (*.types.ts) and the shared kernel (domain/shared).',
   },
   {
     target: 'src/config/**',

@@ -45,6 +45,7 @@ import type { ScopeRateLimit } from '../http/scopes/scope-policy.js';
 import { v1Scope } from '../http/scopes/v1.js';
 import { adminScope } from '../http/scopes/admin.js';
 import { registerChatCompletionsRoute } from '../http/routes/v1/chat-completions.js';
+import { registerCompletionsRoute } from '../http/routes/v1/completions.js';
 import { registerResponsesRoute } from '../http/routes/v1/responses.js';
 import { registerEmbeddingsRoute } from '../http/routes/v1/embeddings.js';
 import { registerModerationsRoute } from '../http/routes/v1/moderations.js';
@@ -174,6 +175,7 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
     routes: {
       api: [
         routes.chatCompletions,
+        bindRoutes(registerCompletionsRoute, { completions: inference.completions }),
         routes.responses,
         routes.embeddings,
         bindRoutes(registerModerationsRoute, { moderations: inference.moderations }),

@@ -92,6 +92,7 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
       upstreamModel: m.upstream_model ?? deployments[0]?.upstreamModel ?? null,
       apiKey: apiKey ?? deployments[0]?.apiKey ?? null,
       timeoutMs,
+      dropParams: m.drop_params ?? [],
       path: path.resolve(modelsDir, m.path ?? id),
       deployments,
     },

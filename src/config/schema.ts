@@ -25,6 +25,11 @@ export const ModelFileSchema = Type.Object(
     upstream_model: Type.Optional(Type.String({ minLength: 1 })),
     api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
     timeout_ms: Type.Optional(PositiveInt('upstream request timeout')),
+    drop_params: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'request fields never sent to this upstream (for an engine that rejects them); the rest are carried through',
+      }),
+    ),
     path: Type.Optional(Type.String({ minLength: 1, description: 'model directory, relative to models_dir' })),
     context_length: Type.Optional(PositiveInt('maximum input tokens')),
     max_output_tokens: Type.Optional(

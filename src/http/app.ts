@@ -15,25 +15,10 @@ import { registerTracing } from './plugins/tracing.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerOpsRoutes, type Readiness } from './routes/ops.js';
 import { mountScopes, type ScopeDeclaration } from './scopes/api-scope.js';
-import { WORDING_KEYWORD } from './schemas/wording.js';
+import { AJV_OPTIONS } from '../wire/validate.js';
 import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
 import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
-
-/**
- * verbose: a refused value and its schema node ride on the error, for the domain's wording
- * (schemas/wording.ts); `x-error` is that wording, an annotation Ajv must know in strict
- * mode. allowUnionTypes: OpenAI's string-or-array fields are `type: ['string', 'array']`,
- * so a fault is reported at the field, not as a failed branch of an anyOf.
- */
-export const AJV_OPTIONS = {
-  coerceTypes: false,
-  removeAdditional: false,
-  allErrors: false,
-  verbose: true,
-  allowUnionTypes: true,
-  keywords: [WORDING_KEYWORD],
-};
 
 /** What the app serves: the scopes the features declare, and the process's own ops routes. */
 export interface AppParts {
@@ -72,6 +57,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
       requireHostHeader: false,
     },
     keepAliveTimeout: 72_000,
+    // The same options as the request bodies' own validators (wire/validate.ts), for the other schemas.
     ajv: { customOptions: AJV_OPTIONS },
   });
 

@@ -7,7 +7,7 @@
  */
 import type { FastifyError } from 'fastify';
 import { AppError, type ErrorKind } from '../domain/shared/errors.js';
-import { wordValidationIssue, type ValidationIssue } from './schemas/wording.js';
+import { wordValidationIssue, type ValidationIssue } from '../wire/wording.js';
 
 const STATUS: Record<ErrorKind, { status: number; type: string }> = {
   invalid_request: { status: 400, type: 'invalid_request_error' },

@@ -12,7 +12,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ErrorKind } from '../domain/shared/errors.js';
 import { statusOfKind, type StatusOverrides } from './errors.js';
 import { describeKinds, ErrorEnvelope, KINDS_BY_TAG, NAMED_COMPONENTS } from './schemas/openapi-components.js';
-import { withoutWording } from './schemas/wording.js';
+import { withoutWording } from '../wire/wording.js';
 
 /** A route schema key naming the event a streamed answer sends (text/event-stream). */
 export const STREAM_EVENT = 'x-stream-event';

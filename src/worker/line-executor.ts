@@ -1,6 +1,7 @@
 /**
  * Runs one batch line through the synchronous chat-completions path and records its
- * result. The line is paid by its batch's payer, through the line meter the
+ * result. Its body is checked by the same compiled schema as the route's, once, before
+ * the first attempt: a refused body is the line's error, worded as the route would. The line is paid by its batch's payer, through the line meter the
  * MeterResolver gives for that payer: the meter collects the line's usage (and any
  * settlement messages), which are written in the transaction that records the result,
  * so a line is billed exactly when its result is recorded: once. Retryable failures
@@ -33,6 +34,8 @@ import { heldByOtherCalls, type HeldByOtherCalls } from '../domain/billing/meter
 import type { ResultWriter } from './result-writer.js';
 import { inBatchLineSpan } from '../observability/batch-tracing.js';
 import { sleep } from './sleep.js';
+import { parseBody } from '../wire/validate.js';
+import { ChatCompletionBody, type ChatCompletionRequestBody } from '../wire/chat-completions.js';
 
 export interface LineTask {
   batch: BatchRunInfo;
@@ -115,10 +118,16 @@ export class LineExecutor {
   async #call(task: LineTask, meter: LineMeter, signal: AbortSignal): Promise<{ body: unknown } | { failure: LineFailure }> {
     const caller: Caller = { principal: linePrincipal(task.batch), meter };
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
+    let request: ChatCompletionRequestBody;
+    try {
+      request = parseBody(ChatCompletionBody, task.body);
+    } catch (err) {
+      return { failure: failureOf(err) };
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         const body = await inBatchLineSpan(task.batch, task.lineNo, attempt, () =>
-          this.deps.chatCompletions.create(caller, task.body, { requestId, signal, route: 'batch' }),
+          this.deps.chatCompletions.create(caller, request, { requestId, signal, route: 'batch' }),
         );
         return { body };
       } catch (err) {

@@ -42,6 +42,7 @@ const segment = fc.oneof(
 
 const ROUTES: Array<(s: string) => string> = [
   () => '/v1/chat/completions',
+  () => '/v1/completions',
   () => '/v1/responses',
   () => '/v1/embeddings',
   () => '/v1/moderations',
@@ -97,6 +98,11 @@ const requestLike = fc.record(
     amount_usd: fc.oneof(fc.double(), fc.integer(), fc.string({ maxLength: 6 })),
     encoding_format: fc.constantFrom('float', 'base64', 'constructor'),
     dimensions: fc.oneof(fc.integer(), fc.double()),
+    prompt: fc.oneof(fc.string({ maxLength: 50 }), fc.array(fc.oneof(fc.string({ maxLength: 10 }), fc.integer()), { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })),
+    tools: fc.oneof(fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })),
+    tool_choice: fc.oneof(fc.constantFrom('none', 'auto', 'required', ...PROTOTYPE_NAMES), fc.jsonValue({ maxDepth: 2 })),
+    n: fc.oneof(fc.integer({ min: -2, max: 200 }), fc.double(), fc.string({ maxLength: 3 })),
+    logprobs: fc.oneof(fc.boolean(), fc.integer({ min: -1, max: 8 }), fc.jsonValue({ maxDepth: 1 })),
   },
   { requiredKeys: [] },
 );

@@ -8,6 +8,7 @@
  *   // YAML: models: { gpt-oss-120b: { backend: openai, base_url: ${upstream.baseUrl} } }
  *   upstream.chat({ content: 'Hi', usage: { prompt_tokens: 5, completion_tokens: 1 } }); // default answer
  *   upstream.chat({ delayMs: 300 });                               // ... answered after 300 ms
+ *   upstream.chat({ toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' }] }); // answers with a tool call
  *   upstream.enqueue('/chat/completions', fail(503), fail(503));   // the next two calls fail, then the default
  *   upstream.flake('/chat/completions', 2);                        // same thing, shorter
  *   upstream.setDefault('/chat/completions', stall());             // every call hangs until the client aborts
@@ -19,9 +20,14 @@
  *   upstream.count('/chat/completions'); await upstream.waitForAborted(1);
  *   upstream.reset(); await upstream.close();
  *
+ * `/completions` (the legacy text route) answers the default answer's text, streamed word
+ * by word with `stream: true`.
+ *
  * Paths are given without the `/v1` prefix and match the request path exactly.
  * `chat/completions` with `stream: true` and no queued behaviour streams the default
  * answer word by word (plus a usage chunk when `stream_options.include_usage` is set).
+ * The default answer honours the request's `n` (one choice each) and `logprobs`, and
+ * reports a `system_fingerprint`, as engines do.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -31,12 +37,23 @@ import {
   fakeEmbedding,
   fakeModeration,
   streamChunk,
+  textCompletionBody,
+  toolCallDeltas,
   wireUsage,
   wordsOf,
   type ChatAnswer,
 } from './fake-upstream-answers.js';
 
-export { DEFAULT_CHAT, fakeEmbedding, fakeModeration, MODERATION_CATEGORIES, type ChatAnswer } from './fake-upstream-answers.js';
+export {
+  DEFAULT_CHAT,
+  FAKE_FINGERPRINT,
+  fakeEmbedding,
+  fakeLogprobs,
+  fakeModeration,
+  MODERATION_CATEGORIES,
+  type ChatAnswer,
+  type FakeToolCall,
+} from './fake-upstream-answers.js';
 
 export interface RecordedRequest {
   method: string;
@@ -274,6 +291,9 @@ class FakeUpstreamServer implements FakeUpstream {
     switch (req.path) {
       case '/chat/completions':
         return this.#chatBehavior(req);
+      case '/completions':
+        if (req.body?.stream !== true) return json(textCompletionBody(this.#chat, req.body, this.requests.length), 200, this.#chat.delayMs);
+        return this.#textStream();
       case '/embeddings': {
         const inputs = inputsOf(req.body);
         const tokens = inputs.reduce((n, t) => n + wordsOf(t).length, 0);
@@ -289,12 +309,27 @@ class FakeUpstreamServer implements FakeUpstream {
     }
   }
 
+  /** A text completion streamed word by word, then its finish and (when asked) its usage. */
+  #textStream(): Behavior {
+    return handler((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const write = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+        res.write(`data: ${JSON.stringify({ id: 'cmpl-fakestream', object: 'text_completion', created: 1_700_000_000, model: req.body?.model, choices, ...extra })}\n\n`);
+      for (const word of wordsOf(this.#chat.content)) write([{ index: 0, text: word, logprobs: null, finish_reason: null }]);
+      write([{ index: 0, text: '', logprobs: null, finish_reason: 'stop' }]);
+      const usage = this.#chat.usage === undefined ? DEFAULT_CHAT.usage : this.#chat.usage;
+      if (usage && req.body?.stream_options?.include_usage) write([], { usage: wireUsage(usage) });
+      res.end('data: [DONE]\n\n');
+    });
+  }
+
   #chatBehavior(req: RecordedRequest): Behavior {
     const answer = this.#chat;
-    if (req.body?.stream !== true) return json(chatCompletionBody(answer, String(req.body?.model ?? 'unknown'), this.requests.length), 200, answer.delayMs);
+    if (req.body?.stream !== true) return json(chatCompletionBody(answer, req.body, this.requests.length), 200, answer.delayMs);
     const chunks: Array<string | Record<string, unknown>> = [];
     if (answer.reasoning) chunks.push({ choices: [{ index: 0, delta: { reasoning_content: answer.reasoning }, finish_reason: null }] });
-    chunks.push(...wordsOf(answer.content));
+    if (answer.toolCalls) chunks.push(...toolCallDeltas(answer.toolCalls));
+    else chunks.push(...wordsOf(answer.content));
     return { type: 'stream', chunks, usage: answer.usage === undefined ? DEFAULT_CHAT.usage : answer.usage, firstDelayMs: answer.delayMs };
   }
 
@@ -343,7 +378,7 @@ class FakeUpstreamServer implements FakeUpstream {
     }
     if (req.aborted) return;
     if (cut()) return void res.socket?.destroy();
-    write({ choices: [{ index: 0, delta: {}, finish_reason: this.#chat.finishReason ?? 'stop' }] });
+    write({ choices: [{ index: 0, delta: {}, finish_reason: this.#chat.toolCalls ? 'tool_calls' : (this.#chat.finishReason ?? 'stop') }] });
     const usage = b.usage === undefined ? DEFAULT_CHAT.usage : b.usage;
     if (usage && req.body?.stream_options?.include_usage) write({ choices: [], usage: wireUsage(usage) });
     if (!b.noDone) res.write('data: [DONE]\n\n');

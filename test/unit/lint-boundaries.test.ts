@@ -27,6 +27,7 @@ const DOMAIN_ONLY = 'src/domain imports only from src/domain';
 const SHARED_KERNEL = 'The shared kernel (src/domain/shared) imports nothing outside itself';
 const ADAPTER_DOMAIN = 'Adapters import from the domain only ports (*.port.ts), record types (*.types.ts) and the shared kernel';
 const CONFIG_DOMAIN = 'src/config imports from the domain only record types (*.types.ts) and the shared kernel';
+const WIRE_DOMAIN = 'src/wire imports from the domain only record types (*.types.ts) and the shared kernel';
 const CONFIG_LOADING = 'Only src/config, composition and the entry points load the configuration';
 const CONSOLE = 'The console (console/src) imports only its own code';
 
@@ -44,6 +45,15 @@ describe('import boundaries', () => {
     ['src/domain/shared/probe.ts', "import { used } from '../files/files.types.js';", SHARED_KERNEL],
     ['src/domain/shared/classification/probe.ts', "import { used } from '../../models/inference-backend.port.js';", SHARED_KERNEL],
     ['src/domain/shared/probe.ts', "import { used } from '../../inference/token-counter.js';", DOMAIN_ONLY],
+    // wire (the request bodies): the domain's record types and shared kernel, TypeBox and Ajv; no service, port or outer layer.
+    ['src/wire/probe.ts', "import { used } from '../domain/completions/chat-runner.js';", WIRE_DOMAIN],
+    ['src/wire/probe.ts', "import type { used } from '../domain/models/inference-backend.port.js';", WIRE_DOMAIN],
+    ['src/wire/probe.ts', "import { used } from '../http/errors.js';", 'src/wire imports only from'],
+    ['src/wire/probe.ts', "import type { used } from '../inference/registry.js';", 'src/wire imports only from'],
+    ['src/wire/probe.ts', "import type { used } from '../config/schema.js';", 'src/wire imports only from'],
+    ['src/domain/shared/probe.ts', "import type { used } from '../../wire/chat-completions.js';", SHARED_KERNEL],
+    ['src/inference/backends/openai/probe.ts', "import type { used } from '../../../wire/chat-completions.js';", 'src/inference imports only from'],
+    ['src/storage/probe.ts', "import { used } from '../wire/validate.js';", 'src/storage imports only from'],
     // http: no storage (a route module importing a repository), adapters, inference or composition.
     ['src/http/routes/v1/probe.ts', "import { used } from '../../../storage/db/repositories/files.repository.js';", 'src/http imports only from'],
     ['src/http/probe.ts', "import { used } from '../storage/db/database.js';", 'src/http imports only from'],
@@ -96,6 +106,14 @@ describe('import boundaries', () => {
     ['src/domain/shared/probe.ts', "import { used } from './errors.js';"],
     ['src/domain/shared/probe.ts', "import { used } from 'node:crypto';"],
     ['src/domain/shared/classification/probe.ts', "import { used } from '../errors.js';"],
+    ['src/wire/probe.ts', "import { used } from '../domain/shared/errors.js';"],
+    ['src/wire/probe.ts', "import type { used } from '../domain/models/model-spec.types.js';"],
+    ['src/wire/probe.ts', "import { used } from './wording.js';"],
+    ['src/wire/probe.ts', "import { used } from '@sinclair/typebox';"],
+    ['src/wire/probe.ts', "import { used } from 'ajv';"],
+    ['src/domain/completions/probe.ts', "import type { used } from '../../wire/chat-completions.js';"],
+    ['src/http/routes/v1/probe.ts', "import { used } from '../../../wire/validate.js';"],
+    ['src/worker/probe.ts', "import { used } from '../wire/validate.js';"],
     ['src/http/routes/v1/probe.ts', "import { used } from '../../../domain/files/files.service.js';"],
     ['src/http/probe.ts', "import type { used } from '../domain/identity/rate-limiter.port.js';"],
     ['src/http/probe.ts', "import { used } from '../observability/metrics.js';"],

@@ -4,6 +4,7 @@
  * quota check, metering and credit debit).
  */
 import type { Caller } from '../identity/caller.js';
+import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
 
 export interface ChatCompletionsContext {
   requestId: string;
@@ -14,9 +15,9 @@ export interface ChatCompletionsContext {
 
 export interface ChatCompletionsPort {
   /**
-   * Validates `body` as a chat-completion request (non-streaming), admits it through
+   * Runs a validated chat-completion body (non-streaming): admits it through
    * the caller's meter, runs it and settles its usage. Returns the chat.completion wire object, or
    * throws AppError (kind and code say what failed; `retryable` for upstream 5xx/429/connection).
    */
-  create(caller: Caller, body: unknown, context: ChatCompletionsContext): Promise<Record<string, unknown>>;
+  create(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<Record<string, unknown>>;
 }

@@ -14,10 +14,11 @@ import { onAbort } from '../shared/abort.js';
 import type { ChatStreamEvent, TokenUsage } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
-import { parseChatRequest, type ChatRequest } from './chat-request.js';
+import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
+import { chatRequestOf, type ChatRequest } from './chat-request.js';
 import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from './chat-runner.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
-import { CONVERSATION_FRAMING_TOKENS, meteredCallOf, outputCapOf } from './metered-call.js';
+import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
 
 export const CHAT_ROUTE = '/v1/chat/completions';
@@ -53,8 +54,8 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     this.#runner = new ChatRunner(deps.registry);
   }
 
-  async create(caller: Caller, body: unknown, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
-    const request = parseChatRequest(body);
+  async create(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
+    const request = chatRequestOf(body);
     if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
     const call = await this.#prepare(request, false);
     return meteredCall(caller, meteredOf(call, request, context), async (admission) => {
@@ -71,8 +72,8 @@ export class ChatCompletionsService implements ChatCompletionsPort {
    * Iterate the result for `chat.completion.chunk` objects; abort `context.signal` when
    * the client goes away (the upstream is stopped and the tokens so far are billed).
    */
-  async openStream(caller: Caller, body: unknown, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
-    const request = parseChatRequest(body);
+  async openStream(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
+    const request = chatRequestOf(body);
     const call = await this.#prepare(request, true);
     const admission = await admitCall(caller, meteredOf(call, request, context));
     const served = new ServedListener();
@@ -110,7 +111,10 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     try {
       for (let step = first; !step.done; step = await events.next()) {
         const event = step.value;
-        if (event.type === 'delta') {
+        if (event.type === 'chunk') {
+          produced += event.text;
+          yield writer.carried(event.carried);
+        } else if (event.type === 'delta') {
           produced += (event.content ?? '') + (event.reasoning ?? '');
           yield writer.delta(event.content, event.reasoning);
         } else if (event.type === 'finish') {
@@ -166,7 +170,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
  * first read of the stream would keep its hold forever. Until the stream is first read,
  * the client's disconnect releases the admission (nothing was delivered, nothing billed).
  */
-function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, signal: AbortSignal): AsyncIterable<T> {
+export function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, signal: AbortSignal): AsyncIterable<T> {
   const stop = onAbort(signal, () => admission.release());
   return {
     [Symbol.asyncIterator]() {
@@ -176,11 +180,14 @@ function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, 
   };
 }
 
-/** The call's credit estimate: its messages (a conversation's template included) or task input, and its output cap. */
+/**
+ * The call's credit estimate: its messages (a conversation's template included), parts
+ * and tools, or its task input; and its output cap (times `n`).
+ */
 function meteredOf(call: PreparedCall, request: ChatRequest, context: ChatCompletionsContext): MeteredCall {
   const route = context.route ?? CHAT_ROUTE;
   const cap = outputCapOf(call.model, request.sampling);
   if (call.kind === 'task') return meteredCallOf(call.model, route, context.requestId, [call.input], cap);
-  const texts = call.messages.map((m) => m.content);
-  return meteredCallOf(call.model, route, context.requestId, texts, cap, CONVERSATION_FRAMING_TOKENS);
+  const { texts, images } = chatInputOf(call.messages, request.sampling);
+  return meteredCallOf(call.model, route, context.requestId, texts, cap, CONVERSATION_FRAMING_TOKENS + images * IMAGE_PART_TOKENS);
 }

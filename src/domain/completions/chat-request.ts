@@ -1,23 +1,13 @@
 /**
- * A chat-completion request body → a validated ChatRequest. Roles: system, user,
- * assistant, tool, developer (developer becomes system). Content: a string, or an array
- * of text parts joined with newlines. Sampling parameters are checked and passed through;
- * `metadata` carries model options; `categories` carries candidate labels.
+ * A validated chat-completion body (src/wire/chat-completions.ts) → the ChatRequest the
+ * service runs. Roles: developer becomes system. Content: a string, or text parts joined
+ * with newlines (other parts are carried as sent). Every field Sluice does not interpret
+ * is carried through (`sampling`); `metadata` carries model options; `categories`
+ * carries candidate labels.
  */
 import { invalidRequest } from '../shared/errors.js';
 import type { ChatMessage, ChatRole } from '../models/inference-backend.port.js';
-import {
-  type Body,
-  describe,
-  optionalBoolean,
-  optionalInteger,
-  optionalLabels,
-  optionalNumber,
-  optionalObject,
-  optionalString,
-  requireObject,
-  requiredString,
-} from './request-fields.js';
+import type { ChatCompletionRequestBody, ChatMessageIn } from '../../wire/chat-completions.js';
 
 export interface ChatRequest {
   model: string;
@@ -26,6 +16,7 @@ export interface ChatRequest {
   /** The client asked for the usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
   options: Record<string, unknown>;
+  /** Every field Sluice does not interpret, for the engine. */
   sampling: Record<string, unknown>;
   /** Labels from `categories`; labels in a system message are read later, per model. */
   labels: string[] | null;
@@ -40,103 +31,60 @@ const ROLES: ReadonlyMap<string, ChatRole> = new Map([
   ['tool', 'tool'],
 ]);
 
-const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
+const TEXT_PARTS: ReadonlySet<string> = new Set(['text', 'input_text', 'output_text']);
 
-function readContent(value: unknown, param: string): string {
-  if (typeof value === 'string') {
-    if (value === '') throw invalidRequest(`${param} must be a non-empty string`, param);
-    return value;
+/**
+ * The message's text, and the content to carry as sent when it is more than text. Text
+ * parts may each be empty, but not all of them when nothing else is sent: a message says
+ * something (an assistant message with tool calls may say nothing).
+ */
+function contentOf(message: ChatMessageIn, param: string): { text: string; wire?: unknown } {
+  const { content } = message;
+  if (typeof content === 'string') return { text: content };
+  if (content === null || content === undefined) return { text: '', wire: null };
+  let onlyText = true;
+  const texts: string[] = [];
+  for (const part of content) {
+    if (TEXT_PARTS.has(part.type)) texts.push((part as { text: string }).text);
+    else onlyText = false;
   }
-  if (!Array.isArray(value) || value.length === 0) {
-    throw invalidRequest(`${param} must be a non-empty string or an array of text parts`, param);
-  }
-  const texts = value.map((part: unknown, i) => {
-    const p = part as Body | null;
-    if (typeof p !== 'object' || p === null || Array.isArray(p)) throw invalidRequest(`${param}[${i}] must be an object`, `${param}[${i}]`);
-    if (typeof p.type !== 'string' || !TEXT_PART_TYPES.has(p.type)) {
-      throw invalidRequest(`${param}[${i}].type must be "text"; only text content is supported`, `${param}[${i}].type`);
-    }
-    if (typeof p.text !== 'string') throw invalidRequest(`${param}[${i}].text must be a string`, `${param}[${i}].text`);
-    return p.text;
-  });
-  const joined = texts.join('\n');
-  if (joined === '') throw invalidRequest(`${param} must not be empty`, param);
-  return joined;
+  const text = texts.join('\n');
+  if (onlyText && text === '' && !message.tool_calls?.length) throw invalidRequest(`${param} must not be empty`, param);
+  return onlyText ? { text } : { text, wire: content };
 }
 
-/** One `{role, content}` message at `param` (e.g. `messages[2]`). */
-export function readMessage(value: unknown, param: string): ChatMessage {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw invalidRequest(`${param} must be an object with role and content, got ${describe(value)}`, param);
-  }
-  const m = value as Body;
-  if (m.role === undefined || m.role === null) throw invalidRequest(`${param}.role is required`, `${param}.role`);
-  const role = typeof m.role === 'string' ? ROLES.get(m.role) : undefined;
-  if (!role) {
-    throw invalidRequest(`${param}.role must be one of system, user, assistant, tool, developer`, `${param}.role`);
-  }
-  if (m.content === undefined || m.content === null) throw invalidRequest(`${param}.content is required`, `${param}.content`);
-  const message: ChatMessage = { role, content: readContent(m.content, `${param}.content`) };
-  const name = optionalString(m, 'name', `${param}.name`);
-  if (name !== undefined) message.name = name;
-  const toolCallId = optionalString(m, 'tool_call_id', `${param}.tool_call_id`);
-  if (toolCallId !== undefined) message.tool_call_id = toolCallId;
-  return message;
+/** One validated message at `param` (e.g. `messages[2]`). */
+export function messageOf(message: ChatMessageIn, param: string): ChatMessage {
+  const { text, wire } = contentOf(message, `${param}.content`);
+  const out: ChatMessage = { role: ROLES.get(message.role)!, content: text };
+  if (wire !== undefined) out.wireContent = wire;
+  if (typeof message.name === 'string') out.name = message.name;
+  if (typeof message.tool_call_id === 'string') out.tool_call_id = message.tool_call_id;
+  if (message.tool_calls) out.tool_calls = message.tool_calls;
+  return out;
 }
 
-export function readMessages(body: Body, field: string): ChatMessage[] {
-  const value = body[field];
-  if (value === undefined || value === null) throw invalidRequest(`${field} is required`, field);
-  if (!Array.isArray(value) || value.length === 0) throw invalidRequest(`${field} must be a non-empty array`, field);
-  return value.map((m, i) => readMessage(m, `${field}[${i}]`));
-}
+/** Fields Sluice interprets itself; every other field is carried to the engine. */
+const OWNED: ReadonlySet<string> = new Set(['model', 'messages', 'stream', 'stream_options', 'metadata', 'categories', '__proto__']);
 
-/** Sampling parameters every runtime understands; checked here, passed through as-is. */
-export function readSampling(body: Body): Record<string, unknown> {
-  const read: Record<string, unknown> = {
-    temperature: optionalNumber(body, 'temperature', 0, 2),
-    top_p: optionalNumber(body, 'top_p', 0, 1),
-    presence_penalty: optionalNumber(body, 'presence_penalty', -2, 2),
-    frequency_penalty: optionalNumber(body, 'frequency_penalty', -2, 2),
-    max_tokens: optionalInteger(body, 'max_tokens', 1),
-    max_completion_tokens: optionalInteger(body, 'max_completion_tokens', 1),
-    seed: optionalInteger(body, 'seed', Number.MIN_SAFE_INTEGER),
-    reasoning_effort: optionalString(body, 'reasoning_effort'),
-    response_format: optionalObject(body, 'response_format'),
-  };
+/** The fields Sluice does not interpret, as sent (null is "not sent"). */
+export function samplingOf(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const sampling: Record<string, unknown> = {};
-  for (const name in read) if (read[name] !== undefined) sampling[name] = read[name];
-  const stop = body.stop;
-  if (stop !== undefined && stop !== null) {
-    const ok = typeof stop === 'string' || (Array.isArray(stop) && stop.length <= 4 && stop.every((s) => typeof s === 'string'));
-    if (!ok) throw invalidRequest('stop must be a string or an array of at most 4 strings', 'stop');
-    sampling.stop = stop;
+  for (const name of Object.keys(body)) {
+    const value = body[name];
+    if (value !== undefined && value !== null && !OWNED.has(name)) sampling[name] = value;
   }
   return sampling;
 }
 
-/** Features Sluice does not serve are refused by name rather than silently ignored. */
-export function refuseUnsupported(body: Body): void {
-  const n = optionalInteger(body, 'n', 1);
-  if (n !== undefined && n !== 1) throw invalidRequest('n must be 1; only one choice per request is supported', 'n');
-  if (Array.isArray(body.tools) && body.tools.length > 0) throw invalidRequest('tools are not supported', 'tools');
-}
-
-export function parseChatRequest(raw: unknown): ChatRequest {
-  const body = requireObject(raw);
-  const model = requiredString(body, 'model');
-  const messages = readMessages(body, 'messages');
-  refuseUnsupported(body);
-  const stream = optionalBoolean(body, 'stream') ?? false;
-  const streamOptions = optionalObject(body, 'stream_options');
-  const includeUsage = streamOptions ? (optionalBoolean(streamOptions, 'include_usage', 'stream_options.include_usage') ?? false) : false;
+export function chatRequestOf(body: ChatCompletionRequestBody): ChatRequest {
   return {
-    model,
-    messages,
-    stream,
-    includeUsage,
-    options: optionalObject(body, 'metadata') ?? {},
-    sampling: readSampling(body),
-    labels: optionalLabels(body, 'categories') ?? null,
+    model: body.model,
+    messages: body.messages.map((m, i) => messageOf(m, `messages[${i}]`)),
+    stream: body.stream ?? false,
+    includeUsage: body.stream_options?.include_usage ?? false,
+    options: body.metadata ?? {},
+    sampling: samplingOf(body),
+    labels: body.categories?.map((label) => label.trim()) ?? null,
   };
 }

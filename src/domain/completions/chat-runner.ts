@@ -6,10 +6,10 @@
  */
 import type { ModelSpec } from '../models/model-spec.types.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
-import type { CallContext, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../models/inference-backend.port.js';
+import type { CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
-import { maxPossibleTokens } from './metered-call.js';
-import { parseLabelText } from './request-fields.js';
+import { choicesOf, maxPossibleTokens } from './metered-call.js';
+import { parseLabelText } from './label-text.js';
 
 export interface Conversation {
   messages: ChatMessage[];
@@ -34,6 +34,8 @@ export interface ChatResult {
   reasoning: string | null;
   finishReason: string;
   usage: TokenUsage;
+  /** An upstream's answer as sent (choices and fields), carried to the client. */
+  carried?: CarriedAnswer;
 }
 
 export const contextLengthExceeded = (model: ModelSpec, param: string, tokens: number, exact: boolean) =>
@@ -76,8 +78,44 @@ function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: Call
  */
 export function withOutputCap(call: PreparedCall, cap: number | undefined): PreparedCall {
   if (cap === undefined || call.kind === 'task') return call;
-  const sampling = { ...call.conversation.sampling, max_tokens: cap };
+  // The cap was granted for every choice together.
+  const perChoice = Math.max(1, Math.floor(cap / choicesOf(call.conversation.sampling)));
+  const sampling = { ...call.conversation.sampling, max_tokens: perChoice };
   return { ...call, conversation: { ...call.conversation, sampling } };
+}
+
+/**
+ * Carried fields an in-process runtime (or a task model) cannot honour: sent with effect,
+ * they are refused rather than silently dropped.
+ */
+const UNCARRIED: ReadonlyArray<[string, (value: unknown) => boolean]> = [
+  ['tools', (v) => Array.isArray(v) && v.length > 0],
+  ['tool_choice', (v) => v !== 'none' && v !== 'auto'],
+  ['n', (v) => v !== 1],
+  ['logprobs', (v) => v === true],
+];
+
+const TEXT_PART_TYPES: ReadonlySet<unknown> = new Set(['text', 'input_text', 'output_text']);
+
+/** The first carried field or message part `model`'s runtime cannot honour, as a param; null when none. */
+function uncarried(conversation: Conversation): string | null {
+  for (const [field, sent] of UNCARRIED) {
+    const value = conversation.sampling[field];
+    if (value !== undefined && sent(value)) return field;
+  }
+  for (const [i, m] of conversation.messages.entries()) {
+    if (m.tool_calls?.length) return `${conversation.inputParam}[${i}].tool_calls`;
+    if (!Array.isArray(m.wireContent)) continue;
+    const part = (m.wireContent as Array<{ type?: unknown }>).findIndex((p) => !TEXT_PART_TYPES.has(p.type));
+    if (part !== -1) return `${conversation.inputParam}[${i}].content[${part}]`;
+  }
+  return null;
+}
+
+/** 400 naming the field and the model, for a request the model's runtime cannot serve as asked. */
+function refuseUncarried(model: ModelSpec, runtime: string, conversation: Conversation): void {
+  const param = uncarried(conversation);
+  if (param !== null) throw invalidRequest(`${param} is not supported by model ${model.id} (${runtime})`, param);
 }
 
 export class ChatRunner {
@@ -85,11 +123,13 @@ export class ChatRunner {
 
   /** Everything that can refuse the request without running it: shape, labels, context length, backend. */
   async prepare(model: ModelSpec, conversation: Conversation, streaming: boolean): Promise<PreparedCall> {
+    if (model.entry.task !== 'chat') refuseUncarried(model, `a ${model.entry.task} model`, conversation);
     if (model.entry.task === 'chat') {
       const messages = fitsWithoutCounting(model, conversation.messages)
         ? conversation.messages
         : await this.#fitConversation(model, conversation);
       const backend = await this.registry.backendFor(model, streaming ? 'chatStream' : 'chat');
+      if (backend.kind !== 'openai') refuseUncarried(model, `served in-process by ${backend.kind}`, conversation);
       return { kind: 'chat', model, backend, messages, conversation };
     }
     const input = conversation.messages

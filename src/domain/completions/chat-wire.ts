@@ -1,6 +1,6 @@
 /** Chat completion wire objects: the full `chat.completion` and the stream's `chat.completion.chunk`s. */
 import { randomString } from '../shared/ids.js';
-import type { TokenUsage } from '../models/inference-backend.port.js';
+import type { CarriedAnswer, TokenUsage } from '../models/inference-backend.port.js';
 import type { ChatResult } from './chat-runner.js';
 
 export const newChatCompletionId = (): string => `chatcmpl-${randomString(15, 'base64url')}`;
@@ -20,19 +20,46 @@ export function chatUsageWire(usage: TokenUsage) {
   };
 }
 
-export function chatCompletionWire(id: string, created: number, model: string, result: ChatResult): Record<string, unknown> {
-  const message: Record<string, unknown> = { role: 'assistant', content: result.content, refusal: null, annotations: [] };
+type Json = Record<string, unknown>;
+
+const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `reasoning` beside an engine's `reasoning_content`, as Sluice's other runtimes name it. */
+function withReasoning(fields: Json): Json {
+  const sent = fields.reasoning_content;
+  return fields.reasoning === undefined && typeof sent === 'string' && sent !== '' ? { ...fields, reasoning: sent } : fields;
+}
+
+/** An engine's choice as sent, with the fields OpenAI's clients expect filled in where the engine left them out. */
+function carriedChoice(choice: Json, position: number): Json {
+  const sent = isJson(choice.message) ? choice.message : {};
+  const message = withReasoning({ role: 'assistant', content: null, refusal: null, annotations: [], ...sent });
+  return { ...choice, index: choice.index ?? position, message, logprobs: choice.logprobs ?? null, finish_reason: choice.finish_reason ?? 'stop' };
+}
+
+function ownChoice(result: ChatResult): Json {
+  const message: Json = { role: 'assistant', content: result.content, refusal: null, annotations: [] };
   if (result.reasoning !== null) message.reasoning = result.reasoning;
-  return {
-    id,
-    object: 'chat.completion',
-    created,
-    model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: result.finishReason }],
-    usage: chatUsageWire(result.usage),
-    system_fingerprint: null,
-    service_tier: 'default',
-  };
+  return { index: 0, message, logprobs: null, finish_reason: result.finishReason };
+}
+
+/** `result.carried`: an upstream's answer, whose choices and other fields go out as sent; id, model and usage are Sluice's. */
+export function chatCompletionWire(id: string, created: number, model: string, result: ChatResult): Json {
+  const { carried } = result;
+  const choices = carried && carried.choices.length > 0 ? carried.choices.map(carriedChoice) : [ownChoice(result)];
+  const wire: Json = { id, object: 'chat.completion', created, model, choices, usage: chatUsageWire(result.usage), system_fingerprint: null, service_tier: 'default' };
+  if (carried) Object.assign(wire, carried.fields);
+  return wire;
+}
+
+/**
+ * An engine's stream choice as sent, with OpenAI's fields filled in where it left them
+ * out (`logprobs`, `finish_reason`; the role on the first chunk, as OpenAI's names it).
+ */
+function carriedDelta(choice: Json, first: boolean): Json {
+  const sent = isJson(choice.delta) ? choice.delta : {};
+  const delta = withReasoning(first && sent.role === undefined ? { role: 'assistant', ...sent } : sent);
+  return { index: 0, ...choice, delta, logprobs: choice.logprobs ?? null, finish_reason: choice.finish_reason ?? null };
 }
 
 /** Builds the chunks of one stream; ids, timestamps and the model are fixed for its lifetime. */
@@ -56,6 +83,16 @@ export class ChunkWriter {
     if (content !== undefined) delta.content = content;
     if (reasoning !== undefined) delta.reasoning = reasoning;
     return this.#chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]);
+  }
+
+  /** An upstream's chunk: its choices (deltas with tool calls, logprobs, several indexes) and fields as sent. */
+  carried(carried: CarriedAnswer): Record<string, unknown> {
+    const first = this.#first;
+    this.#first = false;
+    const choices = carried.choices.map((choice) => carriedDelta(choice, first));
+    const chunk = this.#chunk(choices);
+    Object.assign(chunk, carried.fields);
+    return chunk;
   }
 
   finish(reason: string): Record<string, unknown> {

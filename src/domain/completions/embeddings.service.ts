@@ -12,11 +12,10 @@ import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
 import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
 import { float32Base64, vectorNumbers } from './float32.js';
-import { optionalInteger, optionalString, requireObject, requiredString, type Body } from './request-fields.js';
+import type { EmbeddingsRequestBody } from '../../wire/embeddings.js';
 import { ServedListener } from './served-call.js';
 
 export const EMBEDDINGS_ROUTE = '/v1/embeddings';
-const MAX_INPUTS = 2048;
 
 interface EmbeddingsRequest {
   model: string;
@@ -27,37 +26,22 @@ interface EmbeddingsRequest {
   dimensions: number | undefined;
 }
 
-function readInputs(body: Body): { inputs: string[]; listed: boolean } {
-  const input = body.input;
-  if (input === undefined || input === null) throw invalidRequest('input is required', 'input');
-  if (typeof input === 'string') {
-    if (input === '') throw invalidRequest('input must be a non-empty string or an array of non-empty strings', 'input');
-    return { inputs: [input], listed: false };
-  }
-  if (!Array.isArray(input) || input.length === 0) {
-    throw invalidRequest('input must be a non-empty string or an array of non-empty strings', 'input');
-  }
-  if (input.length > MAX_INPUTS) throw invalidRequest(`input must have at most ${MAX_INPUTS} elements`, 'input');
-  input.forEach((item, i) => {
-    if (typeof item !== 'string' || item === '') throw invalidRequest(`input[${i}] must be a non-empty string`, `input[${i}]`);
-  });
-  return { inputs: input as string[], listed: true };
-}
-
-export function parseEmbeddingsRequest(raw: unknown): EmbeddingsRequest {
-  const body = requireObject(raw);
-  const model = requiredString(body, 'model');
-  const { inputs, listed } = readInputs(body);
-  const encoding = optionalString(body, 'encoding_format') ?? 'float';
-  if (encoding !== 'float' && encoding !== 'base64') throw invalidRequest('encoding_format must be "float" or "base64"', 'encoding_format');
-  return { model, inputs, listed, encoding, dimensions: optionalInteger(body, 'dimensions', 1) };
+function embeddingsRequestOf(body: EmbeddingsRequestBody): EmbeddingsRequest {
+  const listed = Array.isArray(body.input);
+  return {
+    model: body.model,
+    inputs: typeof body.input === 'string' ? [body.input] : body.input,
+    listed,
+    encoding: body.encoding_format ?? 'float',
+    dimensions: body.dimensions ?? undefined,
+  };
 }
 
 export class EmbeddingsService {
   constructor(private readonly deps: InferenceServiceDeps) {}
 
-  async create(caller: Caller, body: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
-    const request = parseEmbeddingsRequest(body);
+  async create(caller: Caller, body: EmbeddingsRequestBody, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+    const request = embeddingsRequestOf(body);
     const { registry } = this.deps;
     const model = registry.require(request.model, 'embeddings');
     const native = model.entry.embeddingDimensions;

@@ -4,6 +4,7 @@ import type { Caller } from '../identity/caller.js';
 import { admitCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import { isAppError } from '../shared/errors.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
+import type { ChatMessage } from '../models/inference-backend.port.js';
 
 /**
  * A hard upper bound on the tokens of `text` under any byte-level or byte-fallback
@@ -42,21 +43,59 @@ export function meteredCallOf(
   texts: readonly string[],
   /** A number is a fixed cap (0 for calls that produce no tokens). */
   cap: OutputCap | number,
-  /** Tokens added once for the whole input (CONVERSATION_FRAMING_TOKENS for a chat model's conversation). */
-  framingTokens = 0,
+  /**
+   * Tokens added once for the whole input: CONVERSATION_FRAMING_TOKENS for a chat
+   * model's conversation, IMAGE_PART_TOKENS for each image part.
+   */
+  fixedTokens = 0,
 ): MeteredCall {
-  let inputTokens = framingTokens;
+  let inputTokens = fixedTokens;
   for (const text of texts) inputTokens += maxPossibleTokens(text) + FRAMING_TOKENS_PER_TEXT;
   const { maxOutputTokens, outputCapExplicit } = typeof cap === 'number' ? { maxOutputTokens: cap, outputCapExplicit: true } : cap;
   return { model: model.id, route, requestId, inputTokens, maxOutputTokens, outputCapExplicit };
 }
 
-/** The request's own output cap (`max_completion_tokens`, `max_tokens`), else the model's default. */
+/** How many choices the request asks for (`n`, carried to the engine): each may run to the output cap. */
+export const choicesOf = (sampling: Readonly<Record<string, unknown>>): number =>
+  typeof sampling.n === 'number' && sampling.n > 1 ? sampling.n : 1;
+
+/** The request's own output cap (`max_completion_tokens`, `max_tokens`), else the model's default; times `n`. */
 export function outputCapOf(model: ModelSpec, sampling: Readonly<Record<string, unknown>>): OutputCap {
   const cap = sampling.max_completion_tokens ?? sampling.max_tokens;
+  const choices = choicesOf(sampling);
   return typeof cap === 'number'
-    ? { maxOutputTokens: cap, outputCapExplicit: true }
-    : { maxOutputTokens: model.maxOutputTokens, outputCapExplicit: false };
+    ? { maxOutputTokens: cap * choices, outputCapExplicit: true }
+    : { maxOutputTokens: model.maxOutputTokens * choices, outputCapExplicit: false };
+}
+
+/**
+ * An image part's input tokens until the engine's usage arrives: a fixed estimate (its
+ * URL says nothing of its size), above what a high-detail image costs on OpenAI's models.
+ */
+export const IMAGE_PART_TOKENS = 1_500;
+
+/** Request fields the engine reads as input: their JSON counts toward the input estimate. */
+const INPUT_FIELDS = ['tools', 'tool_choice', 'response_format', 'prediction'] as const;
+
+/**
+ * What a chat call's input estimate is priced on: each message's text, its tool calls
+ * and its other parts as JSON (images as IMAGE_PART_TOKENS each), and the tools, schemas
+ * and predictions the engine reads.
+ */
+export function chatInputOf(messages: readonly ChatMessage[], sampling: Readonly<Record<string, unknown>>): { texts: string[]; images: number } {
+  const texts: string[] = [];
+  let images = 0;
+  for (const m of messages) {
+    texts.push(m.content);
+    if (m.tool_calls) texts.push(JSON.stringify(m.tool_calls));
+    if (!Array.isArray(m.wireContent)) continue;
+    for (const part of m.wireContent as Array<{ type?: unknown }>) {
+      if (part.type === 'image_url') images += 1;
+      else if (part.type !== 'text' && part.type !== 'input_text' && part.type !== 'output_text') texts.push(JSON.stringify(part));
+    }
+  }
+  for (const field of INPUT_FIELDS) if (sampling[field] !== undefined) texts.push(JSON.stringify(sampling[field]));
+  return { texts, images };
 }
 
 /**

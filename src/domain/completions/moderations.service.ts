@@ -6,14 +6,13 @@
  */
 import type { Caller } from '../identity/caller.js';
 import { runAdmitted } from '../billing/meter.js';
-import { invalidRequest } from '../shared/errors.js';
 import { randomString } from '../shared/ids.js';
 import { MODERATION_CATEGORIES } from '../shared/classification/moderation-categories.js';
 import type { CallContext, ModerationResult } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
 import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
-import { describe, optionalObject, optionalString, requireObject, type Body } from './request-fields.js';
+import type { ModerationsRequestBody } from '../../wire/moderations.js';
 import { ServedListener } from './served-call.js';
 
 export const MODERATIONS_ROUTE = '/v1/moderations';
@@ -21,34 +20,12 @@ export const DEFAULT_MODERATION_MODEL = 'zlm-v1-moderation-edge';
 const OPENAI_ALIASES = new Set(['omni-moderation-latest', 'text-moderation-stable', 'text-moderation-latest']);
 
 
-const BAD_INPUT = 'input must be a non-empty string, an array of non-empty strings, or an array of text parts';
-
 /** Inputs and, for each, the param that names it in errors. */
-function readInputs(body: Body): { texts: string[]; params: string[] } {
-  const input = body.input;
-  if (input === undefined || input === null) throw invalidRequest('input is required', 'input');
-  if (typeof input === 'string') {
-    if (input === '') throw invalidRequest(BAD_INPUT, 'input');
-    return { texts: [input], params: ['input'] };
-  }
-  if (!Array.isArray(input) || input.length === 0) throw invalidRequest(BAD_INPUT, 'input');
-  // The first element decides the form: strings (one result each) or text parts (one input).
-  if (typeof input[0] === 'string') {
-    input.forEach((item: unknown, i) => {
-      if (typeof item !== 'string' || item === '') throw invalidRequest(`input[${i}] must be a non-empty string`, `input[${i}]`);
-    });
-    return { texts: input as string[], params: input.map((_, i) => `input[${i}]`) };
-  }
-  const parts = input.map((part: unknown, i) => {
-    const p = part as Body | null;
-    if (typeof p !== 'object' || p === null || Array.isArray(p)) {
-      throw invalidRequest(`input[${i}] must be a text part {type: "text", text}, got ${describe(part)}`, `input[${i}]`);
-    }
-    if (p.type !== 'text') throw invalidRequest(`input[${i}].type must be "text"; only text is supported`, `input[${i}].type`);
-    if (typeof p.text !== 'string' || p.text === '') throw invalidRequest(`input[${i}].text must be a non-empty string`, `input[${i}].text`);
-    return p.text;
-  });
-  return { texts: [parts.join('\n')], params: ['input'] };
+function inputsOf(input: ModerationsRequestBody['input']): { texts: string[]; params: string[] } {
+  if (typeof input === 'string') return { texts: [input], params: ['input'] };
+  // Validated: all strings (one result each) or all text parts (one input together).
+  if (input.every((item) => typeof item === 'string')) return { texts: input, params: input.map((_, i) => `input[${i}]`) };
+  return { texts: [input.map((part) => (typeof part === 'string' ? part : part.text)).join('\n')], params: ['input'] };
 }
 
 function resultWire(result: ModerationResult) {
@@ -71,12 +48,10 @@ function resultWire(result: ModerationResult) {
 export class ModerationsService {
   constructor(private readonly deps: InferenceServiceDeps) {}
 
-  async create(caller: Caller, raw: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
-    const body = requireObject(raw);
-    const requested = optionalString(body, 'model');
-    if (requested === '') throw invalidRequest('model must be a non-empty string', 'model');
-    const { texts, params } = readInputs(body);
-    const options = optionalObject(body, 'metadata') ?? {};
+  async create(caller: Caller, body: ModerationsRequestBody, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+    const requested = body.model ?? undefined;
+    const { texts, params } = inputsOf(body.input);
+    const options = body.metadata ?? {};
     const { registry } = this.deps;
     const name = requested === undefined || OPENAI_ALIASES.has(requested) ? DEFAULT_MODERATION_MODEL : requested;
     const model = registry.require(name, 'moderations');

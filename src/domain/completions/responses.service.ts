@@ -11,7 +11,8 @@ import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { ChatRunner, withOutputCap, type ChatResult } from './chat-runner.js';
 import { CONVERSATION_FRAMING_TOKENS, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
-import { parseResponsesRequest, type ResponsesRequest } from './responses-request.js';
+import type { ResponsesRequestBody } from '../../wire/responses.js';
+import { responsesRequestOf, type ResponsesRequest } from './responses-request.js';
 
 export const RESPONSES_ROUTE = '/v1/responses';
 
@@ -85,9 +86,9 @@ export class ResponsesService {
     this.#runner = new ChatRunner(deps.registry);
   }
 
-  async create(caller: Caller, body: unknown, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+  async create(caller: Caller, body: ResponsesRequestBody, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
     const createdAt = toUnixSeconds(this.deps.clock.nowMs());
-    const request = parseResponsesRequest(body);
+    const request = responsesRequestOf(body);
     const model = this.deps.registry.require(request.model, 'responses');
     const call = await this.#runner.prepare(
       model,

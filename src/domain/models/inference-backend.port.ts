@@ -14,9 +14,20 @@ export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
 export interface ChatMessage {
   role: ChatRole;
+  /**
+   * The message's text: its string content, or its text parts joined with newlines (empty
+   * beside tool calls). What is counted, and what in-process runtimes read.
+   */
   content: string;
+  /**
+   * The content as the client sent it, when it is more than text (parts with images, audio
+   * or files, or null beside tool calls): an upstream receives it unchanged.
+   */
+  wireContent?: unknown;
   name?: string;
   tool_call_id?: string;
+  /** An assistant message's tool calls, carried to an upstream unchanged. */
+  tool_calls?: readonly Record<string, unknown>[];
 }
 
 export interface TokenUsage {
@@ -48,7 +59,11 @@ export interface ChatParams extends CallContext {
   messages: ChatMessage[];
   /** Model options from the request's `metadata`. */
   options: Record<string, unknown>;
-  /** Sampling and other OpenAI parameters (temperature, max_tokens, top_p, stop, seed, …), passed through. */
+  /**
+   * Every request field Sluice does not interpret itself (temperature, max_tokens, tools,
+   * n, logprobs, response_format, …), as sent: an upstream receives them unchanged (less
+   * the model's `drop_params`); an in-process runtime reads the ones it knows.
+   */
   sampling: Record<string, unknown>;
 }
 
@@ -63,6 +78,18 @@ export interface OutputTokenLogprobs extends TokenLogprob {
   top: TokenLogprob[];
 }
 
+/**
+ * An upstream engine's answer beyond what Sluice reads from it, carried to the client:
+ * every choice as sent (message or delta with tool calls, refusal, annotations, reasoning
+ * fields; logprobs; finish_reason; index), and the other top-level fields
+ * (system_fingerprint, service_tier, …) less those Sluice owns (id, object, created,
+ * model, usage, choices).
+ */
+export interface CarriedAnswer {
+  choices: Record<string, unknown>[];
+  fields: Record<string, unknown>;
+}
+
 export interface ChatOutput {
   content: string;
   reasoning: string | null;
@@ -72,6 +99,8 @@ export interface ChatOutput {
   upstreamRequestId?: string | null;
   /** Per output token, when the request asked for `logprobs` and the backend reported them. */
   logprobs?: OutputTokenLogprobs[];
+  /** The engine's answer as sent, from an upstream; in-process runtimes leave it out. */
+  carried?: CarriedAnswer;
 }
 
 /**
@@ -93,8 +122,27 @@ export interface NextTokenOutput {
 
 export type ChatStreamEvent =
   | { type: 'delta'; content?: string; reasoning?: string }
+  /** An upstream's chunk as sent (`text`: its content and reasoning, for counting what was produced). */
+  | { type: 'chunk'; carried: CarriedAnswer; text: string }
   | { type: 'finish'; finishReason: string }
   | { type: 'usage'; usage: TokenUsage };
+
+/**
+ * A legacy text completion (`POST /v1/completions`) on an upstream engine: `prompt` and
+ * every other field as the client sent them (`fields`, less those Sluice owns).
+ */
+export interface CompletionParams extends CallContext {
+  model: ModelSpec;
+  prompt: unknown;
+  fields: Record<string, unknown>;
+  /** The prompt's text, for counting when the engine reports no usage. */
+  promptText: string;
+}
+
+export interface CompletionOutput {
+  usage: TokenUsage;
+  carried: CarriedAnswer;
+}
 
 /** Classification, extraction and summarization models: one text in, one JSON-able result out. */
 export interface TaskParams extends CallContext {
@@ -224,6 +272,9 @@ export interface InferenceBackend {
   status(model: ModelSpec): Promise<BackendStatus>;
   chat?(params: ChatParams): Promise<ChatOutput>;
   chatStream?(params: ChatParams): AsyncIterable<ChatStreamEvent>;
+  /** Legacy text completions; the last stream event is always `usage`. */
+  complete?(params: CompletionParams): Promise<CompletionOutput>;
+  completeStream?(params: CompletionParams): AsyncIterable<ChatStreamEvent>;
   runTask?(params: TaskParams): Promise<TaskOutput>;
   embed?(params: EmbeddingParams): Promise<EmbeddingOutput>;
   moderate?(params: ModerationParams): Promise<ModerationOutput>;

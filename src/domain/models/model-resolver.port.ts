@@ -24,7 +24,7 @@ export const modelNotFound = (id: string) =>
   invalidRequest(`The model \`${id}\` does not exist or you do not have access to it.`, 'model', 'model_not_found');
 
 /** The optional calls of InferenceBackend a model can be asked to serve. */
-export type Capability = 'chat' | 'chatStream' | 'runTask' | 'embed' | 'moderate' | 'transcribe' | 'nextTokenLogprobs';
+export type Capability = 'chat' | 'chatStream' | 'complete' | 'completeStream' | 'runTask' | 'embed' | 'moderate' | 'transcribe' | 'nextTokenLogprobs';
 
 export interface TokenCount {
   tokens: number;

@@ -46,6 +46,8 @@ export interface ModelBinding {
   /** The resolved secret from `api_key_env`; never logged. */
   apiKey: string | null;
   timeoutMs: number;
+  /** Request fields dropped before the call reaches the upstream (`drop_params`). */
+  dropParams: readonly string[];
   /** Directory of the model's files for in-process runtimes. */
   path: string | null;
   /** The engines that serve the model (backend openai); `base_url` is one of them. Empty: none configured. */

@@ -7,7 +7,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { BATCH_ENDPOINTS, COMPLETION_WINDOW } from '../../domain/batches/batch.types.js';
 import { FILE_PURPOSES, MAX_UPLOAD_BYTES } from '../../domain/files/files.types.js';
-import { typed } from './fields.js';
+import { typed } from '../../wire/fields.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const UnixSeconds = Type.Integer({ description: 'Unix timestamp, seconds' });

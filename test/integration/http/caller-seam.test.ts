@@ -13,6 +13,8 @@ import type { Admission, Meter, MeteredCall, SettledUsage } from '../../../src/d
 import { AppError, insufficientQuota } from '../../../src/domain/shared/errors.js';
 import { apiScope } from '../../../src/http/scopes/api-scope.js';
 import type { AuthStrategy } from '../../../src/http/auth/strategy.js';
+import { ChatCompletionBody } from '../../../src/wire/chat-completions.js';
+import { parseBody } from '../../../src/wire/validate.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { inferenceYaml, usageOf } from '../inference/setup.js';
@@ -161,7 +163,7 @@ describe('the chat route under a second prefix', () => {
 });
 
 describe('a stream and its admission', () => {
-  const streamed = { ...hello, stream: true };
+  const streamed = parseBody(ChatCompletionBody, { ...hello, stream: true });
   const context = (signal: AbortSignal) => ({ requestId: 'req_stream_seam', signal, route: '/v1/chat/completions' });
 
   it('a stream never read is released when its client leaves (its relay never starts, so only the service can release it)', async () => {

@@ -1,6 +1,7 @@
 /** POST /v1/chat/completions (non-streaming) over real sockets against the fake upstream: shape, validation, routing, task models. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call } from '../../helpers/harness.js';
+import { FAKE_FINGERPRINT } from '../../helpers/fake-upstream.js';
 import { balanceOf, startInferenceEnv, usageOf, type InferenceEnv } from './setup.js';
 
 let env: InferenceEnv;
@@ -49,7 +50,8 @@ describe('happy path', () => {
         },
       ],
       usage: USAGE_11_7,
-      system_fingerprint: null,
+      // The engine's own field, carried through.
+      system_fingerprint: FAKE_FINGERPRINT,
       service_tier: 'default',
     });
   });
@@ -79,6 +81,7 @@ describe('happy path', () => {
       temperature: 0.2,
       max_tokens: 50,
       stop: ['\n\n'],
+      logprobs: true,
       model: 'openai/gpt-oss-120b',
       messages: [
         { role: 'system', content: 'Be brief.' },
@@ -102,7 +105,15 @@ describe('happy path', () => {
     const tenant = await env.server.newTenant();
     const res = await chat(tenant.key, hello('qwen3-30b-a3b-fp8'));
     expect(res.status).toBe(200);
-    expect(res.body.choices[0].message).toEqual({ role: 'assistant', content: '42', refusal: null, annotations: [], reasoning: 'Six times seven.' });
+    expect(res.body.choices[0].message).toEqual({
+      role: 'assistant',
+      content: '42',
+      refusal: null,
+      annotations: [],
+      // The engine's field as sent, and Sluice's name for it.
+      reasoning_content: 'Six times seven.',
+      reasoning: 'Six times seven.',
+    });
     expect(res.body.usage.completion_tokens_details.reasoning_tokens).toBe(8);
     expect(res.body.usage.total_tokens).toBe(21);
   });
@@ -146,12 +157,12 @@ describe('validation', () => {
     ['a missing role', { model: 'gpt-oss-120b', messages: [{ content: 'x' }] }, 'messages[0].role is required', 'messages[0].role'],
     ['a missing content', { model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'x' }, { role: 'user' }] }, 'messages[1].content is required', 'messages[1].content'],
     ['an empty content', { model: 'gpt-oss-120b', messages: [{ role: 'system', content: 'x' }, { role: 'user', content: '' }] }, 'messages[1].content must be a non-empty string', 'messages[1].content'],
-    ['an image part', { model: 'gpt-oss-120b', messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'image_url', image_url: {} }] }] }, 'messages[0].content[1].type must be "text"; only text content is supported', 'messages[0].content[1].type'],
+    ['a part of an unknown type', { model: 'gpt-oss-120b', messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'video', video: {} }] }] }, 'messages[0].content[1].type must be one of text, image_url, input_audio, file', 'messages[0].content[1].type'],
     ['a part without text', { model: 'gpt-oss-120b', messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 'messages[0].content[0].text must be a string', 'messages[0].content[0].text'],
     ['a temperature out of range', { ...hello(), temperature: 3 }, 'temperature must be a number between 0 and 2', 'temperature'],
     ['a fractional max_tokens', { ...hello(), max_tokens: 1.5 }, 'max_tokens must be an integer of at least 1', 'max_tokens'],
-    ['n above 1', { ...hello(), n: 2 }, 'n must be 1; only one choice per request is supported', 'n'],
-    ['tools', { ...hello(), tools: [{ type: 'function', function: { name: 'f' } }] }, 'tools are not supported', 'tools'],
+    ['n above 128', { ...hello(), n: 129 }, 'n must be an integer between 1 and 128', 'n'],
+    ['tools that are not a list', { ...hello(), tools: { type: 'function', function: { name: 'f' } } }, 'tools must be an array of objects, got an object', 'tools'],
     ['a non-boolean stream', { ...hello(), stream: 'yes' }, 'stream must be a boolean, got a string', 'stream'],
     ['metadata that is not an object', { ...hello(), metadata: 'x' }, 'metadata must be an object, got a string', 'metadata'],
     ['eleven categories', { ...hello('deberta-v3-small'), categories: 'abcdefghijk'.split('') }, 'At most 10 candidate labels are allowed, got 11', 'categories'],

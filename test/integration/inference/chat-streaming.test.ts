@@ -188,7 +188,8 @@ describe('relaying', () => {
     const client = rawPost(env.server.baseUrl, '/v1/chat/completions', tenant.key, streamBody());
     const all = events(await readAll(client)) as any[];
     expect(all.map((e) => (e === '[DONE]' ? e : e.choices[0].delta))).toEqual([
-      { role: 'assistant', reasoning: 'Let me think.' },
+      // The engine's field as sent, and Sluice's name for it.
+      { role: 'assistant', reasoning_content: 'Let me think.', reasoning: 'Let me think.' },
       { content: 'Done.' },
       {},
       '[DONE]',

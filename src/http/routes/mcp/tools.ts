@@ -5,9 +5,10 @@
  * with the caller the scope admitted, so a tool call is metered, held and recorded
  * exactly as the REST call (its usage record says `mcp/<tool>`).
  *
- * The services read and word their bodies themselves (the domain parsers are the source
- * of truth, as for batch lines), so the SDK only checks that arguments are an object, and
- * a bad argument is answered by the service with the REST route's code and message.
+ * The arguments of the inference tools are checked by the REST route's own validator
+ * (src/wire, as for batch lines) and the others by their services, so the SDK only checks
+ * that arguments are an object, and a bad argument is answered with the REST route's code
+ * and message.
  */
 import { fromJsonSchema, type CallToolResult, type jsonSchemaValidator, type JsonSchemaType, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { TSchema } from '@sinclair/typebox';
@@ -21,24 +22,25 @@ import { AppError, isAppError } from '../../../domain/shared/errors.js';
 import { errorEnvelope, statusOfKind, type StatusOverrides } from '../../errors.js';
 import { DECISION_STATUSES } from '../v1/systemone.js';
 import { batchWire } from '../../mappers/files-batches.js';
-import { ChatCompletionBody } from '../../schemas/chat-completions.js';
-import { EmbeddingsBody } from '../../schemas/embeddings.js';
-import { ModerationsBody } from '../../schemas/moderations.js';
+import { ChatCompletionBody } from '../../../wire/chat-completions.js';
+import { EmbeddingsBody, type EmbeddingsRequestBody } from '../../../wire/embeddings.js';
+import { ModerationsBody, type ModerationsRequestBody } from '../../../wire/moderations.js';
+import { parseBody } from '../../../wire/validate.js';
+import { WORDING_KEYWORD } from '../../../wire/wording.js';
 import { DecisionBody } from '../../schemas/decision.js';
 import { BatchCreateBody, BatchIdParams } from '../../schemas/files-batches.js';
-import { WORDING_KEYWORD } from '../../schemas/wording.js';
 import { paymentAttemptOf, paymentRequiredResult, settlementMeta } from './x402.js';
 
-/** A service that takes a JSON body on behalf of a caller, as the REST routes call it. */
-interface BodyService {
-  create(caller: Caller, body: unknown, context: { requestId: string; signal: AbortSignal; route?: string }): Promise<unknown>;
+/** A service that takes a validated body on behalf of a caller, as the REST routes call it. */
+interface BodyService<Body> {
+  create(caller: Caller, body: Body, context: { requestId: string; signal: AbortSignal; route?: string }): Promise<unknown>;
 }
 
 /** Exactly the services the MCP tools call. */
 export interface McpToolServices {
   chat: ChatCompletionsPort;
-  embeddings: BodyService;
-  moderations: BodyService;
+  embeddings: BodyService<EmbeddingsRequestBody>;
+  moderations: BodyService<ModerationsRequestBody>;
   decision: Pick<DecisionService, 'decide'>;
   batches: Pick<BatchesService, 'create' | 'retrieve'>;
 }
@@ -67,7 +69,7 @@ export const PRICE_META_KEY = 'sluice/price';
 /** The fields of a chat completion a tool call may set: an answer, never a stream. */
 const CHAT_FIELDS = ['model', 'messages', 'max_tokens', 'temperature', 'response_format'] as const;
 
-/** The domain services word faults; the SDK only requires an object (the protocol's own rule). */
+/** The routes' validators and the services word faults; the SDK only requires an object (the protocol's own rule). */
 const objectOnly: jsonSchemaValidator = {
   getValidator: <T>() => (input: unknown) =>
     typeof input === 'object' && input !== null && !Array.isArray(input)
@@ -122,19 +124,19 @@ const TOOL_SPECS: Readonly<Record<McpToolName, ToolSpec>> = {
     title: 'Chat completion',
     description: 'Answer a conversation with a chat model (one answer, no stream). response_format {"type": "json_schema", "json_schema": {"name", "schema"}} asks for JSON by a schema.',
     schema: (models) => narrowed(ChatCompletionBody, models, CHAT_FIELDS),
-    run: (s, caller, args, call, route) => s.chat.create(caller, pick(args, CHAT_FIELDS), context(call, route)),
+    run: (s, caller, args, call, route) => s.chat.create(caller, parseBody(ChatCompletionBody, pick(args, CHAT_FIELDS)), context(call, route)),
   },
   embed: {
     title: 'Embeddings',
     description: 'One vector per input text.',
     schema: (models) => narrowed(EmbeddingsBody, models),
-    run: (s, caller, args, call, route) => s.embeddings.create(caller, args, context(call, route)),
+    run: (s, caller, args, call, route) => s.embeddings.create(caller, parseBody(EmbeddingsBody, args), context(call, route)),
   },
   moderate: {
     title: 'Moderation',
     description: 'Classify texts against the moderation categories.',
     schema: (models) => narrowed(ModerationsBody, models),
-    run: (s, caller, args, call, route) => s.moderations.create(caller, args, context(call, route)),
+    run: (s, caller, args, call, route) => s.moderations.create(caller, parseBody(ModerationsBody, args), context(call, route)),
   },
   decide: {
     title: 'Decision',

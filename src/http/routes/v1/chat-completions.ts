@@ -3,7 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { ChatCompletionsService } from '../../../domain/completions/chat-completions.service.js';
 import { CHAT_ROUTE } from '../../../domain/completions/chat-completions.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
-import { ChatCompletionBody, ChatCompletionChunk, ChatCompletionObject } from '../../schemas/chat-completions.js';
+import { ChatCompletionChunk, ChatCompletionObject } from '../../schemas/chat-completions.js';
+import { ChatCompletionBody, type ChatCompletionRequestBody } from '../../../wire/chat-completions.js';
+import { wireValidatorCompiler } from '../../../wire/validate.js';
 import { STREAM_EVENT } from '../../openapi-document.js';
 import { clientAbortSignal, sendSse } from '../../sse.js';
 
@@ -17,11 +19,11 @@ const schema = {
 };
 
 export function registerChatCompletionsRoute(scope: FastifyInstance, { chat: service }: { chat: ChatCompletionsService }): void {
-  scope.post('/chat/completions', { schema }, async (request, reply) => {
+  scope.post<{ Body: ChatCompletionRequestBody }>('/chat/completions', { schema, validatorCompiler: wireValidatorCompiler }, async (request, reply) => {
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
     const context = { requestId: request.id, signal, route: CHAT_ROUTE };
-    if ((request.body as { stream?: unknown }).stream === true) {
+    if (request.body.stream === true) {
       return sendSse(reply, await service.openStream(caller, request.body, context), signal);
     }
     return service.create(caller, request.body, context);

@@ -4,7 +4,9 @@ import type { EmbeddingsService } from '../../../domain/completions/embeddings.s
 import { EMBEDDINGS_ROUTE } from '../../../domain/completions/embeddings.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
-import { EmbeddingList, EmbeddingsBody } from '../../schemas/embeddings.js';
+import { EmbeddingList } from '../../schemas/embeddings.js';
+import { EmbeddingsBody, type EmbeddingsRequestBody } from '../../../wire/embeddings.js';
+import { wireValidatorCompiler } from '../../../wire/validate.js';
 import { clientAbortSignal } from '../../sse.js';
 
 const schema = {
@@ -15,7 +17,7 @@ const schema = {
 };
 
 export function registerEmbeddingsRoute(scope: FastifyInstance, { embeddings: service }: { embeddings: EmbeddingsService }): void {
-  scope.post('/embeddings', { schema, ...serializeAsBefore }, async (request, reply) =>
+  scope.post<{ Body: EmbeddingsRequestBody }>('/embeddings', { schema, validatorCompiler: wireValidatorCompiler, ...serializeAsBefore }, async (request, reply) =>
     service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: EMBEDDINGS_ROUTE }),
   );
 }

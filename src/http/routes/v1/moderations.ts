@@ -4,7 +4,9 @@ import type { ModerationsService } from '../../../domain/completions/moderations
 import { MODERATIONS_ROUTE } from '../../../domain/completions/moderations.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
-import { ModerationResponse, ModerationsBody } from '../../schemas/moderations.js';
+import { ModerationResponse } from '../../schemas/moderations.js';
+import { ModerationsBody, type ModerationsRequestBody } from '../../../wire/moderations.js';
+import { wireValidatorCompiler } from '../../../wire/validate.js';
 import { clientAbortSignal } from '../../sse.js';
 
 const schema = {
@@ -15,7 +17,7 @@ const schema = {
 };
 
 export function registerModerationsRoute(scope: FastifyInstance, { moderations: service }: { moderations: ModerationsService }): void {
-  scope.post('/moderations', { schema, ...serializeAsBefore }, async (request, reply) =>
+  scope.post<{ Body: ModerationsRequestBody }>('/moderations', { schema, validatorCompiler: wireValidatorCompiler, ...serializeAsBefore }, async (request, reply) =>
     service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: MODERATIONS_ROUTE }),
   );
 }

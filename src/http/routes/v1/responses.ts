@@ -4,7 +4,9 @@ import type { ResponsesService } from '../../../domain/completions/responses.ser
 import { RESPONSES_ROUTE } from '../../../domain/completions/responses.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
-import { ResponseObject, ResponsesBody } from '../../schemas/responses.js';
+import { ResponseObject } from '../../schemas/responses.js';
+import { ResponsesBody, type ResponsesRequestBody } from '../../../wire/responses.js';
+import { wireValidatorCompiler } from '../../../wire/validate.js';
 import { clientAbortSignal } from '../../sse.js';
 
 const schema = {
@@ -15,7 +17,7 @@ const schema = {
 };
 
 export function registerResponsesRoute(scope: FastifyInstance, { responses: service }: { responses: ResponsesService }): void {
-  scope.post('/responses', { schema, ...serializeAsBefore }, async (request, reply) =>
+  scope.post<{ Body: ResponsesRequestBody }>('/responses', { schema, validatorCompiler: wireValidatorCompiler, ...serializeAsBefore }, async (request, reply) =>
     service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: RESPONSES_ROUTE }),
   );
 }

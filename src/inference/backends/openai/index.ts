@@ -11,9 +11,12 @@ import type { Logger } from 'pino';
 import type { Deployment, ModelSpec } from '../../../domain/models/model-spec.types.js';
 import type {
   BackendStatus,
+  CallContext,
   ChatOutput,
   ChatParams,
   ChatStreamEvent,
+  CompletionOutput,
+  CompletionParams,
   EmbeddingOutput,
   EmbeddingParams,
   InferenceBackend,
@@ -31,8 +34,8 @@ import type { BackendDeps } from '../../registry.js';
 import type { TokenCounter } from '../../token-counter.js';
 import { UpstreamClient } from './client.js';
 import { upstreamProtocolError, upstreamTransportError } from './errors.js';
-import { chatBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
-import { readChatCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
+import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
+import { finishesAChoice, readChatCompletion, readCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
 import { SseDecoder } from './sse-decoder.js';
 import { UpstreamProbes } from './upstream-probes.js';
 import { reportServed, targetOf, upstreamName, upstreamStatus } from './deployments.js';
@@ -46,6 +49,13 @@ export function createOpenAIBackend(deps: BackendDeps, options: { metrics?: Rout
  * most OpenAI's API accepts for `top_logprobs`, and vLLM's default `max_logprobs`.
  */
 const NEXT_TOKEN_SAMPLING = Object.freeze({ max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: 20 });
+
+/** One streamed call on one deployment: where it goes, what it sends, how its usage is counted when the engine reports none. */
+interface StreamRequest {
+  path: string;
+  body: Record<string, unknown>;
+  count: (produced: string) => Promise<TokenUsage>;
+}
 
 const header = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? (value[0] ?? null) : (value ?? null));
 
@@ -95,12 +105,19 @@ export class OpenAIBackend implements InferenceBackend {
 
   async #chatOnce(params: ChatParams, model: ModelSpec, deployment: Deployment): Promise<ChatOutput> {
     const target = targetOf(model, deployment);
-    const { body, headers } = await this.#client.postJson<unknown>(target, '/chat/completions', chatBody(params, upstreamName(model, deployment), false), params);
+    const { body, headers } = await this.#client.postJson<unknown>(target, '/chat/completions', chatBody(params, model, upstreamName(model, deployment), false), params);
     const chat = readChatCompletion(body);
     if (!chat) throw upstreamProtocolError(model.id, 'the answer has no choices');
     const usage = chat.usage ?? (await this.#countChatUsage(params, model, chat.content + (chat.reasoning ?? '')));
     // Spelled out: on Node 20 a literal that spreads and then adds properties takes V8's slow path.
-    const output: ChatOutput = { content: chat.content, reasoning: chat.reasoning, finishReason: chat.finishReason, usage, upstreamRequestId: header(headers['x-request-id']) };
+    const output: ChatOutput = {
+      content: chat.content,
+      reasoning: chat.reasoning,
+      finishReason: chat.finishReason,
+      usage,
+      upstreamRequestId: header(headers['x-request-id']),
+      carried: chat.carried,
+    };
     if (chat.logprobs) output.logprobs = chat.logprobs;
     return output;
   }
@@ -116,8 +133,39 @@ export class OpenAIBackend implements InferenceBackend {
     return { logprobs, usage: chat.usage };
   }
 
-  async *chatStream(params: ChatParams): AsyncGenerator<ChatStreamEvent> {
-    const routed = await this.router.open(params.model, params.signal, (model, d) => this.#openStream(params, model, d));
+  chatStream(params: ChatParams): AsyncGenerator<ChatStreamEvent> {
+    return this.#routedStream(params, (model, d) => ({
+      path: '/chat/completions',
+      body: chatBody(params, model, upstreamName(model, d), true),
+      count: (produced) => this.#countChatUsage(params, model, produced),
+    }));
+  }
+
+  async complete(params: CompletionParams): Promise<CompletionOutput> {
+    const { value, served } = await this.router.run(params.model, params.signal, async (model, d) => {
+      const { body } = await this.#client.postJson<unknown>(targetOf(model, d), '/completions', completionBody(params, model, upstreamName(model, d), false), params);
+      const completion = readCompletion(body);
+      if (!completion) throw upstreamProtocolError(model.id, 'the answer has no choices');
+      const usage = completion.usage ?? (await this.#countCompletionUsage(params, model, completion.text));
+      return { usage, carried: completion.carried };
+    });
+    reportServed(params, served);
+    return value;
+  }
+
+  completeStream(params: CompletionParams): AsyncGenerator<ChatStreamEvent> {
+    return this.#routedStream(params, (model, d) => ({
+      path: '/completions',
+      body: completionBody(params, model, upstreamName(model, d), true),
+      count: (produced) => this.#countCompletionUsage(params, model, produced),
+    }));
+  }
+
+  async *#routedStream(
+    params: CallContext & { model: ModelSpec },
+    requestOf: (model: ModelSpec, deployment: Deployment) => StreamRequest,
+  ): AsyncGenerator<ChatStreamEvent> {
+    const routed = await this.router.open(params.model, params.signal, (model, d) => this.#openStream(params, model, d, requestOf(model, d)));
     reportServed(params, routed.served);
     try {
       yield* routed.value;
@@ -130,8 +178,8 @@ export class OpenAIBackend implements InferenceBackend {
    * Starts a stream on one deployment and resolves once its first event arrived: until
    * then a failure is the router's to retry; after it, the stream is the caller's.
    */
-  async #openStream(params: ChatParams, model: ModelSpec, deployment: Deployment): Promise<AsyncGenerator<ChatStreamEvent>> {
-    const events = this.#streamEvents(params, model, deployment);
+  async #openStream(params: CallContext, model: ModelSpec, deployment: Deployment, request: StreamRequest): Promise<AsyncGenerator<ChatStreamEvent>> {
+    const events = this.#streamEvents(params, model, deployment, request);
     let first: IteratorResult<ChatStreamEvent>;
     try {
       first = await events.next();
@@ -146,9 +194,10 @@ export class OpenAIBackend implements InferenceBackend {
     })();
   }
 
-  async *#streamEvents(params: ChatParams, model: ModelSpec, deployment: Deployment): AsyncGenerator<ChatStreamEvent> {
+  /** An upstream's SSE stream as port events, ending with its usage (counted when it reports none). */
+  async *#streamEvents(params: CallContext, model: ModelSpec, deployment: Deployment, request: StreamRequest): AsyncGenerator<ChatStreamEvent> {
     const target = targetOf(model, deployment);
-    const response = await this.#client.post(target, '/chat/completions', chatBody(params, upstreamName(model, deployment), true), params, 'text/event-stream');
+    const response = await this.#client.post(target, request.path, request.body, params, 'text/event-stream');
     const decoder = new SseDecoder();
     let usage: TokenUsage | null = null;
     let finished = false;
@@ -165,9 +214,9 @@ export class OpenAIBackend implements InferenceBackend {
           }
           for (const e of this.#parseEvent(model.id, event.event, event.data)) {
             if (e.type === 'usage') usage = e.usage;
-            else {
-              if (e.type === 'finish') finished = true;
-              else produced += (e.content ?? '') + (e.reasoning ?? '');
+            else if (e.type === 'chunk') {
+              finished ||= finishesAChoice(e);
+              produced += e.text;
               yield e;
             }
           }
@@ -179,7 +228,7 @@ export class OpenAIBackend implements InferenceBackend {
       if (!response.body.readableEnded) response.body.destroy();
     }
     if (!finished && !done) throw upstreamProtocolError(model.id, 'the stream ended before the answer finished');
-    yield { type: 'usage', usage: usage ?? (await this.#countChatUsage(params, model, produced)) };
+    yield { type: 'usage', usage: usage ?? (await request.count(produced)) };
   }
 
   async runTask(params: TaskParams): Promise<TaskOutput> {
@@ -256,6 +305,13 @@ export class OpenAIBackend implements InferenceBackend {
     let total = 0;
     for (const t of texts) total += (await this.tokens.count(model, t)).tokens;
     return total;
+  }
+
+  async #countCompletionUsage(params: CompletionParams, model: ModelSpec, output: string): Promise<TokenUsage> {
+    return {
+      inputTokens: (await this.tokens.count(model, params.promptText)).tokens,
+      outputTokens: (await this.tokens.count(model, output)).tokens,
+    };
   }
 
   async #countChatUsage(params: ChatParams, model: ModelSpec, output: string): Promise<TokenUsage> {

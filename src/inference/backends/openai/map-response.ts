@@ -4,7 +4,7 @@
  * absent), so everything is read defensively and a missing usage is reported as null
  * for the backend to count.
  */
-import type { ChatStreamEvent, ModerationResult, OutputTokenLogprobs, TokenLogprob, TokenUsage } from '../../../domain/models/inference-backend.port.js';
+import type { CarriedAnswer, ChatStreamEvent, ModerationResult, OutputTokenLogprobs, TokenLogprob, TokenUsage } from '../../../domain/models/inference-backend.port.js';
 
 type Json = Record<string, unknown>;
 
@@ -33,6 +33,18 @@ export interface UpstreamChat {
   usage: TokenUsage | null;
   /** `choices[0].logprobs.content`, when the request asked for logprobs and the upstream sent them. */
   logprobs: OutputTokenLogprobs[] | null;
+  carried: CarriedAnswer;
+}
+
+/** Top-level fields of an answer that are Sluice's own, whatever the engine put there. */
+const OWNED = new Set(['id', 'object', 'created', 'model', 'usage', 'choices']);
+
+/** The answer's choices (objects only) and its other top-level fields, as sent. */
+function carriedOf(body: Json): CarriedAnswer {
+  const choices = Array.isArray(body.choices) ? body.choices.filter((c): c is Json => obj(c) !== null) : [];
+  const fields: Json = {};
+  for (const key of Object.keys(body)) if (!OWNED.has(key) && key !== '__proto__') fields[key] = body[key];
+  return { choices, fields };
 }
 
 function readTokenLogprob(raw: unknown): TokenLogprob | null {
@@ -58,37 +70,49 @@ export function readLogprobs(raw: unknown): OutputTokenLogprobs[] | null {
   return out;
 }
 
-export function readChatCompletion(body: unknown): UpstreamChat | null {
-  const choice = obj((obj(body)?.choices as unknown[] | undefined)?.[0]);
-  if (!choice) return null;
+export function readChatCompletion(raw: unknown): UpstreamChat | null {
+  const body = obj(raw);
+  const choice = obj((body?.choices as unknown[] | undefined)?.[0]);
+  if (!body || !choice) return null;
   const message = obj(choice.message);
   const reasoning = reasoningOf(message);
   return {
     content: text(message?.content) ?? '',
     reasoning: reasoning === '' ? null : reasoning,
     finishReason: text(choice.finish_reason) ?? 'stop',
-    usage: readUsage(obj(body)?.usage),
+    usage: readUsage(body.usage),
     logprobs: readLogprobs(choice.logprobs),
+    carried: carriedOf(body),
   };
 }
 
-/** One parsed SSE `data:` chunk → the port's stream events (possibly several, or none). */
+/** The text a stream chunk produced (content and reasoning of every choice, or a completion's text), for counting. */
+function producedText(choices: readonly Json[]): string {
+  let produced = '';
+  for (const choice of choices) {
+    const delta = obj(choice.delta);
+    produced += (text(delta?.content) ?? '') + (reasoningOf(delta) ?? '') + (text(choice.text) ?? '');
+  }
+  return produced;
+}
+
+/** A legacy completion's answer: its choices and fields as sent, its usage, and its text for counting. */
+export function readCompletion(raw: unknown): { carried: CarriedAnswer; usage: TokenUsage | null; text: string } | null {
+  const body = obj(raw);
+  if (!body || !Array.isArray(body.choices) || body.choices.length === 0) return null;
+  const carried = carriedOf(body);
+  return { carried, usage: readUsage(body.usage), text: producedText(carried.choices) };
+}
+
+/** Whether a chunk ends a choice (any choice: with `n`, each ends in its own chunk). */
+export const finishesAChoice = (event: Extract<ChatStreamEvent, { type: 'chunk' }>): boolean =>
+  event.carried.choices.some((c) => typeof c.finish_reason === 'string');
+
+/** One parsed SSE `data:` chunk → the port's stream events: the chunk as sent (when it has choices), then its usage. */
 export function readStreamChunk(chunk: Json): ChatStreamEvent[] {
   const events: ChatStreamEvent[] = [];
-  const choice = obj((chunk.choices as unknown[] | undefined)?.[0]);
-  if (choice) {
-    const delta = obj(choice.delta);
-    const content = text(delta?.content);
-    const reasoning = reasoningOf(delta);
-    if (content || reasoning) {
-      const event: ChatStreamEvent = { type: 'delta' };
-      if (content) event.content = content;
-      if (reasoning) event.reasoning = reasoning;
-      events.push(event);
-    }
-    const finish = text(choice.finish_reason);
-    if (finish) events.push({ type: 'finish', finishReason: finish });
-  }
+  const carried = carriedOf(chunk);
+  if (carried.choices.length > 0) events.push({ type: 'chunk', carried, text: producedText(carried.choices) });
   const usage = readUsage(chunk.usage);
   if (usage) events.push({ type: 'usage', usage });
   return events;

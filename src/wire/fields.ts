@@ -1,8 +1,7 @@
 /**
- * Schema builders that mirror the domain's field readers (`domain/inference/request-fields.ts`):
- * the same type, bounds and message for each kind of field. Optional fields accept null, as
- * the readers do (null is "not sent"). No `default` anywhere: Ajv would write it into the
- * body, and the domain decides defaults.
+ * Builders for the fields of request bodies: the type, bounds and message for each kind
+ * of field. Optional fields accept null (null is "not sent"). No `default` anywhere: Ajv
+ * would write it into the body, and the domain decides defaults.
  */
 import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { worded, type Wording } from './wording.js';
@@ -20,8 +19,8 @@ export const typed = <T = unknown>(type: string | string[], rest: Record<string,
 export const RequiredString = (doc: Doc = {}) =>
   typed<string>('string', { minLength: 1, ...doc }, { default: '{param} must be a non-empty string', null: '{param} is required' });
 
-export const OptionalString = (doc: Doc & Record<string, unknown> = {}, wording: Wording = {}) =>
-  Type.Optional(typed<string | null>(['string', 'null'], doc, { type: '{param} must be a string, got {got}', ...wording }));
+export const OptionalString = <T extends string = string>(doc: Doc & Record<string, unknown> = {}, wording: Wording = {}) =>
+  Type.Optional(typed<T | null>(['string', 'null'], doc, { type: '{param} must be a string, got {got}', ...wording }));
 
 export const OptionalBoolean = (doc: Doc = {}) =>
   Type.Optional(typed<boolean | null>(['boolean', 'null'], doc, { default: '{param} must be a boolean, got {got}' }));
@@ -40,9 +39,12 @@ export const OptionalInteger = (min: number, doc: Doc & { maximum?: number } = {
     ),
   );
 
-/** An object the domain passes through (metadata, response_format): only its type is checked. */
-export const OptionalObject = (doc: Doc & Record<string, unknown> = {}) =>
-  Type.Optional(typed<Record<string, unknown> | null>(['object', 'null'], doc, { type: '{param} must be an object, got {got}' }));
+/** An object with the given shape (its `properties` say how each is checked). */
+export const OptionalShape = <T>(doc: Doc & Record<string, unknown> = {}) =>
+  Type.Optional(typed<T | null>(['object', 'null'], doc, { type: '{param} must be an object, got {got}' }));
+
+/** An object passed through (metadata, response_format): only its type is checked. */
+export const OptionalObject = (doc: Doc & Record<string, unknown> = {}) => OptionalShape<Record<string, unknown>>(doc);
 
 /** `categories`: 1 to 10 candidate labels, each with a non-blank character. */
 export const OptionalLabels = () =>
@@ -60,9 +62,9 @@ export const OptionalLabels = () =>
   );
 
 /** The root of a JSON body: an object, with unknown fields allowed (OpenAI clients send many). */
-export const JsonBody = <P extends Record<string, TSchema>>(properties: P, doc: Doc = {}) =>
+export const JsonBody = <P extends Record<string, TSchema>>(properties: P, doc: Doc & Record<string, unknown> = {}) =>
   worded(Type.Object(properties, doc), { type: 'The request body must be a JSON object, got {got}' });
 
-/** A field the domain refuses whenever it is sent (`not` keeps any other type passing, as the domain does). */
+/** A field refused whenever it is sent (`not` keeps any other type passing). */
 export const Refused = (refused: Record<string, unknown>, message: string, doc: Doc = {}) =>
   Type.Optional(worded(Type.Unsafe<unknown>({ not: refused, ...doc }), { default: message }));

@@ -1,20 +1,21 @@
 /**
- * Request schemas carry the domain's own error wording (the `x-error` annotation), so a
- * body Fastify refuses gets the message and `param` the domain parser would give for the
- * same fault. The domain parsers stay the source of truth (batch lines reach them without
- * Fastify); a schema node repeats their sentence, keyed by the Ajv keyword that failed.
+ * Request schemas carry their own error wording (the `x-error` annotation), so a body the
+ * validator refuses gets the message and `param` a client has always seen for that fault
+ * (the spec's sentences, word for word). A schema node names its sentence per Ajv keyword.
  *
  * Ajv runs with `verbose: true` so that an error carries the value that failed (for "got a
  * string") and the schema node it failed on (for the wording); that costs nothing on a
- * valid body. With several faults in one body Ajv reports the first in its own order
- * (types, then required fields, then properties in declaration order), which can be a
- * different fault from the one the domain parser would name first; the message is still
- * the domain's sentence for the fault it names.
+ * valid body. With several faults in one body Ajv reports the first in its own order:
+ * keywords that apply to every type (allOf, if/else) first, then the type's own
+ * (required, then properties in declaration order).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { describe } from '../../domain/completions/request-fields.js';
 
 export const WORDING_KEYWORD = 'x-error';
+
+/** How a refused value is named in a message: "null", "an array", "an object", "a string". */
+export const describe = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 
 /**
  * Templates by failing Ajv keyword (`type`, `minLength`, `enum`, ...), with fallbacks:
@@ -52,7 +53,7 @@ export interface WordedFault {
   code: string;
 }
 
-/** `/messages/0/content` → `messages[0].content`, the domain's way of naming a field. */
+/** `/messages/0/content` → `messages[0].content`, the way errors name a field. */
 export function pointerToParam(pointer: string, extra?: string): string | null {
   const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) parts.push(extra);
