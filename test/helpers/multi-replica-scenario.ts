@@ -154,12 +154,21 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
           onKey = 0;
         }
         onKey += 1;
-        const res = await fetch(`${proxy.baseUrl}/v1/chat/completions`, {
-          method: 'POST',
-          headers: { 'x-api-key': chatKeys.at(-1)!.key, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
-        });
-        await res.arrayBuffer();
+        let res: Response;
+        try {
+          res = await fetch(`${proxy.baseUrl}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { 'x-api-key': chatKeys.at(-1)!.key, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+          });
+          await res.arrayBuffer();
+        } catch (err) {
+          // The replica died after its answer had begun: the proxy can only reset the
+          // connection. That is the same cut as a 502, and only the kill may cause it.
+          if (!chat.killing) throw err;
+          chat.cut += 1;
+          continue;
+        }
         // 502: the proxy's replica died with the request in flight (a balancer would retry it).
         if (res.status === 200) {
           chat.ok += 1;
