@@ -5,7 +5,8 @@
 #   docker run -p 8080:8080 -v sluice-data:/data sluice             # HTTP server
 #   docker run -v sluice-data:/data sluice node dist/src/worker/main.js   # batch worker
 
-FROM node:24-bookworm-slim AS build
+# Node 22, not 24: better-sqlite3 12 aborts on Node 24 when a statement is garbage-collected.
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 # node-gyp's toolchain, in case better-sqlite3 has no prebuilt binary for this platform.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
@@ -15,7 +16,7 @@ COPY src src
 COPY console console
 RUN sh deploy/build.sh compile
 
-FROM node:24-bookworm-slim AS runtime
+FROM node:22-bookworm-slim AS runtime
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
     && rm -rf /var/lib/apt/lists/*
