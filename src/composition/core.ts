@@ -57,6 +57,7 @@ import { registerAdminRoutes } from '../http/routes/admin/index.js';
 import { registerOutboxAdmin } from '../http/routes/admin/outbox.js';
 import type { Feature } from './feature.js';
 import { createLineMeters, createOutbox, type Outbox } from './outbox.js';
+import { createStoredResponses, type StoredResponsesParts } from './responses.js';
 
 export interface CoreOverrides {
   database?: Database;
@@ -99,6 +100,8 @@ export interface CoreServices {
   /** The price of a model's tokens (zero for a model without one). */
   priceOf(model: string): TokenPrice;
   inference: InferenceServices;
+  /** POST /v1/responses with storing, continuations and background mode, and the stores behind them. */
+  storedResponses: StoredResponsesParts;
   /** Speech to text (the audio transcription and translation routes). */
   transcription: TranscriptionService;
   /** Core route modules that other scopes mount too (the gateway, the storefront's chat). */
@@ -153,6 +156,8 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
   const reservations = new ReservationBook();
   const creditMeter = new CreditMeter(billing, reservations, config.billing);
   const inference = createInferenceServices({ registry, clock, logger });
+  const meters = createLineMeters(creditMeter);
+  const storedResponses = createStoredResponses({ config, database, usage: repositories.usage, responses: inference.responses, registry, meters, clock });
   const transcription = new TranscriptionService({
     registry,
     decoder: new FfmpegDecoder(),
@@ -161,14 +166,14 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
   const apiKeyRateLimit = { limiter: rateLimiter, requestsPerMinute: config.rateLimit.requestsPerMinute };
   const routes = {
     chatCompletions: bindRoutes(registerChatCompletionsRoute, { chat: inference.chatCompletions }),
-    responses: bindRoutes(registerResponsesRoute, { responses: inference.responses }),
+    responses: bindRoutes(registerResponsesRoute, { responses: storedResponses.service }),
     embeddings: bindRoutes(registerEmbeddingsRoute, { embeddings: inference.embeddings }),
   };
 
   return {
     services: {
       config, logger, clock, metrics, traced: tracing !== null, database, blobs, rateLimiter, apiKeyRateLimit, repositories, authenticator, projects,
-      billing, creditMeter, reservations, meters: createLineMeters(creditMeter), payerDebits, outbox, registry, priceOf, inference, transcription, routes,
+      billing, creditMeter, reservations, meters, payerDebits, outbox, registry, priceOf, inference, storedResponses, transcription, routes,
       upstreams: () => upstreamReadiness(registry),
       missingRuntimes: () => missingRuntimes(registry),
     },

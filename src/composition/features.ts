@@ -17,11 +17,13 @@ import { createDecisionFeature } from './decision.js';
 import type { Feature, SharedRoutes } from './feature.js';
 import { createGatewayFeature } from './gateway.js';
 import { createMcpFeature } from './mcp.js';
+import { createResponsesFeature } from './responses.js';
 import { createStorefrontFeature } from './storefront.js';
 
 /** Every feature beside the core, in the order their routes and scopes are mounted. */
 export const FEATURES = {
   batches: createBatchesFeature,
+  responses: createResponsesFeature,
   decision: createDecisionFeature,
   gateway: createGatewayFeature,
   storefront: createStorefrontFeature,

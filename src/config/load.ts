@@ -216,6 +216,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       retryBaseMs: b.retry_base_ms ?? 500,
       validationTimeoutSeconds: b.validation_timeout_seconds ?? 600,
     },
+    responses: {
+      retentionDays: envInteger(env, 'RESPONSES_RETENTION_DAYS', problems, 1) ?? file.responses?.retention_days ?? 30,
+      maxAttempts: file.responses?.max_attempts ?? 3,
+    },
     outbox: { maxAttempts: envInteger(env, 'OUTBOX_MAX_ATTEMPTS', problems, 1) ?? file.outbox?.max_attempts ?? 10 },
     runtimes: {
       dir: path.resolve(cwd, env.SLUICE_RUNTIMES_DIR || file.runtimes?.dir || path.join(dataDir, 'runtimes')),

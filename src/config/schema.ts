@@ -150,6 +150,15 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    responses: Type.Optional(
+      Type.Object(
+        {
+          retention_days: Type.Optional(PositiveInt('how long stored responses (and background responses\' events) are kept (default 30)')),
+          max_attempts: Type.Optional(PositiveInt('runs of a background response before one that keeps losing its worker is failed (default 3)')),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     outbox: Type.Optional(
       Type.Object(
         { max_attempts: Type.Optional(PositiveInt('delivery attempts of a settlement message before it is marked dead')) },
@@ -305,6 +314,13 @@ export interface BatchConfig {
   validationTimeoutSeconds: number;
 }
 
+export interface ResponsesConfig {
+  /** Stored responses, and background responses' events, are deleted this long after creation. */
+  retentionDays: number;
+  /** Runs of a background response that lost its worker before it began to answer, before it is failed. */
+  maxAttempts: number;
+}
+
 /** In-process model runtimes (onnx, gguf). */
 export interface RuntimesConfig {
   /** Where on-demand runtimes (the GGUF runtime) are installed and loaded from. */
@@ -354,6 +370,8 @@ export interface Config {
   modelNotices: readonly string[];
   workers: { inProcess: boolean };
   batches: BatchConfig;
+  /** Stored responses (`store`, `previous_response_id`, background mode). */
+  responses: ResponsesConfig;
   /** The settlement outbox's deliverer. */
   outbox: { maxAttempts: number };
   runtimes: RuntimesConfig;

@@ -92,11 +92,8 @@ export const ResponsesBody = JsonBody(
     stream: Refused({ const: true }, 'stream is not supported on /v1/responses; use /v1/chat/completions to stream', {
       description: 'not supported; stream with /v1/chat/completions',
     }),
-    previous_response_id: Type.Optional(
-      typed<null>('null', { description: 'not supported: responses are not stored' }, {
-        default: 'previous_response_id is not supported: responses are not stored; send the whole conversation as input',
-      }),
-    ),
+    previous_response_id: OptionalString({ description: 'continue from a stored response: its conversation comes before this input' }),
+    background: OptionalBoolean({ description: 'answer at once with status `queued`; a worker runs the response (requires store)' }),
     tools: Refused({ type: 'array', minItems: 1 }, 'tools are not supported', { description: 'not supported; an empty list is accepted' }),
     text: OptionalShape<{ format?: { type?: string | null } | null }>({
       properties: {
@@ -116,7 +113,7 @@ export const ResponsesBody = JsonBody(
     reasoning: OptionalShape<{ effort?: string | null }>({ properties: { effort: OptionalString() } }),
     temperature: OptionalNumber(0, 2),
     top_p: OptionalNumber(0, 1),
-    store: OptionalBoolean({ description: 'echoed; responses are never stored' }),
+    store: OptionalBoolean({ description: 'keep the response (default true): retrieve it, list its input items, continue from it' }),
     parallel_tool_calls: OptionalBoolean(),
     user: OptionalString(),
     metadata: OptionalObject({ description: 'echoed, and passed to the model as options' }),

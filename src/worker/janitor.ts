@@ -3,7 +3,9 @@
  * in-process workers, each `sluice worker`) runs on a timer. A pass
  * 1. ends batches whose creating request died mid-validation (BatchesService), and
  * 2. removes the blobs of deleted and expired files that nothing needs any more
- *    (FilesService; a blob an unfinished batch reads stays until that batch ends).
+ *    (FilesService; a blob an unfinished batch reads stays until that batch ends), and
+ * 3. runs the retention sweeps other features add (`addSweep`: expired stored responses
+ *    and their events).
  * Each step is a conditional UPDATE or an idempotent delete, so janitors on several
  * workers and replicas may run at the same time; none needs a lease.
  */
@@ -24,6 +26,14 @@ export interface JanitorReport {
   /** Batches ended as interrupted (failed, or cancelled when a cancel was pending). */
   validationsSwept: number;
   blobsPurged: number;
+  /** What each added sweep removed, by its name. */
+  swept: Record<string, number>;
+}
+
+/** A retention step another feature adds: removes what expired and says how much. */
+export interface RetentionSweep {
+  readonly name: string;
+  sweep(): Promise<number>;
 }
 
 export class Janitor implements BackgroundWorker {
@@ -31,8 +41,14 @@ export class Janitor implements BackgroundWorker {
   #timer: NodeJS.Timeout | undefined;
   #pass: Promise<unknown> | undefined;
   #stopped = false;
+  readonly #sweeps: RetentionSweep[] = [];
 
   constructor(private readonly deps: JanitorDeps) {}
+
+  /** Runs `sweep` on every pass, after the janitor's own steps. */
+  addSweep(sweep: RetentionSweep): void {
+    this.#sweeps.push(sweep);
+  }
 
   start(): void {
     if (this.#timer || this.#stopped) return;
@@ -47,7 +63,7 @@ export class Janitor implements BackgroundWorker {
 
   /** One pass, now (tests call it directly instead of waiting for the timer). */
   async runOnce(): Promise<JanitorReport> {
-    const report: JanitorReport = { validationsSwept: 0, blobsPurged: 0 };
+    const report: JanitorReport = { validationsSwept: 0, blobsPurged: 0, swept: {} };
     // Separate steps: a failure of one must not starve the other.
     try {
       const swept = await this.deps.batches.sweepInterruptedValidations();
@@ -63,6 +79,14 @@ export class Janitor implements BackgroundWorker {
       if (report.blobsPurged > 0) this.deps.logger.info({ blobs: report.blobsPurged }, 'removed blobs of deleted and expired files');
     } catch (err) {
       this.deps.logger.error({ err }, 'file retention pass failed');
+    }
+    for (const { name, sweep } of this.#sweeps) {
+      try {
+        report.swept[name] = await sweep();
+        if (report.swept[name] > 0) this.deps.logger.info({ [name]: report.swept[name] }, 'removed expired records');
+      } catch (err) {
+        this.deps.logger.error({ err, sweep: name }, 'retention sweep failed');
+      }
     }
     return report;
   }

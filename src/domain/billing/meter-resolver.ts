@@ -35,6 +35,11 @@ export class MeterResolver {
     this.#factories.set(kind, factory);
   }
 
+  /** Whether a factory serves payers of `kind` (work run later on their behalf can be metered). */
+  serves(kind: PayerKind): boolean {
+    return this.#factories.has(kind);
+  }
+
   /** The meter for a line paid by `payer`; an `internal` AppError when no factory serves its kind. */
   lineMeter(payer: PayerRef): LineMeter {
     const factory = this.#factories.get(payer.kind);

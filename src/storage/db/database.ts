@@ -201,6 +201,39 @@ export interface StorefrontCheckoutsTable {
 }
 
 /** Every table; later migrations add theirs here. */
+/** Stored and background responses (migration 0012); JSON columns are text. */
+export interface ResponsesTable {
+  id: string;
+  project_id: string;
+  owner: string;
+  status: string;
+  background: number;
+  resource: string;
+  input_items: string;
+  conversation: string | null;
+  created_at: number;
+  expires_at: number;
+  request: string | null;
+  prior_items: string | null;
+  key_id: string | null;
+  payer_kind: string | null;
+  payer_id: string | null;
+  request_id: string | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  attempts: Generated<number>;
+  event_count: Generated<number>;
+  answer_started: Generated<number>;
+  settled: Generated<number>;
+}
+
+/** A background response's stream events (migration 0012). */
+export interface ResponseEventsTable {
+  response_id: string;
+  seq: number;
+  event: string;
+}
+
 export interface Tables {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -215,6 +248,8 @@ export interface Tables {
   storefront_accounts: StorefrontAccountsTable;
   storefront_ledger: StorefrontLedgerTable;
   storefront_checkouts: StorefrontCheckoutsTable;
+  responses: ResponsesTable;
+  response_events: ResponseEventsTable;
 }
 
 export type SqlFlavor = 'sqlite' | 'postgres';

@@ -1,6 +1,6 @@
 /** POST /v1/responses. */
 import type { FastifyInstance } from 'fastify';
-import type { ResponsesService } from '../../../domain/completions/responses.service.js';
+import type { ResponsesEngine } from '../../../domain/responses/stored-responses.js';
 import { RESPONSES_ROUTE } from '../../../domain/completions/responses.service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
@@ -16,7 +16,7 @@ const schema = {
   response: { 200: ResponseObject },
 };
 
-export function registerResponsesRoute(scope: FastifyInstance, { responses: service }: { responses: ResponsesService }): void {
+export function registerResponsesRoute(scope: FastifyInstance, { responses: service }: { responses: Pick<ResponsesEngine, 'create'> }): void {
   scope.post<{ Body: ResponsesRequestBody }>('/responses', { schema, validatorCompiler: wireValidatorCompiler, ...serializeAsBefore }, async (request, reply) =>
     service.create(callerOf(request), request.body, { requestId: request.id, signal: clientAbortSignal(reply), route: RESPONSES_ROUTE }),
   );

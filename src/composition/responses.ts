@@ -1,0 +1,132 @@
+/**
+ * Stored responses: the store and the background queue (database rows shared by every
+ * replica and worker), the POST side that stores, continues and queues (built with the
+ * core, whose /responses route it serves: `createStoredResponses`), and the feature: the
+ * retrieval routes, the background runner and the janitor's sweep of expired responses.
+ */
+import type { ModelRegistry } from '../inference/registry.js';
+import type { ResponsesService } from '../domain/completions/responses.service.js';
+import type { MeterResolver } from '../domain/billing/meter-resolver.js';
+import type { Clock } from '../domain/shared/clock.js';
+import { queuedResource } from '../domain/responses/background-resource.js';
+import type { ResponseItem } from '../domain/responses/response-store.port.js';
+import { StoredResponsesAccess } from '../domain/responses/stored-access.js';
+import { StoredResponsesService, type ResponsesEngine, type ResponsesRunContext } from '../domain/responses/stored-responses.js';
+import { toUnixSeconds } from '../domain/shared/clock.js';
+import { bindRoutes } from '../http/route-module.js';
+import { registerStoredResponsesRoutes } from '../http/routes/v1/stored-responses.js';
+import type { Database } from '../storage/db/database.js';
+import { BackgroundResponsesRepository } from '../storage/db/repositories/background-responses.repository.js';
+import { ResponsesRepository } from '../storage/db/repositories/responses.repository.js';
+import type { UsageRepository } from '../storage/db/repositories/usage.repository.js';
+import { BackgroundResponsesRunner } from '../worker/background-responses.js';
+import type { Config } from '../config/schema.js';
+import type { BatchesParts } from './batches.js';
+import type { CoreServices } from './core.js';
+import { peerServices, type EarlierFeatures, type Feature } from './feature.js';
+
+const DAY_MS = 86_400_000;
+/** Expired responses removed per janitor pass (the next pass takes the rest). */
+const SWEEP_LIMIT = 1_000;
+
+export interface StoredResponsesParts {
+  store: ResponsesRepository;
+  queue: BackgroundResponsesRepository;
+  engine: ResponsesEngine;
+  /** POST /v1/responses: stores, continues, queues. */
+  service: StoredResponsesService;
+}
+
+interface StoredResponsesDeps {
+  config: Readonly<Config>;
+  database: Database;
+  usage: UsageRepository;
+  responses: ResponsesService;
+  registry: ModelRegistry;
+  meters: MeterResolver;
+  clock: Clock;
+}
+
+/** Built with the core: its /responses route (on /v1, the gateway, the storefront) stores what it answers. */
+export function createStoredResponses(deps: StoredResponsesDeps): StoredResponsesParts {
+  const store = new ResponsesRepository(deps.database);
+  const queue = new BackgroundResponsesRepository(deps.database, deps.usage);
+  const engine = responsesEngine(deps.responses, deps.clock);
+  const service = new StoredResponsesService({
+    engine,
+    store,
+    models: deps.registry,
+    clock: deps.clock,
+    retentionMs: deps.config.responses.retentionDays * DAY_MS,
+    runsInBackground: (kind) => deps.meters.serves(kind),
+  });
+  return { store, queue, engine, service };
+}
+
+export interface ResponsesParts {
+  access: StoredResponsesAccess;
+  runner: BackgroundResponsesRunner;
+}
+
+export function createResponsesFeature(core: CoreServices, earlier: EarlierFeatures): Feature<ResponsesParts> {
+  const { store, queue, engine, service } = core.storedResponses;
+  const { clock, config } = core;
+  const access = new StoredResponsesAccess({ store, queue, clock });
+  const runner = new BackgroundResponsesRunner({
+    queue,
+    engine,
+    meters: core.meters,
+    billing: core.billing,
+    clock,
+    logger: core.logger.child({ component: 'background-responses' }),
+    leaseMs: config.batches.leaseSeconds * 1000,
+    maxAttempts: config.responses.maxAttempts,
+    concurrency: config.batches.globalConcurrency,
+  });
+  service.onQueued(() => runner.wake());
+  access.onCancelled((id) => runner.cancelled(id));
+  peerServices<BatchesParts>(earlier, 'batches').janitor.addSweep({ name: 'responses', sweep: () => store.sweepExpired(clock.nowMs(), SWEEP_LIMIT) });
+  return {
+    services: { access, runner },
+    routes: { api: [bindRoutes(registerStoredResponsesRoutes, { stored: access })] },
+    workers: [runner],
+  };
+}
+
+/** A message item's text: a string, or its text parts joined. */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : '')).join('\n');
+}
+
+/** The earlier turns' messages before this request's input, as the responses service reads input. */
+function withPrior(input: unknown, prior: readonly ResponseItem[]): unknown {
+  if (prior.length === 0) return input;
+  const earlier = prior
+    .filter((item) => (item.type ?? 'message') === 'message' && typeof item.role === 'string')
+    .map((item) => ({ role: item.role, content: textOf(item.content) }));
+  const now = typeof input === 'string' ? [{ role: 'user', content: input }] : (input as unknown[]);
+  return [...earlier, ...now];
+}
+
+/** The responses service as the stored responses use it: the id to use, the earlier turns, the end's callback, and its events. */
+function responsesEngine(responses: ResponsesService, clock: Clock): ResponsesEngine {
+  const create: ResponsesEngine['create'] = async (caller, body, context) => {
+    const input = withPrior(body.input, context.priorItems ?? []);
+    const made = await responses.create(caller, { ...body, input: input as typeof body.input }, context);
+    const resource = { ...made, id: context.responseId ?? made.id, previous_response_id: body.previous_response_id ?? null, ...(body.background === true ? { background: true } : {}) };
+    await context.onSettled?.(resource);
+    return resource;
+  };
+  return {
+    create,
+    async *events(caller, body, context: ResponsesRunContext) {
+      const started = { ...queuedResource(context.responseId ?? '', body as unknown as Record<string, unknown>, toUnixSeconds(clock.nowMs())), status: 'in_progress' };
+      yield { type: 'response.created', sequence_number: 0, response: started };
+      yield { type: 'response.in_progress', sequence_number: 1, response: started };
+      const resource = await create(caller, body, context);
+      yield { type: resource.status === 'incomplete' ? 'response.incomplete' : 'response.completed', sequence_number: 2, response: resource };
+    },
+  };
+}

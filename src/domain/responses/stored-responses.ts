@@ -1,0 +1,167 @@
+/**
+ * POST /v1/responses with what is stored: `store` (the default) keeps the finished
+ * response; `previous_response_id` puts the stored conversation of an earlier response
+ * before this request's input; `background: true` stores the request queued and answers
+ * at once, for a worker to run. The response itself is made by the ResponsesEngine (the
+ * responses service), given the id to use, the earlier items and a callback for its end.
+ */
+import type { Caller, PayerKind, Principal } from '../identity/caller.js';
+import type { CallContext } from '../models/inference-backend.port.js';
+import type { ModelResolver } from '../models/model-resolver.port.js';
+import type { Clock } from '../shared/clock.js';
+import { toUnixSeconds } from '../shared/clock.js';
+import { randomString } from '../shared/ids.js';
+import type { ResponsesRequestBody } from '../../wire/responses.js';
+import { payerRef } from '../identity/caller.js';
+import { queuedResource } from './background-resource.js';
+import type { ResponseItem, ResponseOwner, ResponseStatus, ResponseStore } from './response-store.port.js';
+import { conversationOf, inputItemsOf } from './stored-items.js';
+import {
+  backgroundNeedsStore,
+  backgroundNotForCaller,
+  backgroundNotStreamed,
+  previousResponseNotFound,
+  previousResponseRunning,
+} from './stored-errors.js';
+
+/** One event of a response's stream; the last is `response.completed`, `response.failed` or `response.incomplete`, with `response`. */
+export interface ResponseStreamEvent {
+  type: string;
+  sequence_number: number;
+  response?: Record<string, unknown>;
+}
+
+export interface ResponsesRunContext extends CallContext {
+  route?: string;
+  /** The id the response takes (so the stored id and the streamed one agree). */
+  responseId?: string;
+  /** Earlier conversation items, before this request's input. */
+  priorItems?: ResponseItem[];
+  /** Called once with the final object, whatever the outcome. */
+  onSettled?: (resource: Record<string, unknown>) => Promise<void>;
+}
+
+/** What makes a response: the responses service. */
+export interface ResponsesEngine {
+  create(caller: Caller, body: ResponsesRequestBody, context: ResponsesRunContext): Promise<Record<string, unknown>>;
+  events(caller: Caller, body: ResponsesRequestBody, context: ResponsesRunContext): AsyncIterable<ResponseStreamEvent>;
+}
+
+export interface StoredResponsesDeps {
+  engine: ResponsesEngine;
+  store: ResponseStore;
+  models: ModelResolver;
+  clock: Clock;
+  /** How long a stored response is kept. */
+  retentionMs: number;
+  /** Whether a worker can meter a run paid by a payer of this kind. */
+  runsInBackground(kind: PayerKind): boolean;
+}
+
+/** The request fields this service reads; the body's definition is src/wire/responses.ts. */
+interface StoredFields {
+  model: string;
+  input?: unknown;
+  store?: boolean | null;
+  background?: boolean | null;
+  stream?: boolean | null;
+  previous_response_id?: string | null;
+}
+
+interface Turn {
+  id: string;
+  owner: ResponseOwner;
+  store: boolean;
+  background: boolean;
+  priorItems: ResponseItem[];
+  inputItems: ResponseItem[];
+  createdAtMs: number;
+}
+
+export const ownerOf = (principal: Principal): ResponseOwner => ({ projectId: principal.projectId, subject: principal.subject ?? '' });
+
+export const newResponseId = (): string => `resp_${randomString(24, 'hex')}`;
+
+export class StoredResponsesService {
+  readonly #queued = new Set<() => void>();
+
+  constructor(private readonly deps: StoredResponsesDeps) {}
+
+  /** `listener` is told when a background response was queued in this process (the runner looks for work at once). */
+  onQueued(listener: () => void): void {
+    this.#queued.add(listener);
+  }
+
+  async create(caller: Caller, body: ResponsesRequestBody, context: ResponsesRunContext): Promise<Record<string, unknown>> {
+    const turn = await this.#turn(caller.principal, body);
+    if (turn.background) return this.#enqueue(caller.principal, body, turn, context.requestId);
+    return this.deps.engine.create(caller, body, this.#runContext(turn, context));
+  }
+
+  async *events(caller: Caller, body: ResponsesRequestBody, context: ResponsesRunContext): AsyncGenerator<ResponseStreamEvent> {
+    const turn = await this.#turn(caller.principal, body);
+    if (turn.background) throw backgroundNotStreamed();
+    yield* this.deps.engine.events(caller, body, this.#runContext(turn, context));
+  }
+
+  async #turn(principal: Principal, body: ResponsesRequestBody): Promise<Turn> {
+    const fields = body as StoredFields;
+    const store = fields.store !== false;
+    const background = fields.background === true;
+    if (background && !store) throw backgroundNeedsStore();
+    const owner = ownerOf(principal);
+    const createdAtMs = this.deps.clock.nowMs();
+    const previous = fields.previous_response_id;
+    const priorItems = typeof previous === 'string' ? await this.#conversation(owner, previous, createdAtMs) : [];
+    return { id: newResponseId(), owner, store, background, priorItems, inputItems: inputItemsOf(fields.input), createdAtMs };
+  }
+
+  async #conversation(owner: ResponseOwner, id: string, nowMs: number): Promise<ResponseItem[]> {
+    const previous = await this.deps.store.find(owner, id, nowMs);
+    if (!previous) throw previousResponseNotFound(id);
+    if (previous.conversation === null) throw previousResponseRunning(id, previous.status);
+    return previous.conversation;
+  }
+
+  #runContext(turn: Turn, context: ResponsesRunContext): ResponsesRunContext {
+    const run: ResponsesRunContext = { ...context, responseId: turn.id, priorItems: turn.priorItems };
+    if (turn.store) run.onSettled = (resource) => this.#save(turn, resource);
+    return run;
+  }
+
+  async #save(turn: Turn, resource: Record<string, unknown>): Promise<void> {
+    await this.deps.store.insert({
+      id: turn.id,
+      owner: turn.owner,
+      status: String(resource.status ?? 'completed') as ResponseStatus,
+      resource,
+      inputItems: turn.inputItems,
+      conversation: conversationOf(turn.priorItems, turn.inputItems, resource),
+      createdAtMs: turn.createdAtMs,
+      expiresAtMs: turn.createdAtMs + this.deps.retentionMs,
+    });
+  }
+
+  async #enqueue(principal: Principal, body: ResponsesRequestBody, turn: Turn, requestId: string): Promise<Record<string, unknown>> {
+    if ((body as StoredFields).stream === true) throw backgroundNotStreamed();
+    if (!this.deps.runsInBackground(principal.payer.kind)) throw backgroundNotForCaller(principal.payer.kind);
+    // An unknown model is refused now, not by the worker later.
+    this.deps.models.require(body.model, 'responses');
+    const resource = queuedResource(turn.id, body as unknown as Record<string, unknown>, toUnixSeconds(turn.createdAtMs));
+    await this.deps.store.insert(
+      {
+        id: turn.id,
+        owner: turn.owner,
+        status: 'queued',
+        resource,
+        inputItems: turn.inputItems,
+        conversation: null,
+        createdAtMs: turn.createdAtMs,
+        expiresAtMs: turn.createdAtMs + this.deps.retentionMs,
+      },
+      { body: body as unknown as Record<string, unknown>, priorItems: turn.priorItems, keyId: principal.keyId, payer: payerRef(principal.payer), requestId },
+    );
+    for (const listener of this.#queued) listener();
+    return resource;
+  }
+}
