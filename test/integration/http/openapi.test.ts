@@ -49,7 +49,7 @@ const isHidden = (route: MountedRoute) =>
   // A scope with its own CORS routes its preflights into itself (plugins/cors.ts).
   (route.method === 'OPTIONS' && route.path.endsWith('/*'));
 /** Actions named by their path alone. */
-const BODYLESS_POSTS = new Set(['POST /admin/v1/keys/{id}/revoke', 'POST /admin/v1/outbox/{id}/replay', 'POST /v1/batches/{batch_id}/cancel']);
+const BODYLESS_POSTS = new Set(['POST /admin/v1/keys/{id}/revoke', 'POST /admin/v1/outbox/{id}/replay', 'POST /v1/batches/{batch_id}/cancel', 'POST /v1/responses/{response_id}/cancel']);
 
 type Operation = {
   requestBody?: { content: Record<string, { schema?: Record<string, unknown> }> };
