@@ -39,7 +39,7 @@ const previousNotFound = (id: string) => ({
 describe('previous_response_id', () => {
   it('continues a stored response: the engine receives the earlier turn before the new input', async () => {
     const first = await client.responses.create({ model: MODEL, input: 'My name is Ada.', instructions: 'Be brief.' });
-    expect(first.store).toBe(true);
+    expect((first as unknown as { store: boolean }).store).toBe(true);
     const second = await client.responses.create({ model: MODEL, input: 'What is my name?', previous_response_id: first.id });
     expect(second.previous_response_id).toBe(first.id);
     expect(second.output_text).toBe(ANSWER);
@@ -68,7 +68,7 @@ describe('previous_response_id', () => {
 
   it('store: false keeps nothing: not retrievable, not continuable', async () => {
     const created = await client.responses.create({ model: MODEL, input: 'Hi', store: false });
-    expect(created.store).toBe(false);
+    expect((created as unknown as { store: boolean }).store).toBe(false);
     expect((await call(server.baseUrl, 'GET', `/v1/responses/${created.id}`, { key })).body).toEqual(notFound(created.id));
     const res = await call(server.baseUrl, 'POST', '/v1/responses', { key, body: { model: MODEL, input: 'Hi', previous_response_id: created.id } });
     expect(res.status).toBe(404);
