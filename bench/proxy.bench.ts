@@ -28,9 +28,9 @@ const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /** Rounds alternate the proxies under test, so drifting load from elsewhere weighs on both sides of a ratio alike. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = 32;
-const BODY = JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 });
+export const BODY = JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 });
 /** BODY with 8 function tools (each with a small JSON Schema), as an agent framework sends them. */
-const TOOLS_BODY = JSON.stringify({
+export const TOOLS_BODY = JSON.stringify({
   ...JSON.parse(BODY),
   tools: Array.from({ length: 8 }, (_, i) => ({
     type: 'function',
