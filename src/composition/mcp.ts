@@ -13,7 +13,7 @@ import type { Storefront } from './storefront.js';
 
 export function createMcpFeature(core: CoreServices, earlier: EarlierFeatures): Feature<null> {
   const decision = peerServices<DecisionService>(earlier, 'decision');
-  const { batches } = peerServices<BatchesParts>(earlier, 'batches');
+  const { batches, files } = peerServices<BatchesParts>(earlier, 'batches');
   const storefront = peerServices<Storefront | null>(earlier, 'storefront');
   const { inference } = core;
   const scopes = mcpScopes({
@@ -23,7 +23,15 @@ export function createMcpFeature(core: CoreServices, earlier: EarlierFeatures): 
     rateLimit: core.apiKeyRateLimit,
     endpoint: {
       models: core.registry,
-      services: { chat: inference.chatCompletions, embeddings: inference.embeddings, moderations: inference.moderations, decision, batches },
+      services: {
+        chat: inference.chatCompletions,
+        embeddings: inference.embeddings,
+        moderations: inference.moderations,
+        transcription: core.transcription,
+        decision,
+        batches,
+        files,
+      },
       anonymousLimiter: core.rateLimiter,
     },
     storefront: storefront && {
