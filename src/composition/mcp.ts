@@ -36,7 +36,7 @@ export function createMcpFeature(core: CoreServices, earlier: EarlierFeatures): 
     },
     storefront: storefront && {
       prefix: storefront.config.prefix,
-      takesX402: storefront.config.x402 !== null,
+      takesPerCall: storefront.config.x402 !== null || storefront.config.mpp !== null,
       sellers: storefront.sellers,
       meterOf: (seller) => storefront.meterOf(seller),
       tokens: storefront.tokens,

@@ -87,7 +87,7 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
           if (!call.payments || !PAYABLE_TOOLS.has(offer.name)) return refused(credentialRequired());
           const { paid, challenge } = await paidCall(call.payments, offer.name, (caller) => spec.run(services, caller, args, context), meta);
           if (!paid) return challenge;
-          return { ...answered(spec, paid.value), _meta: settlementMeta(paid.headers, paid.receipt) };
+          return { ...answered(spec, paid.value), _meta: settlementMeta(paid.headers, paid.receipt, meta) };
         } catch (err) {
           if (isAppError(err)) {
             if (statusOfKind(err.kind) >= 500) call.onFault(err);
@@ -111,7 +111,7 @@ async function paidCall(
   try {
     return { paid: await payments.run(tool, run, paymentAttemptOf(meta)) };
   } catch (err) {
-    const challenge = isAppError(err) && err.code === 'payment_required' ? paymentRequiredResult(err) : null;
+    const challenge = isAppError(err) && err.code === 'payment_required' ? paymentRequiredResult(err, refused(err)) : null;
     if (challenge) return { challenge };
     throw err;
   }
