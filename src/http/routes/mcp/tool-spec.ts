@@ -36,6 +36,8 @@ export interface McpToolServices {
 
 /** What one tool call runs with: the admitted caller (null when the request presented no credential). */
 export interface ToolCall {
+  /** The tool a `tools/call` names (undefined for other messages). */
+  toolName?: string | undefined;
   caller: Caller | null;
   /** Per-call payment for callers with no credential; null when the storefront takes no per-call payment. */
   payments: McpPayments | null;
