@@ -6,14 +6,13 @@
  * admitted, held, metered and refused exactly as on /v1/chat/completions. The answer is
  * the model's JSON result, parsed, with the model and usage.
  */
-import { AppError, invalidRequest, isAppError } from '../../../domain/shared/errors.js';
+import type { Caller } from '../../../domain/identity/caller.js';
 import type { ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
+import { AppError, invalidRequest, isAppError } from '../../../domain/shared/errors.js';
 import { ChatCompletionBody, type ChatCompletionRequestBody } from '../../../wire/chat-completions.js';
 import { ClassifyToolBody, ExtractToolBody, type ExtractToolArgs } from '../../../wire/tools.js';
 import { parseBody } from '../../../wire/validate.js';
-import { narrowed, serviceContext, type RunContext, type ToolSpec } from './tool-spec.js';
-import type { Caller } from '../../../domain/identity/caller.js';
-import type { McpToolServices } from './tool-spec.js';
+import { narrowed, serviceContext, type McpToolServices, type RunContext, type ToolSpec } from './tool-spec.js';
 
 /** What a chat model is told when it extracts by a schema. */
 export const EXTRACT_INSTRUCTION =
@@ -29,7 +28,7 @@ function taskOf(offer: ToolOffer, model: string): string {
 /** A fault the chat route names on `messages` is, for these tools, about `input`. */
 function aboutInput(err: unknown): unknown {
   if (!isAppError(err) || err.param === null || !err.param.startsWith('messages')) return err;
-  return new AppError(err.kind, err.message, { code: err.code, param: 'input', expose: true });
+  return new AppError(err.kind, err.message, { code: err.code, param: 'input' });
 }
 
 async function runChat(s: McpToolServices, caller: Caller, body: Record<string, unknown>, run: RunContext): Promise<unknown> {
