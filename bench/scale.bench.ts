@@ -3,17 +3,19 @@
  *  - blobs: 100 MB streamed up and back down through the S3 store (s3rver on loopback)
  *    vs the local-disk store, with the process's peak RSS growth during the S3 upload
  *    (the upload streams in parts, so it stays far below 100 MB);
- *  - chat proxy requests/s with PostgreSQL vs SQLite behind the same server (alternating
- *    rounds; target: PostgreSQL ≥ 0.5 of SQLite on one box);
+ *  - chat requests/s and p50 at saturation with PostgreSQL vs SQLite, each server and the
+ *    zero-latency engine in its own process, as a user runs them (alternating rounds;
+ *    target: PostgreSQL ≥ 0.8 of SQLite on one box);
  *  - batch lines/s with two workers vs one, on PostgreSQL and a shared S3 bucket.
- * Everything runs in this process (the upstream is the tests' fake, answering after a
- * fixed delay), so absolute figures are for comparison only.
+ * The blob and batch figures run in this process (the batch upstream is the tests' fake,
+ * answering after a fixed delay), so their absolute figures are for comparison only.
  */
 import { Readable } from 'node:stream';
-import { createRequire } from 'node:module';
 import type { BenchRow } from './run.js';
 import { startTestServer, type TestServer } from '../test/helpers/harness.js';
-import { postgresReachable, postgresSchemaDatabase, tempDir } from '../test/helpers/databases.js';
+import { postgresReachable, postgresSchema, tempDir } from '../test/helpers/databases.js';
+import { median } from './measure.js';
+import { load, startSluice, startZeroEngine, type LoadFigures, type SluiceProcess } from './processes.js';
 import { startFakeS3, type FakeS3 } from '../test/helpers/s3-server.js';
 import { startFakeUpstream, type FakeUpstream } from '../test/helpers/fake-upstream.js';
 import { LocalDiskBlobStore } from '../src/storage/blobs/local-disk.js';
@@ -25,7 +27,6 @@ const MB = 1024 * 1024;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BATCH_LINES = Number(process.env.BENCH_SCALE_LINES ?? 2000);
-const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<{ requests: { total: number }; non2xx: number; duration: number }>;
 
 function hundredMegabytes(): Readable {
   const chunk = Buffer.alloc(MB, 120);
@@ -68,44 +69,66 @@ async function blobRows(s3: FakeS3): Promise<BenchRow[]> {
   ];
 }
 
-async function requestsPerSecond(server: TestServer, key: string): Promise<number> {
-  const result = await autocannon({
-    url: `${server.baseUrl}/v1/chat/completions`,
-    method: 'POST',
-    connections: 16,
-    duration: SECONDS,
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
-  });
-  if (result.non2xx > 0) throw new Error(`${result.non2xx} non-2xx answers`);
-  return result.requests.total / result.duration;
+const CONNECTIONS = Number(process.env.BENCH_SCALE_CONNECTIONS ?? 16);
+const CHAT_BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
+
+interface ChatRound extends LoadFigures {
+  /** The server process's CPU per answered request, µs. */
+  cpuPerRequest: number;
 }
 
-async function proxyRows(upstream: FakeUpstream): Promise<BenchRow[]> {
-  const { database } = await postgresSchemaDatabase();
-  const env = { RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '1000000' };
-  const sqlite = await startTestServer({ env, yaml: upstreamYaml(upstream.baseUrl) });
-  const postgres = await startTestServer({ env, yaml: upstreamYaml(upstream.baseUrl), overrides: { database } });
-  const keys = [(await sqlite.newTenant()).key, (await postgres.newTenant()).key];
-  const ratios: number[] = [];
-  let last = [0, 0];
+async function chatRound(server: SluiceProcess, key: string): Promise<ChatRound> {
+  const cpuBefore = server.cpuMicros();
+  const figures = await load(`${server.baseUrl}/v1/chat/completions`, key, CHAT_BODY, { connections: CONNECTIONS, seconds: SECONDS });
+  return { ...figures, cpuPerRequest: (server.cpuMicros() - cpuBefore) / (figures.rps * SECONDS) };
+}
+
+/**
+ * Chat at saturation against a zero-latency engine, each server (and the engine) in its
+ * own process, as a user runs them: SQLite and PostgreSQL rounds alternate, so drifting
+ * load from elsewhere weighs on both sides of each ratio alike.
+ */
+async function proxyRows(): Promise<BenchRow[]> {
+  const engine = await startZeroEngine();
+  const { url, drop } = await postgresSchema();
+  const env = { RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '0' };
+  const yaml = upstreamYaml(engine.baseUrl);
+  const servers: SluiceProcess[] = [];
   try {
+    servers.push(await startSluice('sqlite', env, yaml), await startSluice('postgres', { ...env, DATABASE_URL: url }, yaml));
+    const [sqlite, postgres] = servers as [SluiceProcess, SluiceProcess];
+    const keys = [(await sqlite.newTenant(1_000_000)).key, (await postgres.newTenant(1_000_000)).key] as const;
+    await chatRound(sqlite, keys[0]);
+    await chatRound(postgres, keys[1]);
+    const rounds: Array<[ChatRound, ChatRound]> = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const onSqlite = await requestsPerSecond(sqlite, keys[0]!);
-      const onPostgres = await requestsPerSecond(postgres, keys[1]!);
-      ratios.push(onPostgres / onSqlite);
-      last = [onSqlite, onPostgres];
+      // Alternating which side goes first, too.
+      if (round % 2 === 0) rounds.push([await chatRound(sqlite, keys[0]), await chatRound(postgres, keys[1])]);
+      else {
+        const onPostgres = await chatRound(postgres, keys[1]);
+        rounds.push([await chatRound(sqlite, keys[0]), onPostgres]);
+      }
     }
+    const ratios = rounds.map(([s, p]) => p.rps / s.rps);
+    const [s, p] = [0, 1].map((side) => {
+      const of = (pick: (r: ChatRound) => number) => median(rounds.map((r) => pick(r[side]!)));
+      return { rps: of((r) => r.rps), p50: of((r) => r.p50), cpu: of((r) => r.cpuPerRequest) };
+    }) as [{ rps: number; p50: number; cpu: number }, { rps: number; p50: number; cpu: number }];
+    const note = `${CONNECTIONS} connections, zero-latency engine; median of ${ROUNDS} alternating rounds`;
+    return [
+      { name: 'chat: SQLite', value: s.rps, unit: 'req/s', note },
+      { name: 'chat: PostgreSQL', value: p.rps, unit: 'req/s', note },
+      { name: 'chat: PostgreSQL ÷ SQLite', value: median(ratios), unit: '×', note: `rounds ${ratios.map((r) => r.toFixed(3)).join(', ')}; target ≥ 0.8` },
+      { name: 'chat p50: SQLite', value: s.p50, unit: 'ms' },
+      { name: 'chat p50: PostgreSQL', value: p.p50, unit: 'ms' },
+      { name: 'server CPU per request: SQLite', value: s.cpu, unit: 'µs', note: 'the server process, all threads' },
+      { name: 'server CPU per request: PostgreSQL', value: p.cpu, unit: 'µs', note: 'the server process (PostgreSQL\'s own backends not counted)' },
+    ];
   } finally {
-    await sqlite.close();
-    await postgres.close();
+    for (const server of servers) await server.stop();
+    await engine.stop();
+    await drop();
   }
-  ratios.sort((a, b) => a - b);
-  return [
-    { name: 'chat proxy: SQLite (last round)', value: last[0]!, unit: 'req/s' },
-    { name: 'chat proxy: PostgreSQL (last round)', value: last[1]!, unit: 'req/s' },
-    { name: 'chat proxy: PostgreSQL ÷ SQLite', value: ratios[Math.floor(ratios.length / 2)]!, unit: '×', note: `median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(3)).join(', ')}; target ≥ 0.5` },
-  ];
 }
 
 async function batchSeconds(servers: TestServer[], key: string): Promise<number> {
@@ -118,7 +141,7 @@ async function batchSeconds(servers: TestServer[], key: string): Promise<number>
 
 async function workerRows(s3: FakeS3, upstream: FakeUpstream): Promise<BenchRow[]> {
   upstream.chat({ delayMs: 20 });
-  const { url } = await postgresSchemaDatabase();
+  const { url, drop } = await postgresSchema();
   const env = {
     DATABASE_URL: url,
     BLOB_URL: `s3://${s3.bucket}/workers?endpoint=${s3.endpoint}`,
@@ -144,15 +167,18 @@ async function workerRows(s3: FakeS3, upstream: FakeUpstream): Promise<BenchRow[
     }
   } finally {
     await one.close();
+    await drop();
   }
 }
 
+/** BENCH_SCALE_ONLY=chat runs only the chat rows. */
 export default async function scaleBench(): Promise<BenchRow[]> {
   if (!(await postgresReachable())) throw new Error('the scale bench needs the PostgreSQL server (SLUICE_TEST_POSTGRES_URL)');
+  if (process.env.BENCH_SCALE_ONLY === 'chat') return proxyRows();
   const s3 = await startFakeS3();
   const upstream = await startFakeUpstream();
   try {
-    return [...(await blobRows(s3)), ...(await proxyRows(upstream)), ...(await workerRows(s3, upstream))];
+    return [...(await proxyRows()), ...(await blobRows(s3)), ...(await workerRows(s3, upstream))];
   } finally {
     await upstream.close();
     await s3.close();
