@@ -46,7 +46,8 @@ export interface BenchProcess {
   stop(): Promise<void>;
 }
 
-function processCpuMicros(pid: number): number {
+/** CPU time (user + system) process `pid` has used, in µs (Linux /proc; 0 elsewhere). */
+export function processCpuMicros(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -96,16 +97,16 @@ export interface SluiceProcess extends BenchProcess {
 
 let profiled = 0;
 
-/** A Sluice replica with this environment (DATABASE_URL, …) and configuration file text. */
-export async function startSluice(name: string, env: Record<string, string>, yaml: string): Promise<SluiceProcess> {
+/** A Sluice replica with this environment (DATABASE_URL, …) and configuration file text; `root`: another checkout's (a baseline). */
+export async function startSluice(name: string, env: Record<string, string>, yaml: string, root = ROOT): Promise<SluiceProcess> {
   const dataDir = tempDir('sluice-bench-');
   const configPath = path.join(dataDir, 'sluice.yaml');
   writeFileSync(configPath, yaml);
   const profileDir = process.env.BENCH_PROFILE_DIR;
   // One folder per process: the main thread and tsx's loader thread each write a profile (the larger is the server's).
-  const profile = profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${path.join(profileDir, `${++profiled}-${name}`)}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
-    cwd: ROOT,
+  const profile = profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${path.join(profileDir, `${++profiled}-${name.replace(/\W+/g, '-')}`)}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(root, 'src/main.ts')], {
+    cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, SLUICE_CONFIG: configPath, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

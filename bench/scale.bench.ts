@@ -13,9 +13,10 @@
 import { Readable } from 'node:stream';
 import type { BenchRow } from './run.js';
 import { startTestServer, type TestServer } from '../test/helpers/harness.js';
-import { postgresReachable, postgresSchema, tempDir } from '../test/helpers/databases.js';
+import pg from 'pg';
+import { POSTGRES_URL, postgresReachable, postgresSchema, tempDir } from '../test/helpers/databases.js';
 import { median } from './measure.js';
-import { load, startSluice, startZeroEngine, type LoadFigures, type SluiceProcess } from './processes.js';
+import { load, processCpuMicros, startSluice, startZeroEngine, type LoadFigures, type SluiceProcess } from './processes.js';
 import { startFakeS3, type FakeS3 } from '../test/helpers/s3-server.js';
 import { startFakeUpstream, type FakeUpstream } from '../test/helpers/fake-upstream.js';
 import { LocalDiskBlobStore } from '../src/storage/blobs/local-disk.js';
@@ -72,63 +73,105 @@ async function blobRows(s3: FakeS3): Promise<BenchRow[]> {
 const CONNECTIONS = Number(process.env.BENCH_SCALE_CONNECTIONS ?? 16);
 const CHAT_BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
 
+interface ChatSide {
+  label: string;
+  server: SluiceProcess;
+  key: string;
+  /** The PostgreSQL backends serving it (by application_name), or null on SQLite. */
+  backends: string | null;
+}
+
 interface ChatRound extends LoadFigures {
   /** The server process's CPU per answered request, µs. */
   cpuPerRequest: number;
+  /** The same plus its PostgreSQL backends' CPU, µs. */
+  allCpuPerRequest: number;
 }
 
-async function chatRound(server: SluiceProcess, key: string): Promise<ChatRound> {
-  const cpuBefore = server.cpuMicros();
-  const figures = await load(`${server.baseUrl}/v1/chat/completions`, key, CHAT_BODY, { connections: CONNECTIONS, seconds: SECONDS });
-  return { ...figures, cpuPerRequest: (server.cpuMicros() - cpuBefore) / (figures.rps * SECONDS) };
+/** CPU (µs) the PostgreSQL backends of `applicationName` used so far (they run on this machine). */
+async function backendCpuMicros(admin: pg.Client, applicationName: string | null): Promise<Map<number, number>> {
+  if (applicationName === null) return new Map();
+  const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [applicationName]);
+  return new Map(rows.map((r) => [r.pid, processCpuMicros(r.pid)]));
+}
+
+async function chatRound(side: ChatSide, admin: pg.Client): Promise<ChatRound> {
+  const cpuBefore = side.server.cpuMicros();
+  const backendsBefore = await backendCpuMicros(admin, side.backends);
+  const figures = await load(`${side.server.baseUrl}/v1/chat/completions`, side.key, CHAT_BODY, { connections: CONNECTIONS, seconds: SECONDS });
+  const requests = figures.rps * SECONDS;
+  const cpu = side.server.cpuMicros() - cpuBefore;
+  let backends = 0;
+  for (const [pid, micros] of await backendCpuMicros(admin, side.backends)) backends += micros - (backendsBefore.get(pid) ?? 0);
+  return { ...figures, cpuPerRequest: cpu / requests, allCpuPerRequest: (cpu + backends) / requests };
+}
+
+/** A PostgreSQL server for `label`: its own schema, its connections named for the CPU count. */
+async function postgresSide(label: string, env: Record<string, string>, yaml: string, root: string | undefined, drops: Array<() => Promise<void>>): Promise<ChatSide> {
+  const { url, drop } = await postgresSchema();
+  drops.push(drop);
+  const backends = `sluice-bench-${label.replace(/\W+/g, '-')}`;
+  const server = await startSluice(label, { ...env, DATABASE_URL: `${url}&application_name=${backends}` }, yaml, root);
+  return { label, server, key: (await server.newTenant(1_000_000)).key, backends };
 }
 
 /**
  * Chat at saturation against a zero-latency engine, each server (and the engine) in its
- * own process, as a user runs them: SQLite and PostgreSQL rounds alternate, so drifting
- * load from elsewhere weighs on both sides of each ratio alike.
+ * own process, as a user runs them. Rounds alternate the servers (rotating which goes
+ * first), so drifting load from elsewhere weighs on both sides of each ratio alike. With
+ * BENCH_BASELINE_DIR set to another checkout, its PostgreSQL server runs in the same
+ * rotation: a before/after comparison in one session.
  */
-async function proxyRows(): Promise<BenchRow[]> {
+async function chatRows(): Promise<BenchRow[]> {
   const engine = await startZeroEngine();
-  const { url, drop } = await postgresSchema();
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
   const env = { RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '0' };
   const yaml = upstreamYaml(engine.baseUrl);
-  const servers: SluiceProcess[] = [];
+  const sides: ChatSide[] = [];
+  const drops: Array<() => Promise<void>> = [];
   try {
-    servers.push(await startSluice('sqlite', env, yaml), await startSluice('postgres', { ...env, DATABASE_URL: url }, yaml));
-    const [sqlite, postgres] = servers as [SluiceProcess, SluiceProcess];
-    const keys = [(await sqlite.newTenant(1_000_000)).key, (await postgres.newTenant(1_000_000)).key] as const;
-    await chatRound(sqlite, keys[0]);
-    await chatRound(postgres, keys[1]);
-    const rounds: Array<[ChatRound, ChatRound]> = [];
+    const sqlite = await startSluice('sqlite', env, yaml);
+    sides.push({ label: 'SQLite', server: sqlite, key: (await sqlite.newTenant(1_000_000)).key, backends: null });
+    sides.push(await postgresSide('PostgreSQL', env, yaml, undefined, drops));
+    const baseline = process.env.BENCH_BASELINE_DIR;
+    if (baseline) sides.push(await postgresSide('PostgreSQL (baseline)', env, yaml, baseline, drops));
+    for (const side of sides) await chatRound(side, admin); // warm-up
+    const rounds: ChatRound[][] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      // Alternating which side goes first, too.
-      if (round % 2 === 0) rounds.push([await chatRound(sqlite, keys[0]), await chatRound(postgres, keys[1])]);
-      else {
-        const onPostgres = await chatRound(postgres, keys[1]);
-        rounds.push([await chatRound(sqlite, keys[0]), onPostgres]);
+      const figures: ChatRound[] = [];
+      for (let i = 0; i < sides.length; i++) {
+        const at = (i + round) % sides.length;
+        figures[at] = await chatRound(sides[at]!, admin);
       }
+      rounds.push(figures);
     }
-    const ratios = rounds.map(([s, p]) => p.rps / s.rps);
-    const [s, p] = [0, 1].map((side) => {
-      const of = (pick: (r: ChatRound) => number) => median(rounds.map((r) => pick(r[side]!)));
-      return { rps: of((r) => r.rps), p50: of((r) => r.p50), cpu: of((r) => r.cpuPerRequest) };
-    }) as [{ rps: number; p50: number; cpu: number }, { rps: number; p50: number; cpu: number }];
-    const note = `${CONNECTIONS} connections, zero-latency engine; median of ${ROUNDS} alternating rounds`;
-    return [
-      { name: 'chat: SQLite', value: s.rps, unit: 'req/s', note },
-      { name: 'chat: PostgreSQL', value: p.rps, unit: 'req/s', note },
-      { name: 'chat: PostgreSQL ÷ SQLite', value: median(ratios), unit: '×', note: `rounds ${ratios.map((r) => r.toFixed(3)).join(', ')}; target ≥ 0.8` },
-      { name: 'chat p50: SQLite', value: s.p50, unit: 'ms' },
-      { name: 'chat p50: PostgreSQL', value: p.p50, unit: 'ms' },
-      { name: 'server CPU per request: SQLite', value: s.cpu, unit: 'µs', note: 'the server process, all threads' },
-      { name: 'server CPU per request: PostgreSQL', value: p.cpu, unit: 'µs', note: 'the server process (PostgreSQL\'s own backends not counted)' },
-    ];
+    return chatFigures(sides, rounds);
   } finally {
-    for (const server of servers) await server.stop();
+    for (const side of sides) await side.server.stop();
     await engine.stop();
-    await drop();
+    await admin.end();
+    for (const drop of drops) await drop();
   }
+}
+
+function chatFigures(sides: ChatSide[], rounds: ChatRound[][]): BenchRow[] {
+  const note = `${CONNECTIONS} connections, zero-latency engine; median of ${ROUNDS} alternating rounds of ${SECONDS} s`;
+  const of = (side: number, pick: (r: ChatRound) => number) => median(rounds.map((r) => pick(r[side]!)));
+  const ratio = (a: number, b: number, target: string) => {
+    const ratios = rounds.map((r) => r[a]!.rps / r[b]!.rps);
+    return { name: `chat: ${sides[a]!.label} ÷ ${sides[b]!.label}`, value: median(ratios), unit: '×', note: `rounds ${ratios.map((x) => x.toFixed(3)).join(', ')}${target}` };
+  };
+  const rows: BenchRow[] = [];
+  sides.forEach((side, i) => {
+    rows.push({ name: `chat: ${side.label}`, value: of(i, (r) => r.rps), unit: 'req/s', note });
+    rows.push({ name: `chat p50: ${side.label}`, value: of(i, (r) => r.p50), unit: 'ms' });
+    rows.push({ name: `server CPU per request: ${side.label}`, value: of(i, (r) => r.cpuPerRequest), unit: 'µs', note: 'the server process, all threads' });
+    if (side.backends) rows.push({ name: `CPU per request with its PostgreSQL backends: ${side.label}`, value: of(i, (r) => r.allCpuPerRequest), unit: 'µs' });
+  });
+  rows.push(ratio(1, 0, '; target ≥ 0.8'));
+  if (sides.length > 2) rows.push(ratio(1, 2, ''));
+  return rows;
 }
 
 async function batchSeconds(servers: TestServer[], key: string): Promise<number> {
@@ -171,14 +214,14 @@ async function workerRows(s3: FakeS3, upstream: FakeUpstream): Promise<BenchRow[
   }
 }
 
-/** BENCH_SCALE_ONLY=chat runs only the chat rows. */
+/** BENCH_SCALE_ONLY=chat runs only the chat rows (chatRows: BENCH_BASELINE_DIR). */
 export default async function scaleBench(): Promise<BenchRow[]> {
   if (!(await postgresReachable())) throw new Error('the scale bench needs the PostgreSQL server (SLUICE_TEST_POSTGRES_URL)');
-  if (process.env.BENCH_SCALE_ONLY === 'chat') return proxyRows();
+  if (process.env.BENCH_SCALE_ONLY === 'chat') return chatRows();
   const s3 = await startFakeS3();
   const upstream = await startFakeUpstream();
   try {
-    return [...(await proxyRows()), ...(await blobRows(s3)), ...(await workerRows(s3, upstream))];
+    return [...(await chatRows()), ...(await blobRows(s3)), ...(await workerRows(s3, upstream))];
   } finally {
     await upstream.close();
     await s3.close();

@@ -135,7 +135,6 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
   const probeTargets = { blobs, rateLimiter, redisConfigured: config.redisUrl !== null, logger };
   void warnIfRedisUnreachable(probeTargets);
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
-  const projects = new ProjectsService({ ...repositories, reports: new UsageReportsRepository(database), grants: new CreditGrantsRepository(database), authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
   const outbox = createOutbox({ config, database, clock, logger, metrics });
   const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, {
@@ -148,6 +147,10 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
     outbox: outbox.deliverer,
   });
   if (tracing) traceBilling(billing);
+  const projects = new ProjectsService({
+    ...repositories, reports: new UsageReportsRepository(database), grants: new CreditGrantsRepository(database), authenticator, balances: billing, clock,
+    freeCreditsMicros: config.billing.freeCreditsMicros,
+  });
 
   const registry = createRegistry(config, logger, metrics, tracing !== null);
   const reservations = new ReservationBook();
