@@ -142,7 +142,7 @@ describe('synchronous fast path on a SQLite file', () => {
 
       const record = usageRecord(project.id, { costMicros: 40 });
       let idleInside: boolean | undefined;
-      let pending: Promise<void> | undefined;
+      let pending: Promise<unknown> | undefined;
       await expect(
         database.db.transaction().execute(async (trx) => {
           await trx.updateTable('projects').set({ balance_micros: sql`balance_micros + 500` }).where('id', '=', project.id).execute();
