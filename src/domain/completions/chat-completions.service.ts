@@ -6,12 +6,11 @@
  */
 import type { Logger } from 'pino';
 import type { Caller } from '../identity/caller.js';
-import { admitCall, meteredCall, settleCall, type Admission, type MeteredCall } from '../billing/meter.js';
+import { meteredCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
 import { onAbort } from '../shared/abort.js';
-import type { ChatStreamEvent, TokenUsage } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
 import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
@@ -20,12 +19,9 @@ import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from 
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
 import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
+import { openMeteredStream, type OpenedStream, type StreamDeps } from './metered-stream.js';
 
 export const CHAT_ROUTE = '/v1/chat/completions';
-/** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
-const CLIENT_CLOSED = 499;
-/** Status recorded on the usage of a stream its engine cut after it had started. */
-const UPSTREAM_CUT = 502;
 
 export interface InferenceServiceDeps {
   registry: ModelResolver;
@@ -50,15 +46,18 @@ export function conversationOf(request: ChatRequest): Conversation {
 export class ChatCompletionsService implements ChatCompletionsPort {
   readonly #runner: ChatRunner;
 
+  readonly #streamDeps: StreamDeps;
+
   constructor(private readonly deps: InferenceServiceDeps) {
     this.#runner = new ChatRunner(deps.registry);
+    this.#streamDeps = { runner: this.#runner, registry: deps.registry, logger: deps.logger };
   }
 
   async create(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
     const request = chatRequestOf(body);
     if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
     const call = await this.#prepare(request, false);
-    return meteredCall(caller, meteredOf(call, request, context), async (admission) => {
+    return meteredCall(caller, meteredOf(call, request, context.route ?? CHAT_ROUTE, context.requestId), async (admission) => {
       const served = new ServedListener();
       const result = await this.#runner.run(withOutputCap(call, admission.outputCap), served.context(context));
       served.announce(caller);
@@ -75,19 +74,8 @@ export class ChatCompletionsService implements ChatCompletionsPort {
   async openStream(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
     const request = chatRequestOf(body);
     const call = await this.#prepare(request, true);
-    const admission = await admitCall(caller, meteredOf(call, request, context));
-    const served = new ServedListener();
-    const events = this.#runner.stream(withOutputCap(call, admission.outputCap), served.context(context));
-    let first: IteratorResult<ChatStreamEvent>;
-    try {
-      first = await events.next();
-    } catch (err) {
-      admission.release();
-      throw err;
-    }
-    served.announce(caller);
-    const relay = this.#relay(caller, admission, request, { call, served }, events, first, context);
-    return releasedIfNeverRead(relay, admission, context.signal);
+    const opened = await openMeteredStream(caller, this.#streamDeps, call, meteredOf(call, request, context.route ?? CHAT_ROUTE, context.requestId), context);
+    return releasedIfNeverRead(this.#relay(request, call, opened), opened.admission, context.signal);
   }
 
   #prepare(request: ChatRequest, streaming: boolean): Promise<PreparedCall> {
@@ -95,72 +83,22 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     return this.#runner.prepare(model, conversationOf(request), streaming);
   }
 
-  async *#relay(
-    caller: Caller,
-    admission: Admission,
-    request: ChatRequest,
-    { call, served }: { call: PreparedCall; served: ServedListener },
-    events: AsyncGenerator<ChatStreamEvent>,
-    first: IteratorResult<ChatStreamEvent>,
-    context: ChatCompletionsContext,
-  ): AsyncGenerator<Record<string, unknown>> {
+  async *#relay(request: ChatRequest, call: PreparedCall, { served, events, first, settlement }: OpenedStream): AsyncGenerator<Record<string, unknown>> {
     const writer = new ChunkWriter(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), served.modelOr(call.model.id), request.includeUsage);
-    let usage: TokenUsage | null = null;
-    let produced = '';
-    let metered = false;
     try {
       for (let step = first; !step.done; step = await events.next()) {
         const event = step.value;
-        if (event.type === 'chunk') {
-          produced += event.text;
-          yield writer.carried(event.carried);
-        } else if (event.type === 'delta') {
-          produced += (event.content ?? '') + (event.reasoning ?? '');
-          yield writer.delta(event.content, event.reasoning);
-        } else if (event.type === 'finish') {
-          yield writer.finish(event.finishReason);
-        } else {
-          usage = event.usage;
-        }
+        settlement.record(event);
+        if (event.type === 'chunk') yield writer.carried(event.carried);
+        else if (event.type === 'delta') yield writer.delta(event.content, event.reasoning);
+        else if (event.type === 'finish') yield writer.finish(event.finishReason);
       }
-      usage ??= await this.#countedUsage(call, produced);
-      metered = true;
-      await settleCall(caller, admission, served.usage({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: 200 }));
+      const usage = await settlement.settle();
       if (request.includeUsage) yield writer.usage(usage);
     } finally {
       await events.return(undefined).catch(() => {});
-      if (!metered) await this.#endUnsettled(caller, admission, { call, served }, produced, context);
+      await settlement.end();
     }
-  }
-
-  /**
-   * A stream that ended early is billed for what was delivered: the tokens generated so
-   * far when the client left (499) or the engine failed after its first event (502).
-   */
-  async #endUnsettled(
-    caller: Caller,
-    admission: Admission,
-    { call, served }: { call: PreparedCall; served: ServedListener },
-    produced: string,
-    context: ChatCompletionsContext,
-  ): Promise<void> {
-    if (!context.signal.aborted && produced === '') return admission.release();
-    try {
-      const usage = await this.#countedUsage(call, produced);
-      const status = context.signal.aborted ? CLIENT_CLOSED : UPSTREAM_CUT;
-      await settleCall(caller, admission, served.usage({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status }));
-    } catch (err) {
-      admission.release();
-      this.deps.logger.error({ err, request_id: context.requestId }, 'metering an aborted stream failed');
-    }
-  }
-
-  async #countedUsage(call: PreparedCall, output: string): Promise<TokenUsage> {
-    const messages = call.kind === 'chat' ? call.messages : [{ role: 'user' as const, content: call.input }];
-    return {
-      inputTokens: await this.#runner.countInput(call.model, messages),
-      outputTokens: (await this.deps.registry.countTokens(call.model, output)).tokens,
-    };
   }
 }
 
@@ -184,10 +122,9 @@ export function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admi
  * The call's credit estimate: its messages (a conversation's template included), parts
  * and tools, or its task input; and its output cap (times `n`).
  */
-function meteredOf(call: PreparedCall, request: ChatRequest, context: ChatCompletionsContext): MeteredCall {
-  const route = context.route ?? CHAT_ROUTE;
+export function meteredOf(call: PreparedCall, request: { sampling: Record<string, unknown> }, route: string, requestId: string): MeteredCall {
   const cap = outputCapOf(call.model, request.sampling);
-  if (call.kind === 'task') return meteredCallOf(call.model, route, context.requestId, [call.input], cap);
+  if (call.kind === 'task') return meteredCallOf(call.model, route, requestId, [call.input], cap);
   const { texts, images } = chatInputOf(call.messages, request.sampling);
-  return meteredCallOf(call.model, route, context.requestId, texts, cap, CONVERSATION_FRAMING_TOKENS + images * IMAGE_PART_TOKENS);
+  return meteredCallOf(call.model, route, requestId, texts, cap, CONVERSATION_FRAMING_TOKENS + images * IMAGE_PART_TOKENS);
 }
