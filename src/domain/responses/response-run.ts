@@ -74,11 +74,14 @@ export class ResponseRun {
     return this.output.drain();
   }
 
-  /** The run failed after it started: an `error` event, then `response.failed` with what was produced. */
+  /**
+   * The run failed after it started: an `error` event (OpenAI's flat fields, and Open
+   * Responses' `error` object), then `response.failed` with what was produced.
+   */
   fail(err: unknown, usage: TokenUsage | null): ResponseStreamEvent[] {
     const error = errorOf(err);
     Object.assign(this.state, { status: 'failed', output: this.output.items('incomplete'), error, usage });
-    this.output.event('error', { code: error.code, message: error.message, param: error.param });
+    this.output.event('error', { code: error.code, message: error.message, param: error.param, error });
     this.output.event('response.failed', { response: this.resource() });
     return this.output.drain();
   }

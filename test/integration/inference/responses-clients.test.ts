@@ -108,7 +108,7 @@ describe('openai SDK', () => {
     const parsed = await client.responses.parse({ model: MODEL, input: 'Weather in Oslo as JSON', text: { format: zodTextFormat(Weather, 'weather') } });
     expect(parsed.output_parsed).toEqual({ city: 'Oslo', degrees: 21 });
     expect(lastBody().response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'weather', strict: true, schema: { type: 'object', required: ['city', 'degrees'] } } });
-    expect(parsed.text.format).toMatchObject({ type: 'json_schema', name: 'weather', strict: true });
+    expect(parsed.text?.format).toMatchObject({ type: 'json_schema', name: 'weather', strict: true });
 
     await client.responses.create({ model: MODEL, input: 'JSON please', text: { format: { type: 'json_object' } } });
     expect(lastBody().response_format).toEqual({ type: 'json_object' });

@@ -169,7 +169,8 @@ describe('failures', () => {
       'response.failed',
     ]);
     const message = 'Upstream for model gpt-oss-120b is unreachable or closed the connection (UND_ERR_SOCKET)';
-    expect(strip([events[6]!])).toEqual([{ type: 'error', code: 'upstream_error', message, param: null }]);
+    const error = { message, type: 'server_error', param: null, code: 'upstream_error' };
+    expect(strip([events[6]!])).toEqual([{ type: 'error', code: 'upstream_error', message, param: null, error }]);
     const failed = events[7]!.response;
     expect(failed).toMatchObject({ status: 'failed', error: { message, type: 'server_error', param: null, code: 'upstream_error' }, completed_at: null });
     expect(failed.output[0]).toMatchObject({ type: 'message', status: 'in_progress', content: [{ type: 'output_text', text: 'one two ' }] });
