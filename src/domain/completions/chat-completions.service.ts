@@ -6,11 +6,10 @@
  */
 import type { Logger } from 'pino';
 import type { Caller } from '../identity/caller.js';
-import { meteredCall, type Admission, type MeteredCall } from '../billing/meter.js';
+import { meteredCall, type MeteredCall } from '../billing/meter.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
-import { onAbort } from '../shared/abort.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
 import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
@@ -19,7 +18,8 @@ import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from 
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
 import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
-import { openMeteredStream, type OpenedStream, type StreamDeps } from './metered-stream.js';
+import { openMeteredStream, recordEvent, type OpenedStream, type StreamDeps } from './metered-stream.js';
+import { releasedIfNeverRead } from './stream-settlement.js';
 
 export const CHAT_ROUTE = '/v1/chat/completions';
 
@@ -88,34 +88,18 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     try {
       for (let step = first; !step.done; step = await events.next()) {
         const event = step.value;
-        settlement.record(event);
+        recordEvent(settlement, event);
         if (event.type === 'chunk') yield writer.carried(event.carried);
         else if (event.type === 'delta') yield writer.delta(event.content, event.reasoning);
         else if (event.type === 'finish') yield writer.finish(event.finishReason);
       }
-      const usage = await settlement.settle();
+      const usage = await settlement.finish();
       if (request.includeUsage) yield writer.usage(usage);
     } finally {
       await events.return(undefined).catch(() => {});
-      await settlement.end();
+      await settlement.close();
     }
   }
-}
-
-/**
- * The relay settles its admission when it ends, but a generator that is never started
- * never runs its `finally`: a client that leaves between the first upstream event and the
- * first read of the stream would keep its hold forever. Until the stream is first read,
- * the client's disconnect releases the admission (nothing was delivered, nothing billed).
- */
-export function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, signal: AbortSignal): AsyncIterable<T> {
-  const stop = onAbort(signal, () => admission.release());
-  return {
-    [Symbol.asyncIterator]() {
-      stop();
-      return relay;
-    },
-  };
 }
 
 /**

@@ -5,7 +5,7 @@
  * then `response.completed`, `response.incomplete` or `response.failed`. `create()`
  * consumes them and returns the final resource; `open()` starts them for SSE. Metered as
  * chat: held on the conversation and the cap, settled on the engine's usage; a stream
- * that ends early is billed for what it delivered (metered-stream.ts).
+ * that ends early is billed for what it delivered (stream-settlement.ts).
  */
 import type { Caller } from '../identity/caller.js';
 import { meteredCall, type MeteredCall } from '../billing/meter.js';
@@ -13,7 +13,7 @@ import { toUnixSeconds } from '../shared/clock.js';
 import type { InferenceServiceDeps } from '../completions/chat-completions.service.js';
 import { meteredOf } from '../completions/chat-completions.service.js';
 import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from '../completions/chat-runner.js';
-import { openMeteredStream, type StreamDeps } from '../completions/metered-stream.js';
+import { openMeteredStream, recordEvent, type StreamDeps } from '../completions/metered-stream.js';
 import { ServedListener } from '../completions/served-call.js';
 import type { ResponsesRequestBody } from '../../wire/responses.js';
 import { applyResult, applyStreamEvent } from './chat-output.js';
@@ -103,19 +103,19 @@ export class ResponsesService {
       yield* run.start({ model: served.modelOr(call.model.id), outputCap: admission.outputCap });
       let finishReason = 'stop';
       for (let step = first; !step.done; step = await events.next()) {
-        settlement.record(step.value);
+        recordEvent(settlement, step.value);
         finishReason = applyStreamEvent(run.output, step.value) ?? finishReason;
         yield* run.output.drain();
       }
-      const usage = await settlement.settle();
+      const usage = await settlement.finish();
       yield* run.finish(finishReason, usage, this.#now());
     } catch (err) {
       // A client that left hears nothing more; otherwise the stream ends with its failure.
       if (context.signal.aborted) return;
-      yield* run.fail(err, await settlement.end());
+      yield* run.fail(err, await settlement.close());
     } finally {
       await events.return(undefined).catch(() => {});
-      await settlement.end();
+      await settlement.close();
     }
   }
 
