@@ -45,7 +45,6 @@ export function conversationOf(request: ChatRequest): Conversation {
 
 export class ChatCompletionsService implements ChatCompletionsPort {
   readonly #runner: ChatRunner;
-
   readonly #streamDeps: StreamDeps;
 
   constructor(private readonly deps: InferenceServiceDeps) {
