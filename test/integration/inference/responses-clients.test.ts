@@ -11,6 +11,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fakeLogprobs } from '../../helpers/fake-upstream.js';
 import { startInferenceEnv, usageOf, type InferenceEnv } from './setup.js';
 
 let env: InferenceEnv;
@@ -112,6 +113,16 @@ describe('openai SDK', () => {
 
     await client.responses.create({ model: MODEL, input: 'JSON please', text: { format: { type: 'json_object' } } });
     expect(lastBody().response_format).toEqual({ type: 'json_object' });
+  });
+
+  it('top_logprobs asks the engine for logprobs, which come back on the output_text part; sampling knobs are carried and echoed', async () => {
+    // The SDK's types lack the penalties Open Responses has; the SDK sends them as given.
+    const penalties = { presence_penalty: 0.5, frequency_penalty: -0.5 } as object;
+    const response = await client.responses.create({ model: MODEL, input: 'Hi', top_logprobs: 2, temperature: 0.5, ...penalties, user: 'u1', service_tier: 'flex', safety_identifier: 's1', prompt_cache_key: 'k1' });
+    expect(lastBody()).toMatchObject({ logprobs: true, top_logprobs: 2, temperature: 0.5, presence_penalty: 0.5, frequency_penalty: -0.5, user: 'u1', service_tier: 'flex', safety_identifier: 's1', prompt_cache_key: 'k1' });
+    const part = (response.output[0] as OpenAI.Responses.ResponseOutputMessage).content[0] as OpenAI.Responses.ResponseOutputText;
+    expect(part.logprobs).toEqual(fakeLogprobs('Hello from the fake upstream.', 2).content);
+    expect(response).toMatchObject({ top_logprobs: 2, temperature: 0.5, presence_penalty: 0.5, frequency_penalty: -0.5, user: 'u1', service_tier: 'flex', safety_identifier: 's1', prompt_cache_key: 'k1' });
   });
 
   it('image, file and audio parts reach the engine as chat parts', async () => {
