@@ -89,7 +89,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
         const event = step.value;
         recordEvent(settlement, event);
         if (event.type === 'chunk') yield writer.carried(event.carried);
-        else if (event.type === 'delta') yield writer.delta(event.content, event.reasoning);
+        else if (event.type === 'delta') yield writer.delta(event.content, event.reasoning, event.toolCalls);
         else if (event.type === 'finish') yield writer.finish(event.finishReason);
       }
       const usage = await settlement.finish();

@@ -55,7 +55,7 @@ export async function openMeteredStream(caller: Caller, deps: StreamDeps, call: 
 /** Tells the settlement what a stream event delivered, or the usage it reported. */
 export function recordEvent(settlement: StreamSettlement, event: ChatStreamEvent): void {
   if (event.type === 'chunk') settlement.delivered(event.text);
-  else if (event.type === 'delta') settlement.delivered((event.content ?? '') + (event.reasoning ?? ''));
+  else if (event.type === 'delta') settlement.delivered((event.content ?? '') + (event.reasoning ?? '') + (event.toolCalls?.map((c) => c.name + c.arguments).join('') ?? ''));
   else if (event.type === 'usage') settlement.reported(event.usage);
 }
 

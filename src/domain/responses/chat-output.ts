@@ -50,6 +50,7 @@ export function applyResult(output: ResponseOutput, result: ChatResult): void {
   if (!choice || !message) {
     output.reasoning(result.reasoning ?? '');
     output.text(result.content, null);
+    for (const call of result.toolCalls ?? []) output.wholeToolCall(call);
     return;
   }
   applyMessage(output, { ...message, reasoning_content: result.reasoning ?? '' }, logprobsOf(choice));
@@ -60,6 +61,7 @@ export function applyStreamEvent(output: ResponseOutput, event: ChatStreamEvent)
   if (event.type === 'delta') {
     output.reasoning(event.reasoning ?? '');
     output.text(event.content ?? '', null);
+    for (const call of event.toolCalls ?? []) output.wholeToolCall(call);
     return null;
   }
   if (event.type === 'finish') return event.finishReason;

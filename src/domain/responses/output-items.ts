@@ -104,6 +104,11 @@ export class ResponseOutput {
     }
   }
 
+  /** A whole call an in-process runtime made (numbered apart from an engine's stream indexes). */
+  wholeToolCall(call: { id: string; name: string; arguments: string }): void {
+    this.toolCall({ index: -1 - this.#tools.size, id: call.id, name: call.name, arguments: call.arguments });
+  }
+
   /** Closes every open item; `status` is the message's (`incomplete` when cut short by the cap). */
   close(status: 'completed' | 'incomplete'): void {
     if (this.#items.length === 0) this.#emptyMessage();
