@@ -5,14 +5,11 @@
  * retrieval routes, the background runner and the janitor's sweep of expired responses.
  */
 import type { ModelRegistry } from '../inference/registry.js';
-import type { ResponsesService } from '../domain/completions/responses.service.js';
+import type { ResponsesService } from '../domain/responses/responses.service.js';
 import type { MeterResolver } from '../domain/billing/meter-resolver.js';
 import type { Clock } from '../domain/shared/clock.js';
-import { queuedResource } from '../domain/responses/background-resource.js';
-import type { ResponseItem } from '../domain/responses/response-store.port.js';
 import { StoredResponsesAccess } from '../domain/responses/stored-access.js';
-import { StoredResponsesService, type ResponsesEngine, type ResponsesRunContext } from '../domain/responses/stored-responses.js';
-import { toUnixSeconds } from '../domain/shared/clock.js';
+import { StoredResponsesService, type ResponsesEngine } from '../domain/responses/stored-responses.js';
 import { bindRoutes } from '../http/route-module.js';
 import { registerStoredResponsesRoutes } from '../http/routes/v1/stored-responses.js';
 import type { Database } from '../storage/db/database.js';
@@ -51,7 +48,7 @@ interface StoredResponsesDeps {
 export function createStoredResponses(deps: StoredResponsesDeps): StoredResponsesParts {
   const store = new ResponsesRepository(deps.database);
   const queue = new BackgroundResponsesRepository(deps.database, deps.usage);
-  const engine = responsesEngine(deps.responses, deps.clock);
+  const engine = deps.responses;
   const service = new StoredResponsesService({
     engine,
     store,
@@ -90,43 +87,5 @@ export function createResponsesFeature(core: CoreServices, earlier: EarlierFeatu
     services: { access, runner },
     routes: { api: [bindRoutes(registerStoredResponsesRoutes, { stored: access })] },
     workers: [runner],
-  };
-}
-
-/** A message item's text: a string, or its text parts joined. */
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : '')).join('\n');
-}
-
-/** The earlier turns' messages before this request's input, as the responses service reads input. */
-function withPrior(input: unknown, prior: readonly ResponseItem[]): unknown {
-  if (prior.length === 0) return input;
-  const earlier = prior
-    .filter((item) => (item.type ?? 'message') === 'message' && typeof item.role === 'string')
-    .map((item) => ({ role: item.role, content: textOf(item.content) }));
-  const now = typeof input === 'string' ? [{ role: 'user', content: input }] : (input as unknown[]);
-  return [...earlier, ...now];
-}
-
-/** The responses service as the stored responses use it: the id to use, the earlier turns, the end's callback, and its events. */
-function responsesEngine(responses: ResponsesService, clock: Clock): ResponsesEngine {
-  const create: ResponsesEngine['create'] = async (caller, body, context) => {
-    const input = withPrior(body.input, context.priorItems ?? []);
-    const made = await responses.create(caller, { ...body, input: input as typeof body.input }, context);
-    const resource = { ...made, id: context.responseId ?? made.id, previous_response_id: body.previous_response_id ?? null, ...(body.background === true ? { background: true } : {}) };
-    await context.onSettled?.(resource);
-    return resource;
-  };
-  return {
-    create,
-    async *events(caller, body, context: ResponsesRunContext) {
-      const started = { ...queuedResource(context.responseId ?? '', body as unknown as Record<string, unknown>, toUnixSeconds(clock.nowMs())), status: 'in_progress' };
-      yield { type: 'response.created', sequence_number: 0, response: started };
-      yield { type: 'response.in_progress', sequence_number: 1, response: started };
-      const resource = await create(caller, body, context);
-      yield { type: resource.status === 'incomplete' ? 'response.incomplete' : 'response.completed', sequence_number: 2, response: resource };
-    },
   };
 }

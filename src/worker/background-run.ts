@@ -16,10 +16,11 @@ import { heldByOtherCalls } from '../domain/billing/meter.js';
 import type { LineMeter, MeterResolver } from '../domain/billing/meter-resolver.js';
 import { payerOf, type Caller } from '../domain/identity/caller.js';
 import { newOutboxEntry } from '../domain/outbox/outbox.types.js';
-import { failedResource } from '../domain/responses/background-resource.js';
+import { asBackground, failedResource } from '../domain/responses/background-resource.js';
 import type { BackgroundJob, BackgroundQueue, StoredEvent } from '../domain/responses/response-store.port.js';
 import { conversationOf } from '../domain/responses/stored-items.js';
-import type { ResponsesEngine, ResponseStreamEvent } from '../domain/responses/stored-responses.js';
+import type { ResponsesEngine } from '../domain/responses/stored-responses.js';
+import type { ResponseInputItem, ResponseStreamEvent } from '../domain/responses/responses.types.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { isAppError } from '../domain/shared/errors.js';
 import type { ResponsesRequestBody } from '../wire/responses.js';
@@ -94,6 +95,10 @@ export class BackgroundRun {
     if (job.status === 'cancelled') return void (await this.#settle(job.resource, null));
     if (job.answerStarted) return this.#fail(INTERRUPTED);
     if (job.attempt > deps.maxAttempts) return this.#fail(attemptsExhausted(job.attempt - 1));
+    // Taken by a worker: in_progress from now, before the engine answers.
+    if (!(await deps.queue.append(deps.worker, job.id, [], { ...job.resource, status: 'in_progress' }, false))) {
+      return void (await this.#settle(job.resource, null));
+    }
     let meter: LineMeter;
     try {
       meter = deps.meters.lineMeter(job.payer);
@@ -117,12 +122,15 @@ export class BackgroundRun {
       principal: { kind: 'background_response', projectId: job.owner.projectId, keyId: job.keyId, subject: job.owner.subject || null, payer: payerOf(job.payer) },
       meter,
     };
-    const context = { requestId: job.requestId, signal: this.#abort.signal, route: '/v1/responses', responseId: job.id, priorItems: [...job.priorItems] };
+    const context = { requestId: job.requestId, signal: this.#abort.signal, route: '/v1/responses', responseId: job.id, priorItems: job.priorItems as unknown as ResponseInputItem[] };
+    // Streamed from the engine, so its events are stored (and can be followed) as they come.
+    const body = { ...job.body, stream: true } as unknown as ResponsesRequestBody;
     for (;;) {
       try {
         let final: Record<string, unknown> | null = null;
-        for await (const event of deps.engine.events(caller, job.body as unknown as ResponsesRequestBody, context)) {
-          if (TERMINAL_EVENTS.has(event.type) && event.response) final = event.response;
+        for await (const raw of deps.engine.events(caller, body, context)) {
+          const event = raw.response ? { ...raw, response: asBackground(raw.response as Record<string, unknown>) } : raw;
+          if (TERMINAL_EVENTS.has(event.type) && event.response) final = event.response as Record<string, unknown>;
           await this.#take(event);
         }
         return final ?? this.#failure({ code: 'server_error', message: 'The model stopped before the response ended.' });
@@ -149,7 +157,7 @@ export class BackgroundRun {
       return;
     }
     if (event.response) {
-      this.#latest = event.response;
+      this.#latest = event.response as Record<string, unknown>;
       this.#latestChanged = true;
     }
     if (!OPENING_EVENTS.has(event.type)) this.#answerStarted = true;

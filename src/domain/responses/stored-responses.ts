@@ -6,7 +6,6 @@
  * responses service), given the id to use, the earlier items and a callback for its end.
  */
 import type { Caller, PayerKind, Principal } from '../identity/caller.js';
-import type { CallContext } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
@@ -14,6 +13,7 @@ import { randomString } from '../shared/ids.js';
 import type { ResponsesRequestBody } from '../../wire/responses.js';
 import { payerRef } from '../identity/caller.js';
 import { queuedResource } from './background-resource.js';
+import type { ResponseInputItem, ResponsesContext, ResponseStreamEvent } from './responses.types.js';
 import type { ResponseItem, ResponseOwner, ResponseStatus, ResponseStore } from './response-store.port.js';
 import { conversationOf, inputItemsOf } from './stored-items.js';
 import {
@@ -24,27 +24,9 @@ import {
   previousResponseRunning,
 } from './stored-errors.js';
 
-/** One event of a response's stream; the last is `response.completed`, `response.failed` or `response.incomplete`, with `response`. */
-export interface ResponseStreamEvent {
-  type: string;
-  sequence_number: number;
-  response?: Record<string, unknown>;
-}
-
-export interface ResponsesRunContext extends CallContext {
-  route?: string;
-  /** The id the response takes (so the stored id and the streamed one agree). */
-  responseId?: string;
-  /** Earlier conversation items, before this request's input. */
-  priorItems?: ResponseItem[];
-  /** Called once with the final object, whatever the outcome. */
-  onSettled?: (resource: Record<string, unknown>) => Promise<void>;
-}
-
-/** What makes a response: the responses service. */
+/** What makes a response: the responses service's events (responses.service.ts). */
 export interface ResponsesEngine {
-  create(caller: Caller, body: ResponsesRequestBody, context: ResponsesRunContext): Promise<Record<string, unknown>>;
-  events(caller: Caller, body: ResponsesRequestBody, context: ResponsesRunContext): AsyncIterable<ResponseStreamEvent>;
+  events(caller: Caller, body: ResponsesRequestBody, context: ResponsesContext): AsyncIterable<ResponseStreamEvent>;
 }
 
 export interface StoredResponsesDeps {
@@ -92,16 +74,36 @@ export class StoredResponsesService {
     this.#queued.add(listener);
   }
 
-  async create(caller: Caller, body: ResponsesRequestBody, context: ResponsesRunContext): Promise<Record<string, unknown>> {
+  /** The response's final object, or `queued` at once for a background one. */
+  async create(caller: Caller, body: ResponsesRequestBody, context: ResponsesContext): Promise<Record<string, unknown>> {
     const turn = await this.#turn(caller.principal, body);
     if (turn.background) return this.#enqueue(caller.principal, body, turn, context.requestId);
-    return this.deps.engine.create(caller, body, this.#runContext(turn, context));
+    let last: ResponseStreamEvent | undefined;
+    for await (const event of this.#run(caller, body, turn, context)) last = event;
+    return last!.response as Record<string, unknown>;
   }
 
-  async *events(caller: Caller, body: ResponsesRequestBody, context: ResponsesRunContext): AsyncGenerator<ResponseStreamEvent> {
+  /** The events once the first is ready: a refusal before it is thrown, an ordinary HTTP error. */
+  async open(caller: Caller, body: ResponsesRequestBody, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
     const turn = await this.#turn(caller.principal, body);
     if (turn.background) throw backgroundNotStreamed();
-    yield* this.deps.engine.events(caller, body, this.#runContext(turn, context));
+    const events = this.#run(caller, body, turn, context);
+    const first = await events.next();
+    return withFirst(first, events);
+  }
+
+  /**
+   * The engine's events; the response is stored when it ends, unless the engine refused
+   * it before its first event (a 400 is not a response).
+   */
+  async *#run(caller: Caller, body: ResponsesRequestBody, turn: Turn, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+    let started = false;
+    const run: ResponsesContext = { ...context, responseId: turn.id, priorItems: turn.priorItems as ResponseInputItem[] };
+    if (turn.store) run.onSettled = async (resource) => (started ? this.#save(turn, resource) : undefined);
+    for await (const event of this.deps.engine.events(caller, body, run)) {
+      started = true;
+      yield event;
+    }
   }
 
   async #turn(principal: Principal, body: ResponsesRequestBody): Promise<Turn> {
@@ -123,12 +125,6 @@ export class StoredResponsesService {
     return previous.conversation;
   }
 
-  #runContext(turn: Turn, context: ResponsesRunContext): ResponsesRunContext {
-    const run: ResponsesRunContext = { ...context, responseId: turn.id, priorItems: turn.priorItems };
-    if (turn.store) run.onSettled = (resource) => this.#save(turn, resource);
-    return run;
-  }
-
   async #save(turn: Turn, resource: Record<string, unknown>): Promise<void> {
     await this.deps.store.insert({
       id: turn.id,
@@ -147,7 +143,7 @@ export class StoredResponsesService {
     if (!this.deps.runsInBackground(principal.payer.kind)) throw backgroundNotForCaller(principal.payer.kind);
     // An unknown model is refused now, not by the worker later.
     this.deps.models.require(body.model, 'responses');
-    const resource = queuedResource(turn.id, body as unknown as Record<string, unknown>, toUnixSeconds(turn.createdAtMs));
+    const resource = queuedResource(turn.id, body, toUnixSeconds(turn.createdAtMs));
     await this.deps.store.insert(
       {
         id: turn.id,
@@ -164,4 +160,26 @@ export class StoredResponsesService {
     for (const listener of this.#queued) listener();
     return resource;
   }
+}
+
+/** `first`, then the rest of `events`; stopping it stops the run (which settles what it delivered). */
+function withFirst(first: IteratorResult<ResponseStreamEvent>, events: AsyncGenerator<ResponseStreamEvent>): AsyncIterableIterator<ResponseStreamEvent> {
+  let pending: IteratorResult<ResponseStreamEvent> | null = first;
+  const stop = async (): Promise<IteratorResult<ResponseStreamEvent>> => {
+    pending = null;
+    return events.return(undefined);
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      if (pending === null) return events.next();
+      const step = pending;
+      pending = null;
+      return step;
+    },
+    return: stop,
+    throw: stop,
+  };
 }

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
-import { stall, startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
+import { stall, startFakeUpstream, stream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { MODEL, upstreamYaml } from '../batches/support/batch-helpers.js';
 import { spawnWorker, type WorkerProcess } from '../batches/support/worker-process.js';
 
@@ -72,10 +72,14 @@ describe('kill -9 of the worker running a background response', () => {
     expect(usage).toHaveLength(1);
     expect(usage[0]).toMatchObject({ route: '/v1/responses', inputTokens: done.usage.input_tokens, outputTokens: done.usage.output_tokens });
     expect((await server.core.projects.getProject(projectId)).balanceMicros).toBe(balanceBefore - usage[0]!.costMicros);
-    // Its events: one opening pair (the rerun's were stored already), then the completion.
+    // Its events: the rerun's, once each, numbered from 0.
     const replay = await fetch(`${server.baseUrl}/v1/responses/${created.body.id}?stream=true`, { headers: { 'x-api-key': key } });
-    const types = [...(await replay.text()).matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
-    expect(types).toEqual(['response.created', 'response.in_progress', 'response.completed']);
+    const text = await replay.text();
+    const types = [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
+    expect(types.filter((t) => t === 'response.created')).toHaveLength(1);
+    expect(types.at(-1)).toBe('response.completed');
+    const seqs = [...text.matchAll(/"sequence_number":(\d+)/g)].map((m) => Number(m[1]));
+    expect(seqs).toEqual(seqs.map((_, i) => i));
   }, 120_000);
 
   it('a response whose worker dies on every run is failed after max_attempts runs, not billed', async () => {
@@ -91,10 +95,42 @@ describe('kill -9 of the worker running a background response', () => {
     startWorker();
     const failed = await waitFor(key, created.body.id, (b) => b.status === 'failed');
     expect(failed.error).toEqual({
-      code: 'server_error',
       message: 'The background response could not be run: its worker stopped 2 times before it answered; nothing was billed. Create it again.',
+      type: 'server_error',
+      param: null,
+      code: 'server_error',
     });
     expect(upstream.count('/chat/completions')).toBe(2);
     expect((await server.core.projects.listUsage(projectId, 100)).items).toEqual([]);
+  }, 120_000);
+
+  it('a response whose answer had begun when its worker died is failed with an error, not billed', async () => {
+    const { key, projectId } = await server.newTenant({ balanceUsd: 1 });
+    upstream.enqueue('/chat/completions', stream(['one', ' two', ' three', ' four', ' five', ' six'], { delayMs: 1_000 }));
+    const created = await call(server.baseUrl, 'POST', '/v1/responses', { key, body: { model: MODEL, input: 'Count', background: true } });
+    const first = startWorker();
+    // Wait until a delta was stored: a client following the stream may have seen part of the answer.
+    for (;;) {
+      const stored = await server.core.database.db.selectFrom('response_events').select('event').where('response_id', '=', created.body.id).execute();
+      if (stored.some((row) => row.event.includes('response.output_text.delta'))) break;
+      await sleep(50);
+    }
+    first.kill('SIGKILL');
+    await first.exited;
+    startWorker();
+    const failed = await waitFor(key, created.body.id, (b) => b.status === 'failed');
+    expect(failed.error).toEqual({
+      message: 'The background response was interrupted after it began to answer (its worker stopped) and cannot be resumed; nothing was billed. Create it again.',
+      type: 'server_error',
+      param: null,
+      code: 'server_error',
+    });
+    expect(upstream.count('/chat/completions')).toBe(1);
+    expect((await server.core.projects.listUsage(projectId, 100)).items).toEqual([]);
+    // A client following its events sees them end with response.failed.
+    const replay = await fetch(`${server.baseUrl}/v1/responses/${created.body.id}?stream=true`, { headers: { 'x-api-key': key } });
+    const types = [...(await replay.text()).matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
+    expect(types).toContain('response.output_text.delta');
+    expect(types.at(-1)).toBe('response.failed');
   }, 120_000);
 });

@@ -73,7 +73,8 @@ describe.skipIf(!reachable)('stored responses across replicas on PostgreSQL', ()
     expect(polled.output_text).toBe(ANSWER);
     const types: string[] = [];
     for await (const event of await other.responses.retrieve(done.id, { stream: true })) types.push(event.type);
-    expect(types).toEqual(['response.created', 'response.in_progress', 'response.completed']);
+    expect(types.slice(0, 2)).toEqual(['response.created', 'response.in_progress']);
+    expect(types.at(-1)).toBe('response.completed');
 
     upstream.setDefault('/chat/completions', stall());
     const running = await one.responses.create({ model: MODEL, input: 'Hello', background: true });

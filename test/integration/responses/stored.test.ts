@@ -60,6 +60,26 @@ describe('previous_response_id', () => {
     ]);
   });
 
+  it('continues a function call: the call and its output reach the engine as a tool round trip', async () => {
+    upstream.chat({ toolCalls: [{ id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' }] });
+    const tools = [{ type: 'function' as const, name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+    const first = await client.responses.create({ model: MODEL, input: 'Weather in Oslo?', tools });
+    const call = first.output.find((item) => item.type === 'function_call')!;
+    expect(call).toMatchObject({ type: 'function_call', call_id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' });
+    upstream.reset();
+    const second = await client.responses.create({
+      model: MODEL,
+      previous_response_id: first.id,
+      input: [{ type: 'function_call_output', call_id: 'call_1', output: 'Sunny' }],
+      tools,
+    });
+    expect(second.output_text).toBe(ANSWER);
+    const messages = upstream.requests[0]!.body.messages;
+    expect(messages[0]).toEqual({ role: 'user', content: 'Weather in Oslo?' });
+    expect(messages[1]).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] });
+    expect(messages[2]).toEqual({ role: 'tool', tool_call_id: 'call_1', content: 'Sunny' });
+  });
+
   it('retrieves a stored response as it was answered', async () => {
     const created = await client.responses.create({ model: MODEL, input: 'Hi', metadata: { topic: 'greeting' } });
     const retrieved = await client.responses.retrieve(created.id);

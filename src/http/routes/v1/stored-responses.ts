@@ -4,13 +4,11 @@
  * GET …/input_items (a page of the turn's input) and POST …/cancel (background only).
  * Another tenant's id is 404 on every one.
  */
-import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { StoredResponsesAccess } from '../../../domain/responses/stored-access.js';
 import { invalidRequest } from '../../../domain/shared/errors.js';
 import { principalOf } from '../../auth/caller-auth.js';
-import { toHttpError } from '../../errors.js';
 import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { ResponseObject } from '../../schemas/responses.js';
@@ -22,7 +20,7 @@ import {
   ResponseIdParams,
   RetrieveResponseQuery,
 } from '../../schemas/stored-responses.js';
-import { clientAbortSignal } from '../../sse.js';
+import { clientAbortSignal, sendSse } from '../../sse.js';
 
 const tags = ['inference'];
 const MAX_ITEMS_PAGE = 100;
@@ -35,25 +33,6 @@ function readStartingAfter(raw: string | undefined): number | null {
   if (raw === undefined) return null;
   if (!/^\d{1,9}$/.test(raw)) throw invalidRequest('starting_after must be an integer of at least 0', 'starting_after');
   return Number(raw);
-}
-
-async function* frames(events: AsyncIterable<Record<string, unknown>>, signal: AbortSignal, reply: FastifyReply): AsyncGenerator<string> {
-  try {
-    for await (const event of events) yield `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`;
-  } catch (err) {
-    if (signal.aborted) return;
-    reply.log.warn({ err, request_id: reply.request.id }, 'stored response stream failed after it started');
-    yield `event: error\ndata: ${JSON.stringify(toHttpError(err).body)}\n\n`;
-  }
-}
-
-function sendEvents(reply: FastifyReply, events: AsyncIterable<Record<string, unknown>>, signal: AbortSignal): FastifyReply {
-  return reply
-    .code(200)
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache')
-    .header('x-accel-buffering', 'no')
-    .send(Readable.from(frames(events, signal, reply), { objectMode: false }));
 }
 
 export function registerStoredResponsesRoutes(scope: FastifyInstance, { stored }: { stored: StoredResponsesAccess }): void {
@@ -75,7 +54,7 @@ export function registerStoredResponsesRoutes(scope: FastifyInstance, { stored }
       if (request.query.stream !== 'true') return stored.retrieve(principal, request.params.response_id);
       const startingAfter = readStartingAfter(request.query.starting_after);
       const signal = clientAbortSignal(reply);
-      return sendEvents(reply, await stored.replay(principal, request.params.response_id, startingAfter, signal), signal);
+      return sendSse(reply, await stored.replay(principal, request.params.response_id, startingAfter, signal), signal, { named: true });
     },
   );
 
