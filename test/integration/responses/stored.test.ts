@@ -86,6 +86,25 @@ describe('previous_response_id', () => {
     expect(retrieved).toEqual(created);
   });
 
+  it('a streamed response is stored too, as its last event had it', async () => {
+    const stream = client.responses.stream({ model: MODEL, input: 'Hi' });
+    const final = await stream.finalResponse();
+    expect(final.output_text).toBe(ANSWER);
+    // The SDK adds `parsed` fields to what it assembled; the rest is the stored object.
+    const retrieved = await client.responses.retrieve(final.id);
+    expect(retrieved).toMatchObject({ id: final.id, status: 'completed', output_text: ANSWER, usage: final.usage });
+    expect(retrieved.output.map((item) => item.id)).toEqual(final.output.map((item) => item.id));
+  });
+
+  it('a request refused before the engine answered is not stored', async () => {
+    const rows = async () => Number((await server.core.database.db.selectFrom('responses').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await rows();
+    const res = await call(server.baseUrl, 'POST', '/v1/responses', { key, body: { model: 'all-minilm-l6-v2', input: 'Hi' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('model_not_found');
+    expect(await rows()).toBe(before);
+  });
+
   it('store: false keeps nothing: not retrievable, not continuable', async () => {
     const created = await client.responses.create({ model: MODEL, input: 'Hi', store: false });
     expect((created as unknown as { store: boolean }).store).toBe(false);
