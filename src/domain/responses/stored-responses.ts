@@ -40,16 +40,6 @@ export interface StoredResponsesDeps {
   runsInBackground(kind: PayerKind): boolean;
 }
 
-/** The request fields this service reads; the body's definition is src/wire/responses.ts. */
-interface StoredFields {
-  model: string;
-  input?: unknown;
-  store?: boolean | null;
-  background?: boolean | null;
-  stream?: boolean | null;
-  previous_response_id?: string | null;
-}
-
 interface Turn {
   id: string;
   owner: ResponseOwner;
@@ -107,15 +97,14 @@ export class StoredResponsesService {
   }
 
   async #turn(principal: Principal, body: ResponsesRequestBody): Promise<Turn> {
-    const fields = body as StoredFields;
-    const store = fields.store !== false;
-    const background = fields.background === true;
+    const store = body.store !== false;
+    const background = body.background === true;
     if (background && !store) throw backgroundNeedsStore();
     const owner = ownerOf(principal);
     const createdAtMs = this.deps.clock.nowMs();
-    const previous = fields.previous_response_id;
+    const previous = body.previous_response_id;
     const priorItems = typeof previous === 'string' ? await this.#conversation(owner, previous, createdAtMs) : [];
-    return { id: newResponseId(), owner, store, background, priorItems, inputItems: inputItemsOf(fields.input), createdAtMs };
+    return { id: newResponseId(), owner, store, background, priorItems, inputItems: inputItemsOf(body.input), createdAtMs };
   }
 
   async #conversation(owner: ResponseOwner, id: string, nowMs: number): Promise<ResponseItem[]> {
@@ -139,7 +128,7 @@ export class StoredResponsesService {
   }
 
   async #enqueue(principal: Principal, body: ResponsesRequestBody, turn: Turn, requestId: string): Promise<Record<string, unknown>> {
-    if ((body as StoredFields).stream === true) throw backgroundNotStreamed();
+    if (body.stream === true) throw backgroundNotStreamed();
     if (!this.deps.runsInBackground(principal.payer.kind)) throw backgroundNotForCaller(principal.payer.kind);
     // An unknown model is refused now, not by the worker later.
     this.deps.models.require(body.model, 'responses');
