@@ -45,7 +45,8 @@ function ownChoice(result: ChatResult): Json {
   const message: Json = { role: 'assistant', content: result.content, refusal: null, annotations: [] };
   if (result.reasoning !== null) message.reasoning = result.reasoning;
   if (result.toolCalls?.length) {
-    message.content = null;
+    // Text the model wrote before its calls stays beside them, as OpenAI's answers can have it.
+    message.content = result.content === '' ? null : result.content;
     message.tool_calls = toolCallsWire(result.toolCalls, false);
   }
   return { index: 0, message, logprobs: null, finish_reason: result.finishReason };
