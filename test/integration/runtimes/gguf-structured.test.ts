@@ -4,8 +4,8 @@
  * tested is that the grammar constrains it. A `json_schema` answer parses and validates
  * against the schema; with `tool_choice` `required` or a named function the answer is a
  * `tool_calls` entry whose arguments validate against the tool's parameters (`auto` is
- * gguf-tools.test.ts's). Fields the
- * runtime cannot honour are refused with a 400 naming the field and the model.
+ * gguf-tools.test.ts's). Fields the runtime cannot honour are refused with a 400 naming
+ * the field and the model.
  */
 import { rmSync } from 'node:fs';
 import { Ajv } from 'ajv';

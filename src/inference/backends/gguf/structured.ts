@@ -81,23 +81,13 @@ async function grammarFor(m: GgufModel, schema: Json, param: string, modelId: st
   }
 }
 
-/**
- * The tools a model may call of its own choice. node-llama-cpp makes a grammar of a
- * function's parameters only once the model calls it: each is made here first, so that a
- * schema it cannot read is refused before anything runs.
- */
-async function callable(m: GgufModel, defs: FunctionDef[], modelId: string): Promise<FunctionDef[]> {
-  for (const [i, def] of defs.entries()) await grammarFor(m, def.parameters, `tools[${i}].function.parameters`, modelId);
-  return defs;
-}
-
 /** What the answer must be, from `tools`/`tool_choice` and `response_format`; refuses what cannot be honoured. */
 export async function outputFormOf(m: GgufModel, params: ChatParams): Promise<OutputForm> {
   const { tools, tool_choice: choice, response_format: format } = params.sampling;
   const modelId = params.model.id;
   if (Array.isArray(tools) && tools.length > 0 && choice !== 'none') {
     const defs = functionsOf(tools);
-    if (choice === undefined || choice === 'auto') return { kind: 'functions', functions: await callable(m, defs, modelId) };
+    if (choice === undefined || choice === 'auto') return { kind: 'functions', functions: defs };
     const chosen = chosenTools(defs, choice);
     const calls = chosen.map((t) => ({ type: 'object', properties: { name: { const: t.name }, arguments: t.parameters } }));
     return { kind: 'tool', grammar: await grammarFor(m, calls.length === 1 ? calls[0]! : { oneOf: calls }, 'tools', modelId) };
