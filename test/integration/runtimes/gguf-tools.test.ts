@@ -191,6 +191,18 @@ describe.skipIf(!GGUF_RUNTIMES_DIR)('GGUF tool_choice auto: a model that calls a
     }
   }, SLOW);
 
+  it('on /v1/responses: the call is a function_call output item', async () => {
+    const res = await call(server.baseUrl, 'POST', '/v1/responses', {
+      key,
+      body: { model: CALLER, input: 'hello the world', tools: [{ type: 'function', name: 'time', parameters: TIME }], temperature: 0, max_output_tokens: 48 },
+    });
+    expect(res.status).toBe(200);
+    const calls = res.body.output.filter((item: any) => item.type === 'function_call');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ call_id: expect.stringMatching(/^call_/), name: 'time' });
+    expect(ajv.validate(TIME, JSON.parse(calls[0].arguments))).toBe(true);
+  }, SLOW);
+
   it('the AI SDK tool loop runs: the call is executed, its result goes back, the model answers again', async () => {
     const provider = createOpenAICompatible({ name: 'sluice', baseURL: `${server.baseUrl}/v1`, apiKey: key, includeUsage: true });
     const ran: string[] = [];
