@@ -95,7 +95,9 @@ export async function generateWithFunctions(
         ...(params.sampling.parallel_tool_calls === false ? { maxParallelFunctionCalls: 1 } : {}),
         onResponseChunk: (chunk) => answer.push(chunk),
       });
-      return { result, generated: sequence.tokenMeter.usedOutputTokens - before };
+      // The meter counts every sampled token; the end-of-turn token is not output (as on the plain path).
+      const sampled = sequence.tokenMeter.usedOutputTokens - before;
+      return { result, generated: result.metadata.stopReason === 'eogToken' ? Math.max(0, sampled - 1) : sampled };
     } finally {
       chat.dispose({ disposeSequence: false });
     }
