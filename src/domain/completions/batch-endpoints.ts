@@ -1,8 +1,9 @@
 /**
  * The inference routes as batch endpoints: each line's body is checked by its route's
  * compiled schema and run by the route's own service (create(), never a stream).
- * `/v1/completions` is served only by chat models behind an upstream engine; the others
- * by any model that lists their route.
+ * An endpoint is served when a model lists its route and can run here: in-process (once
+ * pulled), or behind an upstream engine sluice.yaml binds it to. `/v1/completions` is
+ * served only by chat models behind an upstream engine.
  */
 import { wireEndpoint, type BatchEndpoint } from '../batches/batch-endpoints.js';
 import type { ModelDirectory } from '../models/model-resolver.port.js';
@@ -14,8 +15,11 @@ import { ModerationsBody } from '../../wire/moderations.js';
 import { ResponsesBody } from '../../wire/responses.js';
 import type { InferenceServices } from './index.js';
 
+/** In-process, or an upstream model with at least one engine configured. */
+const runsHere = (model: ModelSpec) => model.binding.backend !== 'openai' || model.binding.deployments.length > 0;
+
 export function inferenceBatchEndpoints(services: InferenceServices, models: Pick<ModelDirectory, 'list'>): Map<string, BatchEndpoint> {
-  const servedBy = (test: (model: ModelSpec) => boolean) => () => models.list().some(test);
+  const servedBy = (test: (model: ModelSpec) => boolean) => () => models.list().some((m) => runsHere(m) && test(m));
   const onRoute = (route: ModelRoute) => servedBy((m) => m.entry.routes.includes(route));
   return new Map([
     ['/v1/chat/completions', wireEndpoint(ChatCompletionBody, (c, body, ctx) => services.chatCompletions.create(c, body, ctx), onRoute('chat'))],
