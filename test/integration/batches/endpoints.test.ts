@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { inferenceYaml } from '../inference/setup.js';
-import { createBatch, fileLines, jsonl, uploadOk } from './support/batch-helpers.js';
+import { createBatch, jsonl, uploadOk } from './support/batch-helpers.js';
 import { janitorOf, TestClock } from './support/test-clock.js';
 
 const ENDPOINTS = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/moderations', '/v1/completions'];
