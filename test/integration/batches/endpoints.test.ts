@@ -95,7 +95,8 @@ describe('a batch on /v1/embeddings through the openai SDK', () => {
     expect(promptTokens).toEqual([3, 3, 6]);
     expect(batch.usage).toEqual(usageOf(sum(promptTokens), 0));
     // Each line reached the engine once, as the synchronous route sends it.
-    expect(upstream.requests.filter((r) => r.path === '/embeddings').map((r) => r.body.input)).toEqual([['one two three'], ['alpha beta', 'gamma'], ['a b c d e f']]);
+    const sent = upstream.requests.filter((r) => r.path === '/embeddings').map((r) => r.body.input);
+    expect(sent.sort()).toEqual([['a b c d e f'], ['alpha beta', 'gamma'], ['one two three']]);
     // The usage is the batch's from now on: the same on retrieve and list.
     const listed = (await client.batches.list()).data.find((b) => b.id === batch.id);
     expect(listed?.usage).toEqual(batch.usage);
@@ -131,7 +132,8 @@ describe('the other endpoints', () => {
     const usage = lines.map((l) => l.response.body.usage);
     expect(batch.usage).toEqual(usageOf(sum(usage.map((u) => u.prompt_tokens)), sum(usage.map((u) => u.completion_tokens))));
     expect(batch.usage!.total_tokens).toBeGreaterThan(0);
-    expect(upstream.requests.filter((r) => r.path === '/completions').map((r) => r.body.prompt)).toEqual(['Once upon a time', ['first', 'second']]);
+    const prompts = upstream.requests.filter((r) => r.path === '/completions').map((r) => JSON.stringify(r.body.prompt));
+    expect(prompts.sort()).toEqual(['"Once upon a time"', '["first","second"]']);
   });
 
   it('/v1/responses: response objects, usage summed in the Responses shape, reasoning tokens included', async () => {
