@@ -275,3 +275,20 @@ describe('the default config', () => {
     },
   );
 });
+
+describe('the OpenAPI document', () => {
+  it('describes output_expires_after and every batchable endpoint on create, and model and usage on the batch', async () => {
+    const { paths, components } = (await call(server.baseUrl, 'GET', '/v1/openapi.json')).body;
+    const resolved = (schema: any) => (schema.$ref ? components.schemas[schema.$ref.split('/').pop()] : schema);
+    const create = paths['/v1/batches'].post;
+    const body = resolved(create.requestBody.content['application/json'].schema);
+    expect(body.properties.output_expires_after.properties).toEqual({
+      anchor: expect.objectContaining({ enum: ['created_at'] }),
+      seconds: expect.objectContaining({ type: 'integer', minimum: 3600, maximum: 2592000 }),
+    });
+    expect(JSON.stringify(body.properties.endpoint)).toContain('/v1/systemone');
+    const batch = resolved(create.responses['200'].content['application/json'].schema);
+    expect(Object.keys(batch.properties.usage.properties)).toEqual(['input_tokens', 'input_tokens_details', 'output_tokens', 'output_tokens_details', 'total_tokens']);
+    expect(batch.properties).toHaveProperty('model');
+  });
+});
