@@ -117,8 +117,8 @@ export class ChatCompletionsService implements ChatCompletionsPort {
           settlement.delivered(event.text);
           yield writer.carried(event.carried);
         } else if (event.type === 'delta') {
-          settlement.delivered((event.content ?? '') + (event.reasoning ?? ''));
-          yield writer.delta(event.content, event.reasoning);
+          settlement.delivered((event.content ?? '') + (event.reasoning ?? '') + (event.toolCalls?.map((c) => c.name + c.arguments).join('') ?? ''));
+          yield writer.delta(event.content, event.reasoning, event.toolCalls);
         } else if (event.type === 'finish') {
           yield writer.finish(event.finishReason);
         } else {

@@ -136,6 +136,21 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
+  it('describes the open wire: every chat field Sluice reads or carries, and POST /v1/completions', () => {
+    const bodyOf = (path: string) => schemasOf(paths[path]!.post!.requestBody!.content)[0] as { properties: Record<string, unknown> };
+    const chat = bodyOf('/v1/chat/completions');
+    for (const field of [
+      'tools', 'tool_choice', 'parallel_tool_calls', 'n', 'logprobs', 'top_logprobs', 'logit_bias', 'seed', 'stop', 'user',
+      'response_format', 'reasoning_effort', 'prediction', 'service_tier',
+    ]) {
+      expect(chat.properties, field).toHaveProperty(field);
+    }
+    expect(JSON.stringify(chat.properties.messages)).toContain('image_url');
+    const completions = bodyOf('/v1/completions');
+    expect(Object.keys(completions.properties)).toEqual(expect.arrayContaining(['model', 'prompt', 'suffix', 'echo', 'logprobs', 'max_tokens', 'n', 'stream', 'stream_options']));
+    expect(schemasOf(paths['/v1/completions']!.post!.responses['200']!.content).length).toBeGreaterThan(0);
+  });
+
   it('leaves the schemas\' error wording out of the document', async () => {
     const text = JSON.stringify((await call(server.baseUrl, 'GET', '/v1/openapi.json')).body);
     expect(text).not.toContain('x-error');
