@@ -11,7 +11,7 @@
  * waits for them (waitForHeldCredit) within its batch's window; that wait is not an
  * attempt.
  */
-import { lineUsageOf, type BatchEndpoints, type LineCall } from '../domain/batches/batch-endpoints.js';
+import { lineUsageOf, type BatchEndpoints, type LineAnswer, type LineCall } from '../domain/batches/batch-endpoints.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { AppError, isAppError } from '../domain/shared/errors.js';
 import {
@@ -41,6 +41,8 @@ export interface LineTask {
   lineNo: number;
   customId: string;
   body: unknown;
+  /** The line as uploaded (its body at `body`). */
+  lineText: string;
 }
 
 export interface LineExecutorDeps {
@@ -100,14 +102,14 @@ export class LineExecutor {
       const outcome = await this.#call(task, meter, signal);
       const { id, requestId } = lineIdentity(task.batch.id, task.lineNo);
       const result: LineResult =
-        'body' in outcome
+        'answer' in outcome
           ? {
               batchId: task.batch.id,
               lineNo: task.lineNo,
               ok: true,
               errorCode: null,
-              lineJson: outputLine(id, task.customId, requestId, outcome.body),
-              usage: lineUsageOf(outcome.body, meter.records),
+              lineJson: outputLine(id, task.customId, requestId, outcome.answer.body, outcome.answer.json),
+              usage: lineUsageOf(outcome.answer.body, meter.records),
             }
           : this.#failureResult(task, outcome.failure);
       await this.#write(result, meter.records, meter.outbox);
@@ -133,21 +135,21 @@ export class LineExecutor {
     };
   }
 
-  async #call(task: LineTask, meter: LineMeter, signal: AbortSignal): Promise<{ body: unknown } | { failure: LineFailure }> {
+  async #call(task: LineTask, meter: LineMeter, signal: AbortSignal): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
     const caller: Caller = { principal: linePrincipal(task.batch), meter };
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     let call: LineCall;
     try {
       const endpoint = this.deps.endpoints.get(task.batch.endpoint);
       if (!endpoint) throw noEndpoint(task.batch.endpoint);
-      call = endpoint.prepare(task.body);
+      call = endpoint.prepare(task.body, task.lineText);
     } catch (err) {
       return { failure: failureOf(err) };
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const body = await inBatchLineSpan(task.batch, task.lineNo, attempt, () => call(caller, { requestId, signal, route: 'batch' }));
-        return { body };
+        const answer = await inBatchLineSpan(task.batch, task.lineNo, attempt, () => call(caller, { requestId, signal, route: 'batch' }));
+        return { answer };
       } catch (err) {
         // A drain that ran out of time: leave the line unrecorded so another worker runs it.
         if (signal.aborted) throw err;

@@ -18,12 +18,22 @@ export interface LineCallContext {
   route: string;
 }
 
+/** A line's answer: the route's, and its JSON text when the route writes that by hand (the decision route's key order). */
+export interface LineAnswer {
+  body: object;
+  json?: string;
+}
+
 /** One line's call with its checked body, run once per attempt; resolves with the route's answer. */
-export type LineCall = (caller: Caller, context: LineCallContext) => Promise<object>;
+export type LineCall = (caller: Caller, context: LineCallContext) => Promise<LineAnswer>;
 
 export interface BatchEndpoint {
-  /** Checks a line's body as the route does (throwing the 400 the route would answer) and returns its call. */
-  prepare(body: unknown): LineCall;
+  /**
+   * Checks a line's body as the route does (throwing the 400 the route would answer) and
+   * returns its call. `lineText` is the line as uploaded, the body at its `body` key, for
+   * what parsing loses (the order of integer-like keys).
+   */
+  prepare(body: unknown, lineText: string): LineCall;
   /** Whether any model here serves the endpoint (asked when a batch is created); absent: always. */
   served?(): boolean;
 }
@@ -39,7 +49,7 @@ export function wireEndpoint<T extends TSchema>(
   return {
     prepare(body) {
       const parsed = parseBody(schema, body);
-      return (caller, context) => run(caller, parsed, context);
+      return async (caller, context) => ({ body: await run(caller, parsed, context) });
     },
     ...(served ? { served } : {}),
   };

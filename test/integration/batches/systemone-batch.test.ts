@@ -78,3 +78,32 @@ describe('a batch on /v1/systemone', () => {
     });
   }, 180_000);
 });
+
+describe('integer-like question names in a /v1/systemone batch', () => {
+  it('keeps their request order in the output line, byte for byte as the route writes it', async () => {
+    const body =
+      `{"model":"${IAB}","state":"${STATE}","questions":{` +
+      '"10":{"type":"noul","instructions":"Is it about cars?"},' +
+      '"later":{"type":"noul","instructions":"Is it long?"},' +
+      '"2":{"type":"choice","criteria":{"yes":null,"20":null,"3":null}},' +
+      '"0":{"type":"noul"}}}';
+    const line = `{"custom_id":"ordered","method":"POST","url":"/v1/systemone","body":${body}}`;
+    const fileId = await uploadOk(server.baseUrl, key, `${line}\n`);
+    const created = await call(server.baseUrl, 'POST', '/v1/batches', { key, body: { input_file_id: fileId, endpoint: '/v1/systemone' } });
+    expect(created.status).toBe(200);
+    const batch = await waitForBatch(server.baseUrl, key, created.body.id, isTerminal, 120_000);
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 1, completed: 1, failed: 0 } });
+
+    const direct = await fetch(`${server.baseUrl}/v1/systemone`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body });
+    const directText = await direct.text();
+    const text = await (await fetch(`${server.baseUrl}/v1/files/${batch.output_file_id}/content`, { headers: { 'x-api-key': key } })).text();
+    expect(text).toContain(`"response":{"status_code":200,"request_id":"req_`);
+    expect(text).toContain(`"body":${directText}},"error":null}`);
+    const at = (name: string) => text.indexOf(`"${name}":{"type"`);
+    expect([at('10'), at('later'), at('2'), at('0')].every((i) => i > 0)).toBe(true);
+    expect(at('10')).toBeLessThan(at('later'));
+    expect(at('later')).toBeLessThan(at('2'));
+    expect(at('2')).toBeLessThan(at('0'));
+    expect(JSON.parse(text).custom_id).toBe('ordered');
+  }, 180_000);
+});
