@@ -114,6 +114,18 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
+  it('lists /mcp as one JSON-RPC POST naming every tool', () => {
+    const mcp = paths['/mcp']!;
+    expect(Object.keys(mcp)).toEqual(['post']);
+    const [request] = schemasOf(mcp.post!.requestBody?.content) as Array<{ properties: Record<string, any> }>;
+    expect(Object.keys(request!.properties)).toEqual(['jsonrpc', 'id', 'method', 'params']);
+    expect(request!.properties.jsonrpc).toEqual({ type: 'string', enum: ['2.0'] });
+    const tools = request!.properties.params.properties.name.description as string;
+    for (const tool of ['chat', 'embed', 'moderate', 'classify', 'extract', 'transcribe', 'decide', 'batch_create', 'batch_get']) expect(tools).toContain(tool);
+    const [answer] = schemasOf(mcp.post!.responses['200']?.content) as Array<{ properties: Record<string, unknown> }>;
+    expect(Object.keys(answer!.properties)).toEqual(['jsonrpc', 'id', 'result', 'error']);
+  });
+
   it('documents each path parameter, and the pagination query of each list', () => {
     for (const route of documented()) {
       const name = `${route.method} ${route.path}`;
