@@ -7,6 +7,8 @@
  * to the CPU per request measured without the profiler.
  */
 import { readFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import type { BenchRow } from './run.js';
 
 export const STEPS = ['auth', 'validation', 'hold', 'upstream call', 'settle', 'serialize', 'HTTP server and framework', 'garbage collector', 'other'] as const;
 export type Step = (typeof STEPS)[number];
@@ -79,6 +81,35 @@ export function stepTable(profile: CpuProfile, cpuPerRequest: number): Array<{ s
   const micros = stepsOfProfile(profile);
   const total = [...micros.values()].reduce((a, b) => a + b, 0) || 1;
   return STEPS.map((step) => ({ step, share: micros.get(step)! / total, micros: (micros.get(step)! / total) * cpuPerRequest }));
+}
+
+/** Runs `work` with the V8 profiler on this thread; its result and the profile. */
+export async function profiled<T>(work: () => Promise<T>): Promise<{ result: T; profile: CpuProfile }> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+    const result = await work();
+    const { profile } = await session.post('Profiler.stop');
+    return { result, profile: profile as unknown as CpuProfile };
+  } finally {
+    session.disconnect();
+  }
+}
+
+/**
+ * Bench rows of CPU per request by step, for each named server (profiles of one run each,
+ * scaled to the CPU per request measured without the profiler): `steps: a / b` in µs.
+ */
+export function stepRows(label: string, servers: Array<{ name: string; profile: CpuProfile; cpuPerRequest: number }>): BenchRow[] {
+  const tables = servers.map((s) => stepTable(s.profile, s.cpuPerRequest));
+  return STEPS.map((step, i) => ({
+    name: `${label}: ${step}`,
+    value: tables[0]![i]!.micros,
+    unit: 'µs',
+    note: servers.map((s, j) => `${s.name} ${tables[j]![i]!.micros.toFixed(1)} µs (${(tables[j]![i]!.share * 100).toFixed(0)}%)`).join(', '),
+  }));
 }
 
 /** For a profile written to disk: `tsx bench/cpu-steps.ts <file.cpuprofile> [cpu µs per request]`. */
