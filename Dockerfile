@@ -5,25 +5,21 @@
 #   docker run -p 8080:8080 -v sluice-data:/data sluice             # HTTP server
 #   docker run -v sluice-data:/data sluice node dist/src/worker/main.js   # batch worker
 
-# Node 22, not 24: better-sqlite3 12 aborts on Node 24 when a statement is garbage-collected.
-FROM node:22-bookworm-slim AS build
+# Node 24 (active LTS). No compiler: every native module ships its binary (better-sqlite3 13,
+# onnxruntime-node, ffmpeg).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# node-gyp's toolchain, in case better-sqlite3 has no prebuilt binary for this platform.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc tsconfig.json tsconfig.build.json ./
-COPY deploy/build.sh deploy/build.sh
+COPY deploy/build.sh deploy/sqlite-for-node20.mjs deploy/
 COPY src src
 COPY console console
 RUN sh deploy/build.sh compile
 
-FROM node:22-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 WORKDIR /app
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
-    && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc ./
-COPY deploy/build.sh deploy/prune-onnx-binaries.mjs deploy/
-RUN sh deploy/build.sh runtime && rm -rf /root/.npm \
-    && apt-get purge -y python3 make g++ && apt-get autoremove -y
+COPY deploy/build.sh deploy/prune-onnx-binaries.mjs deploy/sqlite-for-node20.mjs deploy/
+RUN sh deploy/build.sh runtime && rm -rf /root/.npm
 COPY --from=build /app/dist dist
 COPY sluice.example.yaml ./
 RUN mkdir -p /data && chown node:node /data

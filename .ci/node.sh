@@ -32,9 +32,10 @@ use_node() {
   echo "node $(node --version)"
 }
 
-# Native modules built from source against the Node now on PATH (better-sqlite3 is the
-# only one here; onnxruntime-node and node-llama-cpp ship Node-API binaries that load on
-# every version).
+# Native modules for the Node now on PATH: better-sqlite3 13 ships a Node-API binary
+# that loads on 22 and 24 (as do onnxruntime-node and node-llama-cpp), so only Node 20
+# needs a build: better-sqlite3 12, from source (deploy/sqlite-for-node20.mjs, which does
+# nothing on 22 and later, and nothing when the build for this Node is already there).
 rebuild_native() {
-  npm rebuild better-sqlite3 >/dev/null
+  node deploy/sqlite-for-node20.mjs
 }

@@ -9,7 +9,9 @@
  *      undici, written here (target ≥ 60%);
  *  (c) streaming: from the upstream writing its first chunk to that chunk's first byte at
  *      the client (target ≤ 1 ms);
- *  (d) where each proxy's CPU goes at the fixed rate, by step (auth, validation, hold,
+ *  (d) the same request with 8 function tools, at the rate of (a): its p50 minus the plain
+ *      request's through Sluice, round by round (target ≤ 0.1 ms);
+ *  (e) where each proxy's CPU goes at the fixed rate, by step (auth, validation, hold,
  *      upstream call, settle, serialize, the HTTP server and framework, GC): one more paced
  *      run of each with the V8 profiler on, its samples given to steps by bench/cpu-steps.ts
  *      and scaled to the CPU per request measured without it.
@@ -31,7 +33,25 @@ const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /** Rounds alternate the proxies under test, so drifting load from elsewhere weighs on both sides of a ratio alike. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = 32;
-const BODY = JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 });
+export const BODY = JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 });
+/** BODY with 8 function tools (each with a small JSON Schema), as an agent framework sends them. */
+export const TOOLS_BODY = JSON.stringify({
+  ...JSON.parse(BODY),
+  tools: Array.from({ length: 8 }, (_, i) => ({
+    type: 'function',
+    function: {
+      name: `tool_${i}`,
+      description: `Looks up fact number ${i} about a city`,
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', description: 'The city' }, units: { type: 'string', enum: ['metric', 'imperial'] } },
+        required: ['city'],
+        additionalProperties: false,
+      },
+    },
+  })),
+  tool_choice: 'auto',
+});
 
 /** A minimal OpenAI-compatible upstream (plain JS, in a worker): fixed answers, and SSE that reports when it wrote its first chunk. */
 const UPSTREAM_SOURCE = `
@@ -179,13 +199,14 @@ tick();
 `;
 const UNDICI_PATH = createRequire(import.meta.url).resolve('undici');
 
-export async function load(url: string, key: string | null, options: { seconds: number; rate?: number; paced?: boolean }): Promise<LoadResult> {
+export async function load(url: string, key: string | null, options: { seconds: number; rate?: number; paced?: boolean; body?: string }): Promise<LoadResult> {
+  const body = options.body ?? BODY;
   const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
   const paced = options.paced && options.rate;
   const worker = paced
     ? new Worker(PACED_SOURCE, {
         eval: true,
-        workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body: BODY, rate: options.rate, seconds: options.seconds },
+        workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, rate: options.rate, seconds: options.seconds },
       })
     : new Worker(LOAD_SOURCE, {
         eval: true,
@@ -195,7 +216,7 @@ export async function load(url: string, key: string | null, options: { seconds: 
             url: `${url}/v1/chat/completions`,
             method: 'POST',
             headers,
-            body: BODY,
+            body,
             connections: options.rate ? 8 : CONNECTIONS,
             duration: options.seconds,
             ...(options.rate ? { overallRate: options.rate } : {}),
@@ -264,13 +285,15 @@ export default async function proxyBench(): Promise<BenchRow[]> {
     const [bareSat, sluiceSat] = [saturated.bare, saturated.sluice].map((rs) => median(rs.map((r) => r.rps))) as [number, number];
 
     const rate = Math.max(50, Math.round(bareSat / 4));
-    const paced = { direct: [] as LoadResult[], bare: [] as LoadResult[], sluice: [] as LoadResult[] };
+    const paced = { direct: [] as LoadResult[], bare: [] as LoadResult[], sluice: [] as LoadResult[], tools: [] as LoadResult[] };
     for (let i = 0; i < ROUNDS; i++) {
       paced.direct.push(await load(upstream.url, null, { seconds: PHASE_SECONDS, rate, paced: true }));
       paced.bare.push(await load(bare.url, null, { seconds: PHASE_SECONDS, rate, paced: true }));
       paced.sluice.push(await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true }));
+      paced.tools.push(await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true, body: TOOLS_BODY }));
     }
     const added = paced.sluice.map((r, i) => r.p50 - paced.direct[i]!.p50);
+    const toolsAdded = paced.tools.map((r, i) => r.p50 - paced.sluice[i]!.p50);
     const [direct, bareAtRate, through] = [paced.direct, paced.bare, paced.sluice].map((rs) => ({
       p50: median(rs.map((r) => r.p50)),
       cpuPerRequest: median(rs.map((r) => r.cpuPerRequest)),
@@ -293,6 +316,8 @@ export default async function proxyBench(): Promise<BenchRow[]> {
       { name: `p50 through the bare proxy at ${rate} req/s`, value: bareAtRate.p50, unit: 'ms', note: 'the floor for any proxy hop' },
       { name: `p50 through sluice at ${rate} req/s`, value: through.p50, unit: 'ms' },
       { name: 'p50 latency added by sluice', value: median(added), unit: 'ms', note: `target ≤ 1 ms; ${roundsNote(added)}` },
+      { name: `p50 through sluice with 8 tools at ${rate} req/s`, value: median(paced.tools.map((r) => r.p50)), unit: 'ms', note: `${TOOLS_BODY.length} bytes against ${BODY.length}` },
+      { name: 'p50 added by 8 tools', value: median(toolsAdded), unit: 'ms', note: `target ≤ 0.1 ms; ${roundsNote(toolsAdded)}` },
       {
         name: `p50 added in autocannon's bursts (its ${rate} req/s budget spent by 8 connections at full speed)`,
         value: throughBursts.p50 - directBursts.p50,

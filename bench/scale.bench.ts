@@ -3,17 +3,20 @@
  *  - blobs: 100 MB streamed up and back down through the S3 store (s3rver on loopback)
  *    vs the local-disk store, with the process's peak RSS growth during the S3 upload
  *    (the upload streams in parts, so it stays far below 100 MB);
- *  - chat proxy requests/s with PostgreSQL vs SQLite behind the same server (alternating
- *    rounds; target: PostgreSQL ≥ 0.5 of SQLite on one box);
+ *  - chat requests/s and p50 at saturation with PostgreSQL vs SQLite, each server and the
+ *    zero-latency engine in its own process, as a user runs them (alternating rounds;
+ *    target: PostgreSQL ≥ 0.8 of SQLite on one box);
  *  - batch lines/s with two workers vs one, on PostgreSQL and a shared S3 bucket.
- * Everything runs in this process (the upstream is the tests' fake, answering after a
- * fixed delay), so absolute figures are for comparison only.
+ * The blob and batch figures run in this process (the batch upstream is the tests' fake,
+ * answering after a fixed delay), so their absolute figures are for comparison only.
  */
 import { Readable } from 'node:stream';
-import { createRequire } from 'node:module';
 import type { BenchRow } from './run.js';
 import { startTestServer, type TestServer } from '../test/helpers/harness.js';
-import { postgresReachable, postgresSchemaDatabase, tempDir } from '../test/helpers/databases.js';
+import pg from 'pg';
+import { POSTGRES_URL, postgresReachable, postgresSchema, tempDir } from '../test/helpers/databases.js';
+import { median } from './measure.js';
+import { load, processCpuMicros, startSluice, startZeroEngine, type LoadFigures, type SluiceProcess } from './processes.js';
 import { startFakeS3, type FakeS3 } from '../test/helpers/s3-server.js';
 import { startFakeUpstream, type FakeUpstream } from '../test/helpers/fake-upstream.js';
 import { LocalDiskBlobStore } from '../src/storage/blobs/local-disk.js';
@@ -25,7 +28,6 @@ const MB = 1024 * 1024;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BATCH_LINES = Number(process.env.BENCH_SCALE_LINES ?? 2000);
-const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<{ requests: { total: number }; non2xx: number; duration: number }>;
 
 function hundredMegabytes(): Readable {
   const chunk = Buffer.alloc(MB, 120);
@@ -68,44 +70,108 @@ async function blobRows(s3: FakeS3): Promise<BenchRow[]> {
   ];
 }
 
-async function requestsPerSecond(server: TestServer, key: string): Promise<number> {
-  const result = await autocannon({
-    url: `${server.baseUrl}/v1/chat/completions`,
-    method: 'POST',
-    connections: 16,
-    duration: SECONDS,
-    headers: { 'x-api-key': key, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
-  });
-  if (result.non2xx > 0) throw new Error(`${result.non2xx} non-2xx answers`);
-  return result.requests.total / result.duration;
+const CONNECTIONS = Number(process.env.BENCH_SCALE_CONNECTIONS ?? 16);
+const CHAT_BODY = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] });
+
+interface ChatSide {
+  label: string;
+  server: SluiceProcess;
+  key: string;
+  /** The PostgreSQL backends serving it (by application_name), or null on SQLite. */
+  backends: string | null;
 }
 
-async function proxyRows(upstream: FakeUpstream): Promise<BenchRow[]> {
-  const { database } = await postgresSchemaDatabase();
-  const env = { RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '1000000' };
-  const sqlite = await startTestServer({ env, yaml: upstreamYaml(upstream.baseUrl) });
-  const postgres = await startTestServer({ env, yaml: upstreamYaml(upstream.baseUrl), overrides: { database } });
-  const keys = [(await sqlite.newTenant()).key, (await postgres.newTenant()).key];
-  const ratios: number[] = [];
-  let last = [0, 0];
+interface ChatRound extends LoadFigures {
+  /** The server process's CPU per answered request, µs. */
+  cpuPerRequest: number;
+  /** The same plus its PostgreSQL backends' CPU, µs. */
+  allCpuPerRequest: number;
+}
+
+/** CPU (µs) the PostgreSQL backends of `applicationName` used so far (they run on this machine). */
+async function backendCpuMicros(admin: pg.Client, applicationName: string | null): Promise<Map<number, number>> {
+  if (applicationName === null) return new Map();
+  const { rows } = await admin.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [applicationName]);
+  return new Map(rows.map((r) => [r.pid, processCpuMicros(r.pid)]));
+}
+
+async function chatRound(side: ChatSide, admin: pg.Client): Promise<ChatRound> {
+  const cpuBefore = side.server.cpuMicros();
+  const backendsBefore = await backendCpuMicros(admin, side.backends);
+  const figures = await load(`${side.server.baseUrl}/v1/chat/completions`, side.key, CHAT_BODY, { connections: CONNECTIONS, seconds: SECONDS });
+  const requests = figures.rps * SECONDS;
+  const cpu = side.server.cpuMicros() - cpuBefore;
+  let backends = 0;
+  for (const [pid, micros] of await backendCpuMicros(admin, side.backends)) backends += micros - (backendsBefore.get(pid) ?? 0);
+  return { ...figures, cpuPerRequest: cpu / requests, allCpuPerRequest: (cpu + backends) / requests };
+}
+
+/** A PostgreSQL server for `label`: its own schema, its connections named for the CPU count. */
+async function postgresSide(label: string, env: Record<string, string>, yaml: string, root: string | undefined, drops: Array<() => Promise<void>>): Promise<ChatSide> {
+  const { url, drop } = await postgresSchema();
+  drops.push(drop);
+  const backends = `sluice-bench-${label.replace(/\W+/g, '-')}`;
+  const server = await startSluice(label, { ...env, DATABASE_URL: `${url}&application_name=${backends}` }, yaml, root);
+  return { label, server, key: (await server.newTenant(1_000_000)).key, backends };
+}
+
+/**
+ * Chat at saturation against a zero-latency engine, each server (and the engine) in its
+ * own process, as a user runs them. Rounds alternate the servers (rotating which goes
+ * first), so drifting load from elsewhere weighs on both sides of each ratio alike. With
+ * BENCH_BASELINE_DIR set to another checkout, its PostgreSQL server runs in the same
+ * rotation: a before/after comparison in one session.
+ */
+async function chatRows(): Promise<BenchRow[]> {
+  const engine = await startZeroEngine();
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  const env = { RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '0' };
+  const yaml = upstreamYaml(engine.baseUrl);
+  const sides: ChatSide[] = [];
+  const drops: Array<() => Promise<void>> = [];
   try {
+    const sqlite = await startSluice('sqlite', env, yaml);
+    sides.push({ label: 'SQLite', server: sqlite, key: (await sqlite.newTenant(1_000_000)).key, backends: null });
+    sides.push(await postgresSide('PostgreSQL', env, yaml, undefined, drops));
+    const baseline = process.env.BENCH_BASELINE_DIR;
+    if (baseline) sides.push(await postgresSide('PostgreSQL (baseline)', env, yaml, baseline, drops));
+    for (const side of sides) await chatRound(side, admin); // warm-up
+    const rounds: ChatRound[][] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const onSqlite = await requestsPerSecond(sqlite, keys[0]!);
-      const onPostgres = await requestsPerSecond(postgres, keys[1]!);
-      ratios.push(onPostgres / onSqlite);
-      last = [onSqlite, onPostgres];
+      const figures: ChatRound[] = [];
+      for (let i = 0; i < sides.length; i++) {
+        const at = (i + round) % sides.length;
+        figures[at] = await chatRound(sides[at]!, admin);
+      }
+      rounds.push(figures);
     }
+    return chatFigures(sides, rounds);
   } finally {
-    await sqlite.close();
-    await postgres.close();
+    for (const side of sides) await side.server.stop();
+    await engine.stop();
+    await admin.end();
+    for (const drop of drops) await drop();
   }
-  ratios.sort((a, b) => a - b);
-  return [
-    { name: 'chat proxy: SQLite (last round)', value: last[0]!, unit: 'req/s' },
-    { name: 'chat proxy: PostgreSQL (last round)', value: last[1]!, unit: 'req/s' },
-    { name: 'chat proxy: PostgreSQL ÷ SQLite', value: ratios[Math.floor(ratios.length / 2)]!, unit: '×', note: `median of ${ROUNDS} rounds: ${ratios.map((r) => r.toFixed(3)).join(', ')}; target ≥ 0.5` },
-  ];
+}
+
+function chatFigures(sides: ChatSide[], rounds: ChatRound[][]): BenchRow[] {
+  const note = `${CONNECTIONS} connections, zero-latency engine; median of ${ROUNDS} alternating rounds of ${SECONDS} s`;
+  const of = (side: number, pick: (r: ChatRound) => number) => median(rounds.map((r) => pick(r[side]!)));
+  const ratio = (a: number, b: number, target: string) => {
+    const ratios = rounds.map((r) => r[a]!.rps / r[b]!.rps);
+    return { name: `chat: ${sides[a]!.label} ÷ ${sides[b]!.label}`, value: median(ratios), unit: '×', note: `rounds ${ratios.map((x) => x.toFixed(3)).join(', ')}${target}` };
+  };
+  const rows: BenchRow[] = [];
+  sides.forEach((side, i) => {
+    rows.push({ name: `chat: ${side.label}`, value: of(i, (r) => r.rps), unit: 'req/s', note });
+    rows.push({ name: `chat p50: ${side.label}`, value: of(i, (r) => r.p50), unit: 'ms' });
+    rows.push({ name: `server CPU per request: ${side.label}`, value: of(i, (r) => r.cpuPerRequest), unit: 'µs', note: 'the server process, all threads' });
+    if (side.backends) rows.push({ name: `CPU per request with its PostgreSQL backends: ${side.label}`, value: of(i, (r) => r.allCpuPerRequest), unit: 'µs' });
+  });
+  rows.push(ratio(1, 0, '; target ≥ 0.8'));
+  if (sides.length > 2) rows.push(ratio(1, 2, ''));
+  return rows;
 }
 
 async function batchSeconds(servers: TestServer[], key: string): Promise<number> {
@@ -118,7 +184,7 @@ async function batchSeconds(servers: TestServer[], key: string): Promise<number>
 
 async function workerRows(s3: FakeS3, upstream: FakeUpstream): Promise<BenchRow[]> {
   upstream.chat({ delayMs: 20 });
-  const { url } = await postgresSchemaDatabase();
+  const { url, drop } = await postgresSchema();
   const env = {
     DATABASE_URL: url,
     BLOB_URL: `s3://${s3.bucket}/workers?endpoint=${s3.endpoint}`,
@@ -144,15 +210,18 @@ async function workerRows(s3: FakeS3, upstream: FakeUpstream): Promise<BenchRow[
     }
   } finally {
     await one.close();
+    await drop();
   }
 }
 
+/** BENCH_SCALE_ONLY=chat runs only the chat rows (chatRows: BENCH_BASELINE_DIR). */
 export default async function scaleBench(): Promise<BenchRow[]> {
   if (!(await postgresReachable())) throw new Error('the scale bench needs the PostgreSQL server (SLUICE_TEST_POSTGRES_URL)');
+  if (process.env.BENCH_SCALE_ONLY === 'chat') return chatRows();
   const s3 = await startFakeS3();
   const upstream = await startFakeUpstream();
   try {
-    return [...(await blobRows(s3)), ...(await proxyRows(upstream)), ...(await workerRows(s3, upstream))];
+    return [...(await chatRows()), ...(await blobRows(s3)), ...(await workerRows(s3, upstream))];
   } finally {
     await upstream.close();
     await s3.close();

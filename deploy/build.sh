@@ -11,7 +11,8 @@ case "${1:-}" in
   compile)
     # --ignore-scripts: `prepare` would compile before the sources are all in place.
     npm ci --ignore-scripts --no-audit --no-fund
-    npm rebuild better-sqlite3
+    # better-sqlite3 13 ships its binary; only a Node 20 host builds 12 (a no-op elsewhere).
+    node deploy/sqlite-for-node20.mjs
     npx tsc -p tsconfig.build.json
     npx vite build --config console/vite.config.ts --logLevel warn
     test -f dist/src/main.js
@@ -21,8 +22,10 @@ case "${1:-}" in
     npm ci --omit=dev --ignore-scripts --no-audit --no-fund
     # onnxruntime-node ships every platform's binaries; keep this machine's (what `prepare` does after npm ci).
     node deploy/prune-onnx-binaries.mjs
-    # Native add-ons: better-sqlite3 builds (or fetches) its binding; ffmpeg's installer picks its binary.
-    npm rebuild better-sqlite3 @ffmpeg-installer/linux-x64 @ffmpeg-installer/ffmpeg
+    # better-sqlite3 13 ships its binary; only a Node 20 host builds 12 (a no-op elsewhere).
+    node deploy/sqlite-for-node20.mjs
+    # ffmpeg's installer picks its binary.
+    npm rebuild @ffmpeg-installer/linux-x64 @ffmpeg-installer/ffmpeg
     ;;
   *)
     echo "usage: deploy/build.sh compile|runtime" >&2

@@ -10,6 +10,7 @@ import { BatchDetail } from './pages/batch-detail.js';
 import { FilesPage } from './pages/files.js';
 import { ModelsPage } from './pages/models.js';
 import { PlaygroundPage } from './pages/playground.js';
+import { AgentsPage } from './pages/agents.js';
 import { GatewayPage } from './pages/gateway.js';
 import { StorefrontPage } from './pages/storefront.js';
 
@@ -21,6 +22,7 @@ const PAGES: Array<{ page: string; label: string; operator?: true }> = [
   { page: 'files', label: 'Files' },
   { page: 'models', label: 'Models' },
   { page: 'playground', label: 'Playground' },
+  { page: 'agents', label: 'Connect an agent' },
   { page: 'gateway', label: 'Gateway', operator: true },
   { page: 'storefront', label: 'Storefront', operator: true },
 ];
@@ -41,6 +43,8 @@ function pageFor(route: Route, operator: boolean): ReactNode {
       return <ModelsPage />;
     case 'playground':
       return <PlaygroundPage />;
+    case 'agents':
+      return <AgentsPage />;
     default:
       return <ProjectsPage />;
   }

@@ -31,7 +31,7 @@ export function createConsoleFeature(core: CoreServices): Feature<ConsoleParts> 
     services: { sessions, signInLimiter },
     scopes: (shared) => [
       consoleScope(
-        { sessions, projects: core.projects, meter: core.creditMeter, rateLimit: core.apiKeyRateLimit, signInLimiter, operators: config.adminToken !== null },
+        { sessions, projects: core.projects, meter: core.creditMeter, rateLimit: core.apiKeyRateLimit, signInLimiter, operators: config.adminToken !== null, mcpPath: config.mcp.prefix },
         shared,
       ),
     ],

@@ -12,6 +12,7 @@ import { openDatabase, type Database } from '../storage/db/database.js';
 import { migrateToLatest, pendingMigrations } from '../storage/db/migrate.js';
 import { ProjectsRepository } from '../storage/db/repositories/projects.repository.js';
 import { ApiKeysRepository } from '../storage/db/repositories/api-keys.repository.js';
+import { PostgresKeyRevocationFeed } from '../storage/db/key-revocation-feed.js';
 import { UsageRepository, type PayerDebit } from '../storage/db/repositories/usage.repository.js';
 import { UsageReportsRepository } from '../storage/db/repositories/usage-reports.repository.js';
 import { CreditGrantsRepository } from '../storage/db/repositories/credit-grants.repository.js';
@@ -135,7 +136,8 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
   const probeTargets = { blobs, rateLimiter, redisConfigured: config.redisUrl !== null, logger };
   void warnIfRedisUnreachable(probeTargets);
   const authenticator = new ApiKeyAuthenticator(repositories.keys, clock, config.auth.cacheTtlMs);
-  const projects = new ProjectsService({ ...repositories, reports: new UsageReportsRepository(database), grants: new CreditGrantsRepository(database), authenticator, clock, freeCreditsMicros: config.billing.freeCreditsMicros });
+  const revocations = config.database.kind === 'postgres' ? new PostgresKeyRevocationFeed(config.database.url, logger) : null;
+  revocations?.start({ revoked: (keyHash) => authenticator.forget(keyHash), live: (listening) => authenticator.feedListening(listening) });
   const priceOf = (model: string) => config.models[model]?.price ?? { inputPerMillionUsd: 0, outputPerMillionUsd: 0 };
   const outbox = createOutbox({ config, database, clock, logger, metrics });
   const billing = new BillingService(repositories.projects, repositories.usage, priceOf, clock, {
@@ -148,6 +150,10 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
     outbox: outbox.deliverer,
   });
   if (tracing) traceBilling(billing);
+  const projects = new ProjectsService({
+    ...repositories, reports: new UsageReportsRepository(database), grants: new CreditGrantsRepository(database), authenticator, balances: billing, clock,
+    freeCreditsMicros: config.billing.freeCreditsMicros,
+  });
 
   const registry = createRegistry(config, logger, metrics, tracing !== null);
   const reservations = new ReservationBook();
@@ -204,6 +210,7 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
       return { ...checks, ...(await probeSharedDependencies(probeTargets)) };
     },
     async close() {
+      await revocations?.close();
       await rateLimiter.close();
       if (!overrides.blobs) await blobs.close?.();
       await registry.close();

@@ -13,7 +13,7 @@ import type { Storefront } from './storefront.js';
 
 export function createMcpFeature(core: CoreServices, earlier: EarlierFeatures): Feature<null> {
   const decision = peerServices<DecisionService>(earlier, 'decision');
-  const { batches } = peerServices<BatchesParts>(earlier, 'batches');
+  const { batches, files } = peerServices<BatchesParts>(earlier, 'batches');
   const storefront = peerServices<Storefront | null>(earlier, 'storefront');
   const { inference } = core;
   const scopes = mcpScopes({
@@ -23,12 +23,20 @@ export function createMcpFeature(core: CoreServices, earlier: EarlierFeatures): 
     rateLimit: core.apiKeyRateLimit,
     endpoint: {
       models: core.registry,
-      services: { chat: inference.chatCompletions, embeddings: inference.embeddings, moderations: inference.moderations, decision, batches },
+      services: {
+        chat: inference.chatCompletions,
+        embeddings: inference.embeddings,
+        moderations: inference.moderations,
+        transcription: core.transcription,
+        decision,
+        batches,
+        files,
+      },
       anonymousLimiter: core.rateLimiter,
     },
     storefront: storefront && {
       prefix: storefront.config.prefix,
-      takesX402: storefront.config.x402 !== null,
+      takesPerCall: storefront.config.x402 !== null || storefront.config.mpp !== null,
       sellers: storefront.sellers,
       meterOf: (seller) => storefront.meterOf(seller),
       tokens: storefront.tokens,

@@ -161,7 +161,7 @@ export const ChatCompletionBody = JsonBody(
     response_format: OptionalObject({ description: 'text, json_object or json_schema' }),
     logprobs: OptionalBoolean(),
     top_logprobs: OptionalInteger(0, { maximum: 20 }, { default: 'top_logprobs must be an integer between 0 and 20' }),
-    logit_bias: OptionalObject(),
+    logit_bias: OptionalObject({ description: 'token id → bias (-100 to 100), carried to the engine' }),
     user: OptionalString(),
     stop: Type.Optional(
       typed<string | string[] | null>(
@@ -170,9 +170,11 @@ export const ChatCompletionBody = JsonBody(
         { default: 'stop must be a string or an array of at most 4 strings' },
       ),
     ),
+    prediction: OptionalObject({ description: 'predicted output ({"type": "content", "content": ...}), carried to the engine' }),
+    service_tier: OptionalString({ description: 'carried to the engine' }),
     categories: OptionalLabels(),
   },
-  { description: 'Other fields (prediction, service_tier, modalities, ...) are carried to an upstream engine unchanged.' },
+  { description: 'Other fields (modalities, audio, web_search_options, ...) are carried to an upstream engine unchanged.' },
 );
 
 export type ChatCompletionRequestBody = Static<typeof ChatCompletionBody>;

@@ -16,7 +16,7 @@ import { CATALOG_IDS } from '../../src/config/catalog.js';
 import type { FuzzStats, FuzzTarget } from './http-surface.js';
 
 const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty'];
-const TOOLS = ['chat', 'embed', 'moderate', 'decide', 'batch_create', 'batch_get'];
+const TOOLS = ['chat', 'embed', 'moderate', 'classify', 'extract', 'transcribe', 'decide', 'batch_create', 'batch_get'];
 const METHODS = ['initialize', 'server/discover', 'tools/list', 'tools/call', 'ping', 'notifications/initialized', 'resources/list', 'prompts/get', ...PROTOTYPE_NAMES];
 const MODERN = '2026-07-28';
 
@@ -34,6 +34,15 @@ const argumentsLike = fc.oneof(
       batch_id: fc.oneof(fc.constantFrom('batch_abc', ...PROTOTYPE_NAMES), fc.string({ maxLength: 20 }), fc.integer()),
       input_file_id: fc.oneof(fc.constantFrom('file-abc'), fc.string({ maxLength: 20 })),
       endpoint: fc.constantFrom('/v1/chat/completions', '/v1/embeddings', ''),
+      labels: fc.oneof(fc.array(fc.string({ maxLength: 8 }), { maxLength: 12 }), fc.jsonValue({ maxDepth: 2 })),
+      threshold: fc.oneof(fc.double(), fc.string({ maxLength: 4 })),
+      schema: fc.oneof(fc.constant({ type: 'object', properties: { name: { type: 'string' } } }), fc.jsonValue({ maxDepth: 2 })),
+      metadata: fc.jsonValue({ maxDepth: 2 }),
+      audio: fc.oneof(fc.base64String({ maxLength: 64 }), fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 1 })),
+      file_id: fc.oneof(fc.constantFrom('file-abc', ...PROTOTYPE_NAMES), fc.string({ maxLength: 20 }), fc.integer()),
+      filename: fc.oneof(fc.constantFrom('a.wav', 'a.txt', 'noext'), fc.jsonValue({ maxDepth: 1 })),
+      response_format: fc.oneof(fc.constantFrom('json', 'text', 'srt', 'verbose_json', 'vtt', 'xml'), fc.jsonValue({ maxDepth: 1 })),
+      timestamp_granularities: fc.oneof(fc.array(fc.constantFrom('word', 'segment', 'x'), { maxLength: 3 }), fc.jsonValue({ maxDepth: 1 })),
     },
     { requiredKeys: [] },
   ),
@@ -43,7 +52,14 @@ const argumentsLike = fc.oneof(
 const envelope = fc.oneof(
   fc.constant(undefined),
   fc.constant({ 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'fuzz', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} }),
-  fc.record({ 'io.modelcontextprotocol/protocolVersion': fc.constantFrom(MODERN, '2025-11-25', '1999-01-01', ''), 'x402/payment': fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }),
+  fc.record(
+    {
+      'io.modelcontextprotocol/protocolVersion': fc.constantFrom(MODERN, '2025-11-25', '1999-01-01', ''),
+      'x402/payment': fc.jsonValue({ maxDepth: 2 }),
+      'org.paymentauth/credential': fc.jsonValue({ maxDepth: 2 }),
+    },
+    { requiredKeys: [] },
+  ),
   fc.jsonValue({ maxDepth: 2 }),
 );
 

@@ -5,6 +5,8 @@ export interface Session {
   key_id: string | null;
   expires_at: number;
   csrf_token: string;
+  /** Where the MCP endpoint listens (`mcp.prefix`, default /mcp). */
+  mcp_path: string;
 }
 
 export interface List<T> {

@@ -51,7 +51,14 @@ function clipCall(model: ModelSpec, route: string, requestId: string, prompt: st
 export class TranscriptionService {
   constructor(private readonly deps: TranscriptionServiceDeps) {}
 
-  async run(caller: Caller, task: AudioTask, fields: FormFields, upload: AudioUpload | null, context: CallContext): Promise<RenderedTranscription> {
+  /** `context.route`: where the call came from, for its usage record (default: the REST route). */
+  async run(
+    caller: Caller,
+    task: AudioTask,
+    fields: FormFields,
+    upload: AudioUpload | null,
+    context: CallContext & { route?: string },
+  ): Promise<RenderedTranscription> {
     const request = parseTranscriptionRequest(fields, task);
     const { registry } = this.deps;
     const model = registry.require(request.model, task === 'translate' ? 'translations' : 'transcriptions');
@@ -59,13 +66,15 @@ export class TranscriptionService {
     assertAudioFileName(upload.filename);
     if (upload.bytes === 0) throw invalidRequest('The audio file is empty', 'file', 'invalid_audio');
     const backend = await registry.backendFor(model, 'transcribe');
-    const route = AUDIO_ROUTES[task];
+    const route = context.route ?? AUDIO_ROUTES[task];
     const clip = (seconds: number) => clipCall(model, route, context.requestId, request.prompt, seconds);
     const admitted = await this.#admit(caller, clip, upload.path);
     const { audio, output } = await runAdmitted(caller, admitted.admission, async () => {
       const audio = admitted.audio ?? (await this.deps.decoder.decode(upload.path, MAX_AUDIO_SECONDS));
       const output = await backend.transcribe!({
-        ...context,
+        requestId: context.requestId,
+        signal: context.signal,
+        ...(context.onServed ? { onServed: context.onServed } : {}),
         model,
         audio: audio.samples,
         task,

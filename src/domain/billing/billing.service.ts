@@ -12,7 +12,7 @@ import { outboxEntriesOf, type OutboxEntry, type OutboxHandlers, type OutboxInta
 import type { MeteredCall, SettledUsage } from './meter.js';
 import type { UsageRecord } from './usage.types.js';
 import { UsageWriter } from './usage-writer.js';
-import type { UsageStore } from './usage-store.port.js';
+import type { BalancesAfter, UsageStore } from './usage-store.port.js';
 import { BalanceReader } from './balance-reader.js';
 import type { BalanceStore } from './balance-store.port.js';
 
@@ -54,7 +54,8 @@ export class BillingService {
     this.#balances = new BalanceReader(balances);
     this.#writer = new UsageWriter(usage, {
       entriesOf: (messages) => this.#entriesOf(messages),
-      committed: (entries) => this.#committed(entries),
+      starting: () => this.#balances.generation,
+      committed: (entries, balances, started) => this.#committed(entries, balances, started),
     });
   }
 
@@ -70,9 +71,17 @@ export class BillingService {
     return this.#commits;
   }
 
-  /** The project's balance as of this process's last commit; undefined for an unknown project. */
+  /**
+   * The project's balance as of this process's last commit (another replica's debits
+   * within a moment, balance-reader.ts); undefined for an unknown project.
+   */
   balanceOf(projectId: string): Promise<number | undefined> {
     return this.#balances.read(projectId);
+  }
+
+  /** The project's balance changed other than by usage (credit granted): the next read asks the database. */
+  balanceChanged(projectId: string): void {
+    this.#balances.forget(projectId);
   }
 
   /** The usage record of a call that ended with `usage`. */
@@ -108,9 +117,9 @@ export class BillingService {
     return this.hooks.outbox ? this.hooks.outbox.entriesFor(messages, nowMs) : outboxEntriesOf(messages, NO_HANDLERS, nowMs, null);
   }
 
-  #committed(entries: readonly OutboxEntry[]): void {
+  #committed(entries: readonly OutboxEntry[], balances: BalancesAfter, started: number): void {
     this.#commits++;
-    this.#balances.invalidate();
+    this.#balances.invalidate(balances, started);
     if (entries.length > 0) this.hooks.outbox?.committed(entries);
   }
 

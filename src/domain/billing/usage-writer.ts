@@ -11,13 +11,15 @@
  */
 import type { OutboxEntry, OutboxMessage } from '../outbox/outbox.types.js';
 import type { UsageRecord } from './usage.types.js';
-import type { UsageStore } from './usage-store.port.js';
+import type { BalancesAfter, UsageStore } from './usage-store.port.js';
 
 export interface UsageWriterHooks {
   /** The outbox entries of the messages one transaction writes. */
   entriesOf(messages: readonly OutboxMessage[]): OutboxEntry[];
-  /** After every transaction that committed records, with the outbox entries it wrote. */
-  committed(entries: readonly OutboxEntry[]): void;
+  /** Just before each transaction: a mark handed back to committed() (the balance reader's generation). */
+  starting(): number;
+  /** After every transaction that committed records, with the outbox entries it wrote, the balances it left if known, and its starting() mark. */
+  committed(entries: readonly OutboxEntry[], balances: BalancesAfter, started: number): void;
 }
 
 interface Pending {
@@ -66,8 +68,9 @@ export class UsageWriter {
   async #writeMany(batch: Pending[]): Promise<void> {
     try {
       const entries = this.#entriesOf(batch.flatMap((p) => p.outbox));
-      await this.store.recordAndDebitMany(batch.map((p) => p.record), entries);
-      this.hooks.committed(entries);
+      const started = this.hooks.starting();
+      const balances = await this.store.recordAndDebitMany(batch.map((p) => p.record), entries);
+      this.hooks.committed(entries, balances, started);
       for (const p of batch) p.resolve();
     } catch {
       for (const p of batch) await this.#writeOne(p);
@@ -81,8 +84,9 @@ export class UsageWriter {
   async #writeOne(pending: Pending): Promise<void> {
     try {
       const entries = this.#entriesOf(pending.outbox);
-      await this.store.recordAndDebit(pending.record, entries);
-      this.hooks.committed(entries);
+      const started = this.hooks.starting();
+      const balances = await this.store.recordAndDebit(pending.record, entries);
+      this.hooks.committed(entries, balances, started);
       pending.resolve();
     } catch (err) {
       pending.reject(err);

@@ -6,11 +6,10 @@
  */
 import type { Logger } from 'pino';
 import type { Caller } from '../identity/caller.js';
-import { admitCall, meteredCall, settleCall, type Admission, type MeteredCall } from '../billing/meter.js';
+import { admitCall, meteredCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
-import { onAbort } from '../shared/abort.js';
 import type { ChatStreamEvent, TokenUsage } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
@@ -20,12 +19,9 @@ import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from 
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
 import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
+import { StreamSettlement, releasedIfNeverRead } from './stream-settlement.js';
 
 export const CHAT_ROUTE = '/v1/chat/completions';
-/** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
-const CLIENT_CLOSED = 499;
-/** Status recorded on the usage of a stream its engine cut after it had started. */
-const UPSTREAM_CUT = 502;
 
 export interface InferenceServiceDeps {
   registry: ModelResolver;
@@ -105,53 +101,35 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     context: ChatCompletionsContext,
   ): AsyncGenerator<Record<string, unknown>> {
     const writer = new ChunkWriter(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), served.modelOr(call.model.id), request.includeUsage);
-    let usage: TokenUsage | null = null;
-    let produced = '';
-    let metered = false;
+    const settlement = new StreamSettlement({
+      caller,
+      admission,
+      served,
+      signal: context.signal,
+      count: (produced) => this.#countedUsage(call, produced),
+      logger: this.deps.logger,
+      requestId: context.requestId,
+    });
     try {
       for (let step = first; !step.done; step = await events.next()) {
         const event = step.value;
         if (event.type === 'chunk') {
-          produced += event.text;
+          settlement.delivered(event.text);
           yield writer.carried(event.carried);
         } else if (event.type === 'delta') {
-          produced += (event.content ?? '') + (event.reasoning ?? '');
-          yield writer.delta(event.content, event.reasoning);
+          settlement.delivered((event.content ?? '') + (event.reasoning ?? '') + (event.toolCalls?.map((c) => c.name + c.arguments).join('') ?? ''));
+          yield writer.delta(event.content, event.reasoning, event.toolCalls);
         } else if (event.type === 'finish') {
           yield writer.finish(event.finishReason);
         } else {
-          usage = event.usage;
+          settlement.reported(event.usage);
         }
       }
-      usage ??= await this.#countedUsage(call, produced);
-      metered = true;
-      await settleCall(caller, admission, served.usage({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: 200 }));
+      const usage = await settlement.finish();
       if (request.includeUsage) yield writer.usage(usage);
     } finally {
       await events.return(undefined).catch(() => {});
-      if (!metered) await this.#endUnsettled(caller, admission, { call, served }, produced, context);
-    }
-  }
-
-  /**
-   * A stream that ended early is billed for what was delivered: the tokens generated so
-   * far when the client left (499) or the engine failed after its first event (502).
-   */
-  async #endUnsettled(
-    caller: Caller,
-    admission: Admission,
-    { call, served }: { call: PreparedCall; served: ServedListener },
-    produced: string,
-    context: ChatCompletionsContext,
-  ): Promise<void> {
-    if (!context.signal.aborted && produced === '') return admission.release();
-    try {
-      const usage = await this.#countedUsage(call, produced);
-      const status = context.signal.aborted ? CLIENT_CLOSED : UPSTREAM_CUT;
-      await settleCall(caller, admission, served.usage({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status }));
-    } catch (err) {
-      admission.release();
-      this.deps.logger.error({ err, request_id: context.requestId }, 'metering an aborted stream failed');
+      await settlement.close();
     }
   }
 
@@ -162,22 +140,6 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       outputTokens: (await this.deps.registry.countTokens(call.model, output)).tokens,
     };
   }
-}
-
-/**
- * The relay settles its admission when it ends, but a generator that is never started
- * never runs its `finally`: a client that leaves between the first upstream event and the
- * first read of the stream would keep its hold forever. Until the stream is first read,
- * the client's disconnect releases the admission (nothing was delivered, nothing billed).
- */
-export function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, signal: AbortSignal): AsyncIterable<T> {
-  const stop = onAbort(signal, () => admission.release());
-  return {
-    [Symbol.asyncIterator]() {
-      stop();
-      return relay;
-    },
-  };
 }
 
 /**

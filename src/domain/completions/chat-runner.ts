@@ -6,7 +6,7 @@
  */
 import type { ModelSpec } from '../models/model-spec.types.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
-import type { CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage } from '../models/inference-backend.port.js';
+import type { CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage, ToolCallOut } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import { choicesOf, maxPossibleTokens } from './metered-call.js';
 import { parseLabelText } from './label-text.js';
@@ -36,6 +36,8 @@ export interface ChatResult {
   usage: TokenUsage;
   /** An upstream's answer as sent (choices and fields), carried to the client. */
   carried?: CarriedAnswer;
+  /** An in-process runtime's tool calls. */
+  toolCalls?: ToolCallOut[];
 }
 
 export const contextLengthExceeded = (model: ModelSpec, param: string, tokens: number, exact: boolean) =>
@@ -84,27 +86,39 @@ export function withOutputCap(call: PreparedCall, cap: number | undefined): Prep
   return { ...call, conversation: { ...call.conversation, sampling } };
 }
 
+type Honoured = 'tools' | 'response_format';
+
 /**
- * Carried fields an in-process runtime (or a task model) cannot honour: sent with effect,
- * they are refused rather than silently dropped.
+ * Carried fields a task model or an in-process runtime cannot honour: sent with effect,
+ * they are refused rather than silently dropped, unless the runtime honours them (its
+ * backend's `honours`; `tools` covers tool_choice and tool calls in the conversation).
  */
-const UNCARRIED: ReadonlyArray<[string, (value: unknown) => boolean]> = [
-  ['tools', (v) => Array.isArray(v) && v.length > 0],
-  ['tool_choice', (v) => v !== 'none' && v !== 'auto'],
+const UNCARRIED: ReadonlyArray<[string, (value: unknown) => boolean, Honoured?]> = [
+  ['tools', (v) => Array.isArray(v) && v.length > 0, 'tools'],
+  ['tool_choice', (v) => v !== 'none' && v !== 'auto', 'tools'],
   ['n', (v) => v !== 1],
   ['logprobs', (v) => v === true],
 ];
 
+/** Beyond those, what an in-process chat runtime cannot honour (a task model's answer is JSON anyway). */
+const UNCARRIED_IN_PROCESS: ReadonlyArray<[string, (value: unknown) => boolean, Honoured?]> = [
+  ...UNCARRIED,
+  ['top_logprobs', (v) => v !== 0],
+  ['logit_bias', (v) => typeof v === 'object' && v !== null && Object.keys(v).length > 0],
+  ['response_format', (v) => (v as { type?: unknown }).type !== 'text', 'response_format'],
+];
+
 const TEXT_PART_TYPES: ReadonlySet<unknown> = new Set(['text', 'input_text', 'output_text']);
+const NOTHING_HONOURED: ReadonlySet<Honoured> = new Set();
 
 /** The first carried field or message part `model`'s runtime cannot honour, as a param; null when none. */
-function uncarried(conversation: Conversation): string | null {
-  for (const [field, sent] of UNCARRIED) {
+function uncarried(conversation: Conversation, fields: typeof UNCARRIED, honours: ReadonlySet<Honoured>): string | null {
+  for (const [field, sent, honouredAs] of fields) {
     const value = conversation.sampling[field];
-    if (value !== undefined && sent(value)) return field;
+    if (value !== undefined && sent(value) && !(honouredAs && honours.has(honouredAs))) return field;
   }
   for (const [i, m] of conversation.messages.entries()) {
-    if (m.tool_calls?.length) return `${conversation.inputParam}[${i}].tool_calls`;
+    if (m.tool_calls?.length && !honours.has('tools')) return `${conversation.inputParam}[${i}].tool_calls`;
     if (!Array.isArray(m.wireContent)) continue;
     const part = (m.wireContent as Array<{ type?: unknown }>).findIndex((p) => !TEXT_PART_TYPES.has(p.type));
     if (part !== -1) return `${conversation.inputParam}[${i}].content[${part}]`;
@@ -113,8 +127,10 @@ function uncarried(conversation: Conversation): string | null {
 }
 
 /** 400 naming the field and the model, for a request the model's runtime cannot serve as asked. */
-function refuseUncarried(model: ModelSpec, runtime: string, conversation: Conversation): void {
-  const param = uncarried(conversation);
+function refuseUncarried(model: ModelSpec, runtime: string, conversation: Conversation, backend?: InferenceBackend): void {
+  const param = backend
+    ? uncarried(conversation, UNCARRIED_IN_PROCESS, backend.honours ?? NOTHING_HONOURED)
+    : uncarried(conversation, UNCARRIED, NOTHING_HONOURED);
   if (param !== null) throw invalidRequest(`${param} is not supported by model ${model.id} (${runtime})`, param);
 }
 
@@ -129,7 +145,7 @@ export class ChatRunner {
         ? conversation.messages
         : await this.#fitConversation(model, conversation);
       const backend = await this.registry.backendFor(model, streaming ? 'chatStream' : 'chat');
-      if (backend.kind !== 'openai') refuseUncarried(model, `served in-process by ${backend.kind}`, conversation);
+      if (backend.kind !== 'openai') refuseUncarried(model, `served in-process by ${backend.kind}`, conversation, backend);
       return { kind: 'chat', model, backend, messages, conversation };
     }
     const input = conversation.messages

@@ -1,6 +1,6 @@
 /** Chat completion wire objects: the full `chat.completion` and the stream's `chat.completion.chunk`s. */
 import { randomString } from '../shared/ids.js';
-import type { CarriedAnswer, TokenUsage } from '../models/inference-backend.port.js';
+import type { CarriedAnswer, TokenUsage, ToolCallOut } from '../models/inference-backend.port.js';
 import type { ChatResult } from './chat-runner.js';
 
 export const newChatCompletionId = (): string => `chatcmpl-${randomString(15, 'base64url')}`;
@@ -42,9 +42,17 @@ function carriedChoice(choice: Json, position: number): Json {
   return Object.assign({}, choice, { index: choice.index ?? position, message, logprobs: choice.logprobs ?? null, finish_reason: choice.finish_reason ?? 'stop' });
 }
 
+/** Tool calls in OpenAI's wire shape (`index` on stream deltas). */
+const toolCallsWire = (calls: readonly ToolCallOut[], indexed: boolean): Json[] =>
+  calls.map((c, index) => ({ ...(indexed ? { index } : {}), id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+
 function ownChoice(result: ChatResult): Json {
   const message: Json = { role: 'assistant', content: result.content, refusal: null, annotations: [] };
   if (result.reasoning !== null) message.reasoning = result.reasoning;
+  if (result.toolCalls?.length) {
+    message.content = null;
+    message.tool_calls = toolCallsWire(result.toolCalls, false);
+  }
   return { index: 0, message, logprobs: null, finish_reason: result.finishReason };
 }
 
@@ -79,7 +87,7 @@ export class ChunkWriter {
     private readonly includeUsage: boolean,
   ) {}
 
-  delta(content: string | undefined, reasoning: string | undefined): Record<string, unknown> {
+  delta(content: string | undefined, reasoning: string | undefined, toolCalls?: readonly ToolCallOut[]): Record<string, unknown> {
     const delta: Record<string, unknown> = {};
     if (this.#first) {
       delta.role = 'assistant';
@@ -87,6 +95,7 @@ export class ChunkWriter {
     }
     if (content !== undefined) delta.content = content;
     if (reasoning !== undefined) delta.reasoning = reasoning;
+    if (toolCalls?.length) delta.tool_calls = toolCallsWire(toolCalls, true);
     return this.#chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]);
   }
 

@@ -3,28 +3,25 @@
  * engine. Sluice reads the model, the prompt (for the hold), the caps and `n`; every other
  * field goes to the engine unchanged, and its choices and fields come back as sent, with
  * Sluice's id, model and usage. Metered like chat: held on the prompt and the output cap
- * (times `n`), settled on the engine's usage; a stream the client abandons is billed for
- * what it produced.
+ * (times `n`), settled on the engine's usage (counted when it reports none); a stream that
+ * ends early is billed for what it delivered, as chat's is (stream-settlement.ts).
  */
 import type { Caller } from '../identity/caller.js';
-import { admitCall, meteredCall, settleCall, type Admission } from '../billing/meter.js';
-import type { Clock } from '../shared/clock.js';
+import { admitCall, meteredCall, type Admission } from '../billing/meter.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
 import { randomString } from '../shared/ids.js';
 import type { CarriedAnswer, ChatStreamEvent, CompletionParams, InferenceBackend, TokenUsage } from '../models/inference-backend.port.js';
-import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { CompletionRequestBody } from '../../wire/completions.js';
 import type { ChatCompletionsContext } from './chat-completions.port.js';
+import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { chatUsageWire } from './chat-wire.js';
 import { choicesOf, meteredCallOf, outputCapOf } from './metered-call.js';
 import { samplingOf } from './chat-request.js';
-import { releasedIfNeverRead } from './chat-completions.service.js';
 import { ServedListener } from './served-call.js';
+import { StreamSettlement, releasedIfNeverRead } from './stream-settlement.js';
 
 export const COMPLETIONS_ROUTE = '/v1/completions';
-/** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
-const CLIENT_CLOSED = 499;
 
 type Json = Record<string, unknown>;
 
@@ -49,7 +46,7 @@ const completionUsage = (usage: TokenUsage) => {
 };
 
 export class CompletionsService {
-  constructor(private readonly deps: { registry: ModelResolver; clock: Clock }) {}
+  constructor(private readonly deps: InferenceServiceDeps) {}
 
   async create(caller: Caller, body: CompletionRequestBody, context: ChatCompletionsContext): Promise<Json> {
     const { params, backend, metered } = await this.#prepare(body, context, false);
@@ -106,46 +103,40 @@ export class CompletionsService {
     const id = newCompletionId();
     const created = this.#now();
     const model = served.modelOr(params.model.id);
-    let usage: TokenUsage | null = null;
-    let produced = '';
-    let settled = false;
+    const settlement = new StreamSettlement({
+      caller,
+      admission,
+      served,
+      signal: context.signal,
+      count: (produced) => this.#countedUsage(params, produced),
+      logger: this.deps.logger,
+      requestId: context.requestId,
+    });
     try {
       for (let step = first; !step.done; step = await events.next()) {
         const event = step.value;
-        if (event.type === 'usage') usage = event.usage;
+        if (event.type === 'usage') settlement.reported(event.usage);
         else if (event.type === 'chunk') {
-          produced += event.text;
+          settlement.delivered(event.text);
           const chunk = wire('text_completion', id, created, model, event.carried, null);
           if (includeUsage) chunk.usage = null;
           yield chunk;
         }
       }
-      const final = usage ?? { inputTokens: 0, outputTokens: 0 };
-      settled = true;
-      await settleCall(caller, admission, served.usage({ inputTokens: final.inputTokens, outputTokens: final.outputTokens, status: 200 }));
-      if (includeUsage) yield { id, object: 'text_completion', created, model, choices: [], usage: completionUsage(final) };
+      const usage = await settlement.finish();
+      if (includeUsage) yield { id, object: 'text_completion', created, model, choices: [], usage: completionUsage(usage) };
     } finally {
       await events.return?.(undefined)?.catch(() => {});
-      if (!settled) await this.#endUnsettled(caller, admission, { params, served }, produced, context);
+      await settlement.close();
     }
   }
 
-  /** An abandoned stream still cost what it produced; a failed upstream costs nothing. */
-  async #endUnsettled(
-    caller: Caller,
-    admission: Admission,
-    { params, served }: { params: CompletionParams; served: ServedListener },
-    produced: string,
-    context: ChatCompletionsContext,
-  ): Promise<void> {
-    if (!context.signal.aborted) return admission.release();
-    try {
-      const inputTokens = (await this.deps.registry.countTokens(params.model, params.promptText)).tokens;
-      const outputTokens = (await this.deps.registry.countTokens(params.model, produced)).tokens;
-      await settleCall(caller, admission, served.usage({ inputTokens, outputTokens, status: CLIENT_CLOSED }));
-    } catch {
-      admission.release();
-    }
+  /** The usage counted with the model's tokenizer (or estimated): the prompt in, what was produced out. */
+  async #countedUsage(params: CompletionParams, produced: string): Promise<TokenUsage> {
+    return {
+      inputTokens: (await this.deps.registry.countTokens(params.model, params.promptText)).tokens,
+      outputTokens: (await this.deps.registry.countTokens(params.model, produced)).tokens,
+    };
   }
 
   #now(): number {

@@ -1,7 +1,10 @@
 /**
- * Resolves a presented API key to its project. Lookups are cached for a short TTL so
- * the hot path is not a database round trip; revocation is visible within that TTL on
- * every replica, and at once on the replica that revoked the key.
+ * Resolves a presented API key to its project. Lookups are cached so the hot path is not
+ * a database round trip. A revocation is seen at once on the replica that revoked the key,
+ * and on the others as soon as the revocation feed (PostgreSQL LISTEN/NOTIFY) tells them;
+ * while no feed listens (SQLite, where another process such as the CLI may revoke, or a
+ * lost connection) a lookup is kept at most FEEDLESS_TTL_MS, so a revoked key stops
+ * working within a second everywhere.
  */
 import { AppError, invalidRequest } from '../shared/errors.js';
 import { isUuid } from '../shared/ids.js';
@@ -18,6 +21,8 @@ interface CacheEntry {
 const MAX_CACHE_ENTRIES = 10_000;
 /** Unknown keys are remembered only briefly, so a key created on another replica works quickly. */
 const NEGATIVE_TTL_MS = 1_000;
+/** The longest a lookup is kept while no revocation feed listens. */
+export const FEEDLESS_TTL_MS = 1_000;
 
 export const missingAuthentication = () =>
   new AppError('authentication', 'Missing authentication headers', { code: 'missing_api_key' });
@@ -26,6 +31,10 @@ export const invalidCredentials = () =>
 
 export class ApiKeyAuthenticator {
   readonly #cache = new Map<string, CacheEntry>();
+  /** A revocation feed is listening: lookups are kept the whole TTL. */
+  #feedListening = false;
+  /** Counts forgets: a lookup under way when one came may have read what it revoked, and is not kept. */
+  #forgets = 0;
 
   constructor(
     private readonly keys: ApiKeyStore,
@@ -64,9 +73,17 @@ export class ApiKeyAuthenticator {
     return apiKeyPrincipal(record.projectId, record.id);
   }
 
-  /** Drops a key from this replica's cache at once (after revocation here). */
+  /** Drops a key from this replica's cache at once (after revocation here, or announced by the feed). */
   forget(keyHash: string): void {
+    this.#forgets++;
     this.#cache.delete(keyHash);
+  }
+
+  /** The revocation feed is listening (true) or lost (false): either way what is cached may have missed one. */
+  feedListening(listening: boolean): void {
+    this.#feedListening = listening;
+    this.#forgets++;
+    this.#cache.clear();
   }
 
   clear(): void {
@@ -77,10 +94,12 @@ export class ApiKeyAuthenticator {
     const now = this.clock.nowMs();
     const cached = this.#cache.get(hash);
     if (cached && cached.expiresAtMs > now) return cached.record;
+    const forgets = this.#forgets;
     const record = (await this.keys.findByHash(hash)) ?? null;
-    if (this.ttlMs > 0) {
+    if (this.ttlMs > 0 && forgets === this.#forgets) {
+      const ttlMs = record && this.#feedListening ? this.ttlMs : Math.min(this.ttlMs, record ? FEEDLESS_TTL_MS : NEGATIVE_TTL_MS);
       if (this.#cache.size >= MAX_CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
-      this.#cache.set(hash, { record, expiresAtMs: now + (record ? this.ttlMs : Math.min(this.ttlMs, NEGATIVE_TTL_MS)) });
+      this.#cache.set(hash, { record, expiresAtMs: now + ttlMs });
     }
     return record;
   }

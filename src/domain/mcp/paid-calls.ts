@@ -22,7 +22,7 @@ import { storefrontProjectId, type Seller } from '../storefront/sellers.js';
 import type { McpToolName } from './tool-catalogue.js';
 
 /** The tools a payment may buy a call of: the model tools (batches belong to a project). */
-export const PAYABLE_TOOLS: ReadonlySet<McpToolName> = new Set(['chat', 'embed', 'moderate', 'decide']);
+export const PAYABLE_TOOLS: ReadonlySet<McpToolName> = new Set(['chat', 'embed', 'moderate', 'classify', 'extract', 'transcribe', 'decide']);
 
 const CENT_MICROS = 10_000;
 

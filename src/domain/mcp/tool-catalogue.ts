@@ -7,7 +7,7 @@
  */
 import type { TokenPrice } from '../shared/money.js';
 
-export type McpToolName = 'chat' | 'embed' | 'moderate' | 'decide' | 'batch_create' | 'batch_get';
+export type McpToolName = 'chat' | 'embed' | 'moderate' | 'classify' | 'extract' | 'transcribe' | 'decide' | 'batch_create' | 'batch_get';
 
 /** USD per million tokens, per model; or a flat USD amount per call. */
 export type ToolPrice =
@@ -18,13 +18,15 @@ export interface ToolOffer {
   name: McpToolName;
   /** The ready models the tool may be called with (empty for tools that take none). */
   models: readonly string[];
+  /** Each model's task (`chat`, `classification`, `extraction`, …): a tool may call them differently. */
+  tasks: ReadonlyMap<string, string>;
   price: ToolPrice;
 }
 
-/** What the catalogue reads of a model: its id, the routes it answers on, its price. */
+/** What the catalogue reads of a model: its id, its task and the routes it answers on, its price. */
 export interface OfferedModel {
   id: string;
-  entry: { routes: readonly string[] };
+  entry: { task: string; routes: readonly string[] };
   price: TokenPrice;
 }
 
@@ -34,13 +36,26 @@ export interface ModelReadiness {
   status(model: OfferedModel): Promise<{ ready: boolean }>;
 }
 
-/** The model route each model-backed tool serves; batch lines are chat completions. */
-const TOOL_ROUTES: ReadonlyArray<readonly [McpToolName, string]> = [
-  ['chat', 'chat'],
-  ['embed', 'embeddings'],
-  ['moderate', 'moderations'],
-  ['decide', 'systemone'],
-  ['batch_create', 'chat'],
+/** Whether a model serves `route`, and (when given) is a model of `task`. */
+const serves =
+  (route: string, ...tasks: string[]) =>
+  (m: OfferedModel): boolean =>
+    m.entry.routes.includes(route) && (tasks.length === 0 || tasks.includes(m.entry.task));
+
+/**
+ * The models each model-backed tool calls: chat models and the one-text-in models on
+ * /v1/chat/completions; classification and extraction models (GLiNER, or a chat model
+ * answering by a JSON schema); speech models; batch lines are chat completions.
+ */
+const TOOL_MODELS: ReadonlyArray<readonly [McpToolName, (m: OfferedModel) => boolean]> = [
+  ['chat', serves('chat')],
+  ['embed', serves('embeddings')],
+  ['moderate', serves('moderations')],
+  ['classify', serves('chat', 'classification')],
+  ['extract', serves('chat', 'extraction', 'chat')],
+  ['transcribe', serves('transcriptions')],
+  ['decide', serves('systemone')],
+  ['batch_create', serves('chat')],
 ];
 
 /** The `route` of a tool call's usage record. */
@@ -86,10 +101,12 @@ export class McpToolCatalogue {
 /** The tools the ready models make possible, in a stable order. */
 export function offersOf(ready: readonly OfferedModel[]): ToolOffer[] {
   const offers: ToolOffer[] = [];
-  for (const [name, route] of TOOL_ROUTES) {
-    const models = ready.filter((m) => m.entry.routes.includes(route));
-    if (models.length > 0) offers.push({ name, models: models.map((m) => m.id), price: tokenPrice(models) });
+  for (const [name, serving] of TOOL_MODELS) {
+    const models = ready.filter(serving);
+    if (models.length === 0) continue;
+    const tasks = new Map(models.map((m) => [m.id, m.entry.task]));
+    offers.push({ name, models: models.map((m) => m.id), tasks, price: tokenPrice(models) });
   }
-  offers.push({ name: 'batch_get', models: [], price: { unit: 'usd_per_call', amount: 0 } });
+  offers.push({ name: 'batch_get', models: [], tasks: new Map(), price: { unit: 'usd_per_call', amount: 0 } });
   return offers;
 }

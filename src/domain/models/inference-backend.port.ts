@@ -101,6 +101,15 @@ export interface ChatOutput {
   logprobs?: OutputTokenLogprobs[];
   /** The engine's answer as sent, from an upstream; in-process runtimes leave it out. */
   carried?: CarriedAnswer;
+  /** The tool calls an in-process runtime answered with (content is then empty, finishReason `tool_calls`). */
+  toolCalls?: ToolCallOut[];
+}
+
+/** A function call an in-process runtime generated: `arguments` is JSON text, as OpenAI's wire has it. */
+export interface ToolCallOut {
+  id: string;
+  name: string;
+  arguments: string;
 }
 
 /**
@@ -121,7 +130,7 @@ export interface NextTokenOutput {
 }
 
 export type ChatStreamEvent =
-  | { type: 'delta'; content?: string; reasoning?: string }
+  | { type: 'delta'; content?: string; reasoning?: string; toolCalls?: ToolCallOut[] }
   /** An upstream's chunk as sent (`text`: its content and reasoning, for counting what was produced). */
   | { type: 'chunk'; carried: CarriedAnswer; text: string }
   | { type: 'finish'; finishReason: string }
@@ -268,6 +277,12 @@ export interface DeploymentStatus {
 
 export interface InferenceBackend {
   readonly kind: BackendKind;
+  /**
+   * For an in-process chat runtime: the carried fields it honours beyond sampling (`tools`
+   * — tool definitions, tool_choice and tool calls in the conversation — and
+   * `response_format`). Requests using any other it cannot honour are refused.
+   */
+  readonly honours?: ReadonlySet<'tools' | 'response_format'>;
   /** Whether this backend can serve the model now (files present, upstream configured). Cheap; no loading. */
   status(model: ModelSpec): Promise<BackendStatus>;
   chat?(params: ChatParams): Promise<ChatOutput>;

@@ -17,6 +17,8 @@ export interface ProjectsServiceDeps {
   reports: UsageReports;
   grants: CreditGrantStore;
   authenticator: ApiKeyAuthenticator;
+  /** Hears of credit granted here, so balances this process keeps are read anew (billing.service.ts). */
+  balances: { balanceChanged(projectId: string): void };
   clock: Clock;
   freeCreditsMicros: number;
 }
@@ -108,6 +110,7 @@ export class ProjectsService {
     await this.getProject(projectId);
     const grant: CreditGrant = { id: newId('grant_'), projectId: projectId.toLowerCase(), amountMicros, reason: reason?.trim() || null, createdAtMs: this.deps.clock.nowMs() };
     const project = await this.deps.grants.grant(grant);
+    this.deps.balances.balanceChanged(grant.projectId);
     if (!project) throw new AppError('not_found', `Project not found: ${projectId}`, { code: 'project_not_found' });
     return project;
   }

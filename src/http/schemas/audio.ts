@@ -47,3 +47,20 @@ export const TranscriptionResponse = {
     'text/plain': { schema: Type.String({ description: 'text, srt or vtt' }) },
   },
 };
+
+/**
+ * The arguments of the MCP `transcribe` tool: the form's fields, with the audio as base64
+ * text (`audio`) or a file of the caller's project (`file_id`) in place of the upload, and
+ * `temperature` a number. Checked by the same reader as the form.
+ */
+export const TranscribeToolArgs = Type.Object({
+  model: formFields.model,
+  audio: Type.Optional(Type.String({ contentEncoding: 'base64', description: 'the audio file, base64-encoded (the whole request is at most 4 MiB)' })),
+  file_id: Type.Optional(Type.String({ description: 'instead of audio: a file of your project (POST /v1/files) holding the audio' })),
+  filename: Type.Optional(Type.String({ description: `the audio's file name; its extension names the format (${AUDIO_EXTENSIONS.join(', ')})` })),
+  language: TranscriptionForm.properties.language,
+  prompt: formFields.prompt,
+  response_format: formFields.response_format,
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'default 0' })),
+  timestamp_granularities: TranscriptionForm.properties['timestamp_granularities[]'],
+});

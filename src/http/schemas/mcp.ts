@@ -14,9 +14,13 @@ export const JsonRpcRequest = Type.Object(
     params: Type.Optional(
       Type.Object(
         {
-          name: Type.Optional(Type.String({ description: 'tools/call: chat, embed, moderate, decide, batch_create or batch_get' })),
+          name: Type.Optional(Type.String({ description: 'tools/call: chat, embed, moderate, classify, extract, transcribe, decide, batch_create or batch_get' })),
           arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "tools/call: the tool's input" })),
-          _meta: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: '2026-07-28: the per-request protocol version, client info and capabilities' })),
+          _meta: Type.Optional(
+            Type.Record(Type.String(), Type.Unknown(), {
+              description: '2026-07-28: the per-request protocol version, client info and capabilities; tools/call: a payment (x402/payment, org.paymentauth/credential)',
+            }),
+          ),
         },
         { additionalProperties: true },
       ),

@@ -25,6 +25,8 @@ export interface ConsoleScopeDeps {
   signInLimiter: RateLimiter;
   /** The admin routes are mounted only when an admin token is configured. */
   operators: boolean;
+  /** Where the MCP endpoint listens (`mcp.prefix`), which the console shows agents. */
+  mcpPath: string;
 }
 
 export interface ConsoleRoutes {
@@ -52,7 +54,7 @@ export function consoleScope(deps: ConsoleScopeDeps, routes: ConsoleRoutes): Sco
         prefix: '',
         routes: [
           bindRoutes(registerConsoleAssets, { root: consoleBuildDir() }),
-          bindRoutes(registerSessionRoutes, { sessions: deps.sessions, signInLimiter: deps.signInLimiter }),
+          bindRoutes(registerSessionRoutes, { sessions: deps.sessions, signInLimiter: deps.signInLimiter, mcpPath: deps.mcpPath }),
         ],
         // The same routes are documented once, under /v1 and /admin/v1.
         policy: { documented: false, cookies: true, answerHeaders: CONSOLE_SECURITY_HEADERS },

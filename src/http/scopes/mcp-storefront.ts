@@ -1,6 +1,6 @@
 /**
  * What the MCP scope takes from the storefront, when it is on: its agent tokens and
- * receipts as callers (through the storefront's own per-seller meters), its x402 rail and
+ * receipts as callers (through the storefront's own per-seller meters), its x402 and MPP rails and
  * ledger for calls paid per call, and the RFC 9728 metadata that names it the
  * authorization server of agent tokens.
  */
@@ -20,8 +20,8 @@ import { ProtectedResourceMetadata } from '../schemas/mcp.js';
 export interface McpStorefrontDeps {
   /** The storefront's prefix (its token endpoint is the authorization server). */
   prefix: string;
-  /** x402 is one of its payment rails. */
-  takesX402: boolean;
+  /** It takes payments per call: x402 or MPP is one of its rails. */
+  takesPerCall: boolean;
   sellers: SellerDirectory;
   meterOf(seller: Seller): StorefrontMeter;
   tokens: AgentTokenService;
@@ -31,7 +31,7 @@ export interface McpStorefrontDeps {
 
 export interface McpStorefront {
   callers: StorefrontCallers;
-  /** Per-call x402 payment for the request's seller; null when the storefront takes no x402. */
+  /** Per-call payment (x402, MPP) for the request's seller; null when the storefront takes neither. */
   paymentsOf(request: FastifyRequest): McpPayments | null;
 }
 
@@ -53,7 +53,7 @@ export function mcpStorefront(storefront: McpStorefrontDeps, mcpPrefix: string):
       resourceMetadataUrlOf: (request) => `${originOf(request)}${resourceMetadataPath(mcpPrefix)}`,
     },
     paymentsOf(request) {
-      if (!storefront.takesX402) return null;
+      if (!storefront.takesPerCall) return null;
       const at = sellerAt(request.host);
       const plan = at?.seller.plans.values().next().value;
       if (!at || !plan) return null;

@@ -184,8 +184,10 @@ export class Router {
       this.metrics?.ttfb(deployment.id, ms / 1000);
       return { routed: { value, served: { model, deployment: deployment.id, fallback }, release } };
     } catch (err) {
+      // Judged before the release: a failed probe must still count as the probe it was.
+      const verdict = this.#judge(model, deployment, err, signal);
       release();
-      return { error: err, ...this.#judge(model, deployment, err, signal) };
+      return { error: err, ...verdict };
     }
   }
 

@@ -13,10 +13,10 @@
  * copied nearly every frame. Should the thread die or keep failing, automatic
  * checkpoints go back to SQLite's default.
  */
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type * as WorkerThreads from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
+import { sqliteDriver } from './sqlite-driver.js';
 
 export interface CheckpointReport {
   /** Frames in the WAL, and how many of them are now in the database file. */
@@ -73,7 +73,7 @@ export class SqliteCheckpointer {
     onReport: (report: CheckpointReport) => void = () => {},
   ) {
     sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT}`);
-    const sqlitePath = createRequire(import.meta.url).resolve('better-sqlite3');
+    const sqlitePath = sqliteDriver().modulePath;
     // esbuild's keepNames (tsx, vitest) may wrap functions in __name(); define it in the worker.
     const source = `const __name = (f) => f;\n(${checkpointerMain.toString()})();`;
     this.#worker = new Worker(source, { eval: true, workerData: { sqlitePath, file, intervalMs } });

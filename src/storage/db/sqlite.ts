@@ -1,13 +1,14 @@
 /**
- * The embedded database: one better-sqlite3 connection in WAL mode behind Kysely, the
+ * The embedded database: one better-sqlite3 connection (sqlite-driver.ts picks which) in WAL mode behind Kysely, the
  * synchronous handle the hottest queries use (SyncSqlite), and the thread that
  * checkpoints its WAL (sqlite-checkpointer.ts).
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { SqliteDialect, type Dialect } from 'kysely';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import { sqliteDriver } from './sqlite-driver.js';
 
 /**
  * Synchronous access to the embedded SQLite connection, for the queries every request
@@ -59,7 +60,8 @@ const CHECKPOINT_INTERVAL_MS = 500;
 
 export function sqliteDialect(file: string): { dialect: Dialect; sync: SyncSqlite; checkpointer: SqliteCheckpointer | null } {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
-  const sqlite = new SQLite(file);
+  const { Database } = sqliteDriver();
+  const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 10000');

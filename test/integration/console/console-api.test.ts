@@ -40,6 +40,7 @@ describe('sign-in', () => {
       key_id: null,
       expires_at: expect.any(Number),
       csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      mcp_path: '/mcp',
     });
     expect(op.setCookie).toMatch(/^sluice_session=[A-Za-z0-9_-]{43}; /);
     expect(op.setCookie).toContain('HttpOnly');

@@ -190,14 +190,16 @@ describe('revocation across replicas sharing one database', () => {
     expect(res.body.keyId).toBe(tenant.keyId);
   });
 
-  it('the other replica keeps its cached answer within the TTL and refuses the key once it expires', async () => {
+  it('without a revocation feed (SQLite) the other replica keeps its cached answer until it expires, then refuses the key', async (context) => {
+    // On PostgreSQL the revocation is announced to the other replica (test/integration/scale/key-revocation.test.ts).
+    if (second.core.database.flavor === 'postgres') context.skip();
     const tenant = await first.newTenant();
     expect((await call(second.baseUrl, 'GET', WHOAMI, { key: tenant.key })).status).toBe(200);
     await revoke(first, tenant.keyId);
     expect((await call(first.baseUrl, 'GET', WHOAMI, { key: tenant.key })).status).toBe(403);
-    // The second replica's clock has not moved past the TTL: the cached lookup still stands.
+    // The second replica's clock has not moved past the lookup's life (at most 1 s without a feed): it still stands.
     expect((await call(second.baseUrl, 'GET', WHOAMI, { key: tenant.key })).status).toBe(200);
-    offsetMs += CACHE_TTL_MS + 1;
+    offsetMs += 1_000;
     const res = await call(second.baseUrl, 'GET', WHOAMI, { key: tenant.key });
     expect(res.status).toBe(403);
     expect(res.body).toEqual(INVALID);

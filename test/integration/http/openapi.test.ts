@@ -114,6 +114,18 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
+  it('lists /mcp as one JSON-RPC POST naming every tool', () => {
+    const mcp = paths['/mcp']!;
+    expect(Object.keys(mcp)).toEqual(['post']);
+    const [request] = schemasOf(mcp.post!.requestBody?.content) as Array<{ properties: Record<string, any> }>;
+    expect(Object.keys(request!.properties)).toEqual(['jsonrpc', 'id', 'method', 'params']);
+    expect(request!.properties.jsonrpc).toEqual({ type: 'string', enum: ['2.0'] });
+    const tools = request!.properties.params.properties.name.description as string;
+    for (const tool of ['chat', 'embed', 'moderate', 'classify', 'extract', 'transcribe', 'decide', 'batch_create', 'batch_get']) expect(tools).toContain(tool);
+    const [answer] = schemasOf(mcp.post!.responses['200']?.content) as Array<{ properties: Record<string, unknown> }>;
+    expect(Object.keys(answer!.properties)).toEqual(['jsonrpc', 'id', 'result', 'error']);
+  });
+
   it('documents each path parameter, and the pagination query of each list', () => {
     for (const route of documented()) {
       const name = `${route.method} ${route.path}`;
@@ -134,6 +146,21 @@ describe('GET /v1/openapi.json', () => {
       const form = paths[path]!.post!.requestBody!.content['multipart/form-data']?.schema as { properties: Record<string, { format?: string }> };
       expect(form.properties.file!.format, path).toBe('binary');
     }
+  });
+
+  it('describes the open wire: every chat field Sluice reads or carries, and POST /v1/completions', () => {
+    const bodyOf = (path: string) => schemasOf(paths[path]!.post!.requestBody!.content)[0] as { properties: Record<string, unknown> };
+    const chat = bodyOf('/v1/chat/completions');
+    for (const field of [
+      'tools', 'tool_choice', 'parallel_tool_calls', 'n', 'logprobs', 'top_logprobs', 'logit_bias', 'seed', 'stop', 'user',
+      'response_format', 'reasoning_effort', 'prediction', 'service_tier',
+    ]) {
+      expect(chat.properties, field).toHaveProperty(field);
+    }
+    expect(JSON.stringify(chat.properties.messages)).toContain('image_url');
+    const completions = bodyOf('/v1/completions');
+    expect(Object.keys(completions.properties)).toEqual(expect.arrayContaining(['model', 'prompt', 'suffix', 'echo', 'logprobs', 'max_tokens', 'n', 'stream', 'stream_options']));
+    expect(schemasOf(paths['/v1/completions']!.post!.responses['200']!.content).length).toBeGreaterThan(0);
   });
 
   it('leaves the schemas\' error wording out of the document', async () => {

@@ -1,13 +1,15 @@
 /** SQLite internals on files: migration 0004 up/down, the synchronous fast path vs open transactions, the WAL checkpointer, clean close. */
 import { existsSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CompiledQuery, sql } from 'kysely';
 import { tempDir } from '../../helpers/databases.js';
 import { openDatabase, type Database } from '../../../src/storage/db/database.js';
 import { migrateToLatest, migratorFor } from '../../../src/storage/db/migrate.js';
 import { SqliteCheckpointer, type CheckpointReport } from '../../../src/storage/db/sqlite-checkpointer.js';
+import { sqliteDriver } from '../../../src/storage/db/sqlite-driver.js';
+
+const SQLite = sqliteDriver().Database;
 import { ProjectsRepository } from '../../../src/storage/db/repositories/projects.repository.js';
 import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
 import { newUuid } from '../../../src/domain/shared/ids.js';
@@ -140,7 +142,7 @@ describe('synchronous fast path on a SQLite file', () => {
 
       const record = usageRecord(project.id, { costMicros: 40 });
       let idleInside: boolean | undefined;
-      let pending: Promise<void> | undefined;
+      let pending: Promise<unknown> | undefined;
       await expect(
         database.db.transaction().execute(async (trx) => {
           await trx.updateTable('projects').set({ balance_micros: sql`balance_micros + 500` }).where('id', '=', project.id).execute();

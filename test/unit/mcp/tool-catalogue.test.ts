@@ -20,12 +20,27 @@ describe('McpToolCatalogue', () => {
     const catalogue = new McpToolCatalogue(registryWith(new Set(['gpt-oss-120b', 'bge-small-en-v1.5'])));
     const offers = await catalogue.offers();
     const gpt = config.models['gpt-oss-120b']!.price;
+    const chatTasks = new Map([['gpt-oss-120b', 'chat']]);
+    const tokenPrice = expect.objectContaining({ unit: 'usd_per_million_tokens' });
     expect(offers).toEqual([
-      { name: 'chat', models: ['gpt-oss-120b'], price: { unit: 'usd_per_million_tokens', models: { 'gpt-oss-120b': { input: gpt.inputPerMillionUsd, output: gpt.outputPerMillionUsd } } } },
-      { name: 'embed', models: ['bge-small-en-v1.5'], price: expect.objectContaining({ unit: 'usd_per_million_tokens' }) },
-      { name: 'batch_create', models: ['gpt-oss-120b'], price: expect.objectContaining({ unit: 'usd_per_million_tokens' }) },
-      { name: 'batch_get', models: [], price: { unit: 'usd_per_call', amount: 0 } },
+      { name: 'chat', models: ['gpt-oss-120b'], tasks: chatTasks, price: { unit: 'usd_per_million_tokens', models: { 'gpt-oss-120b': { input: gpt.inputPerMillionUsd, output: gpt.outputPerMillionUsd } } } },
+      { name: 'embed', models: ['bge-small-en-v1.5'], tasks: new Map([['bge-small-en-v1.5', 'embeddings']]), price: tokenPrice },
+      // A chat model extracts JSON by a schema.
+      { name: 'extract', models: ['gpt-oss-120b'], tasks: chatTasks, price: tokenPrice },
+      { name: 'batch_create', models: ['gpt-oss-120b'], tasks: chatTasks, price: tokenPrice },
+      { name: 'batch_get', models: [], tasks: new Map(), price: { unit: 'usd_per_call', amount: 0 } },
     ]);
+  });
+
+  it('offers classify over classification models, extract over GLiNER and chat models, transcribe over speech models', async () => {
+    const ready = new Set(['zlm-v1-iab-classify-edge', 'deberta-v3-small', 'gliner2-base-v1', 'gliner-multi-pii-v1', 'whisper-tiny', 'zlm-v1-moderation-edge', 'gpt-oss-120b']);
+    const offers = await new McpToolCatalogue(registryWith(ready)).offers();
+    const byName = new Map(offers.map((o) => [o.name, o]));
+    expect(byName.get('classify')!.models).toEqual(['deberta-v3-small', 'zlm-v1-iab-classify-edge']);
+    expect(byName.get('extract')!.models).toEqual(['gpt-oss-120b', 'gliner2-base-v1', 'gliner-multi-pii-v1']);
+    expect(byName.get('extract')!.tasks.get('gliner2-base-v1')).toBe('extraction');
+    expect(byName.get('transcribe')!.models).toEqual(['whisper-tiny']);
+    expect(byName.get('moderate')!.models).toEqual(['zlm-v1-moderation-edge']);
   });
 
   it('keeps the same list while the ready models stay, and announces a change once', async () => {
@@ -42,7 +57,7 @@ describe('McpToolCatalogue', () => {
     expect(await catalogue.offers()).toBe(first);
     now += 5_000;
     const second = await catalogue.offers();
-    expect(second.map((o) => o.name)).toEqual(['chat', 'embed', 'batch_create', 'batch_get']);
+    expect(second.map((o) => o.name)).toEqual(['chat', 'embed', 'extract', 'batch_create', 'batch_get']);
     expect(changes).toBe(1);
   });
 

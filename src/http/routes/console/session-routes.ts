@@ -20,13 +20,14 @@ const SignInBody = Type.Object(
 
 const COOKIE_PATH = '/console';
 
-const sessionToWire = (session: ConsoleSession, sessionId: string) => ({
+const sessionToWire = (session: ConsoleSession, sessionId: string, mcpPath: string) => ({
   object: 'console_session' as const,
   role: session.role,
   project_id: session.projectId,
   key_id: session.keyId,
   expires_at: toUnixSeconds(session.expiresAtMs),
   csrf_token: csrfTokenOf(sessionId),
+  mcp_path: mcpPath,
 });
 
 /** A sign-in posted from another site's page (login CSRF) is refused; same-origin or no Origin (curl) passes. */
@@ -46,6 +47,8 @@ export interface SessionRouteDeps {
   sessions: ConsoleSessions;
   /** Sign-in attempts per client address per minute. */
   signInLimiter: RateLimiter;
+  /** Where the MCP endpoint listens, for the console's "Connect an agent" page. */
+  mcpPath: string;
 }
 
 async function limitAttempts(signInLimiter: RateLimiter, request: FastifyRequest): Promise<void> {
@@ -60,7 +63,7 @@ async function limitAttempts(signInLimiter: RateLimiter, request: FastifyRequest
 
 const clearCookie = (reply: FastifyReply) => reply.clearCookie(SESSION_COOKIE, { path: COOKIE_PATH });
 
-export function registerSessionRoutes(plain: FastifyInstance, { sessions, signInLimiter }: SessionRouteDeps): void {
+export function registerSessionRoutes(plain: FastifyInstance, { sessions, signInLimiter, mcpPath }: SessionRouteDeps): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['console'];
 
@@ -75,14 +78,14 @@ export function registerSessionRoutes(plain: FastifyInstance, { sessions, signIn
       secure: request.protocol === 'https',
       expires: new Date(session.expiresAtMs),
     });
-    return sessionToWire(session, sessionId);
+    return sessionToWire(session, sessionId, mcpPath);
   });
 
   scope.get('/console/api/session', { schema: { tags, summary: 'The current console session' } }, async (request) => {
     const sessionId = sessionIdOf(request);
     const session = await sessions.resolve(sessionId);
     if (!session || !sessionId) throw signedOut();
-    return sessionToWire(session, sessionId);
+    return sessionToWire(session, sessionId, mcpPath);
   });
 
   scope.delete('/console/api/session', { schema: { tags, summary: 'Sign out of the console' } }, async (request, reply) => {

@@ -59,9 +59,13 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
   };
 
   const handler = createMcpHandler(
-    async () => {
+    async (context) => {
       const server = new McpServer(deps.serverInfo);
-      for (const tool of await definitionsOf()) {
+      const call = context.authInfo?.extra?.[CALL] as ToolCall | undefined;
+      const tools = await definitionsOf();
+      // A tools/call needs only its tool (registering all of them is most of the server's set-up).
+      const called = call?.toolName === undefined ? undefined : tools.find((t) => t.name === call.toolName);
+      for (const tool of called ? [called] : tools) {
         server.registerTool(tool.name, tool.config, (args: unknown, ctx) =>
           tool.run(args as Record<string, unknown>, ctx.http?.authInfo?.extra?.[CALL] as ToolCall, ctx.mcpReq._meta),
         );
@@ -79,6 +83,7 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
       if (!decision.allowed) throw anonymousLimited(decision.retryAfterSeconds);
     }
     const call: ToolCall = {
+      toolName: calledTool(request.body),
       caller: request.caller,
       payments: request.caller ? null : deps.paymentsOf(request),
       requestId: request.id,
@@ -108,15 +113,25 @@ const anonymousLimited = (retryAfterSeconds: number) =>
     retryAfterSeconds,
   });
 
-/** The request as the SDK reads it: method, URL and headers; the body is passed parsed. */
+/** The tool a single `tools/call` message names, if any. */
+function calledTool(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const { method, params } = body as { method?: unknown; params?: { name?: unknown } };
+  return method === 'tools/call' && typeof params?.name === 'string' ? params.name : undefined;
+}
+
+/** Headers the SDK never reads: the credential is the scope's, passed as `authInfo`. */
+const UNREAD_HEADERS: ReadonlySet<string> = new Set(['content-length', 'authorization', 'x-api-key', 'cookie', 'x-project-id']);
+
+/** The request as the SDK reads it: method, URL and the headers it reads; the body is passed parsed. */
 function webRequestOf(request: FastifyRequest): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || name === 'content-length') continue;
+    if (value === undefined || UNREAD_HEADERS.has(name)) continue;
     for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
   }
-  const body = request.method === 'POST' ? '' : undefined;
-  return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: request.method, headers, body });
+  // No body: the SDK is handed the parsed one (a body stream would cost more than the whole request).
+  return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: request.method, headers });
 }
 
 /** The SDK's answer on the Fastify reply: a JSON body as text, an event stream as a stream. */

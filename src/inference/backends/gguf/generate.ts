@@ -4,11 +4,12 @@
  * text into reasoning and answer as it streams. Deltas go to `onDelta`; the result
  * carries the finish reason and token usage.
  */
-import type { ChatOutput, ChatParams } from '../../../domain/models/inference-backend.port.js';
+import type { ChatOutput, ChatParams, ToolCallOut } from '../../../domain/models/inference-backend.port.js';
 import type { GgufModel } from './loader.js';
 import type { NodeLlamaCpp } from './llama-api.js';
 import { ReasoningSplitter, type SplitText } from './reasoning.js';
 import { contextExceeded } from './errors.js';
+import { outputFormOf, toolCallOf } from './structured.js';
 
 /** Sampling defaults for small on-device chat models when the request sets none. */
 const DEFAULT_TEMPERATURE = 0.3;
@@ -39,19 +40,29 @@ export function readSampling(s: Record<string, unknown>): Sampling {
   };
 }
 
-export async function generateChat(
-  runtime: NodeLlamaCpp,
-  m: GgufModel,
-  params: ChatParams,
-  onDelta?: (delta: SplitText) => void,
-): Promise<ChatOutput> {
-  const { text, opensReasoning } = m.template.render(params.messages);
+/** What a generation streams: text split into answer and reasoning, or (at its end) the tool calls it made. */
+export interface GgufDelta {
+  content?: string;
+  reasoning?: string;
+  toolCalls?: ToolCallOut[];
+}
+
+const deltaOf = (part: SplitText): GgufDelta => ({ ...(part.content ? { content: part.content } : {}), ...(part.reasoning ? { reasoning: part.reasoning } : {}) });
+
+/**
+ * Generates the answer. Under a grammar (structured.ts) the text is the answer as it
+ * comes (no reasoning split); a tool-form answer is not streamed as text but ends as one
+ * tool call, unless it stopped before the call was complete (then its text, `length`).
+ */
+export async function generateChat(runtime: NodeLlamaCpp, m: GgufModel, params: ChatParams, onDelta?: (delta: GgufDelta) => void): Promise<ChatOutput> {
+  const form = await outputFormOf(m, params);
+  const { text, opensReasoning } = m.template.render(params.messages, params.sampling.tools);
   const prompt = m.model.tokenize(text, true);
   if (prompt.length >= m.contextSize) throw contextExceeded(params.model.id, prompt.length, m.contextSize);
   const sampling = readSampling(params.sampling);
   const room = m.contextSize - prompt.length;
   const maxTokens = Math.max(1, Math.min(sampling.maxTokens ?? room, room));
-  const splitter = new ReasoningSplitter(opensReasoning);
+  const splitter = form.kind === 'text' ? new ReasoningSplitter(opensReasoning) : null;
   let content = '';
   let reasoning = '';
   let generated = 0;
@@ -59,7 +70,7 @@ export async function generateChat(
   const emit = (part: SplitText) => {
     content += part.content;
     reasoning += part.reasoning;
-    if (onDelta && (part.content || part.reasoning)) onDelta(part);
+    if (onDelta && form.kind !== 'tool' && (part.content || part.reasoning)) onDelta(deltaOf(part));
   };
   const penalties = sampling.frequencyPenalty || sampling.presencePenalty;
   const result = await m.withSequence(async (sequence) => {
@@ -73,22 +84,27 @@ export async function generateChat(
         seed: sampling.seed,
         customStopTriggers: sampling.stop.length > 0 ? sampling.stop : undefined,
         repeatPenalty: penalties ? { frequencyPenalty: sampling.frequencyPenalty, presencePenalty: sampling.presencePenalty } : undefined,
+        grammar: form.kind === 'text' ? undefined : form.grammar,
         signal: params.signal,
         onToken: (tokens) => {
           generated += tokens.length;
-          if (splitter.inReasoning) reasoningTokens += tokens.length;
+          if (splitter?.inReasoning) reasoningTokens += tokens.length;
         },
-        onTextChunk: (chunk) => emit(splitter.push(chunk)),
+        onTextChunk: (chunk) => emit(splitter ? splitter.push(chunk) : { content: chunk, reasoning: '' }),
       });
     } finally {
       completion.dispose({ disposeSequence: false });
     }
   });
-  emit(splitter.flush());
-  return {
-    content,
-    reasoning: splitter.sawReasoning ? reasoning : null,
-    finishReason: result.metadata.stopReason === 'maxTokens' ? 'length' : 'stop',
-    usage: { inputTokens: prompt.length, outputTokens: generated, ...(splitter.sawReasoning ? { reasoningTokens } : {}) },
-  };
+  if (splitter) emit(splitter.flush());
+  const finishReason = result.metadata.stopReason === 'maxTokens' ? 'length' : 'stop';
+  const sawReasoning = splitter?.sawReasoning === true;
+  const usage = { inputTokens: prompt.length, outputTokens: generated, ...(sawReasoning ? { reasoningTokens } : {}) };
+  const call = form.kind === 'tool' ? toolCallOf(content) : null;
+  if (call) {
+    onDelta?.({ toolCalls: [call] });
+    return { content: '', reasoning: null, finishReason: 'tool_calls', usage, toolCalls: [call] };
+  }
+  if (form.kind === 'tool' && onDelta && content) onDelta({ content });
+  return { content, reasoning: sawReasoning ? reasoning : null, finishReason, usage };
 }

@@ -27,6 +27,8 @@ export function createGgufBackend(deps: BackendDeps): InferenceBackend {
 
 export class GgufBackend implements InferenceBackend {
   readonly kind = 'gguf' as const;
+  /** Tools (required or a named function) and response formats, through node-llama-cpp's grammars (structured.ts). */
+  readonly honours: ReadonlySet<'tools' | 'response_format'> = new Set(['tools', 'response_format'] as const);
   readonly #models = new Map<string, LazyResource<GgufModel>>();
   /** Set once a model has loaded: generation needs the module's classes, not only the models. */
   #runtime: NodeLlamaCpp | null = null;
@@ -69,7 +71,7 @@ export class GgufBackend implements InferenceBackend {
       queue.push(event);
       wake?.();
     };
-    const run = this.#use(params, (m) => generateChat(this.#runtime!, m, params, (d) => push({ type: 'delta', ...(d.content ? { content: d.content } : {}), ...(d.reasoning ? { reasoning: d.reasoning } : {}) })))
+    const run = this.#use(params, (m) => generateChat(this.#runtime!, m, params, (d) => push({ type: 'delta', ...d })))
       .then((out) => {
         push({ type: 'finish', finishReason: out.finishReason });
         push({ type: 'usage', usage: out.usage });

@@ -28,6 +28,15 @@ export interface Llama {
   /** The CPU cores llama.cpp does its maths on (the default thread count). */
   readonly cpuMathCores: number;
   loadModel(options: { modelPath: string }): Promise<LlamaModel>;
+  /** A grammar whose every output is JSON valid against `schema` (node-llama-cpp's subset of JSON Schema). */
+  createGrammarForJsonSchema(schema: Readonly<Record<string, unknown>>): Promise<LlamaGrammar>;
+  /** A built-in grammar: 'json' is any JSON value. */
+  getGrammarFor(type: 'json'): Promise<LlamaGrammar>;
+}
+
+/** A GBNF grammar that constrains sampling (its stop triggers end generation once it is complete). */
+export interface LlamaGrammar {
+  readonly grammar: string;
 }
 
 /**
@@ -75,6 +84,7 @@ export interface CompletionOptions {
   customStopTriggers?: readonly string[];
   repeatPenalty?: { frequencyPenalty?: number; presencePenalty?: number };
   signal?: AbortSignal;
+  grammar?: LlamaGrammar;
   onToken?: (tokens: Token[]) => void;
   onTextChunk?: (text: string) => void;
 }

@@ -92,6 +92,8 @@ export class GgufModel {
   private isolated: Promise<SequencePool> | null = null;
 
   private constructor(
+    /** The runtime the model runs on (grammars are made by it). */
+    readonly llama: Llama,
     readonly model: LlamaModel,
     context: LlamaContext,
     readonly template: ChatTemplate,
@@ -107,7 +109,7 @@ export class GgufModel {
       const threads = options.threads ?? llama.cpuMathCores;
       const context = await model.createContext({ contextSize, sequences: options.sequences, threads: { ideal: threads, min: 1 } });
       const source = model.fileInfo.metadata.tokenizer?.chat_template;
-      return new GgufModel(model, context, chatTemplate(source, model.tokens.bosString, model.tokens.eosString), threads);
+      return new GgufModel(llama, model, context, chatTemplate(source, model.tokens.bosString, model.tokens.eosString), threads);
     } catch (err) {
       await model.dispose();
       throw err;

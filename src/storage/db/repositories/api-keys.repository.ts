@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import type { ApiKeysTable, Database } from '../database.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../../../domain/identity/api-key.types.js';
+import { KEY_REVOKED_CHANNEL } from '../key-revocation-feed.js';
 
 
 const toRecord = (row: ApiKeysTable): ApiKeyRecord => ({
@@ -54,14 +56,24 @@ export class ApiKeysRepository implements ApiKeyStore {
     return rows.map(toRecord);
   }
 
-  /** Marks the key revoked (keeping the first revocation time); returns the record after. */
+  /**
+   * Marks the key revoked (keeping the first revocation time); returns the record after.
+   * On PostgreSQL the same statement notifies the other replicas (key-revocation-feed.ts),
+   * so the announcement goes out exactly when the revocation commits.
+   */
   async revoke(id: string, nowMs: number): Promise<ApiKeyRecord | undefined> {
-    await this.database.db
+    const revoke = this.database.db
       .updateTable('api_keys')
       .set({ revoked_at: nowMs })
       .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .execute();
+      .where('revoked_at', 'is', null);
+    if (this.database.flavor === 'postgres') {
+      await this.database.db
+        .with('revoked', () => revoke.returning('key_hash'))
+        .selectFrom('revoked')
+        .select(sql`pg_notify(${KEY_REVOKED_CHANNEL}, key_hash)`.as('notified'))
+        .execute();
+    } else await revoke.execute();
     return this.findById(id);
   }
 }

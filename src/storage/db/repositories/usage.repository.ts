@@ -10,7 +10,7 @@ import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Ta
 import type { Page } from '../../../domain/shared/pagination.js';
 import type { PayerKind } from '../../../domain/identity/payer.types.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
-import type { UsageStore } from '../../../domain/billing/usage-store.port.js';
+import type { BalancesAfter, UsageStore } from '../../../domain/billing/usage-store.port.js';
 import type { UsageHistory } from '../../../domain/projects/project.types.js';
 import type { OutboxEntry } from '../../../domain/outbox/outbox.types.js';
 import { outboxInsert } from './outbox.repository.js';
@@ -73,6 +73,34 @@ function rowParameters(records: readonly UsageRecord[]): unknown[] {
 
 const MAX_COMPILED_ROWS = 32;
 
+interface BalanceRow {
+  id: string;
+  balance_micros: number;
+}
+
+const DEBIT = /^update "projects" /;
+const PLACEHOLDER = /\$(\d+)/g;
+
+/**
+ * PostgreSQL statements (their placeholders renumbered) as the data-modifying CTEs of one
+ * statement, which selects what the project debits return. Only for statements that
+ * touch different rows (one insert per table, one debit per project): in one statement
+ * none sees another's writes.
+ */
+function oneStatement(statements: readonly SqlStatement[]): SqlStatement {
+  const parts: string[] = [];
+  const debits: string[] = [];
+  const parameters: unknown[] = [];
+  statements.forEach((statement, i) => {
+    const offset = parameters.length;
+    parts.push(`s${i} as (${statement.sql.replace(PLACEHOLDER, (_, n: string) => `$${Number(n) + offset}`)})`);
+    parameters.push(...statement.parameters);
+    if (DEBIT.test(statement.sql)) debits.push(`select "id", "balance_micros" from s${i}`);
+  });
+  const select = debits.length > 0 ? debits.join(' union all ') : 'select null as "id", null as "balance_micros" where false';
+  return { sql: `with ${parts.join(', ')} ${select}`, parameters };
+}
+
 export class UsageRepository implements UsageStore, UsageHistory {
   readonly #compiled = new CompiledQueries();
 
@@ -87,18 +115,29 @@ export class UsageRepository implements UsageStore, UsageHistory {
    * transaction, so a record never exists without its debit or the reverse, nor a
    * settlement message without its record.
    */
-  async recordAndDebit(record: UsageRecord, outbox: readonly OutboxEntry[] = []): Promise<void> {
-    await this.recordAndDebitMany([record], outbox);
+  recordAndDebit(record: UsageRecord, outbox: readonly OutboxEntry[] = []): Promise<BalancesAfter> {
+    return this.recordAndDebitMany([record], outbox);
   }
 
-  /** Several records, their debits and outbox entries in one transaction (group commit of concurrent calls). */
-  async recordAndDebitMany(records: readonly UsageRecord[], outbox: readonly OutboxEntry[] = []): Promise<void> {
+  /**
+   * Several records, their debits and outbox entries in one transaction (group commit of
+   * concurrent calls). On PostgreSQL, when only projects pay (no other kind's debit, whose
+   * statements read what the one before wrote), the writes are one statement of
+   * data-modifying CTEs: atomic on its own, one round trip instead of four (begin, insert,
+   * debit, commit), returning the balances the debits left, which it resolves with.
+   */
+  async recordAndDebitMany(records: readonly UsageRecord[], outbox: readonly OutboxEntry[] = []): Promise<BalancesAfter> {
     const sync = this.database.sync;
     if (sync?.idle) {
       sync.transaction(this.#statements(this.database.db, records, outbox));
-      return;
+      return undefined;
+    }
+    if (this.database.flavor === 'postgres' && records.every((r) => r.payer.kind === 'project')) {
+      const { rows } = await this.database.db.executeQuery(kyselyQuery<BalanceRow>(oneStatement(this.#statements(this.database.db, records, outbox))));
+      return new Map(rows.map((row) => [row.id, Number(row.balance_micros)]));
     }
     await this.database.db.transaction().execute((trx) => this.recordAndDebitIn(trx, records, outbox));
+    return undefined;
   }
 
   /**
@@ -143,13 +182,15 @@ export class UsageRepository implements UsageStore, UsageHistory {
     return statements;
   }
 
+  /** On PostgreSQL the debit returns the balance it left (oneStatement() selects it). */
   #debit(executor: Kysely<Tables>, projectId: string, cost: number): SqlStatement {
-    const build = () =>
+    const debit = () =>
       executor
         .updateTable('projects')
         .set({ balance_micros: sql`balance_micros - ${cost}` })
         .where('id', '=', projectId);
-    return this.#compiled.statement('debit', build, [cost, projectId]);
+    if (this.database.flavor !== 'postgres') return this.#compiled.statement('debit', debit, [cost, projectId]);
+    return this.#compiled.statement('debit-returning', () => debit().returning(['id', 'balance_micros']), [cost, projectId]);
   }
 
   /** Newest first; `after` is the id of the last record of the previous page. */

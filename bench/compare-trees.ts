@@ -1,0 +1,78 @@
+/**
+ * Two checkouts of Sluice (each with its node_modules) side by side, each server in its own
+ * process: `npx tsx bench/compare-trees.ts <before-dir> <after-dir>`. Both serve one chat
+ * model on the same upstream (a worker here, as in proxy.bench.ts; `BENCH_YAML` replaces
+ * the `models:` line's model entry, `{upstream}` standing for its URL); rounds alternate
+ * the two (the order flips every round) at saturation, and each round gives req/s and the
+ * server process's CPU per request (user + system, all its threads, from /proc), as ratios
+ * after ÷ before of the same round. Prints one line per round and the medians.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { load, startUpstream } from './proxy.bench.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const MODEL = process.env.BENCH_YAML ?? '{ backend: openai, base_url: "{upstream}/v1" }';
+
+/** Starts a test server of the checkout in `dir` in its own process; resolves with its URL, a key and its pid. */
+function serve(dir: string, upstreamUrl: string): Promise<{ url: string; key: string; pid: number; child: ChildProcess }> {
+  const yaml = `models:\n  gpt-oss-120b: ${MODEL.replaceAll('{upstream}', upstreamUrl)}\n`;
+  const source = `
+    const { startTestServer } = await import(${JSON.stringify(path.join(path.resolve(dir), 'test/helpers/harness.ts'))});
+    const server = await startTestServer({ env: { RATE_LIMIT_RPM: '1000000000', LOG_LEVEL: 'silent' }, yaml: ${JSON.stringify(yaml)} });
+    const { key } = await server.newTenant({ balanceUsd: 100000 });
+    process.stdout.write(JSON.stringify({ url: server.baseUrl, key }) + '\\n');
+    process.on('SIGTERM', () => server.close().finally(() => process.exit(0)));
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', source], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve({ ...(JSON.parse(line) as { url: string; key: string }), pid: child.pid!, child });
+    });
+    child.once('exit', (code) => reject(new Error(`server in ${dir} exited with ${code}: ${out}`)));
+  });
+}
+
+/** CPU time (µs) of a whole process, from /proc (10 ms ticks; fine over thousands of requests). */
+function processCpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+const [beforeDir, afterDir] = process.argv.slice(2);
+if (!beforeDir || !afterDir) throw new Error('usage: tsx bench/compare-trees.ts <before-dir> <after-dir>');
+const upstream = await startUpstream();
+const sides = { before: await serve(beforeDir, upstream.url), after: await serve(afterDir, upstream.url) };
+try {
+  for (const side of Object.values(sides)) await load(side.url, side.key, { seconds: 2 });
+  const rps: number[] = [];
+  const cpu: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const got: Record<string, { rps: number; cpu: number }> = {};
+    for (const name of i % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const)) {
+      const side = sides[name];
+      const cpuBefore = processCpuMicros(side.pid);
+      const result = await load(side.url, side.key, { seconds: PHASE_SECONDS });
+      got[name] = { rps: result.rps, cpu: (processCpuMicros(side.pid) - cpuBefore) / (result.rps * PHASE_SECONDS) };
+    }
+    rps.push(got.after!.rps / got.before!.rps);
+    cpu.push(got.after!.cpu / got.before!.cpu);
+    const loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    console.log(
+      `round ${i + 1}: before ${got.before!.rps.toFixed(0)} req/s ${got.before!.cpu.toFixed(1)} µs/req, after ${got.after!.rps.toFixed(0)} req/s ${got.after!.cpu.toFixed(1)} µs/req; ` +
+        `after ÷ before: req/s ${rps.at(-1)!.toFixed(3)}, CPU per request ${cpu.at(-1)!.toFixed(3)} (load ${loadavg})`,
+    );
+  }
+  console.log(`median after ÷ before: req/s ${median(rps).toFixed(3)}, CPU per request ${median(cpu).toFixed(3)} over ${ROUNDS} rounds`);
+} finally {
+  for (const side of Object.values(sides)) side.child.kill('SIGTERM');
+  await upstream.close();
+}

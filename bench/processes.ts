@@ -1,0 +1,171 @@
+/**
+ * Servers in their own processes, as a user runs them: a Sluice replica (`src/main.ts`
+ * through tsx, configured by environment and a YAML file), a zero-latency
+ * OpenAI-compatible engine (plain Node, answering at once), and an autocannon load in a
+ * worker thread of the bench's process that reports requests/s and the p50 of each
+ * answer's own time (sub-millisecond). With BENCH_PROFILE_DIR set, each Sluice process
+ * runs with `--cpu-prof` and writes its V8 CPU profiles into `<dir>/<n>-<name>/` when it exits.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { ADMIN_TOKEN } from '../test/helpers/harness.js';
+import { tempDir } from '../test/helpers/databases.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The engine: answers every chat call at once with a fixed completion and its usage. */
+const ENGINE_SOURCE = `
+const http = require('node:http');
+const answer = JSON.stringify({ id: 'chatcmpl-zero', object: 'chat.completion', created: 1, model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there, how are you?' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } });
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    if (req.url.endsWith('/models')) { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"object":"list","data":[]}'); return; }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(answer);
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => process.stdout.write('ready ' + server.address().port + '\\n'));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`;
+
+export interface BenchProcess {
+  readonly baseUrl: string;
+  readonly pid: number;
+  /** CPU time (user + system) the process has used, in µs (Linux /proc; 0 elsewhere). */
+  cpuMicros(): number;
+  /** SIGTERM, then the exit (a profiled process writes its profile as it exits). */
+  stop(): Promise<void>;
+}
+
+/** CPU time (user + system) process `pid` has used, in µs (Linux /proc; 0 elsewhere). */
+export function processCpuMicros(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, at USER_HZ = 100
+  } catch {
+    return 0;
+  }
+}
+
+function benchProcess(child: ChildProcess, baseUrl: string): BenchProcess {
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    baseUrl,
+    pid: child.pid!,
+    cpuMicros: () => processCpuMicros(child.pid!),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Resolves with the first match of `pattern` in the child's stdout; rejects if it exits first. */
+function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promise<RegExpExecArray> {
+  let output = '';
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      output += `${line}\n`;
+      const match = pattern.exec(line);
+      if (match) resolve(match);
+    });
+    child.once('exit', (code, signal) => reject(new Error(`${what} exited (${code ?? signal}) before it was ready:\n${output}`)));
+  });
+}
+
+export async function startZeroEngine(): Promise<BenchProcess> {
+  const child = spawn(process.execPath, ['-e', ENGINE_SOURCE], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [, port] = await waitForLine(child, /^ready (\d+)/, 'the engine');
+  return benchProcess(child, `http://127.0.0.1:${port}/v1`);
+}
+
+export interface SluiceProcess extends BenchProcess {
+  /** A new project with `balanceUsd` of credit, and a key of it (through the admin API). */
+  newTenant(balanceUsd: number): Promise<{ projectId: string; key: string }>;
+}
+
+let profiled = 0;
+
+/** A Sluice replica with this environment (DATABASE_URL, …) and configuration file text; `root`: another checkout's (a baseline). */
+export async function startSluice(name: string, env: Record<string, string>, yaml: string, root = ROOT): Promise<SluiceProcess> {
+  const dataDir = tempDir('sluice-bench-');
+  const configPath = path.join(dataDir, 'sluice.yaml');
+  writeFileSync(configPath, yaml);
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  // One folder per process: the main thread and tsx's loader thread each write a profile (the larger is the server's).
+  const profile = profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${path.join(profileDir, `${++profiled}-${name.replace(/\W+/g, '-')}`)}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(root, 'src/main.ts')], {
+    cwd: root,
+    env: { ...process.env, DATA_DIR: dataDir, SLUICE_CONFIG: configPath, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const [, baseUrl] = await waitForLine(child, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/, `sluice (${name})`);
+  const admin = async (route: string, body: unknown) => {
+    const res = await fetch(`${baseUrl}/admin/v1${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as Record<string, unknown>;
+  };
+  return {
+    ...benchProcess(child, baseUrl!),
+    async newTenant(balanceUsd) {
+      const project = await admin('/projects', { name: 'bench' });
+      const projectId = project.id as string;
+      await admin(`/projects/${projectId}/credits`, { amount_usd: balanceUsd });
+      const { key } = await admin(`/projects/${projectId}/keys`, { name: 'bench' });
+      return { projectId, key: key as string };
+    },
+  };
+}
+
+export interface LoadFigures {
+  rps: number;
+  /** Median time of a 200 answer, ms. */
+  p50: number;
+}
+
+/** autocannon in a worker thread; each 200 answer's time (sub-millisecond) feeds the p50. */
+const LOAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const autocannon = require(workerData.autocannonPath);
+const latencies = [];
+const instance = autocannon(workerData.options, (err, result) => parentPort.postMessage(err
+  ? { error: String(err) }
+  : { rps: result.totalCompletedRequests / result.duration, count: result.totalCompletedRequests, non2xx: result.non2xx, errors: result.errors, latencies }));
+instance.on('response', (_client, status, _bytes, ms) => { if (status === 200) latencies.push(ms); });
+`;
+const AUTOCANNON_PATH = createRequire(import.meta.url).resolve('autocannon');
+
+/** `connections` closed loops POSTing `body` to `url` for `seconds`; any answer but 200 fails the load. */
+export async function load(url: string, key: string, body: string, options: { connections: number; seconds: number }): Promise<LoadFigures> {
+  const worker = new Worker(LOAD_SOURCE, {
+    eval: true,
+    workerData: {
+      autocannonPath: AUTOCANNON_PATH,
+      options: { url, method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body, connections: options.connections, duration: options.seconds },
+    },
+  });
+  const result = await new Promise<{ error?: string; rps: number; non2xx: number; errors: number; latencies: number[] }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  if (result.error) throw new Error(result.error);
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  const sorted = result.latencies.sort((a, b) => a - b);
+  return { rps: result.rps, p50: sorted[Math.floor(sorted.length / 2)] ?? NaN };
+}
