@@ -1,7 +1,7 @@
 /**
  * Server-Sent Events out, and the client-disconnect signal that stops work in flight.
  * Each event is written as soon as it is produced (no batching); the stream ends with
- * `data: [DONE]`, or, when it fails after it started, with one `error` event
+ * `data: [DONE]` (not on named streams, whose last event says how they ended), or, when it fails after it started, with one `error` event
  * (`event: error` + `data: {"error": …}`) and never a `[DONE]`: a client must not take a
  * cut stream for a finished one.
  */
@@ -37,10 +37,23 @@ export function clientAbortSignal(reply: FastifyReply): AbortSignal {
 
 type Decorate = (event: unknown) => unknown;
 
-async function* frames(events: AsyncIterable<unknown>, signal: AbortSignal, onError: (err: unknown) => void, decorate: Decorate | null): AsyncGenerator<string> {
+export interface SseOptions {
+  /**
+   * Each event is written with its `type` as the SSE event name (`event: response.created`),
+   * and no `[DONE]` follows the last one: the Responses API's stream.
+   */
+  named?: boolean;
+}
+
+const nameOf = (event: unknown): string => {
+  const type = (event as { type?: unknown } | null)?.type;
+  return typeof type === 'string' ? `event: ${type}\n` : '';
+};
+
+async function* frames(events: AsyncIterable<unknown>, signal: AbortSignal, onError: (err: unknown) => void, decorate: Decorate | null, named: boolean): AsyncGenerator<string> {
   try {
-    for await (const event of events) yield `data: ${JSON.stringify(decorate ? decorate(event) : event)}\n\n`;
-    yield 'data: [DONE]\n\n';
+    for await (const event of events) yield `${named ? nameOf(event) : ''}data: ${JSON.stringify(decorate ? decorate(event) : event)}\n\n`;
+    if (!named) yield 'data: [DONE]\n\n';
   } catch (err) {
     if (signal.aborted) return;
     onError(err);
@@ -64,9 +77,9 @@ function decoratorOf(reply: FastifyReply): Decorate | null {
  * announced in `Trailer:`: the meter settles at the stream's end and sends them then
  * (reply-headers.ts).
  */
-export function sendSse(reply: FastifyReply, events: AsyncIterable<unknown>, signal: AbortSignal): FastifyReply {
+export function sendSse(reply: FastifyReply, events: AsyncIterable<unknown>, signal: AbortSignal, options: SseOptions = {}): FastifyReply {
   const stream = Readable.from(
-    frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started'), decoratorOf(reply)),
+    frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started'), decoratorOf(reply), options.named === true),
     { objectMode: false },
   );
   const trailers = scopePolicyOf(reply.request)?.trailers;

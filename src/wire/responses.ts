@@ -1,10 +1,9 @@
 /**
  * The body of POST /v1/responses: the one definition the route validates against, and
  * the typed value the domain receives. Properties are declared in the order a single
- * fault is named.
+ * fault is named. Items, tools and formats are in responses-items.ts.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { MESSAGE_WORDING, messageProperties, type ChatMessageIn } from './chat-completions.js';
 import {
   JsonBody,
   OptionalBoolean,
@@ -18,58 +17,9 @@ import {
   RequiredString,
   typed,
 } from './fields.js';
+import { FunctionTool, InputItem, TextFormat, ToolChoice, type FunctionToolIn, type ResponseInputItemIn, type TextFormatIn } from './responses-items.js';
 
-export interface InputTextPartIn {
-  type: 'text' | 'input_text' | 'output_text';
-  text: string;
-}
-
-export interface InputItemIn {
-  type?: 'message' | null;
-  role: ChatMessageIn['role'];
-  content: string | InputTextPartIn[];
-  name?: string | null;
-  tool_call_id?: string | null;
-}
-
-const ONLY_TEXT = '{param} must be "text"; only text content is supported';
-
-const TextPartType = typed('string', { enum: ['text', 'input_text', 'output_text'] }, { default: ONLY_TEXT, missing: ONLY_TEXT });
-
-/** The part's type is checked first (in allOf, which Ajv runs before `required`). */
-const TextPart = typed<InputTextPartIn>(
-  'object',
-  {
-    allOf: [{ required: ['type'], properties: { type: TextPartType } }],
-    required: ['text'],
-    properties: { type: TextPartType, text: typed('string', {}, { default: '{param} must be a string', missing: '{param} must be a string' }) },
-  },
-  { type: '{param} must be an object' },
-);
-
-/** A string, or text parts joined with newlines. */
-const TextContent = typed<string | InputTextPartIn[]>(
-  ['string', 'array'],
-  { minLength: 1, minItems: 1, items: TextPart, description: 'a string, or an array of text parts' },
-  {
-    minLength: '{param} must be a non-empty string',
-    default: '{param} must be a non-empty string or an array of text parts',
-    null: '{param} is required',
-  },
-);
-
-const ItemType = typed('string', { const: 'message' }, { default: '{param} must be "message"; only message items are supported' });
-
-/** A message item; its `type` is checked first (in allOf, which Ajv runs before `required`). */
-const InputItem = typed<InputItemIn>(
-  'object',
-  {
-    allOf: [{ properties: { type: ItemType } }],
-    required: ['role', 'content'],
-    properties: { type: Type.Optional(ItemType), role: messageProperties.role, content: TextContent, name: messageProperties.name, tool_call_id: messageProperties.tool_call_id },
-  },
-  MESSAGE_WORDING,
-);
+export type { FunctionToolIn, ResponseContentPartIn, ResponseInputItemIn, TextFormatIn, ToolChoiceIn } from './responses-items.js';
 
 /**
  * `max_tokens` is read only when `max_output_tokens` is absent (or null), so it is checked
@@ -84,28 +34,32 @@ const MAX_TOKENS_WHEN_NO_MAX_OUTPUT = {
 export const ResponsesBody = JsonBody(
   {
     model: RequiredString({ description: 'a model id from GET /v1/models' }),
-    input: typed<string | InputItemIn[]>(
+    input: typed<string | ResponseInputItemIn[]>(
       ['string', 'array'],
-      { minLength: 1, minItems: 1, items: InputItem, description: 'a string (one user message) or a list of messages' },
+      { minLength: 1, minItems: 1, items: InputItem, description: 'a string (one user message) or a list of items: messages, function_call, function_call_output, reasoning' },
       { default: 'input must be a non-empty string or a list of messages', null: 'input is required' },
     ),
-    stream: Refused({ const: true }, 'stream is not supported on /v1/responses; use /v1/chat/completions to stream', {
-      description: 'not supported; stream with /v1/chat/completions',
-    }),
+    stream: OptionalBoolean({ description: 'true: server-sent events (response.created … response.completed), each with a sequence_number' }),
+    stream_options: OptionalObject({ description: 'accepted; include_obfuscation is not used (no obfuscation is sent)' }),
     previous_response_id: Type.Optional(
       typed<null>('null', { description: 'not supported: responses are not stored' }, {
         default: 'previous_response_id is not supported: responses are not stored; send the whole conversation as input',
       }),
     ),
-    tools: Refused({ type: 'array', minItems: 1 }, 'tools are not supported', { description: 'not supported; an empty list is accepted' }),
-    text: OptionalShape<{ format?: { type?: string | null } | null }>({
-      properties: {
-        format: OptionalObject({
-          properties: {
-            type: OptionalString({ enum: ['text', null] }, { enum: '{param} "{value}" is not supported; only "text" is' }),
-          },
-        }),
-      },
+    background: Refused({ const: true }, 'background is not supported: responses run while the request is open', { description: 'echoed; only false' }),
+    conversation: Type.Optional(
+      typed<null>('null', { description: 'not supported' }, { default: 'conversation is not supported; send the whole conversation as input' }),
+    ),
+    tools: Type.Optional(
+      typed<FunctionToolIn[] | null>(['array', 'null'], { items: FunctionTool, description: 'function tools, translated to the engine\'s chat tools' }, {
+        type: '{param} must be an array of tools, got {got}',
+      }),
+    ),
+    tool_choice: Type.Optional(ToolChoice),
+    parallel_tool_calls: OptionalBoolean(),
+    max_tool_calls: OptionalInteger(1, { description: 'function calls beyond this many are left out of the output' }),
+    text: OptionalShape<{ format?: TextFormatIn | null; verbosity?: string | null }>({
+      properties: { format: TextFormat, verbosity: OptionalString({ enum: ['low', 'medium', 'high', null] }, { enum: '{param} must be low, medium or high' }) },
     }),
     instructions: OptionalString({ description: 'a leading system message; for zero-shot models, the candidate labels' }),
     max_output_tokens: OptionalInteger(1),
@@ -113,16 +67,26 @@ export const ResponsesBody = JsonBody(
       Type.Unsafe<number | null>({ description: 'an integer of at least 1, read when max_output_tokens is absent' }),
     ),
     truncation: OptionalString<'auto' | 'disabled'>({ enum: ['auto', 'disabled', null] }, { enum: 'truncation must be "auto" or "disabled"' }),
-    reasoning: OptionalShape<{ effort?: string | null }>({ properties: { effort: OptionalString() } }),
+    reasoning: OptionalShape<{ effort?: string | null; summary?: string | null }>({ properties: { effort: OptionalString(), summary: OptionalString() } }),
     temperature: OptionalNumber(0, 2),
     top_p: OptionalNumber(0, 1),
-    store: OptionalBoolean({ description: 'echoed; responses are never stored' }),
-    parallel_tool_calls: OptionalBoolean(),
+    presence_penalty: OptionalNumber(-2, 2),
+    frequency_penalty: OptionalNumber(-2, 2),
+    top_logprobs: OptionalInteger(0, { maximum: 20 }, { default: 'top_logprobs must be an integer between 0 and 20' }),
+    include: Type.Optional(
+      typed<string[] | null>(['array', 'null'], { items: typed('string', {}, { default: '{param} must be a string' }), description: 'accepted; message.output_text.logprobs asks for logprobs' }, {
+        type: '{param} must be an array of strings, got {got}',
+      }),
+    ),
+    store: OptionalBoolean({ description: 'echoed' }),
+    service_tier: OptionalString(),
+    safety_identifier: OptionalString(),
+    prompt_cache_key: OptionalString(),
     user: OptionalString(),
     metadata: OptionalObject({ description: 'echoed, and passed to the model as options' }),
     categories: OptionalLabels(),
   },
-  { description: 'Other OpenAI fields are accepted and ignored.', ...MAX_TOKENS_WHEN_NO_MAX_OUTPUT },
+  { description: 'Other fields are carried to an upstream engine unchanged.', ...MAX_TOKENS_WHEN_NO_MAX_OUTPUT },
 );
 
 export type ResponsesRequestBody = Static<typeof ResponsesBody>;

@@ -17,7 +17,7 @@ import { ModerationsBody } from '../../src/wire/moderations.js';
 import { ResponsesBody, type ResponsesRequestBody } from '../../src/wire/responses.js';
 import { AJV_OPTIONS, parseBody, validatorOf, wireValidatorCompiler } from '../../src/wire/validate.js';
 import { chatRequestOf } from '../../src/domain/completions/chat-request.js';
-import { responsesRequestOf } from '../../src/domain/completions/responses-request.js';
+import { responsesRequestOf } from '../../src/domain/responses/responses-request.js';
 import { AppError } from '../../src/domain/shared/errors.js';
 
 /** A body, and the message and param it is refused with. */
@@ -180,17 +180,34 @@ const fronts: Record<string, Front> = {
       [{ model: "m", input: [] }, "input must be a non-empty string or a list of messages", "input"],
       [{ model: "m", input: 5 }, "input must be a non-empty string or a list of messages", "input"],
       [{ model: "m", input: [5] }, "input[0] must be an object with role and content, got a number", "input[0]"],
-      [{ model: "m", input: [{ type: "function_call_output", output: "x" }] }, "input[0].type must be \"message\"; only message items are supported", "input[0].type"],
-      [{ model: "m", input: [{ type: null, role: "user", content: "x" }] }, "input[0].type must be \"message\"; only message items are supported", "input[0].type"],
-      [{ model: "m", input: [{ role: "user", content: 5 }] }, "input[0].content must be a non-empty string or an array of text parts", "input[0].content"],
+      [{ model: "m", input: [{ type: "function_call_output", output: "x" }] }, "input[0].call_id must be a string", "input[0].call_id"],
+      [{ model: "m", input: [{ type: "function_call_output", call_id: "c" }] }, "input[0].output is required", "input[0].output"],
+      [{ model: "m", input: [{ type: "function_call", call_id: "c", name: "f", arguments: {} }] }, "input[0].arguments must be a string (JSON text)", "input[0].arguments"],
+      [{ model: "m", input: [{ type: "item_reference", id: "x" }] }, "input[0].type must be one of message, function_call, function_call_output, reasoning", "input[0].type"],
+      [{ model: "m", input: [{ type: null, role: "user", content: "x" }] }, "input[0].type must be one of message, function_call, function_call_output, reasoning", "input[0].type"],
+      [{ model: "m", input: [{ role: "user", content: 5 }] }, "input[0].content must be a non-empty string or an array of content parts", "input[0].content"],
+      [{ model: "m", input: [{ role: "user", content: [{ type: "image_url" }] }] }, "input[0].content[0].type must be one of input_text, input_image, input_file, input_audio, output_text, refusal", "input[0].content[0].type"],
+      [{ model: "m", input: [{ role: "user", content: [{ type: "input_image" }] }] }, "input[0].content[0].image_url must be a string (a URL or a data: URL) when file_id is not sent", "input[0].content[0].image_url"],
+      [{ model: "m", input: [{ role: "user", content: [{ type: "input_image", image_url: "u", detail: "max" }] }] }, "input[0].content[0].detail must be auto, low or high", "input[0].content[0].detail"],
+      [{ model: "m", input: [{ role: "user", content: [{ type: "input_file", filename: "a.pdf" }] }] }, "input[0].content[0].file_data must be a string (a data: URL or base64) when neither file_id nor file_url is sent", "input[0].content[0].file_data"],
+      [{ model: "m", input: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "x" } }] }] }, "input[0].content[0].input_audio.format must be a string", "input[0].content[0].input_audio.format"],
       [{ model: "m", input: [{ role: "user" }] }, "input[0].content is required", "input[0].content"],
-      [{ model: "m", input: "x", stream: true }, "stream is not supported on /v1/responses; use /v1/chat/completions to stream", "stream"],
+      [{ model: "m", input: "x", stream: "yes" }, "stream must be a boolean, got a string", "stream"],
+      [{ model: "m", input: "x", background: true }, "background is not supported: responses run while the request is open", "background"],
       [{ model: "m", input: "x", previous_response_id: "resp_1" }, "previous_response_id is not supported: responses are not stored; send the whole conversation as input", "previous_response_id"],
-      [{ model: "m", input: "x", tools: [{}] }, "tools are not supported", "tools"],
+      [{ model: "m", input: "x", tools: [{}] }, "tools[0].type is required", "tools[0].type"],
+      [{ model: "m", input: "x", tools: [{ type: "web_search" }] }, "tools[0].type \"web_search\" is not supported; only function tools are", "tools[0].type"],
+      [{ model: "m", input: "x", tools: [{ type: "function", name: "a b" }] }, "tools[0].name must be 1 to 64 letters, digits, underscores or dashes", "tools[0].name"],
+      [{ model: "m", input: "x", tool_choice: "maybe" }, "tool_choice must be none, auto, required or {\"type\": \"function\", \"name\": ...}", "tool_choice"],
+      [{ model: "m", input: "x", tool_choice: { type: "web_search" } }, "tool_choice.type must be \"function\"; only function tools are supported", "tool_choice.type"],
+      [{ model: "m", input: "x", max_tool_calls: 0 }, "max_tool_calls must be an integer of at least 1", "max_tool_calls"],
+      [{ model: "m", input: "x", top_logprobs: 21 }, "top_logprobs must be an integer between 0 and 20", "top_logprobs"],
       [{ model: "m", input: "x", text: "x" }, "text must be an object, got a string", "text"],
       [{ model: "m", input: "x", text: { format: "x" } }, "text.format must be an object, got a string", "text.format"],
       [{ model: "m", input: "x", text: { format: { type: 5 } } }, "text.format.type must be a string, got a number", "text.format.type"],
-      [{ model: "m", input: "x", text: { format: { type: "json_object" } } }, "text.format.type \"json_object\" is not supported; only \"text\" is", "text.format.type"],
+      [{ model: "m", input: "x", text: { format: { type: "xml" } } }, "text.format.type \"xml\" is not supported; use text, json_object or json_schema", "text.format.type"],
+      [{ model: "m", input: "x", text: { format: { type: "json_schema", schema: {} } } }, "text.format.name is required for json_schema", "text.format.name"],
+      [{ model: "m", input: "x", text: { format: { type: "json_schema", name: "n" } } }, "text.format.schema is required for json_schema", "text.format.schema"],
       [{ model: "m", input: "x", instructions: ["x"] }, "instructions must be a string, got an array", "instructions"],
       [{ model: "m", input: "x", max_output_tokens: 0 }, "max_output_tokens must be an integer of at least 1", "max_output_tokens"],
       [{ model: "m", input: "x", truncation: "middle" }, "truncation must be \"auto\" or \"disabled\"", "truncation"],
@@ -212,8 +229,26 @@ const fronts: Record<string, Front> = {
       { model: 'm', input: 'x', stream: false, previous_response_id: null, tools: [], text: { format: { type: 'text' } }, truncation: 'disabled' },
       { model: 'm', input: 'x', max_output_tokens: 5, max_tokens: 'read only when max_output_tokens is absent', reasoning: { effort: 'low' } },
       { model: 'm', input: 'x', max_output_tokens: null, max_tokens: 7 },
+      {
+        model: 'm',
+        stream: true,
+        input: [
+          { role: 'user', content: [{ type: 'input_text', text: 'x' }, { type: 'input_image', image_url: 'data:image/png;base64,AA==', detail: 'low' }, { type: 'input_image', file_id: 'file-1' }] },
+          { role: 'user', content: [{ type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,AA==' }, { type: 'input_audio', input_audio: { data: 'AA==', format: 'wav' } }] },
+          { type: 'reasoning', id: 'rs_1', summary: [] },
+          { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+          { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+        ],
+        tools: [{ type: 'function', name: 'f', parameters: { type: 'object' }, strict: true }],
+        tool_choice: { type: 'function', name: 'f' },
+        text: { format: { type: 'json_schema', name: 'out', schema: { type: 'object' }, strict: true } },
+        max_tool_calls: 2,
+        top_logprobs: 3,
+      },
     ],
-    leftToDomain: [],
+    leftToDomain: [
+      [{ model: "m", input: [{ role: "user", content: [{ type: "input_text", text: "" }] }] }, "input[0].content must not be empty", "input[0].content"],
+    ],
   },
   embeddings: {
     schema: EmbeddingsBody,

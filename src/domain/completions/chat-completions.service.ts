@@ -6,11 +6,10 @@
  */
 import type { Logger } from 'pino';
 import type { Caller } from '../identity/caller.js';
-import { admitCall, meteredCall, type Admission, type MeteredCall } from '../billing/meter.js';
+import { meteredCall, type MeteredCall } from '../billing/meter.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
-import type { ChatStreamEvent, TokenUsage } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
 import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
@@ -19,7 +18,8 @@ import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from 
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';
 import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
-import { StreamSettlement, releasedIfNeverRead } from './stream-settlement.js';
+import { openMeteredStream, recordEvent, type OpenedStream, type StreamDeps } from './metered-stream.js';
+import { releasedIfNeverRead } from './stream-settlement.js';
 
 export const CHAT_ROUTE = '/v1/chat/completions';
 
@@ -45,16 +45,18 @@ export function conversationOf(request: ChatRequest): Conversation {
 
 export class ChatCompletionsService implements ChatCompletionsPort {
   readonly #runner: ChatRunner;
+  readonly #streamDeps: StreamDeps;
 
   constructor(private readonly deps: InferenceServiceDeps) {
     this.#runner = new ChatRunner(deps.registry);
+    this.#streamDeps = { runner: this.#runner, registry: deps.registry, logger: deps.logger };
   }
 
   async create(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
     const request = chatRequestOf(body);
     if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
     const call = await this.#prepare(request, false);
-    return meteredCall(caller, meteredOf(call, request, context), async (admission) => {
+    return meteredCall(caller, meteredOf(call, request, context.route ?? CHAT_ROUTE, context.requestId), async (admission) => {
       const served = new ServedListener();
       const result = await this.#runner.run(withOutputCap(call, admission.outputCap), served.context(context));
       served.announce(caller);
@@ -71,19 +73,8 @@ export class ChatCompletionsService implements ChatCompletionsPort {
   async openStream(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
     const request = chatRequestOf(body);
     const call = await this.#prepare(request, true);
-    const admission = await admitCall(caller, meteredOf(call, request, context));
-    const served = new ServedListener();
-    const events = this.#runner.stream(withOutputCap(call, admission.outputCap), served.context(context));
-    let first: IteratorResult<ChatStreamEvent>;
-    try {
-      first = await events.next();
-    } catch (err) {
-      admission.release();
-      throw err;
-    }
-    served.announce(caller);
-    const relay = this.#relay(caller, admission, request, { call, served }, events, first, context);
-    return releasedIfNeverRead(relay, admission, context.signal);
+    const opened = await openMeteredStream(caller, this.#streamDeps, call, meteredOf(call, request, context.route ?? CHAT_ROUTE, context.requestId), context);
+    return releasedIfNeverRead(this.#relay(request, call, opened), opened.admission, context.signal);
   }
 
   #prepare(request: ChatRequest, streaming: boolean): Promise<PreparedCall> {
@@ -91,39 +82,15 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     return this.#runner.prepare(model, conversationOf(request), streaming);
   }
 
-  async *#relay(
-    caller: Caller,
-    admission: Admission,
-    request: ChatRequest,
-    { call, served }: { call: PreparedCall; served: ServedListener },
-    events: AsyncGenerator<ChatStreamEvent>,
-    first: IteratorResult<ChatStreamEvent>,
-    context: ChatCompletionsContext,
-  ): AsyncGenerator<Record<string, unknown>> {
+  async *#relay(request: ChatRequest, call: PreparedCall, { served, events, first, settlement }: OpenedStream): AsyncGenerator<Record<string, unknown>> {
     const writer = new ChunkWriter(newChatCompletionId(), toUnixSeconds(this.deps.clock.nowMs()), served.modelOr(call.model.id), request.includeUsage);
-    const settlement = new StreamSettlement({
-      caller,
-      admission,
-      served,
-      signal: context.signal,
-      count: (produced) => this.#countedUsage(call, produced),
-      logger: this.deps.logger,
-      requestId: context.requestId,
-    });
     try {
       for (let step = first; !step.done; step = await events.next()) {
         const event = step.value;
-        if (event.type === 'chunk') {
-          settlement.delivered(event.text);
-          yield writer.carried(event.carried);
-        } else if (event.type === 'delta') {
-          settlement.delivered((event.content ?? '') + (event.reasoning ?? '') + (event.toolCalls?.map((c) => c.name + c.arguments).join('') ?? ''));
-          yield writer.delta(event.content, event.reasoning, event.toolCalls);
-        } else if (event.type === 'finish') {
-          yield writer.finish(event.finishReason);
-        } else {
-          settlement.reported(event.usage);
-        }
+        recordEvent(settlement, event);
+        if (event.type === 'chunk') yield writer.carried(event.carried);
+        else if (event.type === 'delta') yield writer.delta(event.content, event.reasoning, event.toolCalls);
+        else if (event.type === 'finish') yield writer.finish(event.finishReason);
       }
       const usage = await settlement.finish();
       if (request.includeUsage) yield writer.usage(usage);
@@ -132,24 +99,15 @@ export class ChatCompletionsService implements ChatCompletionsPort {
       await settlement.close();
     }
   }
-
-  async #countedUsage(call: PreparedCall, output: string): Promise<TokenUsage> {
-    const messages = call.kind === 'chat' ? call.messages : [{ role: 'user' as const, content: call.input }];
-    return {
-      inputTokens: await this.#runner.countInput(call.model, messages),
-      outputTokens: (await this.deps.registry.countTokens(call.model, output)).tokens,
-    };
-  }
 }
 
 /**
  * The call's credit estimate: its messages (a conversation's template included), parts
  * and tools, or its task input; and its output cap (times `n`).
  */
-function meteredOf(call: PreparedCall, request: ChatRequest, context: ChatCompletionsContext): MeteredCall {
-  const route = context.route ?? CHAT_ROUTE;
+export function meteredOf(call: PreparedCall, request: { sampling: Record<string, unknown> }, route: string, requestId: string): MeteredCall {
   const cap = outputCapOf(call.model, request.sampling);
-  if (call.kind === 'task') return meteredCallOf(call.model, route, context.requestId, [call.input], cap);
+  if (call.kind === 'task') return meteredCallOf(call.model, route, requestId, [call.input], cap);
   const { texts, images } = chatInputOf(call.messages, request.sampling);
-  return meteredCallOf(call.model, route, context.requestId, texts, cap, CONVERSATION_FRAMING_TOKENS + images * IMAGE_PART_TOKENS);
+  return meteredCallOf(call.model, route, requestId, texts, cap, CONVERSATION_FRAMING_TOKENS + images * IMAGE_PART_TOKENS);
 }

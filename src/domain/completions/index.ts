@@ -3,7 +3,7 @@ import { ChatCompletionsService, type InferenceServiceDeps } from './chat-comple
 import { CompletionsService } from './completions.service.js';
 import { EmbeddingsService } from './embeddings.service.js';
 import { ModerationsService } from './moderations.service.js';
-import { ResponsesService } from './responses.service.js';
+import { ResponsesService } from '../responses/responses.service.js';
 
 export interface InferenceServices {
   chatCompletions: ChatCompletionsService;

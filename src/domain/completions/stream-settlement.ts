@@ -76,19 +76,24 @@ export class StreamSettlement {
    * Ends the settlement; call it in the relay's `finally`. A stream that did not finish
    * is billed for what was delivered: counted tokens, status 499 when the client left,
    * 502 when the engine cut it after its first event. An engine cut before any text was
-   * delivered costs nothing. No-op after finish().
+   * delivered costs nothing. No-op after finish(). Returns the usage billed, if any.
    */
-  async close(): Promise<void> {
-    if (this.#done) return;
+  async close(): Promise<TokenUsage | null> {
+    if (this.#done) return null;
     this.#done = true;
     const { admission, signal } = this.deps;
-    if (!signal.aborted && this.#produced === '') return admission.release();
+    if (!signal.aborted && this.#produced === '') {
+      admission.release();
+      return null;
+    }
     try {
       const usage = await this.deps.count(this.#produced);
       await this.#settle(usage, signal.aborted ? CLIENT_CLOSED : UPSTREAM_CUT);
+      return usage;
     } catch (err) {
       admission.release();
       this.deps.logger.error({ err, request_id: this.deps.requestId }, 'metering an interrupted stream failed');
+      return null;
     }
   }
 

@@ -42,5 +42,15 @@ export function failedResponseObject(request: FastifyRequest, envelope: ErrorEnv
     usage: null,
     user: pick(body.user, isString, null),
     metadata: pick(body.metadata, isStringMap, {}),
+    // Open Responses' other ResponseResource fields, as /v1/responses answers them.
+    background: false,
+    conversation: null,
+    frequency_penalty: pick(body.frequency_penalty, isNumber, 0),
+    presence_penalty: pick(body.presence_penalty, isNumber, 0),
+    top_logprobs: pick(body.top_logprobs, isNumber, 0),
+    max_tool_calls: pick(body.max_tool_calls, isNumber, null),
+    service_tier: pick(body.service_tier, isString, 'default'),
+    safety_identifier: pick(body.safety_identifier, isString, null),
+    prompt_cache_key: pick(body.prompt_cache_key, isString, null),
   };
 }

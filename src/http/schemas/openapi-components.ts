@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document's named components and error responses: the shared objects a
  * client generator should see once (the error envelope, chat completion and its stream
- * chunk, usage, file, batch), and what each error status of a route means. The document
+ * chunk, the response object and its stream events, usage, file, batch), and what each error status of a route means. The document
  * helper (src/http/openapi-document.ts) puts them in place; routes keep their inline
  * schemas, which stay their serializers.
  */
@@ -9,6 +9,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { ErrorKind } from '../../domain/shared/errors.js';
 import { ChatCompletionChunk, ChatCompletionObject, ChatUsage } from './chat-completions.js';
 import { BatchObject, FileObject } from './files-batches.js';
+import { ResponseObject, ResponseStreamEvent } from './responses.js';
 
 /** `{error: {message, type, code, param[, line]}}`: every error Sluice answers, one shape. */
 export const ErrorEnvelope = Type.Object({
@@ -26,6 +27,8 @@ export const NAMED_COMPONENTS: ReadonlyMap<string, TSchema> = new Map<string, TS
   ['Error', ErrorEnvelope],
   ['ChatCompletion', ChatCompletionObject],
   ['ChatCompletionChunk', ChatCompletionChunk],
+  ['Response', ResponseObject],
+  ['ResponseStreamEvent', ResponseStreamEvent],
   ['Usage', ChatUsage],
   ['File', FileObject],
   ['Batch', BatchObject],

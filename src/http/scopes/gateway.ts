@@ -41,6 +41,11 @@ export interface GatewayRoutes {
 const isEnvelope = (body: unknown): body is ErrorEnvelope =>
   typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'object';
 
+/** The stream event that reports the call's usage: chat's usage chunk, or a response's last event. */
+const FINAL_RESPONSE_EVENTS: ReadonlySet<unknown> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+const carriesUsage = (event: Record<string, unknown>): boolean =>
+  (typeof event.usage === 'object' && event.usage !== null) || FINAL_RESPONSE_EVENTS.has(event.type);
+
 export function gatewayScope(deps: GatewayScopeDeps, routes: GatewayRoutes): ScopeDeclaration {
   const responsesUrl = `${PREFIX}/responses`;
   return {
@@ -69,7 +74,7 @@ export function gatewayScope(deps: GatewayScopeDeps, routes: GatewayRoutes): Sco
           : mapped.body,
       trailers: ['gw-usage'],
       streamEventFields: (_request, event, trailers) =>
-        event.usage && typeof event.usage === 'object' && trailers['gw-usage'] !== undefined ? { ...event, gw_usage: trailers['gw-usage'] } : event,
+        carriesUsage(event) && trailers['gw-usage'] !== undefined ? { ...event, gw_usage: trailers['gw-usage'] } : event,
       // The intermediary's request id comes back on every answer, for its own correlation.
       echoHeaders: ['gw-request-id'],
       // The intermediary's ids beside Sluice's, one line per call.

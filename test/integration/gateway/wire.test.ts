@@ -70,6 +70,22 @@ describe('streams', () => {
     expect(answer.trailers['gw-usage']).toBe('input_tokens=11, output_tokens=7');
     expect(chunksOf(answer.text).some((c) => 'gw_usage' in c)).toBe(false);
   });
+
+  it('a streamed response carries gw_usage on its last event (response.completed), and the trailer', async () => {
+    const body = { model: 'gpt-oss-120b', input: 'Hi', stream: true };
+    const answer = await signedStream('/gateway/v1/responses', body, 'gwreq_stream_3');
+    expect(answer.status).toBe(200);
+    expect(answer.trailers['gw-usage']).toBe('input_tokens=11, output_tokens=7');
+    const events = answer.text
+      .split('\n\n')
+      .filter((f) => f.trim() !== '')
+      .map((f) => JSON.parse(f.split('\n')[1]!.slice(6)));
+    const last = events.at(-1);
+    expect(last.type).toBe('response.completed');
+    expect(last.response.usage).toMatchObject({ input_tokens: 11, output_tokens: 7 });
+    expect(last.gw_usage).toBe('input_tokens=11, output_tokens=7');
+    expect(events.slice(0, -1).every((e) => e.gw_usage === undefined)).toBe(true);
+  });
 });
 
 describe('errors', () => {

@@ -119,10 +119,16 @@ describe('the document a generator reads', () => {
   const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
   it('names the shared objects once, and every $ref resolves', () => {
-    expect(Object.keys(document.components.schemas).sort()).toEqual(['Batch', 'ChatCompletion', 'ChatCompletionChunk', 'Error', 'File', 'Usage']);
+    expect(Object.keys(document.components.schemas).sort()).toEqual(['Batch', 'ChatCompletion', 'ChatCompletionChunk', 'Error', 'File', 'Response', 'ResponseStreamEvent', 'Usage']);
     const refs = JSON.stringify(document).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
     for (const ref of new Set(refs)) expect(document.components.schemas).toHaveProperty(ref.split('/').pop()!);
     expect(document.paths['/v1/files/{file_id}']!.get!.responses['200']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/File' });
+    expect(document.paths['/v1/responses']!.post!.responses['200']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Response' });
+    expect(document.paths['/v1/responses']!.post!.responses['200']!.content!['text/event-stream']!.schema).toEqual({
+      type: 'string',
+      description: 'server-sent events, each `event: <type>` and `data: <ResponseStreamEvent JSON>`, numbered by `sequence_number`; no `[DONE]`',
+      'x-event': { $ref: '#/components/schemas/ResponseStreamEvent' },
+    });
     expect(document.paths['/v1/batches/{batch_id}']!.get!.responses['200']!.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/Batch' });
     expect(JSON.stringify(document.components.schemas.ChatCompletion)).toContain('"usage":{"$ref":"#/components/schemas/Usage"}');
   });

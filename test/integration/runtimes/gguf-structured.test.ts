@@ -110,6 +110,16 @@ describe.skipIf(!GGUF_RUNTIMES_DIR)('GGUF tools', () => {
     expectValidCall(res.body.choices[0].message.tool_calls[0], ['time']);
   }, SLOW);
 
+  it('on /v1/responses: a named function tool answers one function_call item, its arguments valid', async () => {
+    const tools = [{ type: 'function', name: 'time', description: 'The time in a zone', parameters: TIME }];
+    const res = await call(server.baseUrl, 'POST', '/v1/responses', { key, body: { model: MODEL, input: 'hello the world', temperature: 0, max_output_tokens: 64, tools, tool_choice: { type: 'function', name: 'time' } } });
+    expect(res.status).toBe(200);
+    expect(res.body.output).toHaveLength(1);
+    const item = res.body.output[0];
+    expect(item).toMatchObject({ type: 'function_call', id: expect.stringMatching(/^fc_/), call_id: expect.stringMatching(/^call_/), name: 'time', status: 'completed' });
+    expect(ajv.validate(TIME, JSON.parse(item.arguments))).toBe(true);
+  }, SLOW);
+
   it('streamed: the call arrives as one tool-call delta with its index, then finish_reason tool_calls', async () => {
     const events = await streamed({ tools: TOOLS, tool_choice: { type: 'function', function: { name: 'weather' } } });
     const calls = events.flatMap((e) => e.choices?.[0]?.delta?.tool_calls ?? []);

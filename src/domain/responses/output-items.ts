@@ -1,0 +1,188 @@
+/**
+ * The output of one response as it is produced: reasoning, message and function_call
+ * items, and the stream events that announce them (OpenAI's sequence: an item is added,
+ * its content part is added, deltas, the text's done, the part's done, the item's done).
+ * An item is closed when output moves to another item, and all are closed at the end.
+ */
+import { hexId } from './resource.js';
+import type { ResponseStreamEvent } from './responses.types.js';
+
+type Json = Record<string, unknown>;
+
+interface Part {
+  type: 'output_text' | 'refusal' | 'reasoning_text';
+  value: string;
+  logprobs: Json[];
+}
+
+interface Item {
+  kind: 'reasoning' | 'message' | 'function_call';
+  id: string;
+  outputIndex: number;
+  parts: Part[];
+  callId: string;
+  name: string;
+  arguments: string;
+  done: boolean;
+}
+
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments?: string;
+}
+
+const PREFIX = { reasoning: 'rs_', message: 'msg_', function_call: 'fc_' } as const;
+
+function partJson(part: Part): Json {
+  if (part.type === 'refusal') return { type: 'refusal', refusal: part.value };
+  if (part.type === 'reasoning_text') return { type: 'reasoning_text', text: part.value };
+  return { type: 'output_text', text: part.value, annotations: [], logprobs: part.logprobs };
+}
+
+function itemJson(item: Item, status: string): Json {
+  if (item.kind === 'reasoning') return { id: item.id, type: 'reasoning', content: item.parts.map(partJson), summary: [] };
+  if (item.kind === 'message') return { type: 'message', id: item.id, status, role: 'assistant', content: item.parts.map(partJson) };
+  return { type: 'function_call', id: item.id, call_id: item.callId, name: item.name, arguments: item.arguments, status };
+}
+
+export class ResponseOutput {
+  readonly #items: Item[] = [];
+  readonly #tools = new Map<number, Item>();
+  readonly #pending: ResponseStreamEvent[] = [];
+  #current: Item | null = null;
+  #sequence = 0;
+
+  /** `maxToolCalls`: calls beyond this many are left out. */
+  constructor(private readonly maxToolCalls: number | null) {}
+
+  /** Queues an event with the next sequence number. */
+  event(type: string, fields: Json = {}): void {
+    this.#pending.push(Object.assign({ type, sequence_number: this.#sequence++ }, fields) as ResponseStreamEvent);
+  }
+
+  /** The events queued since the last drain. */
+  drain(): ResponseStreamEvent[] {
+    return this.#pending.splice(0);
+  }
+
+  reasoning(delta: string): void {
+    if (delta === '') return;
+    const item = this.#open('reasoning');
+    this.#append(item, 'reasoning_text', delta, null, 'response.reasoning_text.delta');
+  }
+
+  text(delta: string, logprobs: Json[] | null): void {
+    if (delta === '') return;
+    const item = this.#open('message');
+    this.#append(item, 'output_text', delta, logprobs, 'response.output_text.delta');
+  }
+
+  refusal(delta: string): void {
+    if (delta === '') return;
+    this.#append(this.#open('message'), 'refusal', delta, null, 'response.refusal.delta');
+  }
+
+  toolCall(delta: ToolCallDelta): void {
+    let item = this.#tools.get(delta.index);
+    if (!item) {
+      if (this.maxToolCalls !== null && this.#tools.size >= this.maxToolCalls) return;
+      item = this.#add('function_call');
+      item.callId = delta.id ?? hexId('call_');
+      item.name = delta.name ?? '';
+      this.#tools.set(delta.index, item);
+      this.event('response.output_item.added', { output_index: item.outputIndex, item: itemJson(item, 'in_progress') });
+    } else if (this.#current !== item) {
+      this.#closeCurrent('completed');
+      this.#current = item;
+    }
+    if (delta.name && item.name === '') item.name = delta.name;
+    if (delta.arguments) {
+      item.arguments += delta.arguments;
+      this.event('response.function_call_arguments.delta', { item_id: item.id, output_index: item.outputIndex, delta: delta.arguments });
+    }
+  }
+
+  /** A whole call an in-process runtime made (numbered apart from an engine's stream indexes). */
+  wholeToolCall(call: { id: string; name: string; arguments: string }): void {
+    this.toolCall({ index: -1 - this.#tools.size, id: call.id, name: call.name, arguments: call.arguments });
+  }
+
+  /** Closes every open item; `status` is the message's (`incomplete` when cut short by the cap). */
+  close(status: 'completed' | 'incomplete'): void {
+    if (this.#items.length === 0) this.#emptyMessage();
+    this.#closeCurrent(status);
+    for (const item of this.#items) if (!item.done) this.#closeItem(item, status);
+  }
+
+  /** The output items as they stand. */
+  items(status: 'completed' | 'incomplete' | 'in_progress'): Json[] {
+    return this.#items.map((item) => itemJson(item, item.done ? (item.kind === 'function_call' ? 'completed' : status) : 'in_progress'));
+  }
+
+  /** A message with empty text: what a model that said nothing answered. */
+  #emptyMessage(): void {
+    const item = this.#open('message');
+    const part: Part = { type: 'output_text', value: '', logprobs: [] };
+    item.parts.push(part);
+    this.event('response.content_part.added', { item_id: item.id, output_index: item.outputIndex, content_index: 0, part: partJson(part) });
+  }
+
+  /** The open item of `kind`, or a new one (closing the one open before). */
+  #open(kind: 'reasoning' | 'message'): Item {
+    if (this.#current?.kind === kind) return this.#current;
+    this.#closeCurrent('completed');
+    const item = this.#add(kind);
+    this.event('response.output_item.added', { output_index: item.outputIndex, item: itemJson(item, 'in_progress') });
+    return item;
+  }
+
+  #add(kind: Item['kind']): Item {
+    const item: Item = { kind, id: hexId(PREFIX[kind]), outputIndex: this.#items.length, parts: [], callId: '', name: '', arguments: '', done: false };
+    this.#items.push(item);
+    this.#current = item;
+    return item;
+  }
+
+  #append(item: Item, type: Part['type'], delta: string, logprobs: Json[] | null, event: string): void {
+    let part = item.parts.at(-1);
+    if (part?.type !== type) {
+      if (part) this.#partDone(item, part);
+      part = { type, value: '', logprobs: [] };
+      item.parts.push(part);
+      this.event('response.content_part.added', { item_id: item.id, output_index: item.outputIndex, content_index: item.parts.length - 1, part: partJson(part) });
+    }
+    part.value += delta;
+    if (logprobs) part.logprobs.push(...logprobs);
+    const fields: Json = { item_id: item.id, output_index: item.outputIndex, content_index: item.parts.length - 1, delta };
+    if (type === 'output_text') fields.logprobs = logprobs ?? [];
+    this.event(event, fields);
+  }
+
+  #partDone(item: Item, part: Part): void {
+    const where = { item_id: item.id, output_index: item.outputIndex, content_index: item.parts.indexOf(part) };
+    if (part.type === 'output_text') this.event('response.output_text.done', { ...where, text: part.value, logprobs: part.logprobs });
+    else if (part.type === 'refusal') this.event('response.refusal.done', { ...where, refusal: part.value });
+    else this.event('response.reasoning_text.done', { ...where, text: part.value });
+    this.event('response.content_part.done', { ...where, part: partJson(part) });
+  }
+
+  #closeCurrent(status: 'completed' | 'incomplete'): void {
+    const item = this.#current;
+    this.#current = null;
+    if (item && !item.done) this.#closeItem(item, status);
+  }
+
+  #closeItem(item: Item, status: 'completed' | 'incomplete'): void {
+    item.done = true;
+    if (item.kind === 'function_call') {
+      this.event('response.function_call_arguments.done', { item_id: item.id, output_index: item.outputIndex, name: item.name, arguments: item.arguments });
+      this.event('response.output_item.done', { output_index: item.outputIndex, item: itemJson(item, 'completed') });
+      return;
+    }
+    const last = item.parts.at(-1);
+    if (last) this.#partDone(item, last);
+    this.event('response.output_item.done', { output_index: item.outputIndex, item: itemJson(item, status) });
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * A validated Responses body (src/wire/responses.ts) → the ResponsesRequest the service
+ * runs: the conversation as chat messages (`instructions` first, then earlier items, then
+ * this request's input), the chat fields the engine reads (tools, tool_choice,
+ * response_format, sampling), and what the resource echoes. Fields the Responses API has
+ * and chat does not are Sluice's; every other field is carried to the engine unchanged.
+ */
+import type { ChatMessage } from '../models/inference-backend.port.js';
+import type { FunctionToolIn, ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from '../../wire/responses.js';
+import { messagesOfItems } from './input-items.js';
+import type { ResponseInputItem } from './responses.types.js';
+
+type Json = Record<string, unknown>;
+
+export interface ResponsesRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream: boolean;
+  instructions: string | null;
+  maxOutputTokens: number | null;
+  maxToolCalls: number | null;
+  truncation: 'auto' | 'disabled';
+  metadata: Record<string, unknown>;
+  /** The chat fields the engine receives. */
+  sampling: Json;
+  labels: string[] | null;
+}
+
+/** Read by Sluice (or meaningless to a chat engine): never carried as sent. */
+const OWNED: ReadonlySet<string> = new Set([
+  'model', 'input', 'stream', 'stream_options', 'previous_response_id', 'background', 'conversation', 'tools', 'tool_choice',
+  'max_tool_calls', 'text', 'instructions', 'max_output_tokens', 'max_tokens', 'truncation', 'reasoning', 'top_logprobs',
+  'include', 'store', 'metadata', 'categories', 'prompt', 'prompt_cache_retention', '__proto__',
+]);
+
+const chatTool = (tool: FunctionToolIn): Json => {
+  const fn: Json = { name: tool.name };
+  if (typeof tool.description === 'string') fn.description = tool.description;
+  if (tool.parameters) fn.parameters = tool.parameters;
+  if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
+  return { type: 'function', function: fn };
+};
+
+/** The tool as the resource lists it (Open Responses' FunctionTool: every field present). */
+const echoedTool = (tool: FunctionToolIn): Json => ({
+  type: 'function',
+  name: tool.name,
+  description: tool.description ?? null,
+  parameters: tool.parameters ?? null,
+  strict: tool.strict ?? null,
+});
+
+const chatToolChoice = (choice: ToolChoiceIn): unknown =>
+  typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
+
+function chatResponseFormat(format: TextFormatIn): Json | null {
+  if (format.type === 'json_object') return { type: 'json_object' };
+  if (format.type !== 'json_schema') return null;
+  const schema: Json = { name: format.name, schema: format.schema };
+  if (typeof format.strict === 'boolean') schema.strict = format.strict;
+  if (typeof format.description === 'string') schema.description = format.description;
+  return { type: 'json_schema', json_schema: schema };
+}
+
+const echoedFormat = (format: TextFormatIn | null | undefined): Json => {
+  if (!format?.type || format.type === 'text') return { type: 'text' };
+  if (format.type === 'json_object') return { type: 'json_object' };
+  return { type: 'json_schema', name: format.name, schema: format.schema, strict: format.strict ?? null, description: format.description ?? null };
+};
+
+/** The fields Sluice does not read, as sent (null is "not sent"). */
+function carriedOf(body: Readonly<Json>): Json {
+  const carried: Json = {};
+  for (const name of Object.keys(body)) {
+    const value = body[name];
+    if (value !== undefined && value !== null && !OWNED.has(name)) carried[name] = value;
+  }
+  return carried;
+}
+
+/** The chat fields the engine receives: those carried, and the Responses fields translated. */
+function samplingOf(body: ResponsesRequestBody, maxOutputTokens: number | null): Json {
+  const sampling = carriedOf(body);
+  if (maxOutputTokens !== null) sampling.max_tokens = maxOutputTokens;
+  if (body.reasoning?.effort) sampling.reasoning_effort = body.reasoning.effort;
+  if (body.tools && body.tools.length > 0) sampling.tools = body.tools.map(chatTool);
+  else delete sampling.parallel_tool_calls;
+  if (body.tool_choice && body.tools && body.tools.length > 0) sampling.tool_choice = chatToolChoice(body.tool_choice);
+  const format = body.text?.format ? chatResponseFormat(body.text.format) : null;
+  if (format) sampling.response_format = format;
+  if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) {
+    sampling.logprobs = true;
+    sampling.top_logprobs = body.top_logprobs;
+  } else if (body.include?.includes('message.output_text.logprobs')) {
+    sampling.logprobs = true;
+  }
+  return sampling;
+}
+
+/** What the resource reports of the request's settings. */
+export function echoOf(body: ResponsesRequestBody): Json {
+  const text: Json = { format: echoedFormat(body.text?.format) };
+  if (body.text?.verbosity) text.verbosity = body.text.verbosity;
+  return {
+    tools: (body.tools ?? []).map(echoedTool),
+    tool_choice: body.tool_choice ?? 'auto',
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    text,
+    reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
+    store: body.store ?? true,
+    temperature: body.temperature ?? 1,
+    top_p: body.top_p ?? 1,
+    presence_penalty: body.presence_penalty ?? 0,
+    frequency_penalty: body.frequency_penalty ?? 0,
+    top_logprobs: body.top_logprobs ?? 0,
+    service_tier: body.service_tier ?? 'default',
+    safety_identifier: body.safety_identifier ?? null,
+    prompt_cache_key: body.prompt_cache_key ?? null,
+    user: body.user ?? null,
+  };
+}
+
+/** `priorItems`: earlier turns of the conversation, before this request's input. */
+export function responsesRequestOf(body: ResponsesRequestBody, priorItems: readonly ResponseInputItem[] = []): ResponsesRequest {
+  const input: ResponseInputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  const prior = messagesOfItems(priorItems, 'previous_response_id');
+  const messages = [...prior, ...messagesOfItems(input, 'input')];
+  const instructions = body.instructions ?? null;
+  const maxOutputTokens = body.max_output_tokens ?? body.max_tokens ?? null;
+  return {
+    model: body.model,
+    messages: instructions ? [{ role: 'system', content: instructions }, ...messages] : messages,
+    stream: body.stream ?? false,
+    instructions,
+    maxOutputTokens,
+    maxToolCalls: body.max_tool_calls ?? null,
+    truncation: body.truncation ?? 'auto',
+    metadata: body.metadata ?? {},
+    sampling: samplingOf(body, maxOutputTokens),
+    labels: body.categories?.map((label) => label.trim()) ?? null,
+  };
+}
