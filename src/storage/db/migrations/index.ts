@@ -14,6 +14,7 @@ import * as m0008 from './0008-storefront.js';
 import * as m0009 from './0009-console.js';
 import * as m0010 from './0010-outbox-keys.js';
 import * as m0011 from './0011-usage-deployment.js';
+import * as m0012 from './0012-batch-usage.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -27,4 +28,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009-console': m0009,
   '0010-outbox-keys': m0010,
   '0011-usage-deployment': m0011,
+  '0012-batch-usage': m0012,
 };
