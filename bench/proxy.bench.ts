@@ -10,7 +10,11 @@
  *  (c) streaming: from the upstream writing its first chunk to that chunk's first byte at
  *      the client (target ≤ 1 ms);
  *  (d) the same request with 8 function tools, at the rate of (a): its p50 minus the plain
- *      request's through Sluice, round by round (target ≤ 0.1 ms).
+ *      request's through Sluice, round by round (target ≤ 0.1 ms);
+ *  (e) where each proxy's CPU goes at the fixed rate, by step (auth, validation, hold,
+ *      upstream call, settle, serialize, the HTTP server and framework, GC): one more paced
+ *      run of each with the V8 profiler on, its samples given to steps by bench/cpu-steps.ts
+ *      and scaled to the CPU per request measured without it.
  * The upstream and the load generator (autocannon) each run in a worker thread, so the
  * main event loop carries only the server under test; latencies use autocannon's
  * per-response timings (sub-millisecond), not its whole-millisecond histogram.
@@ -23,6 +27,7 @@ import Fastify from 'fastify';
 import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
 import { startTestServer } from '../test/helpers/harness.js';
+import { profiled, stepRows } from './cpu-steps.js';
 
 const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /** Rounds alternate the proxies under test, so drifting load from elsewhere weighs on both sides of a ratio alike. */
@@ -297,6 +302,9 @@ export default async function proxyBench(): Promise<BenchRow[]> {
     const directBursts = await load(upstream.url, null, { seconds: PHASE_SECONDS, rate });
     const throughBursts = await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate });
 
+    // One more paced run of each proxy with the profiler on: where the CPU goes, by step (bench/cpu-steps.ts).
+    const [sluiceSteps, bareSteps] = [await profiled(() => load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true })), await profiled(() => load(bare.url, null, { seconds: PHASE_SECONDS, rate, paced: true }))];
+
     const directGaps = await firstByteGaps(upstream.url, null, upstream, 200);
     const sluiceGaps = await firstByteGaps(sluice.baseUrl, key, upstream, 200);
 
@@ -319,6 +327,10 @@ export default async function proxyBench(): Promise<BenchRow[]> {
       { name: `server CPU per request at ${rate} req/s, bare proxy`, value: bareAtRate.cpuPerRequest, unit: 'µs', note: 'main thread' },
       { name: `server CPU per request at ${rate} req/s, sluice`, value: through.cpuPerRequest, unit: 'µs', note: 'main thread' },
       { name: 'sluice / bare proxy CPU per request', value: through.cpuPerRequest / bareAtRate.cpuPerRequest, unit: 'ratio', note: 'inverse is the throughput ceiling on one core' },
+      ...stepRows(`server CPU per request at ${rate} req/s by step, sluice`, [
+        { name: 'sluice', profile: sluiceSteps.profile, cpuPerRequest: through.cpuPerRequest },
+        { name: 'bare proxy', profile: bareSteps.profile, cpuPerRequest: bareAtRate.cpuPerRequest },
+      ]),
       { name: 'stream first byte after upstream first chunk, direct', value: median(directGaps), unit: 'ms', note: 'p50 of 200' },
       { name: 'stream first byte after upstream first chunk, via sluice', value: median(sluiceGaps), unit: 'ms', note: 'p50 of 200; target ≤ 1 ms' },
     ];

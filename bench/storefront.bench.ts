@@ -1,26 +1,30 @@
 /**
  * Storefront chat with an agent access token vs plain /v1 chat with an API key, against
- * a zero-latency fake upstream, in the same run: requests/s of closed loops, rounds
+ * a zero-latency upstream, in the same run: requests/s of closed loops, rounds
  * alternating the two routes so drifting load weighs on both alike (target: storefront
- * ≥ 0.85 × /v1). Token verification is cached per token; each storefront call still
- * reads the holder's balance and writes its draw with its ledger movement.
+ * ≥ 0.85 × /v1), and the server's CPU per request. The upstream and the load generator
+ * run in worker threads, so the main thread carries only the server (BENCH_PROFILE_DIR
+ * profiles it per phase). Token verification is cached per token; each storefront call
+ * still holds credit against the holder's balance and writes its usage record with its
+ * ledger draw.
  */
 import { randomUUID } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
-import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
-import { closedLoopRate, median } from './measure.js';
+import { median } from './measure.js';
+import { closedLoopLoad, startWorkerUpstream, type Load } from './server-load.js';
 import { startTestServer } from '../test/helpers/harness.js';
-import { startFakeUpstream } from '../test/helpers/fake-upstream.js';
 import { newId } from '../src/domain/shared/ids.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CALLERS = 32;
 const BODY = JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 });
 
+const roundsNote = (xs: number[]) => `rounds ${xs.map((x) => x.toFixed(3)).join(', ')}`;
+
 export default async function storefrontBench(): Promise<BenchRow[]> {
-  const upstream = await startFakeUpstream();
+  const upstream = await startWorkerUpstream();
   const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
   const agentId = 'agt_bench';
   const server = await startTestServer({
@@ -47,31 +51,32 @@ storefront:
     const exchanged = await fetch(tokenUrl, { method: 'POST', body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }) });
     const { access_token: token } = (await exchanged.json()) as { access_token: string };
 
-    const pool = new Pool(server.baseUrl, { connections: CALLERS });
-    const caller = (path: string, headers: Record<string, string>) => async () => {
-      const res = await pool.request({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: BODY });
-      await res.body.text();
-      if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode}`);
-    };
+    const caller = (path: string, headers: Record<string, string>) => (seconds: number) =>
+      closedLoopLoad(server.baseUrl, path, { headers: { 'content-type': 'application/json', ...headers }, body: BODY, connections: CALLERS, seconds });
     const v1 = caller('/v1/chat/completions', { 'x-api-key': tenant.key });
     const storefront = caller('/storefront/gateway/v1/chat/completions', { authorization: `Bearer ${token}` });
-    await closedLoopRate(v1, CALLERS, 1);
-    await closedLoopRate(storefront, CALLERS, 1);
-    const v1Rates: number[] = [];
-    const storefrontRates: number[] = [];
-    const ratios: number[] = [];
+    // Warm-ups of 2 s each: after 1 s the first round still ran 0.3–3× the others.
+    await v1(2);
+    await storefront(2);
+    const rounds = { v1: [] as Load[], storefront: [] as Load[] };
     for (let round = 0; round < ROUNDS; round++) {
-      const a = await closedLoopRate(v1, CALLERS, SECONDS);
-      const b = await closedLoopRate(storefront, CALLERS, SECONDS);
-      v1Rates.push(a);
-      storefrontRates.push(b);
-      ratios.push(b / a);
+      rounds.v1.push(await v1(SECONDS));
+      rounds.storefront.push(await storefront(SECONDS));
+      if (process.env.BENCH_VERBOSE) {
+        const [a, b] = [rounds.v1[round]!, rounds.storefront[round]!];
+        console.error(`round ${round + 1}: /v1 ${a.rps.toFixed(0)} req/s ${a.cpuPerRequest.toFixed(0)} µs, storefront ${b.rps.toFixed(0)} req/s ${b.cpuPerRequest.toFixed(0)} µs`);
+      }
     }
-    await pool.close();
+    const ratios = rounds.storefront.map((s, i) => s.rps / rounds.v1[i]!.rps);
+    const cpuRatios = rounds.v1.map((v, i) => v.cpuPerRequest / rounds.storefront[i]!.cpuPerRequest);
+    const rps = (xs: Load[]) => median(xs.map((x) => x.rps));
+    const cpu = (xs: Load[]) => median(xs.map((x) => x.cpuPerRequest));
     return [
-      { name: '/v1 chat (API key)', value: median(v1Rates), unit: 'req/s', note: `${CALLERS} closed loops, median of ${ROUNDS} rounds` },
-      { name: 'storefront chat (agent token)', value: median(storefrontRates), unit: 'req/s' },
-      { name: 'storefront / v1', value: median(ratios), unit: 'ratio', note: `target ≥ 0.85; rounds ${ratios.map((r) => r.toFixed(3)).join(', ')}` },
+      { name: '/v1 chat (API key)', value: rps(rounds.v1), unit: 'req/s', note: `${CALLERS} closed loops, median of ${ROUNDS} rounds` },
+      { name: 'storefront chat (agent token)', value: rps(rounds.storefront), unit: 'req/s' },
+      { name: 'storefront / v1', value: median(ratios), unit: 'ratio', note: `target ≥ 0.85; ${roundsNote(ratios)}` },
+      { name: 'server CPU per request, /v1 then storefront', value: cpu(rounds.v1), unit: 'µs', note: `storefront ${cpu(rounds.storefront).toFixed(0)} µs; main thread` },
+      { name: '/v1 CPU ÷ storefront CPU per request', value: median(cpuRatios), unit: 'ratio', note: `the throughput ratio when the server's core is the limit; ${roundsNote(cpuRatios)}` },
     ];
   } finally {
     await server.close();

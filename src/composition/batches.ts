@@ -51,6 +51,9 @@ export function createBatchesFeature(core: CoreServices): Feature<BatchesParts> 
     clock,
     completionWindowSeconds: config.batches.completionWindowSeconds,
     shardLines: config.batches.shardLines,
+    endpoints: new Set(config.batches.endpoints),
+    // Asked when a batch is created, after every feature has registered its endpoints.
+    served: (endpoint) => core.batchEndpoints.get(endpoint)?.served?.() ?? core.batchEndpoints.has(endpoint),
     validationTimeoutSeconds: config.batches.validationTimeoutSeconds,
     onRunnable: () => runner.wake(),
     collectBlob: (blobKey) => files.collectBlob(blobKey),
@@ -64,7 +67,7 @@ export function createBatchesFeature(core: CoreServices): Feature<BatchesParts> 
     blobs,
     billing: core.billing,
     meters: core.meters,
-    chatCompletions: core.inference.chatCompletions,
+    endpoints: core.batchEndpoints,
     clock,
     logger,
     config: config.batches,

@@ -36,6 +36,8 @@ import { startTracing, type Tracing } from '../observability/tracing.js';
 import { TracingBlobStore } from '../observability/tracing-blob-store.js';
 import { traceBackendFactories, traceBilling } from '../observability/trace-decorators.js';
 import { createInferenceServices, type InferenceServices } from '../domain/completions/index.js';
+import { inferenceBatchEndpoints } from '../domain/completions/batch-endpoints.js';
+import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
 import { BACKEND_FACTORIES, ModelRegistry } from '../inference/registry.js';
 import { createOnnxBackend } from '../inference/backends/onnx/index.js';
 import { createOpenAIBackend } from '../inference/backends/openai/index.js';
@@ -103,6 +105,8 @@ export interface CoreServices {
   inference: InferenceServices;
   /** POST /v1/responses with storing, continuations and background mode, and the stores behind them. */
   storedResponses: StoredResponsesParts;
+  /** The service of each endpoint a batch may use, by url: the inference routes' (features register theirs). */
+  batchEndpoints: Map<string, BatchEndpoint>;
   /** Speech to text (the audio transcription and translation routes). */
   transcription: TranscriptionService;
   /** Core route modules that other scopes mount too (the gateway, the storefront's chat). */
@@ -180,6 +184,7 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
     services: {
       config, logger, clock, metrics, traced: tracing !== null, database, blobs, rateLimiter, apiKeyRateLimit, repositories, authenticator, projects,
       billing, creditMeter, reservations, meters, payerDebits, outbox, registry, priceOf, inference, storedResponses, transcription, routes,
+      batchEndpoints: inferenceBatchEndpoints(inference, registry),
       upstreams: () => upstreamReadiness(registry),
       missingRuntimes: () => missingRuntimes(registry),
     },

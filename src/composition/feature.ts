@@ -2,10 +2,12 @@
  * A feature assembles itself: from the core's services it builds its own, and returns
  * them with everything the process needs from it: the route modules it adds to the API
  * and the admin API (bound to its services), scopes of its own, background workers,
- * outbox handlers and payer debits by kind, readiness checks and `close`. The list of
+ * outbox handlers and payer debits by kind, batch endpoints by url, readiness checks and
+ * `close`. The list of
  * features is src/composition/features.ts; adding one is a file like the others and one
  * line there.
  */
+import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
 import type { LineMeterFactory } from '../domain/billing/meter-resolver.js';
 import type { PayerKind } from '../domain/identity/caller.js';
 import type { OutboxHandler } from '../domain/outbox/outbox.types.js';
@@ -35,6 +37,8 @@ export interface Feature<Services> {
   payerDebits?: ReadonlyMap<PayerKind, PayerDebit>;
   /** Batch lines paid by these payer kinds are metered by these. */
   lineMeters?: ReadonlyMap<PayerKind, LineMeterFactory>;
+  /** Batch lines on these endpoints (urls) are run by these. */
+  batchEndpoints?: ReadonlyMap<string, BatchEndpoint>;
   /** Named checks for /readyz: `ok`, or what is wrong. */
   readiness?(): Promise<Record<string, string>>;
   close?(): Promise<void>;

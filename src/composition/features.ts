@@ -76,12 +76,13 @@ export async function assemble(config: Readonly<Config>, overrides: CoreOverride
   };
 }
 
-/** The features' outbox handlers, payer debits and line meters join the core's tables, by kind. */
+/** The features' outbox handlers, payer debits and line meters join the core's tables, by kind; their batch endpoints, by url. */
 function register(core: CoreServices, features: readonly Feature<unknown>[]): void {
   for (const feature of features) {
     for (const [kind, handler] of feature.outboxHandlers ?? []) core.outbox.handlers.set(kind, handler);
     for (const [kind, debit] of feature.payerDebits ?? []) core.payerDebits.set(kind, debit);
     for (const [kind, factory] of feature.lineMeters ?? []) core.meters.register(kind, factory);
+    for (const [url, endpoint] of feature.batchEndpoints ?? []) core.batchEndpoints.set(url, endpoint);
   }
 }
 

@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { usdToMicros } from '../domain/shared/money.js';
 import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
 import { resolveTracingConfig } from './tracing-config.js';
+import { resolveBatchEndpoints } from './batch-config.js';
 import { describeGatewayConfig, resolveGatewayConfig } from './gateway-config.js';
 import { resolveStorefront } from './storefront-config.js';
 import { resolveModels } from './models-config.js';
@@ -215,6 +216,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       shardLines: b.shard_lines ?? 500,
       retryBaseMs: b.retry_base_ms ?? 500,
       validationTimeoutSeconds: b.validation_timeout_seconds ?? 600,
+      endpoints: resolveBatchEndpoints(b.endpoints, problems),
     },
     responses: {
       retentionDays: envInteger(env, 'RESPONSES_RETENTION_DAYS', problems, 1) ?? file.responses?.retention_days ?? 30,

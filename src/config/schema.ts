@@ -146,6 +146,11 @@ export const ConfigFileSchema = Type.Object(
           validation_timeout_seconds: Type.Optional(
             PositiveInt('a batch validating this long without a heartbeat (its creating process died) is failed'),
           ),
+          endpoints: Type.Optional(
+            Type.Array(Type.String(), {
+              description: 'the endpoints a batch may use (default: /v1/chat/completions only)',
+            }),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -312,6 +317,8 @@ export interface BatchConfig {
   retryBaseMs: number;
   /** A batch `validating` with no heartbeat for this long is failed as interrupted. */
   validationTimeoutSeconds: number;
+  /** The endpoints a batch may use (`batches.endpoints`); default the spec's, chat completions only. */
+  endpoints: readonly string[];
 }
 
 export interface ResponsesConfig {

@@ -133,6 +133,8 @@ export class BatchFinalizer {
       bytes: blob.bytes,
       isError,
       createdAtMs: nowMs,
+      // output_expires_after: anchored at the file's creation, as OpenAI's is.
+      expiresAfterMs: batch.outputExpiresAfterSeconds === null ? undefined : batch.outputExpiresAfterSeconds * 1000,
     });
   }
 }

@@ -15,7 +15,7 @@ import type { BillingService } from '../domain/billing/billing.service.js';
 import type { MeterResolver } from '../domain/billing/meter-resolver.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
 import type { FilesService } from '../domain/files/files.service.js';
-import type { ChatCompletionsPort } from '../domain/completions/chat-completions.port.js';
+import type { BatchEndpoints } from '../domain/batches/batch-endpoints.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { randomToken } from '../domain/shared/ids.js';
 import type { Shard } from '../domain/batches/batch.types.js';
@@ -42,7 +42,8 @@ export interface BatchRunnerDeps {
   billing: BillingService;
   /** Each line's meter, by its batch's payer. */
   meters: MeterResolver;
-  chatCompletions: ChatCompletionsPort;
+  /** The service of each endpoint a batch may use, by url. */
+  endpoints: BatchEndpoints;
   clock: Clock;
   logger: Logger;
   config: BatchConfig;

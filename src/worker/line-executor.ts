@@ -1,7 +1,8 @@
 /**
- * Runs one batch line through the synchronous chat-completions path and records its
- * result. Its body is checked by the same compiled schema as the route's, once, before
- * the first attempt: a refused body is the line's error, worded as the route would. The line is paid by its batch's payer, through the line meter the
+ * Runs one batch line through its endpoint's synchronous path (the route's own service,
+ * chosen by the batch's endpoint) and records its result with the tokens it used. Its
+ * body is checked by the same compiled schema as the route's, once, before the first
+ * attempt: a refused body is the line's error, worded as the route would. The line is paid by its batch's payer, through the line meter the
  * MeterResolver gives for that payer: the meter collects the line's usage (and any
  * settlement messages), which are written in the transaction that records the result,
  * so a line is billed exactly when its result is recorded: once. Retryable failures
@@ -10,9 +11,9 @@
  * waits for them (waitForHeldCredit) within its batch's window; that wait is not an
  * attempt.
  */
-import type { ChatCompletionsPort } from '../domain/completions/chat-completions.port.js';
+import { lineUsageOf, type BatchEndpoints, type LineAnswer, type LineCall } from '../domain/batches/batch-endpoints.js';
 import type { Clock } from '../domain/shared/clock.js';
-import { isAppError } from '../domain/shared/errors.js';
+import { AppError, isAppError } from '../domain/shared/errors.js';
 import {
   CANCELLED,
   EXPIRED,
@@ -24,7 +25,7 @@ import {
   retriesExhausted,
   type LineFailure,
 } from '../domain/batches/batch-lines.js';
-import { isTerminal, type BatchRunInfo, type LineGate, type LineResult } from '../domain/batches/batch.types.js';
+import { isTerminal, NO_USAGE, type BatchRunInfo, type LineGate, type LineResult } from '../domain/batches/batch.types.js';
 import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { UsageRecord } from '../domain/billing/usage.types.js';
 import type { OutboxMessage } from '../domain/outbox/outbox.types.js';
@@ -34,18 +35,19 @@ import { heldByOtherCalls, type HeldByOtherCalls } from '../domain/billing/meter
 import type { ResultWriter } from './result-writer.js';
 import { inBatchLineSpan } from '../observability/batch-tracing.js';
 import { sleep } from './sleep.js';
-import { parseBody } from '../wire/validate.js';
-import { ChatCompletionBody, type ChatCompletionRequestBody } from '../wire/chat-completions.js';
 
 export interface LineTask {
   batch: BatchRunInfo;
   lineNo: number;
   customId: string;
   body: unknown;
+  /** The line as uploaded (its body at `body`). */
+  lineText: string;
 }
 
 export interface LineExecutorDeps {
-  chatCompletions: ChatCompletionsPort;
+  /** The service of each endpoint a batch may use, by url (filled as the features register theirs). */
+  endpoints: BatchEndpoints;
   /** Each line's meter, by its batch's payer. */
   meters: MeterResolver;
   batches: BatchesRepository;
@@ -61,6 +63,10 @@ const RETRY_CAP_MS = 30_000;
  * cancel or the window's end) and retries; a hold given back wakes it sooner.
  */
 const HELD_CREDIT_WAIT_MS = 1_000;
+
+/** A batch whose endpoint no feature of this process serves (its config lists it, the process does not run it). */
+const noEndpoint = (endpoint: string) =>
+  new AppError('unavailable', `Batch endpoint ${endpoint} is not served by this process`, { code: 'endpoint_not_served' });
 
 /** Why a line must not run now, from the batch's state; null when it may run. */
 export function gateFailure(gate: LineGate, nowMs: number): LineFailure | null {
@@ -96,8 +102,15 @@ export class LineExecutor {
       const outcome = await this.#call(task, meter, signal);
       const { id, requestId } = lineIdentity(task.batch.id, task.lineNo);
       const result: LineResult =
-        'body' in outcome
-          ? { batchId: task.batch.id, lineNo: task.lineNo, ok: true, errorCode: null, lineJson: outputLine(id, task.customId, requestId, outcome.body) }
+        'answer' in outcome
+          ? {
+              batchId: task.batch.id,
+              lineNo: task.lineNo,
+              ok: true,
+              errorCode: null,
+              lineJson: outputLine(id, task.customId, requestId, outcome.answer.body, outcome.answer.json),
+              usage: lineUsageOf(outcome.answer.body, meter.records),
+            }
           : this.#failureResult(task, outcome.failure);
       await this.#write(result, meter.records, meter.outbox);
     } finally {
@@ -112,24 +125,31 @@ export class LineExecutor {
 
   #failureResult(task: LineTask, failure: LineFailure): LineResult {
     const { id } = lineIdentity(task.batch.id, task.lineNo);
-    return { batchId: task.batch.id, lineNo: task.lineNo, ok: false, errorCode: failure.code, lineJson: errorLine(id, task.customId, failure) };
+    return {
+      batchId: task.batch.id,
+      lineNo: task.lineNo,
+      ok: false,
+      errorCode: failure.code,
+      lineJson: errorLine(id, task.customId, failure),
+      usage: NO_USAGE,
+    };
   }
 
-  async #call(task: LineTask, meter: LineMeter, signal: AbortSignal): Promise<{ body: unknown } | { failure: LineFailure }> {
+  async #call(task: LineTask, meter: LineMeter, signal: AbortSignal): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
     const caller: Caller = { principal: linePrincipal(task.batch), meter };
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
-    let request: ChatCompletionRequestBody;
+    let call: LineCall;
     try {
-      request = parseBody(ChatCompletionBody, task.body);
+      const endpoint = this.deps.endpoints.get(task.batch.endpoint);
+      if (!endpoint) throw noEndpoint(task.batch.endpoint);
+      call = endpoint.prepare(task.body, task.lineText);
     } catch (err) {
       return { failure: failureOf(err) };
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const body = await inBatchLineSpan(task.batch, task.lineNo, attempt, () =>
-          this.deps.chatCompletions.create(caller, request, { requestId, signal, route: 'batch' }),
-        );
-        return { body };
+        const answer = await inBatchLineSpan(task.batch, task.lineNo, attempt, () => call(caller, { requestId, signal, route: 'batch' }));
+        return { answer };
       } catch (err) {
         // A drain that ran out of time: leave the line unrecorded so another worker runs it.
         if (signal.aborted) throw err;

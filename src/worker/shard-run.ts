@@ -90,8 +90,9 @@ export class ShardRun {
       for await (const line of lines) {
         if (line.blank || line.oversize || done.has(line.no)) continue;
         if (this.#halted()) break;
-        const parsed = JSON.parse(line.bytes.toString('utf8')) as { custom_id: string; body: unknown };
-        const task: LineTask = { batch, lineNo: line.no, customId: parsed.custom_id, body: parsed.body };
+        const lineText = line.bytes.toString('utf8');
+        const parsed = JSON.parse(lineText) as { custom_id: string; body: unknown };
+        const task: LineTask = { batch, lineNo: line.no, customId: parsed.custom_id, body: parsed.body, lineText };
         const gate = await this.#cachedGate();
         if (!gate || isTerminal(gate.status)) break;
         // Only cancellation and expiry short-circuit here; the key is checked fresh per line.

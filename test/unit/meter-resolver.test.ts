@@ -31,7 +31,7 @@ const toyLineMeter = (payer: PayerRef): LineMeter & { payer: PayerRef } => ({
 });
 
 const run = (payer: PayerRef): BatchRunInfo => ({
-  id: 'batch_1', projectId: 'proj_1', createdByKeyId: 'key_1', payer, inputFileId: 'file-1', inputBlobKey: 'files/1',
+  id: 'batch_1', projectId: 'proj_1', createdByKeyId: 'key_1', payer, endpoint: '/v1/chat/completions', inputFileId: 'file-1', inputBlobKey: 'files/1',
   status: 'in_progress', expiresAtMs: 1, traceParent: null,
 });
 

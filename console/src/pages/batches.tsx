@@ -97,6 +97,8 @@ function CreateBatch() {
         <option value="/v1/embeddings">/v1/embeddings</option>
         <option value="/v1/moderations">/v1/moderations</option>
         <option value="/v1/responses">/v1/responses</option>
+        <option value="/v1/completions">/v1/completions</option>
+        <option value="/v1/systemone">/v1/systemone</option>
       </select>
       <button type="submit">Create batch</button>
       <ErrorBox error={error} />

@@ -10,12 +10,19 @@ import {
   MAX_INPUT_BYTES,
   MAX_INPUT_LINES,
   MAX_LINE_BYTES,
+  MAX_OUTPUT_EXPIRY_SECONDS,
+  MIN_OUTPUT_EXPIRY_SECONDS,
   type BatchError,
 } from './batch.types.js';
+import { describe } from '../../wire/wording.js';
 
 /** A create-validation failure: 400 with `line` when a line is meant. */
-export const batchInvalid = (message: string, options: { line?: number; param?: string | null } = {}) =>
-  new AppError('invalid_request', message, { code: 'invalid_request_error', param: options.param ?? null, line: options.line });
+export const batchInvalid = (message: string, options: { line?: number; param?: string | null; code?: string } = {}) =>
+  new AppError('invalid_request', message, { code: options.code ?? 'invalid_request_error', param: options.param ?? null, line: options.line });
+
+/** An endpoint `batches.endpoints` allows but no model here serves: refused before the input is read. */
+export const endpointNotServed = (endpoint: string) =>
+  batchInvalid(`endpoint ${JSON.stringify(endpoint)} is not served by any model on this server`, { param: 'endpoint', code: 'endpoint_not_served' });
 
 export const inputFileNotFound = (id: string) =>
   new AppError('not_found', `Input file not found: ${id}`, { code: 'file_not_found', param: 'input_file_id' });
@@ -46,6 +53,8 @@ export interface CreateBatchInput {
   endpoint: string;
   completionWindow: string;
   metadata: Record<string, unknown>;
+  /** `output_expires_after.seconds`, when given and valid. */
+  outputExpiresAfterSeconds: number | null;
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -62,6 +71,7 @@ export function parseCreateBody(body: unknown): { input: CreateBatchInput; error
     endpoint: typeof b.endpoint === 'string' ? b.endpoint : '',
     completionWindow: typeof b.completion_window === 'string' ? b.completion_window : COMPLETION_WINDOW,
     metadata: isPlainObject(b.metadata) ? b.metadata : {},
+    outputExpiresAfterSeconds: null,
   };
   let error: AppError | null = null;
   if (typeof b.input_file_id !== 'string' || b.input_file_id === '') {
@@ -72,18 +82,72 @@ export function parseCreateBody(body: unknown): { input: CreateBatchInput; error
     error = batchInvalid('completion_window must be "24h"', { param: 'completion_window' });
   } else if (b.metadata !== undefined && b.metadata !== null && !isPlainObject(b.metadata)) {
     error = batchInvalid('metadata must be an object', { param: 'metadata' });
+  } else if (b.output_expires_after !== undefined && b.output_expires_after !== null) {
+    const expiry = readOutputExpiry(b.output_expires_after);
+    if (typeof expiry === 'number') input.outputExpiresAfterSeconds = expiry;
+    else error = expiry;
   }
   return { input, error };
 }
 
+const EXPIRY = 'output_expires_after';
+
+/** `output_expires_after: {anchor: 'created_at', seconds}`, in OpenAI's words when it is refused. */
+function readOutputExpiry(value: unknown): number | AppError {
+  const invalid = (message: string, param: string, code: string) => batchInvalid(message, { param, code });
+  if (!isPlainObject(value)) {
+    return invalid(`Invalid type for '${EXPIRY}': expected an object, but got ${describe(value)} instead.`, EXPIRY, 'invalid_type');
+  }
+  const unknown = Object.keys(value).find((k) => k !== 'anchor' && k !== 'seconds');
+  if (unknown !== undefined) return invalid(`Unknown parameter: '${EXPIRY}.${unknown}'.`, `${EXPIRY}.${unknown}`, 'unknown_parameter');
+  const { anchor, seconds } = value;
+  if (anchor === undefined) return invalid(`Missing required parameter: '${EXPIRY}.anchor'.`, `${EXPIRY}.anchor`, 'missing_required_parameter');
+  if (typeof anchor !== 'string') {
+    return invalid(`Invalid type for '${EXPIRY}.anchor': expected a string, but got ${describe(anchor)} instead.`, `${EXPIRY}.anchor`, 'invalid_type');
+  }
+  if (anchor !== 'created_at') {
+    return invalid(`Invalid value: '${anchor}'. Supported values are: 'created_at'.`, `${EXPIRY}.anchor`, 'invalid_value');
+  }
+  const param = `${EXPIRY}.seconds`;
+  if (seconds === undefined) return invalid(`Missing required parameter: '${param}'.`, param, 'missing_required_parameter');
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds)) {
+    const got = typeof seconds === 'number' ? 'a decimal' : describe(seconds);
+    return invalid(`Invalid type for '${param}': expected an integer, but got ${got} instead.`, param, 'invalid_type');
+  }
+  if (seconds < MIN_OUTPUT_EXPIRY_SECONDS) {
+    return invalid(
+      `Invalid '${param}': integer below minimum value. Expected a value >= ${MIN_OUTPUT_EXPIRY_SECONDS}, but got ${seconds} instead.`,
+      param,
+      'integer_below_min_value',
+    );
+  }
+  if (seconds > MAX_OUTPUT_EXPIRY_SECONDS) {
+    return invalid(
+      `Invalid '${param}': integer above maximum value. Expected a value <= ${MAX_OUTPUT_EXPIRY_SECONDS}, but got ${seconds} instead.`,
+      param,
+      'integer_above_max_value',
+    );
+  }
+  return seconds;
+}
+
 /** What the line rules remember across lines. */
 export interface LineRulesState {
+  /** The endpoints a line may name (`batches.endpoints`). */
+  allowed: ReadonlySet<string>;
   customIds: Set<string>;
   /** The url of the first line; every later line must use the same. */
   url: string | null;
+  /** The first line's `body.model`, when it is a string: the batch's model. */
+  model: string | null;
 }
 
-export const newLineRulesState = (): LineRulesState => ({ customIds: new Set(), url: null });
+export const newLineRulesState = (allowed: ReadonlySet<string> = new Set(BATCH_ENDPOINTS)): LineRulesState => ({
+  allowed,
+  customIds: new Set(),
+  url: null,
+  model: null,
+});
 
 /** Checks one parsed line; returns the violation or null. Remembers its custom_id and url. */
 export function checkInputLine(value: unknown, line: number, state: LineRulesState): AppError | null {
@@ -97,7 +161,7 @@ export function checkInputLine(value: unknown, line: number, state: LineRulesSta
     return batchInvalid(`Line ${line} method must be "POST"`, { line });
   }
   if (typeof url !== 'string' || url === '') return batchInvalid(`Line ${line} is missing url`, { line });
-  if (!BATCH_ENDPOINTS.includes(url)) {
+  if (!state.allowed.has(url)) {
     return batchInvalid(`Line ${line} url ${JSON.stringify(url)} is not an allowed batch endpoint`, { line });
   }
   if (state.url !== null && url !== state.url) {
@@ -109,6 +173,7 @@ export function checkInputLine(value: unknown, line: number, state: LineRulesSta
   if (body.stream === true) {
     return batchInvalid(`Line ${line} has stream=true; streaming is not supported in batch mode`, { line });
   }
+  if (state.url === null && typeof body.model === 'string') state.model = body.model;
   state.customIds.add(customId);
   state.url ??= url;
   return null;

@@ -21,8 +21,13 @@ export function lineIdentity(batchId: string, lineNo: number): { id: string; req
   return { id: `batch_req_${hash.slice(0, 32)}`, requestId: `req_${hash.slice(32, 56)}` };
 }
 
-export function outputLine(id: string, customId: string, requestId: string, body: unknown): string {
-  return JSON.stringify({ id, custom_id: customId, response: { status_code: 200, request_id: requestId, body }, error: null });
+/** An output-file line; `bodyJson`, when given, is the body's JSON text as its route writes it. */
+export function outputLine(id: string, customId: string, requestId: string, body: unknown, bodyJson?: string): string {
+  if (bodyJson === undefined) {
+    return JSON.stringify({ id, custom_id: customId, response: { status_code: 200, request_id: requestId, body }, error: null });
+  }
+  const [i, c, r] = [id, customId, requestId].map((s) => JSON.stringify(s));
+  return `{"id":${i},"custom_id":${c},"response":{"status_code":200,"request_id":${r},"body":${bodyJson}},"error":null}`;
 }
 
 export function errorLine(id: string, customId: string, failure: LineFailure): string {

@@ -22,12 +22,16 @@ import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../shared/json-depth.js';
 export interface ValidatedInput {
   totalLines: number;
   url: string;
+  /** The first line's `body.model`, when it is a string. */
+  model: string | null;
   shards: ShardPlan[];
 }
 
 export interface ValidateOptions {
   endpoint: string;
   shardLines: number;
+  /** The endpoints a line may name; default: the spec's (chat completions only). */
+  endpoints?: ReadonlySet<string>;
 }
 
 interface OpenShard {
@@ -41,7 +45,7 @@ export async function validateBatchInput(
   source: AsyncIterable<Buffer | Uint8Array | string>,
   options: ValidateOptions,
 ): Promise<ValidatedInput> {
-  const state = newLineRulesState();
+  const state = newLineRulesState(options.endpoints);
   const shards: ShardPlan[] = [];
   let open: OpenShard = { firstLine: 1, startByte: 0, lineCount: 0 };
   let total = 0;
@@ -78,7 +82,7 @@ export async function validateBatchInput(
   const mismatch = checkEndpointMatchesFile(options.endpoint, state.url);
   if (mismatch) throw mismatch;
   shards.push(closeShard(open, shards.length, lastLineNo, endByte));
-  return { totalLines: total, url: state.url, shards };
+  return { totalLines: total, url: state.url, model: state.model, shards };
 }
 
 function closeShard(open: OpenShard, shardNo: number, lastLine: number, endByte: number): ShardPlan {

@@ -19,8 +19,22 @@ export const CANCELLABLE_STATUSES: readonly BatchStatus[] = ['validating', 'in_p
 
 export const isTerminal = (status: BatchStatus): boolean => TERMINAL_STATUSES.has(status);
 
+/** The endpoints a batch may use unless `batches.endpoints` in sluice.yaml says otherwise: the spec's. */
 export const BATCH_ENDPOINTS: readonly string[] = ['/v1/chat/completions'];
+/** Every endpoint whose lines Sluice can run; `batches.endpoints` picks among them. */
+export const BATCHABLE_ENDPOINTS: readonly string[] = [
+  '/v1/chat/completions',
+  '/v1/responses',
+  '/v1/embeddings',
+  '/v1/moderations',
+  '/v1/completions',
+  '/v1/systemone',
+];
 export const COMPLETION_WINDOW = '24h';
+
+/** OpenAI's bounds of `output_expires_after.seconds`: one hour to 30 days. */
+export const MIN_OUTPUT_EXPIRY_SECONDS = 3_600;
+export const MAX_OUTPUT_EXPIRY_SECONDS = 2_592_000;
 
 export const MAX_INPUT_BYTES = 209_715_200;
 export const MAX_INPUT_LINES = 50_000;
@@ -41,6 +55,16 @@ export interface RequestCounts {
   failed: number;
 }
 
+/** Tokens used by a batch's lines, summed (OpenAI's batch `usage`, in domain terms). */
+export interface BatchUsage {
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+}
+
+export const NO_USAGE: BatchUsage = { inputTokens: 0, cachedTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+
 export interface BatchRecord {
   id: string;
   projectId: string;
@@ -48,13 +72,19 @@ export interface BatchRecord {
   /** Who pays for the lines: the creating caller's payer. Never shown to clients. */
   payer: PayerRef;
   endpoint: string;
+  /** The model its lines name (the first line's `body.model`); null until validated, and for lines without one. */
+  model: string | null;
   inputFileId: string;
   inputBlobKey: string | null;
   completionWindow: string;
+  /** `output_expires_after.seconds`: the output and error files expire this long after they are written; null: the files' default. */
+  outputExpiresAfterSeconds: number | null;
   status: BatchStatus;
   metadata: Record<string, unknown>;
   errors: BatchError[] | null;
   requestCounts: RequestCounts;
+  /** Summed over the recorded lines: live while the batch runs, fixed when it ends. */
+  usage: BatchUsage;
   outputFileId: string | null;
   errorFileId: string | null;
   createdAtMs: number;
@@ -94,6 +124,8 @@ export interface LineResult {
   errorCode: string | null;
   /** The output- or error-file line, JSON without the newline. */
   lineJson: string;
+  /** What the line's call used (zero for a line that did not run); summed into the batch's usage. */
+  usage: BatchUsage;
 }
 
 /** What a runner needs to know about a batch before it dispatches a line. */
@@ -111,6 +143,8 @@ export interface BatchRunInfo {
   createdByKeyId: string | null;
   /** As BatchRecord.payer: selects the meter of each line. */
   payer: PayerRef;
+  /** The endpoint every line uses: selects the service that runs them. */
+  endpoint: string;
   inputFileId: string;
   inputBlobKey: string;
   status: BatchStatus;

@@ -15,6 +15,7 @@ import type { Page } from '../shared/pagination.js';
 import { storageError } from '../files/files.errors.js';
 import {
   batchInvalid,
+  endpointNotServed,
   inputFileNotFound,
   inputObjectMissing,
   inputTooLarge,
@@ -24,7 +25,7 @@ import {
   validationInterrupted,
 } from './batch-input.js';
 import { validateBatchInput } from './batch-validator.js';
-import { isTerminal, MAX_INPUT_BYTES, type BatchError, type BatchRecord } from './batch.types.js';
+import { isTerminal, MAX_INPUT_BYTES, NO_USAGE, type BatchError, type BatchRecord } from './batch.types.js';
 
 export interface BatchesServiceDeps {
   batches: BatchStore;
@@ -35,6 +36,10 @@ export interface BatchesServiceDeps {
   clock: Clock;
   completionWindowSeconds: number;
   shardLines: number;
+  /** The endpoints a batch may use (`batches.endpoints`). */
+  endpoints: ReadonlySet<string>;
+  /** Whether any model here serves an allowed endpoint; a batch on one that none serves is refused. */
+  served(endpoint: string): boolean;
   /** A batch validating with no heartbeat for this long was abandoned by its creating request. */
   validationTimeoutSeconds: number;
   /** Told when a batch is ready to run, so an in-process runner starts at once. */
@@ -96,13 +101,16 @@ export class BatchesService {
       createdByKeyId: principal.keyId,
       payer: payerRef(principal.payer),
       endpoint: input.endpoint,
+      model: null,
       inputFileId: input.inputFileId,
       inputBlobKey: null,
       completionWindow: input.completionWindow,
+      outputExpiresAfterSeconds: input.outputExpiresAfterSeconds,
       status: 'validating',
       metadata: input.metadata,
       errors: null,
       requestCounts: { total: 0, completed: 0, failed: 0 },
+      usage: NO_USAGE,
       outputFileId: null,
       errorFileId: null,
       createdAtMs: now,
@@ -119,9 +127,10 @@ export class BatchesService {
     await this.deps.batches.insert(batch);
     try {
       if (error) throw error;
-      const total = await this.#validateAndPlan(batch);
+      if (this.deps.endpoints.has(batch.endpoint) && !this.deps.served(batch.endpoint)) throw endpointNotServed(batch.endpoint);
+      const { total, model } = await this.#validateAndPlan(batch);
       this.deps.onRunnable?.(batch.id);
-      return { ...batch, requestCounts: { total, completed: 0, failed: 0 } };
+      return { ...batch, model, requestCounts: { total, completed: 0, failed: 0 } };
     } catch (err) {
       const failure = isAppError(err) ? err : storageError(err);
       await this.deps.batches.markFailed(batch.id, [toBatchError(failure)], this.deps.clock.nowMs());
@@ -132,7 +141,7 @@ export class BatchesService {
     }
   }
 
-  async #validateAndPlan(batch: BatchRecord): Promise<number> {
+  async #validateAndPlan(batch: BatchRecord): Promise<{ total: number; model: string | null }> {
     // An expired input is as absent as a deleted one.
     const file = await this.deps.files.findLive(batch.projectId, batch.inputFileId, this.deps.clock.nowMs());
     if (!file) throw inputFileNotFound(batch.inputFileId);
@@ -154,12 +163,12 @@ export class BatchesService {
     let plan;
     try {
       const input = withHeartbeat(stream, everyMs, this.deps.clock, beat);
-      plan = await validateBatchInput(input, { endpoint: batch.endpoint, shardLines: this.deps.shardLines });
+      plan = await validateBatchInput(input, { endpoint: batch.endpoint, shardLines: this.deps.shardLines, endpoints: this.deps.endpoints });
     } finally {
       stream.destroy();
     }
-    if (!(await this.deps.batches.markValidated(batch.id, plan.totalLines, plan.shards))) throw validationInterrupted();
-    return plan.totalLines;
+    if (!(await this.deps.batches.markValidated(batch.id, plan.totalLines, plan.shards, plan.model))) throw validationInterrupted();
+    return { total: plan.totalLines, model: plan.model };
   }
 
   /**
@@ -229,13 +238,18 @@ export class BatchesService {
     return after;
   }
 
-  /** Counts of a running batch come from its line results; a finished batch keeps its final counts. */
+  /** Counts and usage of a running batch come from its line results; a finished batch keeps its final ones. */
   async #withLiveCounts(batches: BatchRecord[]): Promise<BatchRecord[]> {
     const running = batches.filter((b) => !isTerminal(b.status)).map((b) => b.id);
-    const counts = await this.deps.results.counts(running);
+    const [counts, usage] = await Promise.all([this.deps.results.counts(running), this.deps.results.usageOf(running)]);
     return batches.map((b) => {
       const live = counts.get(b.id);
-      return live ? { ...b, requestCounts: { total: b.requestCounts.total, ...live } } : b;
+      const used = usage.get(b.id);
+      return {
+        ...b,
+        ...(live ? { requestCounts: { total: b.requestCounts.total, ...live } } : {}),
+        ...(used ? { usage: used } : {}),
+      };
     });
   }
 }

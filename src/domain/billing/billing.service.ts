@@ -42,6 +42,7 @@ export class BillingService {
   readonly #writer: UsageWriter;
   /** Concurrent credit checks share one balance query per event-loop turn. */
   readonly #balances: BalanceReader;
+  #commits = 0;
 
   constructor(
     balances: BalanceStore,
@@ -60,6 +61,14 @@ export class BillingService {
 
   costOf(model: string, inputTokens: number, outputTokens: number): number {
     return costMicros(this.priceOf(model), inputTokens, outputTokens);
+  }
+
+  /**
+   * How many usage transactions this process has committed: a balance read when this
+   * count was n reflects the first n (a write that resolved was committed by then).
+   */
+  get commits(): number {
+    return this.#commits;
   }
 
   /**
@@ -109,12 +118,14 @@ export class BillingService {
   }
 
   #committed(entries: readonly OutboxEntry[], balances: BalancesAfter, started: number): void {
+    this.#commits++;
     this.#balances.invalidate(balances, started);
     if (entries.length > 0) this.hooks.outbox?.committed(entries);
   }
 
   /** Reports records (and whether outbox messages went with them) that a caller wrote in its own transaction (batch lines). */
   committed(records: readonly UsageRecord[], withOutbox = false): void {
+    this.#commits++;
     this.#balances.invalidate();
     for (const record of records) this.hooks.observe?.(record);
     if (withOutbox) this.hooks.outbox?.committed([]);

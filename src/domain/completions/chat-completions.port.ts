@@ -1,7 +1,7 @@
 /**
- * The synchronous chat-completions path as a port: `POST /v1/chat/completions` and
- * every batch line go through the same implementation (same routing, validation,
- * quota check, metering and credit debit).
+ * The synchronous chat-completions path as a port: `POST /v1/chat/completions`, the MCP
+ * chat tool and every batch line on that endpoint go through the same implementation
+ * (same routing, validation, quota check, metering and credit debit).
  */
 import type { Caller } from '../identity/caller.js';
 import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';

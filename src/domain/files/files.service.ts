@@ -53,7 +53,7 @@ interface StoredUpload {
 
 export const blobKeyOfFile = (fileId: string): string => `files/${fileId}.jsonl`;
 
-/** The record of a file the server wrote (a batch's output or error file). */
+/** The record of a file the server wrote (a batch's output or error file); it expires after `expiresAfterMs` (default 30 days). */
 export function outputFileRecord(input: {
   id: string;
   projectId: string;
@@ -63,12 +63,14 @@ export function outputFileRecord(input: {
   bytes: number;
   isError: boolean;
   createdAtMs: number;
+  expiresAfterMs?: number;
 }): FileRecord {
+  const { expiresAfterMs, ...record } = input;
   return {
-    ...input,
+    ...record,
     purpose: 'batch_output',
     status: 'processed',
-    expiresAtMs: input.createdAtMs + FILE_RETENTION_MS,
+    expiresAtMs: input.createdAtMs + (expiresAfterMs ?? FILE_RETENTION_MS),
     deletedAtMs: null,
   };
 }

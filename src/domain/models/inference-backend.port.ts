@@ -101,7 +101,7 @@ export interface ChatOutput {
   logprobs?: OutputTokenLogprobs[];
   /** The engine's answer as sent, from an upstream; in-process runtimes leave it out. */
   carried?: CarriedAnswer;
-  /** The tool calls an in-process runtime answered with (content is then empty, finishReason `tool_calls`). */
+  /** The tool calls an in-process runtime answered with (finishReason `tool_calls`; content is any text before them). */
   toolCalls?: ToolCallOut[];
 }
 

@@ -35,8 +35,11 @@ export interface StorefrontMeterDeps {
   reservations: ReservationBook;
   priceOf: (model: string) => TokenPrice;
   clock: Clock;
-  /** Writes a usage record with its payer's debit (the ledger draw) in one transaction; resolves once committed. */
-  usage: { write(record: UsageRecord): Promise<void> };
+  /**
+   * Writes a usage record with its payer's debit (the ledger draw) in one transaction;
+   * resolves once committed. `commits` counts this process's committed usage transactions.
+   */
+  usage: { write(record: UsageRecord): Promise<void>; readonly commits: number };
   /** The storefront's path (its prefix), for links in refusals (plans, extend). */
   basePath: string;
   /** How calls hold credit (the same settings as /v1's). */
@@ -49,22 +52,52 @@ function holderOf(principal: Principal): CreditHolder {
   throw new AppError('internal', `the storefront meter cannot charge a ${payer.kind}`);
 }
 
+/** The holder's key in the reservation book and the account reads. */
+const holderKeyOf = (sellerId: string, holder: CreditHolder) => `${sellerId}|${holder.kind}|${holder.kind === 'agent' ? holder.agentId : holder.receiptId}`;
+
 const usd = (micros: number) => `${formatUsd(Math.max(0, micros))} USD`;
 
+/** An account as read when this process had committed `commits` usage transactions. */
+interface ReadAccount {
+  account: CreditAccount | undefined;
+  commits: number;
+}
+
 /**
- * Account reads for admission: when the store cannot answer at once, the reads of one
- * holder requested during one turn share one query, issued after all of them were
- * requested (so none sees an older account than a read of its own would). A burst's calls
- * waiting for credit all retry when a hold is given back: one query, not one per call.
+ * Account reads for admission and for the balance a settled call reports. When the store
+ * can answer at once (the embedded database), the first read of a holder in a turn
+ * queries it and the turn's later reads share that answer, until the turn ends or a
+ * settled call of that holder, whose draw was committed after the read, reads it again
+ * (before giving its hold back, so no admission sees neither its hold nor its draw), as
+ * /v1's balance reads do. Otherwise the reads of one holder requested during one turn
+ * share one query, issued after all of them were requested (so none sees an older
+ * account than a read of its own would). A burst's calls waiting for credit all retry
+ * when a hold is given back: one query, not one per call.
  */
 class AccountReads {
   readonly #pending = new Map<string, Promise<CreditAccount | undefined>>();
+  readonly #thisTurn = new Map<string, ReadAccount>();
+  readonly #endTurn = () => this.#thisTurn.clear();
 
-  constructor(private readonly store: StorefrontStore) {}
+  constructor(
+    private readonly store: StorefrontStore,
+    private readonly usage: StorefrontMeterDeps['usage'],
+  ) {}
 
-  read(key: string, sellerId: string, holder: CreditHolder): Promise<CreditAccount | undefined> {
+  /** The account, reflecting at least the first `commits` usage transactions of this process. */
+  read(key: string, sellerId: string, holder: CreditHolder, commits = 0): Promise<CreditAccount | undefined> {
+    const cached = this.#thisTurn.get(key);
+    if (cached) {
+      if (cached.commits >= commits) return Promise.resolve(cached.account);
+      this.#thisTurn.delete(key);
+    }
+    const seen = this.usage.commits;
     const now = this.store.accountNow?.(sellerId, holder);
-    if (now) return Promise.resolve(now.account);
+    if (now) {
+      if (this.#thisTurn.size === 0) setImmediate(this.#endTurn);
+      this.#thisTurn.set(key, { account: now.account, commits: seen });
+      return Promise.resolve(now.account);
+    }
     let pending = this.#pending.get(key);
     if (!pending) {
       pending = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
@@ -85,7 +118,7 @@ export class StorefrontMeter implements Meter {
     private readonly seller: Seller,
     private readonly deps: StorefrontMeterDeps,
   ) {
-    this.#accounts = new AccountReads(deps.store);
+    this.#accounts = new AccountReads(deps.store, deps.usage);
   }
 
   async admit(principal: Principal, original: MeteredCall): Promise<Admission> {
@@ -94,11 +127,12 @@ export class StorefrontMeter implements Meter {
     const price = this.deps.priceOf(call.model);
     const fit = new CreditFit(call, (input, output) => costMicros(price, input, output), this.deps.policy);
     const grant = await waitingForHeldCredit(() => this.#hold(holder, fit), this.deps.policy.holdWaitMs);
-    return new StorefrontAdmission(this.seller.id, principal, holder, call, grant.hold, price, this.#overheads, this.deps, grant.outputCap);
+    const settling = { sellerId: this.seller.id, holder, accounts: this.#accounts };
+    return new StorefrontAdmission(settling, principal, call, grant.hold, price, this.#overheads, this.deps, grant.outputCap);
   }
 
   async #hold(holder: CreditHolder, fit: CreditFit): Promise<CreditGrant> {
-    const key = `${this.seller.id}|${holder.kind}|${holder.kind === 'agent' ? holder.agentId : holder.receiptId}`;
+    const key = holderKeyOf(this.seller.id, holder);
     const { reservations } = this.deps;
     const epoch = reservations.beginRead();
     try {
@@ -149,9 +183,8 @@ class StorefrontAdmission implements Admission {
   readonly headers?: Readonly<Record<string, string>>;
 
   constructor(
-    private readonly sellerId: string,
+    private readonly settling: { sellerId: string; holder: CreditHolder; accounts: AccountReads },
     private readonly principal: Principal,
-    private readonly holder: CreditHolder,
     private readonly call: MeteredCall,
     private readonly hold: Hold,
     private readonly price: TokenPrice,
@@ -194,11 +227,10 @@ class StorefrontAdmission implements Admission {
     return { record, headers: { [REMAINING_CREDIT_HEADER]: formatUsd(balance) } };
   }
 
-  /** The holder's balance just after the draw (the account is read once it is committed). */
+  /** The holder's balance once the draw is committed (read after it, or shared with a read after it). */
   async #balance(): Promise<number> {
-    const { store } = this.deps;
-    const now = store.accountNow?.(this.sellerId, this.holder);
-    const account = now ? now.account : await store.account(this.sellerId, this.holder);
+    const { sellerId, holder, accounts } = this.settling;
+    const account = await accounts.read(holderKeyOf(sellerId, holder), sellerId, holder, this.deps.usage.commits);
     return account?.balanceMicros ?? 0;
   }
 

@@ -28,6 +28,7 @@ export function batchWire(batch: BatchRecord): Static<typeof BatchObject> {
     id: batch.id,
     object: 'batch',
     endpoint: batch.endpoint,
+    model: batch.model,
     errors: batch.errors ? { object: 'list', data: batch.errors } : null,
     input_file_id: batch.inputFileId,
     completion_window: batch.completionWindow,
@@ -44,6 +45,13 @@ export function batchWire(batch: BatchRecord): Static<typeof BatchObject> {
     cancelling_at: seconds(batch.cancellingAtMs),
     cancelled_at: seconds(batch.cancelledAtMs),
     request_counts: batch.requestCounts,
+    usage: {
+      input_tokens: batch.usage.inputTokens,
+      input_tokens_details: { cached_tokens: batch.usage.cachedTokens },
+      output_tokens: batch.usage.outputTokens,
+      output_tokens_details: { reasoning_tokens: batch.usage.reasoningTokens },
+      total_tokens: batch.usage.inputTokens + batch.usage.outputTokens,
+    },
     metadata: batch.metadata,
   };
 }

@@ -5,7 +5,12 @@
  * every refused create must still be recorded as a failed batch by the service.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { BATCH_ENDPOINTS, COMPLETION_WINDOW } from '../../domain/batches/batch.types.js';
+import {
+  BATCHABLE_ENDPOINTS,
+  COMPLETION_WINDOW,
+  MAX_OUTPUT_EXPIRY_SECONDS,
+  MIN_OUTPUT_EXPIRY_SECONDS,
+} from '../../domain/batches/batch.types.js';
 import { FILE_PURPOSES, MAX_UPLOAD_BYTES } from '../../domain/files/files.types.js';
 import { typed } from '../../wire/fields.js';
 
@@ -46,10 +51,25 @@ const BatchErrorEntry = Type.Object({
   param: Nullable(Type.String()),
 });
 
+const Tokens = Type.Integer({ minimum: 0 });
+
+/** OpenAI's batch usage: the tokens of every recorded line, summed (live while the batch runs). */
+const BatchUsage = Type.Object(
+  {
+    input_tokens: Tokens,
+    input_tokens_details: Type.Object({ cached_tokens: Tokens }),
+    output_tokens: Tokens,
+    output_tokens_details: Type.Object({ reasoning_tokens: Tokens }),
+    total_tokens: Tokens,
+  },
+  { description: 'tokens used by the recorded lines, summed; lines without a usage in their answer (moderations) count what was metered' },
+);
+
 export const BatchObject = Type.Object({
   id: Type.String(),
   object: Type.Literal('batch'),
   endpoint: Type.String(),
+  model: Nullable(Type.String({ description: "the model the lines name (the first line's `body.model`); null before validation" })),
   errors: Nullable(Type.Object({ object: Type.Literal('list'), data: Type.Array(BatchErrorEntry) })),
   input_file_id: Type.String(),
   completion_window: Type.String(),
@@ -66,6 +86,7 @@ export const BatchObject = Type.Object({
   cancelling_at: Nullable(UnixSeconds),
   cancelled_at: Nullable(UnixSeconds),
   request_counts: Type.Object({ total: Type.Integer(), completed: Type.Integer(), failed: Type.Integer() }),
+  usage: BatchUsage,
   metadata: Type.Record(Type.String(), Type.Unknown()),
 });
 
@@ -101,9 +122,21 @@ export const FileContent = { content: { 'application/jsonl': { schema: Type.Stri
 export const BatchCreateBody = Type.Object(
   {
     input_file_id: Type.String({ description: 'an uploaded file of purpose batch' }),
-    endpoint: Type.Union(BATCH_ENDPOINTS.map((e) => Type.Literal(e)), { description: 'the url every line of the file uses' }),
+    endpoint: Type.Union(
+      BATCHABLE_ENDPOINTS.map((e) => Type.Literal(e)),
+      { description: 'the url every line of the file uses; `batches.endpoints` in sluice.yaml says which are allowed (default: /v1/chat/completions)' },
+    ),
     completion_window: Type.Optional(Type.Literal(COMPLETION_WINDOW)),
     metadata: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
+    output_expires_after: Type.Optional(
+      Type.Object(
+        {
+          anchor: Type.Literal('created_at', { description: "the output or error file's creation" }),
+          seconds: Type.Integer({ minimum: MIN_OUTPUT_EXPIRY_SECONDS, maximum: MAX_OUTPUT_EXPIRY_SECONDS }),
+        },
+        { description: 'when the output and error files expire (default: 30 days after they are written)' },
+      ),
+    ),
   },
   { description: 'A refused request is still recorded, as a failed batch carrying the error.' },
 );

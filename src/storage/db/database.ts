@@ -100,6 +100,15 @@ export interface BatchesTable {
   /** Who pays for the batch's lines (migration 0006; defaults to `project`); NULL payer_id: the project. */
   payer_kind: Generated<string>;
   payer_id: string | null;
+  /** The model the lines name (migration 0012). */
+  model: string | null;
+  /** `output_expires_after.seconds` (migration 0012); NULL: the files' default retention. */
+  output_expires_after: number | null;
+  /** Usage summed over the lines, written when the batch ends (migration 0012). */
+  input_tokens: Generated<number>;
+  cached_tokens: Generated<number>;
+  output_tokens: Generated<number>;
+  reasoning_tokens: Generated<number>;
 }
 
 /** A leased unit of batch work: the input lines in bytes [start_byte, end_byte). */
@@ -126,6 +135,11 @@ export interface BatchLineResultsTable {
   error_code: string | null;
   line_json: string;
   created_at: number;
+  /** What the line's call used (migration 0012). */
+  input_tokens: Generated<number>;
+  cached_tokens: Generated<number>;
+  output_tokens: Generated<number>;
+  reasoning_tokens: Generated<number>;
 }
 
 /** Console sign-in sessions (migration 0009); the id itself is never stored. */
@@ -201,7 +215,7 @@ export interface StorefrontCheckoutsTable {
 }
 
 /** Every table; later migrations add theirs here. */
-/** Stored and background responses (migration 0012); JSON columns are text. */
+/** Stored and background responses (migration 0013); JSON columns are text. */
 export interface ResponsesTable {
   id: string;
   project_id: string;
@@ -227,7 +241,7 @@ export interface ResponsesTable {
   settled: Generated<number>;
 }
 
-/** A background response's stream events (migration 0012). */
+/** A background response's stream events (migration 0013). */
 export interface ResponseEventsTable {
   response_id: string;
   seq: number;

@@ -1,7 +1,8 @@
 /**
  * Durability: a worker process killed with SIGKILL mid-batch loses nothing. After a new
  * worker takes over, every input line is in exactly one of the output and error files,
- * once, and each successful line is billed once. SIGTERM drains and hands shards back.
+ * once, each successful line is billed once, and the batch's usage counts each line
+ * once. SIGTERM drains and hands shards back.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
@@ -62,6 +63,13 @@ async function expectExactlyOnce(key: string, projectId: string, done: any, bala
   expect(new Set(usage.items.map((u) => u.requestId)).size).toBe(LINES);
   const spent = usage.items.reduce((sum, u) => sum + u.costMicros, 0);
   expect((await server.core.projects.getProject(projectId)).balanceMicros).toBe(balanceBefore - spent);
+  // The batch's usage: each recorded line once, though lines in flight at the crash ran twice.
+  const input = output.reduce((sum, l) => sum + l.response.body.usage.prompt_tokens, 0);
+  const outputTokens = output.reduce((sum, l) => sum + l.response.body.usage.completion_tokens, 0);
+  expect(input).toBe(usage.items.reduce((sum, u) => sum + u.inputTokens, 0));
+  expect(outputTokens).toBe(usage.items.reduce((sum, u) => sum + u.outputTokens, 0));
+  expect(done.usage).toMatchObject({ input_tokens: input, output_tokens: outputTokens, total_tokens: input + outputTokens });
+  expect(input).toBeGreaterThan(0);
 }
 
 describe('a worker process killed mid-batch', () => {
@@ -77,6 +85,8 @@ describe('a worker process killed mid-batch', () => {
     expect(midway.status).toBe('in_progress');
     const atKill = (await call(server.baseUrl, 'GET', `/v1/batches/${batch.id}`, { key })).body;
     expect(atKill.request_counts.completed).toBeLessThan(LINES);
+    // Live usage: the lines recorded so far.
+    expect(atKill.usage.input_tokens).toBeGreaterThan(0);
 
     startWorker();
     const done = await waitForBatch(server.baseUrl, key, batch.id, isTerminal, 120_000);

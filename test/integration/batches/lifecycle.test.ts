@@ -2,7 +2,7 @@
  * The whole batch lifecycle over real sockets, through the real chat-completions path to
  * a fake OpenAI-compatible upstream that fails, flakes and drops connections.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import {
@@ -171,7 +171,8 @@ describe('deleting the input of a running batch', () => {
     gate.open();
     const done = await waitForBatch(server.baseUrl, key, batch.id, isTerminal);
     expect(done).toMatchObject({ status: 'completed', request_counts: { total: 5, completed: 5, failed: 0 } });
-    expect(await server.core.blobs.stat(`files/${fileId}.jsonl`)).toBeNull();
+    // The batch's end collects the blob just after the batch reads as ended: poll.
+    await vi.waitFor(async () => expect(await server.core.blobs.stat(`files/${fileId}.jsonl`)).toBeNull());
   });
 });
 

@@ -13,7 +13,7 @@ import { tempDir } from '../../helpers/databases.js';
 import type { BlobStore } from '../../../src/domain/files/blob-store.port.js';
 import { LocalDiskBlobStore } from '../../../src/storage/blobs/local-disk.js';
 import { BatchesRepository } from '../../../src/storage/db/repositories/batches.repository.js';
-import type { BatchRecord } from '../../../src/domain/batches/batch.types.js';
+import { NO_USAGE, type BatchRecord } from '../../../src/domain/batches/batch.types.js';
 import { newId } from '../../../src/domain/shared/ids.js';
 import { createBatch, requestLines, uploadOk } from './support/batch-helpers.js';
 import { janitorOf, TestClock } from './support/test-clock.js';
@@ -156,9 +156,9 @@ describe('the validation sweep', () => {
     // A row just stored by a request that is still validating.
     const now = clock.nowMs();
     const fresh: BatchRecord = {
-      id: newId('batch_'), projectId, payer: { kind: 'project', id: projectId }, createdByKeyId: null, endpoint: '/v1/chat/completions', inputFileId: 'file-x',
+      id: newId('batch_'), projectId, payer: { kind: 'project', id: projectId }, createdByKeyId: null, endpoint: '/v1/chat/completions', model: null, outputExpiresAfterSeconds: null, inputFileId: 'file-x',
       inputBlobKey: null, completionWindow: '24h', status: 'validating', metadata: {}, errors: null,
-      requestCounts: { total: 0, completed: 0, failed: 0 }, outputFileId: null, errorFileId: null, createdAtMs: now,
+      requestCounts: { total: 0, completed: 0, failed: 0 }, usage: NO_USAGE, outputFileId: null, errorFileId: null, createdAtMs: now,
       expiresAtMs: now + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,
       expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null, traceParent: null,
     };

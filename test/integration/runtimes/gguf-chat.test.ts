@@ -97,6 +97,16 @@ describe.skipIf(!GGUF_RUNTIMES_DIR)('GGUF thinking model (LFM2.5-1.2B-Thinking s
     expect(res.body.usage.completion_tokens_details?.reasoning_tokens ?? 0).toBeGreaterThan(0);
   });
 
+  it('with tools the model may call (tool_choice auto), the reasoning stays apart from the answer', async () => {
+    const time = { type: 'function', function: { name: 'time', parameters: { type: 'object', properties: { zone: { enum: ['UTC', 'CET'] } } } } };
+    const res = await chat('LFM2.5-1.2B-Thinking', { tools: [time] });
+    expect(res.status).toBe(200);
+    const message = res.body.choices[0].message;
+    expect(message.content).toBe('answer is a');
+    expect(message.reasoning.trim()).toBe('the model thinks');
+    expect(res.body.usage.completion_tokens_details?.reasoning_tokens ?? 0).toBeGreaterThan(0);
+  });
+
   it('streams reasoning deltas separately from content deltas', async () => {
     const events = await streamEvents('LFM2.5-1.2B-Thinking');
     const deltas = events.map((e) => e.choices?.[0]?.delta ?? {});

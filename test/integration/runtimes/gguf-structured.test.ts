@@ -3,8 +3,9 @@
  * llama model whose weights are random: it cannot choose sensible output, so what is
  * tested is that the grammar constrains it. A `json_schema` answer parses and validates
  * against the schema; with `tool_choice` `required` or a named function the answer is a
- * `tool_calls` entry whose arguments validate against the tool's parameters. Fields the
- * runtime cannot honour are refused with a 400 naming the field and the model.
+ * `tool_calls` entry whose arguments validate against the tool's parameters (`auto` is
+ * gguf-tools.test.ts's). Fields the runtime cannot honour are refused with a 400 naming
+ * the field and the model.
  */
 import { rmSync } from 'node:fs';
 import { Ajv } from 'ajv';
@@ -141,14 +142,14 @@ describe.skipIf(!GGUF_RUNTIMES_DIR)('GGUF tools', () => {
     expect(res.body.choices[0].message.tool_calls).toBeUndefined();
   }, SLOW);
 
-  it('tool_choice auto (the default with tools) is refused, naming the field and the model', async () => {
-    const res = await chat({ tools: TOOLS });
+  it('two tools with one name are refused, naming the second', async () => {
+    const res = await chat({ tools: [...TOOLS, TOOLS[0]], tool_choice: 'required' });
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({
-      message: `tool_choice auto is not supported by model ${MODEL} (served in-process by gguf): set tool_choice to "required" or name a function, or "none" for text`,
+      message: 'tools[2].function.name "weather" is the name of an earlier tool',
       type: 'invalid_request_error',
       code: 'invalid_request_error',
-      param: 'tool_choice',
+      param: 'tools[2].function.name',
     });
   });
 

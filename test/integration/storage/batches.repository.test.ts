@@ -19,7 +19,7 @@ import { BillingService } from '../../../src/domain/billing/billing.service.js';
 import { CreditMeter } from '../../../src/domain/billing/credit-meter.js';
 import { ReservationBook } from '../../../src/domain/billing/reservations.js';
 import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
-import type { BatchRecord, LineResult, ShardPlan } from '../../../src/domain/batches/batch.types.js';
+import { NO_USAGE, type BatchRecord, type LineResult, type ShardPlan } from '../../../src/domain/batches/batch.types.js';
 import { outputFileRecord } from '../../../src/domain/files/files.service.js';
 import { systemClock } from '../../../src/domain/shared/clock.js';
 import { newId, newUuid } from '../../../src/domain/shared/ids.js';
@@ -29,9 +29,9 @@ const cases = await dialectCases();
 function batchRecord(projectId: string, keyId: string | null, overrides: Partial<BatchRecord> = {}): BatchRecord {
   const now = Date.now();
   return {
-    id: newId('batch_'), projectId, payer: { kind: 'project', id: projectId }, createdByKeyId: keyId, endpoint: '/v1/chat/completions', inputFileId: 'file-x',
+    id: newId('batch_'), projectId, payer: { kind: 'project', id: projectId }, createdByKeyId: keyId, endpoint: '/v1/chat/completions', model: null, outputExpiresAfterSeconds: null, inputFileId: 'file-x',
     inputBlobKey: 'files/file-x.jsonl', completionWindow: '24h', status: 'validating', metadata: { a: 1 }, errors: null,
-    requestCounts: { total: 0, completed: 0, failed: 0 }, outputFileId: null, errorFileId: null, createdAtMs: now,
+    requestCounts: { total: 0, completed: 0, failed: 0 }, usage: NO_USAGE, outputFileId: null, errorFileId: null, createdAtMs: now,
     expiresAtMs: now + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,
     expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null, traceParent: null, ...overrides,
   };
@@ -43,7 +43,7 @@ const plans = (n: number, perShard = 2): ShardPlan[] =>
   }));
 
 const result = (batchId: string, lineNo: number, ok = true): LineResult => ({
-  batchId, lineNo, ok, errorCode: ok ? null : 'internal_error', lineJson: JSON.stringify({ line: lineNo }),
+  batchId, lineNo, ok, errorCode: ok ? null : 'internal_error', lineJson: JSON.stringify({ line: lineNo }), usage: NO_USAGE,
 });
 
 describe.each(cases)('batch repositories on $name', ({ open }) => {

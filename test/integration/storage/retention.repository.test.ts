@@ -18,7 +18,7 @@ import { BatchLineResultsRepository } from '../../../src/storage/db/repositories
 import { BatchFinalizationRepository } from '../../../src/storage/db/repositories/batch-finalization.repository.js';
 import { FilesRepository } from '../../../src/storage/db/repositories/files.repository.js';
 import { VALIDATION_INTERRUPTED } from '../../../src/domain/batches/batch-input.js';
-import type { BatchRecord, LineResult, ShardPlan } from '../../../src/domain/batches/batch.types.js';
+import { NO_USAGE, type BatchRecord, type LineResult, type ShardPlan } from '../../../src/domain/batches/batch.types.js';
 import type { FileRecord } from '../../../src/domain/files/files.types.js';
 import { outputFileRecord } from '../../../src/domain/files/files.service.js';
 import { newId, newUuid } from '../../../src/domain/shared/ids.js';
@@ -30,9 +30,9 @@ const T0 = 1_000_000;
 
 function batchRecord(projectId: string, overrides: Partial<BatchRecord> = {}): BatchRecord {
   return {
-    id: newId('batch_'), projectId, payer: { kind: 'project', id: projectId }, createdByKeyId: null, endpoint: '/v1/chat/completions', inputFileId: 'file-x',
+    id: newId('batch_'), projectId, payer: { kind: 'project', id: projectId }, createdByKeyId: null, endpoint: '/v1/chat/completions', model: null, outputExpiresAfterSeconds: null, inputFileId: 'file-x',
     inputBlobKey: null, completionWindow: '24h', status: 'validating', metadata: {}, errors: null,
-    requestCounts: { total: 0, completed: 0, failed: 0 }, outputFileId: null, errorFileId: null, createdAtMs: NOW,
+    requestCounts: { total: 0, completed: 0, failed: 0 }, usage: NO_USAGE, outputFileId: null, errorFileId: null, createdAtMs: NOW,
     expiresAtMs: NOW + 86_400_000, inProgressAtMs: null, finalizingAtMs: null, completedAtMs: null, failedAtMs: null,
     expiredAtMs: null, cancellingAtMs: null, cancelledAtMs: null, traceParent: null, ...overrides,
   };
@@ -47,7 +47,7 @@ function fileRecord(projectId: string, overrides: Partial<FileRecord> = {}): Fil
 }
 
 const plan = (lines: number): ShardPlan[] => [{ shardNo: 0, firstLine: 1, lastLine: lines, startByte: 0, endByte: 100, lineCount: lines }];
-const result = (batchId: string, lineNo: number): LineResult => ({ batchId, lineNo, ok: true, errorCode: null, lineJson: `{"n":${lineNo}}` });
+const result = (batchId: string, lineNo: number): LineResult => ({ batchId, lineNo, ok: true, errorCode: null, lineJson: `{"n":${lineNo}}`, usage: NO_USAGE });
 
 describe.each(cases)('retention in the repositories on $name', ({ open }) => {
   let database: Database;

@@ -5,14 +5,14 @@
  * its JSON parser answers malformed JSON with FastAPI's 422, as System One does, and every
  * response carries `x-typesafe-request-id` (the request id), which System One SDKs log.
  * Answers are keyed in request order, names that look like numbers included
- * (systemone-key-orders.ts).
+ * (src/domain/decision/key-orders.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DecisionService } from '../../../domain/decision/decision.service.js';
 import { malformedJson, tooDeepJson, unprocessable, type KeyOrders } from '../../../domain/decision/validation.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../../../domain/shared/json-depth.js';
 import { stripByteOrderMark } from '../../../domain/shared/json-syntax.js';
-import { decisionJson, keyOrdersOf } from './systemone-key-orders.js';
+import { decisionJson, keyOrdersOf } from '../../../domain/decision/key-orders.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { documentOnly } from '../../schemas/document-only.js';
 import { DecisionBody, DecisionResponse, ValidationErrorBody } from '../../schemas/decision.js';

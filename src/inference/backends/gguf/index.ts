@@ -27,7 +27,7 @@ export function createGgufBackend(deps: BackendDeps): InferenceBackend {
 
 export class GgufBackend implements InferenceBackend {
   readonly kind = 'gguf' as const;
-  /** Tools (required or a named function) and response formats, through node-llama-cpp's grammars (structured.ts). */
+  /** Tools (required or a named function through grammars, auto through function calling) and response formats (structured.ts, functions.ts). */
   readonly honours: ReadonlySet<'tools' | 'response_format'> = new Set(['tools', 'response_format'] as const);
   readonly #models = new Map<string, LazyResource<GgufModel>>();
   /** Set once a model has loaded: generation needs the module's classes, not only the models. */

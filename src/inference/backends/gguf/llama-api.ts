@@ -45,8 +45,12 @@ export interface LlamaGrammar {
  */
 export type ContextThreads = number | { ideal?: number; min?: number };
 
+/** The model's tokenizer as node-llama-cpp passes it around (chat wrappers' texts tokenize with it). */
+export type Tokenizer = (text: string, specialTokens?: boolean) => Token[];
+
 export interface LlamaModel {
   readonly trainContextSize: number;
+  readonly tokenizer: Tokenizer;
   readonly fileInfo: { metadata: { tokenizer?: { chat_template?: string } } };
   readonly tokens: { bosString: string | null; eosString: string | null };
   tokenize(text: string, specialTokens?: boolean): Token[];
@@ -71,6 +75,8 @@ export interface ControlledEvaluateIndexOutput {
 }
 
 export interface LlamaContextSequence {
+  /** Counts the tokens the sequence evaluated: `usedOutputTokens` are those sampled (one per generated token). */
+  readonly tokenMeter: { readonly usedOutputTokens: number };
   clearHistory(): Promise<void>;
   controlledEvaluate(input: ControlledEvaluateInputItem[]): Promise<(ControlledEvaluateIndexOutput | undefined)[]>;
 }
@@ -94,8 +100,65 @@ export interface LlamaCompletion {
   dispose(options?: { disposeSequence?: boolean }): void;
 }
 
+/** A function call in a model's earlier answer, with the result it got (chat wrappers render both). */
+export interface ChatModelFunctionCall {
+  type: 'functionCall';
+  name: string;
+  params: unknown;
+  result: unknown;
+}
+
+/** node-llama-cpp's chat history: what a chat wrapper renders into the model's prompt. */
+export type ChatHistoryItem =
+  | { type: 'system'; text: string }
+  | { type: 'user'; text: string }
+  | { type: 'model'; response: (string | ChatModelFunctionCall)[] };
+
+/** The functions a model may call, by name; `params` is the JSON Schema of their argument object. */
+export type ChatModelFunctions = Readonly<Record<string, { readonly description?: string; readonly params?: Readonly<Record<string, unknown>> }>>;
+
+/** Text with special tokens, as chat wrappers render it. */
+export interface LlamaText {
+  tokenize(tokenizer: Tokenizer): Token[];
+}
+
+/** Renders a chat history (and the functions it may call) in a model's chat format, and parses the calls it generates. */
+export interface ChatWrapper {
+  generateContextState(options: { chatHistory: readonly ChatHistoryItem[]; availableFunctions?: ChatModelFunctions; documentFunctionParams?: boolean }): {
+    contextText: LlamaText;
+  };
+}
+
+/** A generated chunk: the answer's text (`type` undefined) or a segment's (a thinking model's `thought`). */
+export interface LlamaChatResponseChunk {
+  type: 'segment' | undefined;
+  segmentType: 'thought' | 'comment' | undefined;
+  text: string;
+  tokens: Token[];
+}
+
+export interface ChatResponseOptions extends Omit<CompletionOptions, 'grammar' | 'onTextChunk' | 'onToken'> {
+  functions: ChatModelFunctions;
+  documentFunctionParams: boolean;
+  /** Without it, as many calls as the chat format allows in one answer. */
+  maxParallelFunctionCalls?: number;
+  onResponseChunk: (chunk: LlamaChatResponseChunk) => void;
+}
+
+export interface LlamaChat {
+  /** Generates the model's answer to `history` and stops at the function calls it makes (it does not run them). */
+  generateResponse(
+    history: ChatHistoryItem[],
+    options: ChatResponseOptions,
+  ): Promise<{ functionCalls?: { functionName: string; params: unknown }[]; metadata: { stopReason: string } }>;
+  dispose(options?: { disposeSequence?: boolean }): void;
+}
+
 /** The module's exports the backend uses. */
 export interface NodeLlamaCpp {
   getLlama(options: GetLlamaOptions): Promise<Llama>;
   LlamaCompletion: new (options: { contextSequence: LlamaContextSequence }) => LlamaCompletion;
+  LlamaChat: new (options: { contextSequence: LlamaContextSequence; chatWrapper: ChatWrapper }) => LlamaChat;
+  /** The chat wrapper for a model: from its GGUF chat template (a specialised wrapper when it matches one), else its name or architecture. */
+  resolveChatWrapper(model: LlamaModel, options?: { warningLogs?: boolean }): ChatWrapper;
 }

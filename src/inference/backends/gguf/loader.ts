@@ -7,7 +7,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel, NodeLlamaCpp } from './llama-api.js';
+import type { ChatWrapper, Llama, LlamaContext, LlamaContextSequence, LlamaModel, NodeLlamaCpp } from './llama-api.js';
 import type { GgufGpu } from './runtime.js';
 import { chatTemplate, type ChatTemplate } from './prompt.js';
 
@@ -90,6 +90,7 @@ class SequencePool {
 export class GgufModel {
   private readonly shared: SequencePool;
   private isolated: Promise<SequencePool> | null = null;
+  private wrapper: ChatWrapper | null = null;
 
   private constructor(
     /** The runtime the model runs on (grammars are made by it). */
@@ -118,6 +119,16 @@ export class GgufModel {
 
   get contextSize(): number {
     return this.shared.context.contextSize;
+  }
+
+  /**
+   * node-llama-cpp's chat wrapper for the model (function calling renders and parses
+   * through it), resolved on first use: resolving compares the template with every
+   * specialised wrapper's rendering.
+   */
+  chatWrapper(runtime: NodeLlamaCpp): ChatWrapper {
+    this.wrapper ??= runtime.resolveChatWrapper(this.model, { warningLogs: false });
+    return this.wrapper;
   }
 
   /** A sequence of the shared context: for generation, where throughput matters more than the last bit. */

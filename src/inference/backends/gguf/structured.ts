@@ -6,9 +6,9 @@
  * - `response_format` `json_schema`: JSON valid against the schema; `json_object`: any JSON.
  * - `tools` with `tool_choice` `required` or a named function: a call
  *   `{"name": <a tool's name>, "arguments": <valid against its parameters>}`, answered as
- *   a `tool_calls` entry. `auto` (the default when tools are sent) would need the model to
- *   choose between text and a call, which a grammar cannot decide for it: it is refused,
- *   naming the field; `none` answers text.
+ *   a `tool_calls` entry. `auto` (the default when tools are sent) lets the model choose
+ *   between text and calls, which a grammar cannot decide for it: that is node-llama-cpp's
+ *   function calling (functions.ts); `none` answers text.
  *
  * node-llama-cpp reads a subset of JSON Schema (types, properties, items, enum, const,
  * oneOf/anyOf, $defs); it emits every listed property and ignores keywords it does not
@@ -20,7 +20,11 @@ import type { ChatParams, ToolCallOut } from '../../../domain/models/inference-b
 import type { LlamaGrammar } from './llama-api.js';
 import type { GgufModel } from './loader.js';
 
-export type OutputForm = { kind: 'text' } | { kind: 'json'; grammar: LlamaGrammar } | { kind: 'tool'; grammar: LlamaGrammar };
+export type OutputForm =
+  | { kind: 'text' }
+  | { kind: 'json'; grammar: LlamaGrammar }
+  | { kind: 'tool'; grammar: LlamaGrammar }
+  | { kind: 'functions'; functions: FunctionDef[] };
 
 type Json = Record<string, unknown>;
 
@@ -28,8 +32,9 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const TEXT: OutputForm = { kind: 'text' };
 
-interface FunctionDef {
+export interface FunctionDef {
   name: string;
+  description: string | undefined;
   parameters: Json;
 }
 
@@ -40,23 +45,29 @@ function functionOf(tool: unknown, param: string): FunctionDef {
     throw invalidRequest(`${param}.function.name must be 1 to 64 letters, digits, underscores or dashes`, `${param}.function.name`);
   }
   if (fn.parameters !== undefined && !isObject(fn.parameters)) throw invalidRequest(`${param}.function.parameters must be a JSON Schema object`, `${param}.function.parameters`);
-  return { name: fn.name, parameters: (fn.parameters as Json | undefined) ?? { type: 'object', properties: {} } };
+  const description = typeof fn.description === 'string' && fn.description !== '' ? fn.description : undefined;
+  return { name: fn.name, description, parameters: (fn.parameters as Json | undefined) ?? { type: 'object', properties: {} } };
 }
 
-/** The tools a call may be made to under `tool_choice`; refuses `auto` (see above) and a name no tool has. */
-function chosenTools(tools: FunctionDef[], choice: unknown, modelId: string): FunctionDef[] {
+/** The request's tools; two with one name are refused (a call names its function). */
+function functionsOf(tools: readonly unknown[]): FunctionDef[] {
+  const seen = new Set<string>();
+  return tools.map((tool, i) => {
+    const def = functionOf(tool, `tools[${i}]`);
+    if (seen.has(def.name)) throw invalidRequest(`tools[${i}].function.name ${JSON.stringify(def.name)} is the name of an earlier tool`, `tools[${i}].function.name`);
+    seen.add(def.name);
+    return def;
+  });
+}
+
+/** The tools a call must be made to under `tool_choice` `required` or a named function; refuses a name no tool has. */
+function chosenTools(tools: FunctionDef[], choice: unknown): FunctionDef[] {
   if (choice === 'required') return tools;
   if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === 'string') {
     const name = choice.function.name;
     const tool = tools.find((t) => t.name === name);
     if (!tool) throw invalidRequest(`tool_choice names function ${JSON.stringify(name)}, which is not in tools`, 'tool_choice');
     return [tool];
-  }
-  if (choice === undefined || choice === 'auto') {
-    throw invalidRequest(
-      `tool_choice auto is not supported by model ${modelId} (served in-process by gguf): set tool_choice to "required" or name a function, or "none" for text`,
-      'tool_choice',
-    );
   }
   throw invalidRequest('tool_choice must be none, auto, required, or {"type": "function", "function": {"name": ...}}', 'tool_choice');
 }
@@ -75,11 +86,9 @@ export async function outputFormOf(m: GgufModel, params: ChatParams): Promise<Ou
   const { tools, tool_choice: choice, response_format: format } = params.sampling;
   const modelId = params.model.id;
   if (Array.isArray(tools) && tools.length > 0 && choice !== 'none') {
-    const chosen = chosenTools(
-      tools.map((t, i) => functionOf(t, `tools[${i}]`)),
-      choice,
-      modelId,
-    );
+    const defs = functionsOf(tools);
+    if (choice === undefined || choice === 'auto') return { kind: 'functions', functions: defs };
+    const chosen = chosenTools(defs, choice);
     const calls = chosen.map((t) => ({ type: 'object', properties: { name: { const: t.name }, arguments: t.parameters } }));
     return { kind: 'tool', grammar: await grammarFor(m, calls.length === 1 ? calls[0]! : { oneOf: calls }, 'tools', modelId) };
   }

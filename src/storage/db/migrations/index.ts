@@ -14,7 +14,8 @@ import * as m0008 from './0008-storefront.js';
 import * as m0009 from './0009-console.js';
 import * as m0010 from './0010-outbox-keys.js';
 import * as m0011 from './0011-usage-deployment.js';
-import * as m0012 from './0012-responses.js';
+import * as m0012 from './0012-batch-usage.js';
+import * as m0013 from './0013-responses.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -28,5 +29,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009-console': m0009,
   '0010-outbox-keys': m0010,
   '0011-usage-deployment': m0011,
-  '0012-responses': m0012,
+  '0012-batch-usage': m0012,
+  '0013-responses': m0013,
 };

@@ -15,7 +15,7 @@ import type { Database, Tables } from '../database.js';
 import type { UsageRepository } from './usage.repository.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 import type { OutboxEntry } from '../../../domain/outbox/outbox.types.js';
-import { ACTIVE_STATUSES, type LineResult } from '../../../domain/batches/batch.types.js';
+import { ACTIVE_STATUSES, NO_USAGE, type BatchUsage, type LineResult } from '../../../domain/batches/batch.types.js';
 import type { BatchResultCounts, ResultCounts } from '../../../domain/batches/batch-stores.port.js';
 
 export interface ResultEntry {
@@ -26,10 +26,53 @@ export interface ResultEntry {
   outbox?: readonly OutboxEntry[];
 }
 
-/** Drops a batch's line results and shards; run inside the transaction that ends the batch. */
+/**
+ * Writes the usage of a batch's recorded lines on the batch, then drops its line results
+ * and shards; run inside the transaction that ends the batch, so the batch's usage is
+ * the sum of the lines recorded (each once), however often they ran.
+ */
 export async function dropLedger(trx: Kysely<Tables>, batchId: string): Promise<void> {
+  const [usage] = (await usageByBatch(trx, [batchId])).values();
+  const sum = usage ?? NO_USAGE;
+  await trx
+    .updateTable('batches')
+    .set({
+      input_tokens: sum.inputTokens,
+      cached_tokens: sum.cachedTokens,
+      output_tokens: sum.outputTokens,
+      reasoning_tokens: sum.reasoningTokens,
+    })
+    .where('id', '=', batchId)
+    .execute();
   await trx.deleteFrom('batch_line_results').where('batch_id', '=', batchId).execute();
   await trx.deleteFrom('batch_shards').where('batch_id', '=', batchId).execute();
+}
+
+/** The usage of the recorded lines of each batch. */
+async function usageByBatch(db: Kysely<Tables>, batchIds: readonly string[]): Promise<Map<string, BatchUsage>> {
+  const rows = await db
+    .selectFrom('batch_line_results')
+    .select((eb) => [
+      'batch_id',
+      eb.fn.sum<number | string>('input_tokens').as('input_tokens'),
+      eb.fn.sum<number | string>('cached_tokens').as('cached_tokens'),
+      eb.fn.sum<number | string>('output_tokens').as('output_tokens'),
+      eb.fn.sum<number | string>('reasoning_tokens').as('reasoning_tokens'),
+    ])
+    .where('batch_id', 'in', [...batchIds])
+    .groupBy('batch_id')
+    .execute();
+  return new Map(
+    rows.map((r) => [
+      r.batch_id,
+      {
+        inputTokens: Number(r.input_tokens ?? 0),
+        cachedTokens: Number(r.cached_tokens ?? 0),
+        outputTokens: Number(r.output_tokens ?? 0),
+        reasoningTokens: Number(r.reasoning_tokens ?? 0),
+      },
+    ]),
+  );
 }
 
 const keyOf = (batchId: string, lineNo: number) => `${batchId}\n${lineNo}`;
@@ -65,6 +108,10 @@ export class BatchLineResultsRepository implements BatchResultCounts {
             error_code: result.errorCode,
             line_json: result.lineJson,
             created_at: nowMs,
+            input_tokens: result.usage.inputTokens,
+            cached_tokens: result.usage.cachedTokens,
+            output_tokens: result.usage.outputTokens,
+            reasoning_tokens: result.usage.reasoningTokens,
           })),
         )
         .onConflict((oc) => oc.columns(['batch_id', 'line_no']).doNothing())
@@ -152,6 +199,12 @@ export class BatchLineResultsRepository implements BatchResultCounts {
       counts.set(row.batch_id, entry);
     }
     return counts;
+  }
+
+  /** Live usage of the given batches: the sum over their recorded lines. */
+  async usageOf(batchIds: readonly string[]): Promise<Map<string, BatchUsage>> {
+    if (batchIds.length === 0) return new Map();
+    return usageByBatch(this.database.db, batchIds);
   }
 
   async hasErrorCode(batchId: string, code: string): Promise<boolean> {

@@ -23,13 +23,21 @@ const toBatch = (row: Selectable<BatchesTable>): BatchRecord => ({
   createdByKeyId: row.created_by_key_id,
   payer: payerOfRow(row),
   endpoint: row.endpoint,
+  model: row.model,
   inputFileId: row.input_file_id,
   inputBlobKey: row.input_blob_key,
   completionWindow: row.completion_window,
+  outputExpiresAfterSeconds: row.output_expires_after === null ? null : Number(row.output_expires_after),
   status: row.status as BatchStatus,
   metadata: JSON.parse(row.metadata) as Record<string, unknown>,
   errors: row.errors === null ? null : (JSON.parse(row.errors) as BatchError[]),
   requestCounts: { total: Number(row.total_lines), completed: Number(row.completed_lines), failed: Number(row.failed_lines) },
+  usage: {
+    inputTokens: Number(row.input_tokens),
+    cachedTokens: Number(row.cached_tokens),
+    outputTokens: Number(row.output_tokens),
+    reasoningTokens: Number(row.reasoning_tokens),
+  },
   outputFileId: row.output_file_id,
   errorFileId: row.error_file_id,
   createdAtMs: Number(row.created_at),
@@ -70,6 +78,8 @@ export class BatchesRepository implements BatchStore {
         payer_kind: batch.payer.kind,
         payer_id: batch.payer.id,
         endpoint: batch.endpoint,
+        model: batch.model,
+        output_expires_after: batch.outputExpiresAfterSeconds,
         input_file_id: batch.inputFileId,
         input_blob_key: batch.inputBlobKey,
         completion_window: batch.completionWindow,
@@ -131,11 +141,11 @@ export class BatchesRepository implements BatchStore {
    * shards or none. False (nothing stored) when the batch is no longer being validated
    * (the sweep ended it as interrupted).
    */
-  async markValidated(id: string, totalLines: number, shards: readonly ShardPlan[]): Promise<boolean> {
+  async markValidated(id: string, totalLines: number, shards: readonly ShardPlan[], model: string | null = null): Promise<boolean> {
     return this.database.db.transaction().execute(async (trx) => {
       const updated = await trx
         .updateTable('batches')
-        .set({ total_lines: totalLines, shards_total: shards.length })
+        .set({ total_lines: totalLines, model, shards_total: shards.length })
         .where('id', '=', id)
         .where('status', 'in', VALIDATION_STATUSES)
         .where('shards_total', '=', 0)
@@ -246,7 +256,7 @@ export class BatchesRepository implements BatchStore {
   async runInfo(id: string): Promise<BatchRunInfo | undefined> {
     const row = await this.database.db
       .selectFrom('batches')
-      .select(['id', 'project_id', 'created_by_key_id', 'payer_kind', 'payer_id', 'input_file_id', 'input_blob_key', 'status', 'expires_at', 'trace_parent'])
+      .select(['id', 'project_id', 'created_by_key_id', 'payer_kind', 'payer_id', 'endpoint', 'input_file_id', 'input_blob_key', 'status', 'expires_at', 'trace_parent'])
       .where('id', '=', id)
       .executeTakeFirst();
     if (!row || row.input_blob_key === null) return undefined;
@@ -255,6 +265,7 @@ export class BatchesRepository implements BatchStore {
       projectId: row.project_id,
       createdByKeyId: row.created_by_key_id,
       payer: payerOfRow(row),
+      endpoint: row.endpoint,
       inputFileId: row.input_file_id,
       inputBlobKey: row.input_blob_key,
       status: row.status as BatchStatus,

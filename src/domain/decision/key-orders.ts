@@ -4,27 +4,28 @@
  * JSON.parse's and JSON.stringify's alike, so question names and choice criteria named
  * that way would come back reordered. Their order is read from the request's text
  * (json-key-order.ts), only when such names occur, and the answer is written by hand in
- * that order.
+ * that order: by the route, and by a batch line on /v1/systemone (whose body sits at
+ * `body` in its line's text).
  */
-import type { DecisionResponse } from '../../../domain/decision/decision.service.js';
-import type { KeyOrders } from '../../../domain/decision/validation.js';
-import { keyOrderAt } from '../../../domain/shared/json-key-order.js';
+import type { DecisionResponse } from './decision.service.js';
+import type { KeyOrders } from './validation.js';
+import { keyOrderAt } from '../shared/json-key-order.js';
 
 const INTEGER_LIKE = /^(0|[1-9]\d*)$/;
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const hasIntegerLikeKey = (value: Record<string, unknown>): boolean => Object.keys(value).some((key) => INTEGER_LIKE.test(key));
 
-/** The orders parsing lost in `body` (parsed from `text`), or null when it lost none. */
-export function keyOrdersOf(text: string, body: unknown): KeyOrders | null {
+/** The orders parsing lost in `body` (parsed from `text`, where it sits at `root`), or null when it lost none. */
+export function keyOrdersOf(text: string, body: unknown, root: readonly string[] = []): KeyOrders | null {
   const questions = isPlainObject(body) ? body.questions : undefined;
   if (!isPlainObject(questions)) return null;
   const orders: { questions?: string[]; criteria?: Map<string, string[]> } = {};
-  if (hasIntegerLikeKey(questions)) orders.questions = keyOrderAt(text, ['questions']) ?? undefined;
+  if (hasIntegerLikeKey(questions)) orders.questions = keyOrderAt(text, [...root, 'questions']) ?? undefined;
   for (const [name, question] of Object.entries(questions)) {
     const criteria = isPlainObject(question) ? question.criteria : undefined;
     if (!isPlainObject(criteria) || !hasIntegerLikeKey(criteria)) continue;
-    const order = keyOrderAt(text, ['questions', name, 'criteria']);
+    const order = keyOrderAt(text, [...root, 'questions', name, 'criteria']);
     if (order) (orders.criteria ??= new Map()).set(name, order);
   }
   return orders.questions || orders.criteria ? orders : null;
