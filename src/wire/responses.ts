@@ -13,7 +13,6 @@ import {
   OptionalObject,
   OptionalShape,
   OptionalString,
-  Refused,
   RequiredString,
   typed,
 } from './fields.js';
