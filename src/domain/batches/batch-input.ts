@@ -173,6 +173,14 @@ export function checkInputLine(value: unknown, line: number, state: LineRulesSta
   if (body.stream === true) {
     return batchInvalid(`Line ${line} has stream=true; streaming is not supported in batch mode`, { line });
   }
+  // A batch line is one self-contained call: a stored conversation or a background run
+  // would change what the line means (and the Batch API runs lines in the background already).
+  if (body.background === true) {
+    return batchInvalid(`Line ${line} has background=true; background responses are not supported in batch mode`, { line });
+  }
+  if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
+    return batchInvalid(`Line ${line} has previous_response_id; a batch line cannot continue a stored response`, { line });
+  }
   if (state.url === null && typeof body.model === 'string') state.model = body.model;
   state.customIds.add(customId);
   state.url ??= url;

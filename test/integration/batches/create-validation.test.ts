@@ -138,6 +138,8 @@ describe('line rules, in the spec order, first offending line wins', () => {
     ['body empty', [ok, line({ body: {} })], 'Line 2 is missing body'],
     ['body an array', [ok, line({ body: [1] })], 'Line 2 is missing body'],
     ['stream=true', [ok, line({ body: { model: 'm', messages: [], stream: true } })], 'Line 2 has stream=true; streaming is not supported in batch mode'],
+    ['background=true', [ok, line({ body: { model: 'm', input: 'hi', background: true } })], 'Line 2 has background=true; background responses are not supported in batch mode'],
+    ['previous_response_id', [ok, line({ body: { model: 'm', input: 'hi', previous_response_id: 'resp_1' } })], 'Line 2 has previous_response_id; a batch line cannot continue a stored response'],
   ];
   for (const [name, lines, message] of cases) {
     it(`${name} → ${message}`, async () => {
