@@ -128,7 +128,7 @@ export class ResponsesService {
  * `first` and then the rest of `events`. Stopping it (return, or throw when the reply is
  * destroyed) stops the run, which settles what it delivered, even before it was first read.
  */
-function replayed(first: IteratorResult<ResponseStreamEvent>, events: AsyncGenerator<ResponseStreamEvent>): AsyncIterableIterator<ResponseStreamEvent> {
+export function replayed(first: IteratorResult<ResponseStreamEvent>, events: AsyncGenerator<ResponseStreamEvent>): AsyncIterableIterator<ResponseStreamEvent> {
   let pending: IteratorResult<ResponseStreamEvent> | null = first;
   const stop = async (): Promise<IteratorResult<ResponseStreamEvent>> => {
     pending = null;

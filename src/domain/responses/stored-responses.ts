@@ -16,6 +16,7 @@ import { queuedResource } from './background-resource.js';
 import type { ResponseInputItem, ResponsesContext, ResponseStreamEvent } from './responses.types.js';
 import type { ResponseItem, ResponseOwner, ResponseStatus, ResponseStore } from './response-store.port.js';
 import { conversationOf, inputItemsOf } from './stored-items.js';
+import { replayed } from './responses.service.js';
 import {
   backgroundNeedsStore,
   backgroundNotForCaller,
@@ -79,7 +80,7 @@ export class StoredResponsesService {
     if (turn.background) throw backgroundNotStreamed();
     const events = this.#run(caller, body, turn, context);
     const first = await events.next();
-    return withFirst(first, events);
+    return replayed(first, events);
   }
 
   /**
@@ -149,26 +150,4 @@ export class StoredResponsesService {
     for (const listener of this.#queued) listener();
     return resource;
   }
-}
-
-/** `first`, then the rest of `events`; stopping it stops the run (which settles what it delivered). */
-function withFirst(first: IteratorResult<ResponseStreamEvent>, events: AsyncGenerator<ResponseStreamEvent>): AsyncIterableIterator<ResponseStreamEvent> {
-  let pending: IteratorResult<ResponseStreamEvent> | null = first;
-  const stop = async (): Promise<IteratorResult<ResponseStreamEvent>> => {
-    pending = null;
-    return events.return(undefined);
-  };
-  return {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    async next() {
-      if (pending === null) return events.next();
-      const step = pending;
-      pending = null;
-      return step;
-    },
-    return: stop,
-    throw: stop,
-  };
 }
