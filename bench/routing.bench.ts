@@ -46,11 +46,11 @@ async function routerCost(strategy: string, deployments: number, withMetrics = f
   const config = configWith(`routing: { strategy: ${strategy} }\nmodels:\n  m:\n    kind: chat\n    deployments:\n${list}\n`);
   const router = new Router(config, withMetrics ? routingMetricsOf(new Metrics({ processMetrics: false })) : null);
   const model = config.models.m!;
-  const signal = new AbortController().signal;
+  const call = { requestId: 'bench', signal: new AbortController().signal };
   const answer = { ok: true };
   const attempt = () => Promise.resolve(answer);
   const direct = await cpuPerCall(attempt);
-  const routed = await cpuPerCall(() => router.run(model, signal, attempt));
+  const routed = await cpuPerCall(() => router.run(model, call, attempt));
   await router.close();
   return routed - direct;
 }

@@ -18,7 +18,10 @@ export class ServedListener {
 
   /** `context` with this listener told who serves. */
   context<C extends CallContext>(context: C): C {
-    return Object.assign({}, context, { onServed: this.listen });
+    // A copy with the listener set on it: one object per call, not a second literal to copy from.
+    const told = Object.assign({}, context);
+    told.onServed = this.listen;
+    return told;
   }
 
   /** The model id the answer names. */

@@ -11,7 +11,7 @@
  */
 import type { Config, Deployment, ModelConfig, RoutingConfig } from '../../config/schema.js';
 import { AppError } from '../../domain/shared/errors.js';
-import type { DeploymentStatus } from '../../domain/models/inference-backend.port.js';
+import type { CallContext, DeploymentStatus, ServedCall } from '../../domain/models/inference-backend.port.js';
 import { classifyFailure } from './attempt-outcome.js';
 import { ConcurrencyGate } from './concurrency.js';
 import { HealthBook } from './deployment-health.js';
@@ -19,12 +19,8 @@ import type { RoutingMetrics } from '../../domain/models/routing-metrics.port.js
 import { SharedRoutingState } from './shared-state.js';
 import { pickerFor, type Picker } from './strategies.js';
 
-/** Which model and deployment answered a call; `fallback` when it is not the model the caller named. */
-export interface ServedBy {
-  model: ModelConfig;
-  deployment: string;
-  fallback: boolean;
-}
+/** Which model and deployment answered a call (the domain's ServedCall); `fallback` when it is not the model the caller named. */
+export type ServedBy = ServedCall;
 
 export interface Routed<T> {
   value: T;
@@ -38,12 +34,38 @@ export type { RoutingMetrics };
 
 export type Attempt<T> = (model: ModelConfig, deployment: Deployment) => Promise<T>;
 
-
 interface ModelRoute {
   deployments: readonly Deployment[];
   picker: Picker;
   /** Scratch space for the candidates of one pick (the hot path allocates nothing). */
   scratch: Deployment[];
+  /** What each deployment reports when it serves, as the model asked for and as a fallback: made once, shared by every call. */
+  served: Map<Deployment, ServedBy>;
+  servedAsFallback: Map<Deployment, ServedBy>;
+}
+
+/** What a failed attempt leaves the call to do next. */
+type Next = 'retry' | 'stop' | 'context_length';
+
+/** An answer and the hold on its deployment: a class, not a closure per call, as every call makes one. */
+class Answer<T> implements Routed<T> {
+  #deployment: Deployment | null;
+
+  constructor(
+    readonly value: T,
+    readonly served: ServedBy,
+    deployment: Deployment,
+    private readonly leave: (deployment: Deployment) => void,
+  ) {
+    this.#deployment = deployment;
+  }
+
+  release(): void {
+    const deployment = this.#deployment;
+    if (deployment === null) return;
+    this.#deployment = null;
+    this.leave(deployment);
+  }
 }
 
 export class Router {
@@ -52,6 +74,12 @@ export class Router {
   readonly #gate: ConcurrencyGate;
   readonly #shared: SharedRoutingState | null;
   readonly #settings: RoutingConfig;
+  /** Ends an attempt's hold on its deployment; bound once, handed to every held answer. */
+  readonly #leave = (deployment: Deployment): void => {
+    this.health.endAttempt(deployment);
+    this.metrics?.inFlight(deployment.id, -1);
+    this.#gate.leave(deployment);
+  };
 
   constructor(
     private readonly config: Readonly<Config>,
@@ -74,31 +102,72 @@ export class Router {
     this.#shared = config.redisUrl && all.length > 0 ? new SharedRoutingState(config.redisUrl, config.routing.redisPrefix, all, this.health) : null;
   }
 
-  /** Runs `attempt` on the model's deployments (then its fallbacks) until one answers; its hold is released when it resolves. */
-  async run<T>(model: ModelConfig, signal: AbortSignal, attempt: Attempt<T>): Promise<{ value: T; served: ServedBy }> {
-    const routed = await this.open(model, signal, attempt);
-    routed.release();
-    return routed;
+  /**
+   * Runs `attempt` on the model's deployments (then its fallbacks) until one answers, and
+   * tells `call.onServed` which did; the deployment's hold ends as the answer resolves.
+   */
+  run<T>(model: ModelConfig, call: CallContext, attempt: Attempt<T>): Promise<T> {
+    // #call answers the bare value when it holds nothing (no wrapper to allocate and unwrap per call).
+    return this.#call(model, call, attempt, false) as Promise<T>;
   }
 
   /** As run(), but the deployment stays held until release() (a stream, until it ends). */
-  async open<T>(model: ModelConfig, signal: AbortSignal, attempt: Attempt<T>): Promise<Routed<T>> {
+  open<T>(model: ModelConfig, call: CallContext, attempt: Attempt<T>): Promise<Routed<T>> {
+    return this.#call(model, call, attempt, true) as Promise<Routed<T>>;
+  }
+
+  /**
+   * The call: each model in turn (the one asked for, then its fallbacks), each of its
+   * deployments at most once. One async function on purpose: every call of every
+   * upstream request passes here, and each further async layer costs a promise and a
+   * microtask turn on the answer's way back.
+   */
+  async #call<T>(model: ModelConfig, call: CallContext, attempt: Attempt<T>, hold: boolean): Promise<T | Routed<T>> {
+    const signal = call.signal;
     let chain: readonly string[] = model.fallbacks;
     let next = 0;
     let current: ModelConfig = model;
     let lastError: unknown = null;
     let contextFallbacks = model.contextWindowFallbacks.length > 0;
     for (;;) {
-      // With nowhere else to go, a cooldown must not turn the call away (see #tryModel).
+      // With nowhere else to go, a cooldown must not turn the call away (see #first).
       const lastResort = this.#nextModel(chain, next) === undefined && !(current === model && contextFallbacks);
-      const outcome = await this.#tryModel(current, current !== model, signal, attempt, lastResort);
-      if (outcome.routed) return outcome.routed;
-      lastError = outcome.error ?? lastError;
-      if (outcome.contextLength && contextFallbacks) {
+      const route = this.#route(current);
+      const attempts = Math.min(this.#settings.retries + 1, route.deployments.length);
+      let tried: Deployment[] | null = null;
+      let after: Next = 'retry';
+      for (let n = 0; n < attempts && after === 'retry'; n++) {
+        const deployment = n === 0 ? this.#first(route, lastResort) : this.#pick(route, tried);
+        if (!deployment) break;
+        // Only a call that may try again needs to remember where it went.
+        if (attempts > 1) (tried ??= []).push(deployment);
+        const queued = this.#gate.enter(deployment, signal);
+        if (queued) await queued;
+        this.health.startAttempt(deployment);
+        this.metrics?.inFlight(deployment.id, 1);
+        const startedMs = performance.now();
+        let value: T;
+        try {
+          value = await attempt(current, deployment);
+        } catch (err) {
+          lastError = err;
+          // Judged before the release: a failed probe must still count as the probe it was.
+          after = this.#judge(current, deployment, err, signal);
+          this.#leave(deployment);
+          continue;
+        }
+        this.#succeeded(current, deployment, performance.now() - startedMs);
+        const served = (current === model ? route.served : route.servedAsFallback).get(deployment)!;
+        call.onServed?.(served);
+        if (hold) return new Answer(value, served, deployment, this.#leave);
+        this.#leave(deployment);
+        return value;
+      }
+      if (after === 'context_length' && contextFallbacks) {
         contextFallbacks = false;
         chain = model.contextWindowFallbacks;
         next = 0;
-      } else if (outcome.final || outcome.contextLength) {
+      } else if (after !== 'retry') {
         throw lastError;
       }
       const found = this.#nextModel(chain, next);
@@ -139,79 +208,41 @@ export class Router {
   }
 
   /**
-   * Tries one model's deployments. `lastResort`: no fallback follows, so when every
-   * deployment is cooling down the call still goes to the one that is back soonest
-   * (a cooldown never turns a model with nowhere else to go into a refusal).
+   * The first deployment a model's call goes to. `lastResort`: no fallback follows, so
+   * when every deployment is cooling down the call still goes to the one that is back
+   * soonest (a cooldown never turns a model with nowhere else to go into a refusal).
    */
-  async #tryModel<T>(model: ModelConfig, fallback: boolean, signal: AbortSignal, attempt: Attempt<T>, lastResort: boolean) {
-    const route = this.#route(model);
-    const attempts = Math.min(this.#settings.retries + 1, route.deployments.length);
-    let tried: Deployment[] | null = null;
-    let error: unknown = null;
-    for (let n = 0; n < attempts; n++) {
-      const deployment = this.#pick(route, tried) ?? (lastResort && n === 0 ? this.#soonestBack(route) : null);
-      if (!deployment) break;
-      (tried ??= []).push(deployment);
-      const result = await this.#attempt(model, deployment, fallback, signal, attempt);
-      if ('routed' in result) return { routed: result.routed };
-      error = result.error;
-      if (result.stop) return { error, final: true };
-      if (result.contextLength) return { error, contextLength: true };
-    }
-    return { error };
+  #first(route: ModelRoute, lastResort: boolean): Deployment | null {
+    return this.#pick(route, null) ?? (lastResort ? this.#soonestBack(route) : null);
   }
 
-  async #attempt<T>(model: ModelConfig, deployment: Deployment, fallback: boolean, signal: AbortSignal, attempt: Attempt<T>) {
-    // Without a max_concurrency there is nothing to wait for, and no turn is spent on it.
-    const queued = this.#gate.enter(deployment, signal);
-    if (queued) await queued;
-    this.health.startAttempt(deployment);
-    this.metrics?.inFlight(deployment.id, 1);
-    const startedMs = performance.now();
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      this.health.endAttempt(deployment);
-      this.metrics?.inFlight(deployment.id, -1);
-      this.#gate.leave(deployment);
-    };
-    try {
-      const value = await attempt(model, deployment);
-      const ms = performance.now() - startedMs;
-      this.health.succeeded(deployment, ms);
-      this.metrics?.attempt(model.id, deployment.id, 'success');
-      this.metrics?.ttfb(deployment.id, ms / 1000);
-      return { routed: { value, served: { model, deployment: deployment.id, fallback }, release } };
-    } catch (err) {
-      // Judged before the release: a failed probe must still count as the probe it was.
-      const verdict = this.#judge(model, deployment, err, signal);
-      release();
-      return { error: err, ...verdict };
-    }
+  #succeeded(model: ModelConfig, deployment: Deployment, ms: number): void {
+    this.health.succeeded(deployment, ms);
+    this.metrics?.attempt(model.id, deployment.id, 'success');
+    this.metrics?.ttfb(deployment.id, ms / 1000);
   }
 
   /** Records what a failed attempt says about its deployment, and whether the call may go on. */
-  #judge(model: ModelConfig, deployment: Deployment, err: unknown, signal: AbortSignal): { stop?: boolean; contextLength?: boolean } {
+  #judge(model: ModelConfig, deployment: Deployment, err: unknown, signal: AbortSignal): Next {
     const failure = classifyFailure(err, signal);
     switch (failure.kind) {
       case 'retry':
         this.metrics?.attempt(model.id, deployment.id, 'failure');
         this.health.failed(deployment, failure.unreachable);
-        return {};
+        return 'retry';
       case 'rate_limited':
         this.metrics?.attempt(model.id, deployment.id, 'rate_limited');
         if (failure.retryAfterMs === null) this.health.failed(deployment, null);
         else this.health.rateLimited(deployment, this.now() + failure.retryAfterMs);
-        return {};
+        return 'retry';
       case 'context_length':
         this.metrics?.attempt(model.id, deployment.id, 'context_length');
         this.health.succeeded(deployment, null);
-        return { contextLength: true };
+        return 'context_length';
       default:
         // The engine answered (the caller's own 4xx), or the caller left: not the deployment's fault.
         this.metrics?.attempt(model.id, deployment.id, signal.aborted ? 'aborted' : 'client_error');
-        return { stop: true };
+        return 'stop';
     }
   }
 
@@ -246,7 +277,13 @@ export class Router {
     let route = this.#routes.get(model.id);
     if (!route) {
       const deployments = model.binding.deployments;
-      route = { deployments, picker: pickerFor(this.#settings.strategy, this.health), scratch: new Array<Deployment>(deployments.length) };
+      route = {
+        deployments,
+        picker: pickerFor(this.#settings.strategy, this.health),
+        scratch: new Array<Deployment>(deployments.length),
+        served: new Map(deployments.map((d) => [d, Object.freeze({ model: model.id, deployment: d.id, fallback: false })])),
+        servedAsFallback: new Map(deployments.map((d) => [d, Object.freeze({ model: model.id, deployment: d.id, fallback: true })])),
+      };
       this.#routes.set(model.id, route);
     }
     return route;

@@ -1,7 +1,7 @@
 /** The openai backend's side of routing: one deployment's request target, and the model's state for status pages. */
 import type { Deployment, ModelConfig } from '../../../config/schema.js';
-import type { BackendStatus, CallContext } from '../../../domain/models/inference-backend.port.js';
-import type { Router, ServedBy } from '../../routing/router.js';
+import type { BackendStatus } from '../../../domain/models/inference-backend.port.js';
+import type { Router } from '../../routing/router.js';
 import type { UpstreamTarget } from './client.js';
 import type { UpstreamProbes } from './upstream-probes.js';
 
@@ -14,10 +14,6 @@ export function targetOf(model: ModelConfig, deployment: Deployment): UpstreamTa
 const SINGLE_ENGINE_CONNECT_ATTEMPTS = 3;
 
 export const upstreamName = (model: ModelConfig, deployment: Deployment): string => deployment.upstreamModel ?? model.id;
-
-export function reportServed(context: CallContext, served: ServedBy): void {
-  context.onServed?.({ model: served.model.id, deployment: served.deployment, fallback: served.fallback });
-}
 
 /** The model's state for readiness and the model pages: each deployment's, and `unreachable` once none answers. */
 export function upstreamStatus(model: ModelConfig, router: Router, probes: UpstreamProbes): BackendStatus {

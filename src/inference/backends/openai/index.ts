@@ -38,7 +38,7 @@ import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } fro
 import { finishesAChoice, readChatCompletion, readCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
 import { SseDecoder } from './sse-decoder.js';
 import { UpstreamProbes } from './upstream-probes.js';
-import { reportServed, targetOf, upstreamName, upstreamStatus } from './deployments.js';
+import { targetOf, upstreamName, upstreamStatus } from './deployments.js';
 
 export function createOpenAIBackend(deps: BackendDeps, options: { metrics?: RoutingMetrics } = {}): InferenceBackend {
   return new OpenAIBackend(deps.tokens, deps.logger, new Router(deps.config, options.metrics ?? null));
@@ -97,10 +97,8 @@ export class OpenAIBackend implements InferenceBackend {
     }
   }
 
-  async chat(params: ChatParams): Promise<ChatOutput> {
-    const { value, served } = await this.router.run(params.model, params.signal, (model, d) => this.#chatOnce(params, model, d));
-    reportServed(params, served);
-    return value;
+  chat(params: ChatParams): Promise<ChatOutput> {
+    return this.router.run(params.model, params, (model, d) => this.#chatOnce(params, model, d));
   }
 
   async #chatOnce(params: ChatParams, model: ModelSpec, deployment: Deployment): Promise<ChatOutput> {
@@ -141,16 +139,14 @@ export class OpenAIBackend implements InferenceBackend {
     }));
   }
 
-  async complete(params: CompletionParams): Promise<CompletionOutput> {
-    const { value, served } = await this.router.run(params.model, params.signal, async (model, d) => {
+  complete(params: CompletionParams): Promise<CompletionOutput> {
+    return this.router.run(params.model, params, async (model, d) => {
       const { body } = await this.#client.postJson<unknown>(targetOf(model, d), '/completions', completionBody(params, model, upstreamName(model, d), false), params);
       const completion = readCompletion(body);
       if (!completion) throw upstreamProtocolError(model.id, 'the answer has no choices');
       const usage = completion.usage ?? (await this.#countCompletionUsage(params, model, completion.text));
       return { usage, carried: completion.carried };
     });
-    reportServed(params, served);
-    return value;
   }
 
   completeStream(params: CompletionParams): AsyncGenerator<ChatStreamEvent> {
@@ -165,8 +161,7 @@ export class OpenAIBackend implements InferenceBackend {
     params: CallContext & { model: ModelSpec },
     requestOf: (model: ModelSpec, deployment: Deployment) => StreamRequest,
   ): AsyncGenerator<ChatStreamEvent> {
-    const routed = await this.router.open(params.model, params.signal, (model, d) => this.#openStream(params, model, d, requestOf(model, d)));
-    reportServed(params, routed.served);
+    const routed = await this.router.open(params.model, params, (model, d) => this.#openStream(params, model, d, requestOf(model, d)));
     try {
       yield* routed.value;
     } finally {
@@ -231,13 +226,11 @@ export class OpenAIBackend implements InferenceBackend {
     yield { type: 'usage', usage: usage ?? (await request.count(produced)) };
   }
 
-  async runTask(params: TaskParams): Promise<TaskOutput> {
-    const { value, served } = await this.router.run(params.model, params.signal, async (model, d) => {
+  runTask(params: TaskParams): Promise<TaskOutput> {
+    return this.router.run(params.model, params, async (model, d) => {
       const { body } = await this.#client.postJson<unknown>(targetOf(model, d), '/chat/completions', taskBody(params, upstreamName(model, d)), params);
       return this.#readTask(model, params, body);
     });
-    reportServed(params, served);
-    return value;
   }
 
   async #readTask(model: ModelSpec, params: TaskParams, body: unknown): Promise<TaskOutput> {
@@ -258,28 +251,24 @@ export class OpenAIBackend implements InferenceBackend {
     return { result, usage };
   }
 
-  async embed(params: EmbeddingParams): Promise<EmbeddingOutput> {
-    const { value, served } = await this.router.run(params.model, params.signal, async (model, d) => {
+  embed(params: EmbeddingParams): Promise<EmbeddingOutput> {
+    return this.router.run(params.model, params, async (model, d) => {
       const { body } = await this.#client.postJson<unknown>(targetOf(model, d), '/embeddings', embeddingBody(params, upstreamName(model, d)), params);
       const parsed = readEmbeddings(body, params.inputs.length);
       if (!parsed) throw upstreamProtocolError(model.id, `expected ${params.inputs.length} embeddings`);
       const usage = parsed.usage ?? { inputTokens: await this.#countAll(model, params.inputs), outputTokens: 0 };
       return { vectors: parsed.vectors, usage };
     });
-    reportServed(params, served);
-    return value;
   }
 
-  async moderate(params: ModerationParams): Promise<ModerationOutput> {
-    const { value, served } = await this.router.run(params.model, params.signal, async (model, d) => {
+  moderate(params: ModerationParams): Promise<ModerationOutput> {
+    return this.router.run(params.model, params, async (model, d) => {
       const { body } = await this.#client.postJson<unknown>(targetOf(model, d), '/moderations', moderationBody(params, upstreamName(model, d)), params);
       const results = readModerations(body, params.inputs.length);
       if (!results) throw upstreamProtocolError(model.id, `expected ${params.inputs.length} moderation results`);
       // Moderation endpoints report no usage; meter the inputs with the model's tokenizer.
       return { results, usage: { inputTokens: await this.#countAll(model, params.inputs), outputTokens: 0 } };
     });
-    reportServed(params, served);
-    return value;
   }
 
   async close(): Promise<void> {
