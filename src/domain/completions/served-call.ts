@@ -12,9 +12,15 @@ export const FALLBACK_HEADER = 'x-sluice-fallback';
 
 export class ServedListener {
   served: ServedCall | null = null;
-  readonly listen = (served: ServedCall): void => {
-    this.served = served;
-  };
+  readonly listen: (served: ServedCall) => void;
+
+  constructor() {
+    // Set here, not as a field initializer: tsx (tests, benches, dev) names a field's arrow
+    // with an Object.defineProperty per instance, and every upstream call makes one listener.
+    this.listen = (served) => {
+      this.served = served;
+    };
+  }
 
   /** `context` with this listener told who serves. */
   context<C extends CallContext>(context: C): C {
