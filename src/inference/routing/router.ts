@@ -158,9 +158,12 @@ export class Router {
         }
         this.#succeeded(current, deployment, performance.now() - startedMs);
         const served = (current === model ? route.served : route.servedAsFallback).get(deployment)!;
-        call.onServed?.(served);
-        if (hold) return new Answer(value, served, deployment, this.#leave);
+        if (hold) {
+          call.onServed?.(served);
+          return new Answer(value, served, deployment, this.#leave);
+        }
         this.#leave(deployment);
+        call.onServed?.(served);
         return value;
       }
       if (after === 'context_length' && contextFallbacks) {

@@ -57,6 +57,12 @@ interface StreamRequest {
   count: (produced: string) => Promise<TokenUsage>;
 }
 
+/** A stream whose first event has arrived, and the events after it. */
+interface OpenedStream {
+  first: IteratorResult<ChatStreamEvent>;
+  events: AsyncGenerator<ChatStreamEvent>;
+}
+
 const header = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? (value[0] ?? null) : (value ?? null));
 
 export class OpenAIBackend implements InferenceBackend {
@@ -163,7 +169,11 @@ export class OpenAIBackend implements InferenceBackend {
   ): AsyncGenerator<ChatStreamEvent> {
     const routed = await this.router.open(params.model, params, (model, d) => this.#openStream(params, model, d, requestOf(model, d)));
     try {
-      yield* routed.value;
+      // The first event and the rest relayed here, not by a generator wrapping them: one layer fewer for every chunk.
+      const { first, events } = routed.value;
+      if (first.done) return;
+      yield first.value;
+      yield* events;
     } finally {
       routed.release();
     }
@@ -173,20 +183,14 @@ export class OpenAIBackend implements InferenceBackend {
    * Starts a stream on one deployment and resolves once its first event arrived: until
    * then a failure is the router's to retry; after it, the stream is the caller's.
    */
-  async #openStream(params: CallContext, model: ModelSpec, deployment: Deployment, request: StreamRequest): Promise<AsyncGenerator<ChatStreamEvent>> {
+  async #openStream(params: CallContext, model: ModelSpec, deployment: Deployment, request: StreamRequest): Promise<OpenedStream> {
     const events = this.#streamEvents(params, model, deployment, request);
-    let first: IteratorResult<ChatStreamEvent>;
     try {
-      first = await events.next();
+      return { first: await events.next(), events };
     } catch (err) {
       await events.return(undefined).catch(() => {});
       throw err;
     }
-    return (async function* () {
-      if (first.done) return;
-      yield first.value;
-      yield* events;
-    })();
   }
 
   /** An upstream's SSE stream as port events, ending with its usage (counted when it reports none). */
