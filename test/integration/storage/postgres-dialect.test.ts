@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL dialect on the real server (PGlite has one schema and no WAL flush to
  * skip): introspection reads only the current schema, so another schema dropped meanwhile
- * cannot fail a migration; and usage commits skip the WAL flush only when configured.
+ * cannot fail a migration; usage commits skip the WAL flush only when configured, and a
+ * server so configured still serves a burst exactly as far as the credit goes.
  */
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
@@ -13,6 +14,8 @@ import { ProjectsRepository } from '../../../src/storage/db/repositories/project
 import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
 import { newUuid } from '../../../src/domain/shared/ids.js';
 import { usageRecord } from '../../helpers/usage-records.js';
+import { call, startTestServer } from '../../helpers/harness.js';
+import { PROBE, registerProbeRoutes } from '../../helpers/probe-routes.js';
 
 const reachable = await postgresReachable();
 
@@ -92,6 +95,28 @@ describe.skipIf(!reachable)('the PostgreSQL dialect', () => {
     } finally {
       await durable.close();
       await relaxed.close();
+      await drop();
+    }
+  });
+
+  it('a server with asynchronous usage commits serves a burst exactly as far as the credit goes', async () => {
+    const { url, drop } = await postgresSchema();
+    const server = await startTestServer({
+      env: { DATABASE_URL: url, DATABASE_USAGE_SYNCHRONOUS_COMMIT: 'false', RATE_LIMIT_RPM: '10000' },
+      extendApp: registerProbeRoutes,
+    });
+    try {
+      expect(server.core.database.usageDb).not.toBe(server.core.database.db);
+      const tenant = await server.newTenant({ balanceUsd: 20 / 1_000_000 }); // 20 calls of 1 µ$
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, () => call(server.baseUrl, 'POST', `${PROBE}/spend`, { key: tenant.key, body: { cost_micros: 1, delay_ms: 20 } })),
+      );
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(20);
+      expect(answers.filter((a) => a.status === 429)).toHaveLength(80);
+      expect((await server.core.projects.getProject(tenant.projectId)).balanceMicros).toBe(0);
+      expect((await server.core.projects.listUsage(tenant.projectId, 500)).items).toHaveLength(20);
+    } finally {
+      await server.close();
       await drop();
     }
   });
