@@ -77,6 +77,7 @@ export const ConfigFileSchema = Type.Object(
     ),
     data_dir: Type.Optional(Type.String({ minLength: 1 })),
     database_url: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|sqlite:)' })),
+    database_usage_synchronous_commit: Type.Optional(Type.Boolean()),
     redis_url: Type.Optional(Type.String({ pattern: '^rediss?://' })),
     blobs: Type.Optional(
       Type.Object(
@@ -293,7 +294,18 @@ export interface GatewayConfig {
 
 export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;
 
-export type DatabaseConfig = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+export type DatabaseConfig =
+  | { kind: 'sqlite'; path: string }
+  | {
+      kind: 'postgres';
+      url: string;
+      /**
+       * false: usage commits (a call's record and its debit) return before PostgreSQL
+       * flushes them to disk; a PostgreSQL crash can lose the last moment of them
+       * (docs/scaling-out.md). Every other write stays synchronous.
+       */
+      usageSynchronousCommit: boolean;
+    };
 
 export interface BillingConfig {
   freeCreditsMicros: number;
