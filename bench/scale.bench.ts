@@ -5,8 +5,11 @@
  *    (the upload streams in parts, so it stays far below 100 MB);
  *  - chat requests/s and p50 at saturation with PostgreSQL vs SQLite, each server and the
  *    zero-latency engine in its own process, as a user runs them (alternating rounds;
- *    target: PostgreSQL ≥ 0.8 of SQLite on one box);
- *  - batch lines/s with two workers vs one, on PostgreSQL and a shared S3 bucket.
+ *    target: PostgreSQL ≥ 0.8 of SQLite on one box). PostgreSQL runs twice: with usage
+ *    commits synchronous (the default) and without (DATABASE_USAGE_SYNCHRONOUS_COMMIT=false,
+ *    the durability of SQLite's synchronous=NORMAL, which the SQLite side runs);
+ *  - batch lines/s with two workers vs one, on PostgreSQL and a shared S3 bucket;
+ *  - the time one usage commit takes on PostgreSQL, synchronous and not (in this process).
  * The blob and batch figures run in this process (the batch upstream is the tests' fake,
  * answering after a fixed delay), so their absolute figures are for comparison only.
  */
@@ -18,6 +21,12 @@ import { POSTGRES_URL, postgresReachable, postgresSchema, tempDir } from '../tes
 import { median } from './measure.js';
 import { load, processCpuMicros, startSluice, startZeroEngine, type LoadFigures, type SluiceProcess } from './processes.js';
 import { startFakeS3, type FakeS3 } from '../test/helpers/s3-server.js';
+import { usageRecord } from '../test/helpers/usage-records.js';
+import { openDatabase } from '../src/storage/db/database.js';
+import { migrateToLatest } from '../src/storage/db/migrate.js';
+import { ProjectsRepository } from '../src/storage/db/repositories/projects.repository.js';
+import { UsageRepository } from '../src/storage/db/repositories/usage.repository.js';
+import { newUuid } from '../src/domain/shared/ids.js';
 import { startFakeUpstream, type FakeUpstream } from '../test/helpers/fake-upstream.js';
 import { LocalDiskBlobStore } from '../src/storage/blobs/local-disk.js';
 import { S3BlobStore } from '../src/storage/blobs/s3.js';
@@ -133,7 +142,8 @@ async function chatRows(): Promise<BenchRow[]> {
   try {
     const sqlite = await startSluice('sqlite', env, yaml);
     sides.push({ label: 'SQLite', server: sqlite, key: (await sqlite.newTenant(1_000_000)).key, backends: null });
-    sides.push(await postgresSide('PostgreSQL', env, yaml, undefined, drops));
+    sides.push(await postgresSide('PostgreSQL, usage commit synchronous', env, yaml, undefined, drops));
+    sides.push(await postgresSide('PostgreSQL, usage commit asynchronous', { ...env, DATABASE_USAGE_SYNCHRONOUS_COMMIT: 'false' }, yaml, undefined, drops));
     const baseline = process.env.BENCH_BASELINE_DIR;
     if (baseline) sides.push(await postgresSide('PostgreSQL (baseline)', env, yaml, baseline, drops));
     for (const side of sides) await chatRound(side, admin); // warm-up
@@ -169,9 +179,41 @@ function chatFigures(sides: ChatSide[], rounds: ChatRound[][]): BenchRow[] {
     rows.push({ name: `server CPU per request: ${side.label}`, value: of(i, (r) => r.cpuPerRequest), unit: 'µs', note: 'the server process, all threads' });
     if (side.backends) rows.push({ name: `CPU per request with its PostgreSQL backends: ${side.label}`, value: of(i, (r) => r.allCpuPerRequest), unit: 'µs' });
   });
-  rows.push(ratio(1, 0, '; target ≥ 0.8'));
-  if (sides.length > 2) rows.push(ratio(1, 2, ''));
+  rows.push(ratio(1, 0, '; target ≥ 0.8'), ratio(2, 0, '; target ≥ 0.8'));
+  if (sides.length > 3) rows.push(ratio(1, 3, ''), ratio(2, 3, ''));
   return rows;
+}
+
+const COMMITS = 200;
+
+/**
+ * What each answer waits for its usage commit, without the HTTP path around it: one
+ * record and its debit at a time, with usage commits synchronous and not, alternating.
+ */
+async function usageCommitRows(): Promise<BenchRow[]> {
+  const { url, drop } = await postgresSchema();
+  const sides = [true, false].map((usageSynchronousCommit) => openDatabase({ kind: 'postgres', url, usageSynchronousCommit }));
+  try {
+    await migrateToLatest(sides[0]!);
+    const project = await new ProjectsRepository(sides[0]!).insert({ id: newUuid(), name: 'bench', balanceMicros: 1e12, createdAtMs: Date.now() });
+    const repositories = sides.map((database) => new UsageRepository(database));
+    const ms: number[][] = [[], []];
+    for (let round = 0; round < ROUNDS * 2; round++) {
+      for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+        const started = performance.now();
+        for (let n = 0; n < COMMITS; n++) await repositories[i]!.recordAndDebit(usageRecord(project.id));
+        ms[i]!.push((performance.now() - started) / COMMITS);
+      }
+    }
+    const note = `median of ${ROUNDS * 2} alternating rounds of ${COMMITS} commits, one at a time`;
+    return [
+      { name: 'usage commit: synchronous', value: median(ms[0]!), unit: 'ms', note },
+      { name: 'usage commit: asynchronous', value: median(ms[1]!), unit: 'ms' },
+    ];
+  } finally {
+    for (const database of sides) await database.close();
+    await drop();
+  }
 }
 
 async function batchSeconds(servers: TestServer[], key: string): Promise<number> {
@@ -214,14 +256,14 @@ async function workerRows(s3: FakeS3, upstream: FakeUpstream): Promise<BenchRow[
   }
 }
 
-/** BENCH_SCALE_ONLY=chat runs only the chat rows (chatRows: BENCH_BASELINE_DIR). */
+/** BENCH_SCALE_ONLY=chat runs only the usage-commit and chat rows (chatRows: BENCH_BASELINE_DIR, whose server runs with its own default). */
 export default async function scaleBench(): Promise<BenchRow[]> {
   if (!(await postgresReachable())) throw new Error('the scale bench needs the PostgreSQL server (SLUICE_TEST_POSTGRES_URL)');
-  if (process.env.BENCH_SCALE_ONLY === 'chat') return chatRows();
+  if (process.env.BENCH_SCALE_ONLY === 'chat') return [...(await usageCommitRows()), ...(await chatRows())];
   const s3 = await startFakeS3();
   const upstream = await startFakeUpstream();
   try {
-    return [...(await chatRows()), ...(await blobRows(s3)), ...(await workerRows(s3, upstream))];
+    return [...(await usageCommitRows()), ...(await chatRows()), ...(await blobRows(s3)), ...(await workerRows(s3, upstream))];
   } finally {
     await upstream.close();
     await s3.close();

@@ -108,9 +108,9 @@ function envSecret(env: Env, name: string, cwd: string, problems: string[]): str
   return env[name] ? env[name]! : null;
 }
 
-function resolveDatabase(url: string | undefined, dataDir: string, cwd: string, problems: string[]): DatabaseConfig {
+function resolveDatabase(url: string | undefined, usageSynchronousCommit: boolean, dataDir: string, cwd: string, problems: string[]): DatabaseConfig {
   if (!url) return { kind: 'sqlite', path: path.join(dataDir, 'sluice.db') };
-  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url };
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url, usageSynchronousCommit };
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\//, '');
     return { kind: 'sqlite', path: file === ':memory:' ? file : path.resolve(cwd, file) };
@@ -183,7 +183,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     logLevel: env.LOG_LEVEL ?? file.log_level ?? 'info',
     dataDir,
-    database: resolveDatabase(env.DATABASE_URL ?? file.database_url, dataDir, cwd, problems),
+    database: resolveDatabase(
+      env.DATABASE_URL ?? file.database_url,
+      envBoolean(env, 'DATABASE_USAGE_SYNCHRONOUS_COMMIT', problems) ?? file.database_usage_synchronous_commit ?? true,
+      dataDir,
+      cwd,
+      problems,
+    ),
     blobs: resolveBlobConfig(file, env, dataDir, problems),
     tracing: resolveTracingConfig(env, problems),
     redisUrl,

@@ -86,7 +86,9 @@ export function fastifyErrorToApp(error: FastifyError): AppError | null {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('invalid_request', 'Content-Length does not match the body', { code: 'invalid_request_error' });
   }
-  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+  // Only a body parser's fault: a SyntaxError thrown anywhere else (a stored row that no
+  // longer parses, say) is the server's, and answers 500.
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return new AppError('invalid_request', 'Invalid JSON body', { code: 'invalid_json' });
   }
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {

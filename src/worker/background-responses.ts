@@ -18,6 +18,7 @@ import type { Clock } from '../domain/shared/clock.js';
 import { randomToken } from '../domain/shared/ids.js';
 import type { BackgroundWorker } from './background-worker.js';
 import { BackgroundRun } from './background-run.js';
+import { LeaseLoop, type LeasedRun } from './lease-loop.js';
 
 export interface BackgroundResponsesDeps {
   queue: BackgroundQueue;
@@ -37,102 +38,50 @@ export interface BackgroundResponsesDeps {
 export class BackgroundResponsesRunner implements BackgroundWorker {
   readonly name = 'background-responses';
   readonly workerId = `${hostname()}:${process.pid}:${randomToken(6)}`;
-  readonly #runs = new Map<string, { run: BackgroundRun; done: Promise<void> }>();
-  #stopping = false;
-  #loop: Promise<void> | undefined;
-  #renewal: NodeJS.Timeout | undefined;
-  #wake: (() => void) | undefined;
-  #woken = false;
+  readonly #loop: LeaseLoop<BackgroundJob, BackgroundRun>;
 
-  constructor(private readonly deps: BackgroundResponsesDeps) {}
+  constructor(private readonly deps: BackgroundResponsesDeps) {
+    this.#loop = new LeaseLoop<BackgroundJob, BackgroundRun>({
+      leaseMs: deps.leaseMs,
+      maxRuns: deps.concurrency,
+      pollIntervalMs: deps.pollIntervalMs ?? 500,
+      logger: deps.logger,
+      messages: { pollFailed: 'background response poll failed', renewalFailed: 'background response lease renewal failed' },
+      claim: () => deps.queue.claim(this.workerId, deps.clock.nowMs(), deps.leaseMs),
+      idOf: (job) => job.id,
+      begin: (job) => this.#begin(job),
+      renew: (ids) => deps.queue.renew(this.workerId, ids, deps.clock.nowMs(), deps.leaseMs),
+      lost: (run) => run.stop(),
+    });
+  }
 
   start(): void {
-    if (this.#loop || this.#stopping) return;
-    this.#renewal = setInterval(() => void this.#renewLeases(), Math.max(100, this.deps.leaseMs / 3));
-    this.#loop = this.#runLoop();
+    this.#loop.start();
   }
 
   /** Look for work now (a response was queued in this process). */
   wake(): void {
-    this.#woken = true;
-    this.#wake?.();
+    this.#loop.wake();
   }
 
   /** A response was cancelled in this process: stop its run now if it is here. */
   cancelled(id: string): void {
-    this.#runs.get(id)?.run.stop();
+    this.#loop.runOf(id)?.stop();
   }
 
   async stop(): Promise<void> {
-    if (this.#stopping) return;
-    this.#stopping = true;
-    if (!this.#loop) return;
-    this.wake();
-    await this.#loop;
-    const drain = setTimeout(() => {
-      for (const { run } of this.#runs.values()) run.drain();
-    }, this.deps.drainMs ?? 30_000);
-    await Promise.allSettled([...this.#runs.values()].map((r) => r.done));
-    clearTimeout(drain);
-    clearInterval(this.#renewal);
-  }
-
-  async #runLoop(): Promise<void> {
-    while (!this.#stopping) {
-      try {
-        while (!this.#stopping && this.#runs.size < this.deps.concurrency) {
-          const job = await this.deps.queue.claim(this.workerId, this.deps.clock.nowMs(), this.deps.leaseMs);
-          if (!job) break;
-          this.#start(job);
-        }
-      } catch (err) {
-        this.deps.logger.error({ err }, 'background response poll failed');
-      }
-      await this.#idle(this.deps.pollIntervalMs ?? 500);
-    }
-  }
-
-  #idle(ms: number): Promise<void> {
-    if (this.#woken) {
-      this.#woken = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = () => {
-        this.#woken = false;
-        clearTimeout(timer);
-        this.#wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#wake = done;
+    await this.#loop.stop(this.deps.drainMs ?? 30_000, (runs) => {
+      for (const run of runs) run.drain();
     });
   }
 
-  #start(job: BackgroundJob): void {
+  #begin(job: BackgroundJob): LeasedRun<BackgroundRun> {
     const run = new BackgroundRun(job, { ...this.deps, worker: this.workerId });
-    const done = run
-      .run()
-      .catch(async (err: unknown) => {
-        // Settling failed (the database): the lease is given back and the response runs again.
-        this.deps.logger.error({ err, responseId: job.id }, 'background response run failed; releasing it');
-        await this.deps.queue.release(this.workerId, job.id).catch(() => {});
-      })
-      .finally(() => {
-        this.#runs.delete(job.id);
-        this.wake();
-      });
-    this.#runs.set(job.id, { run, done });
-  }
-
-  async #renewLeases(): Promise<void> {
-    const ids = [...this.#runs.keys()];
-    if (ids.length === 0) return;
-    try {
-      const kept = await this.deps.queue.renew(this.workerId, ids, this.deps.clock.nowMs(), this.deps.leaseMs);
-      for (const id of ids) if (!kept.has(id)) this.#runs.get(id)?.run.stop();
-    } catch (err) {
-      this.deps.logger.warn({ err }, 'background response lease renewal failed');
-    }
+    const done = run.run().catch(async (err: unknown) => {
+      // Settling failed (the database): the lease is given back and the response runs again.
+      this.deps.logger.error({ err, responseId: job.id }, 'background response run failed; releasing it');
+      await this.deps.queue.release(this.workerId, job.id).catch(() => {});
+    });
+    return { run, done };
   }
 }

@@ -29,6 +29,7 @@ import { LineExecutor } from './line-executor.js';
 import { ResultWriter } from './result-writer.js';
 import { Semaphore } from './semaphore.js';
 import { ShardRun } from './shard-run.js';
+import { LeaseLoop, type LeasedRun } from './lease-loop.js';
 
 export interface BatchRunnerDeps {
   batches: BatchesRepository;
@@ -58,98 +59,57 @@ export class BatchRunner implements BackgroundWorker {
   readonly workerId = `${hostname()}:${process.pid}:${randomToken(6)}`;
   /** What this runner did since it started (shards it finished, shards it handed back). */
   readonly stats = { shardsDone: 0, shardsReleased: 0 };
-  readonly #runs = new Map<string, { run: ShardRun; done: Promise<void> }>();
   readonly #batchSlots = new Map<string, { slots: Semaphore; users: number }>();
   readonly #globalSlots: Semaphore;
   readonly #abort = new AbortController();
   readonly #executor: LineExecutor;
   readonly #finalizer: BatchFinalizer;
-  readonly #leaseMs: number;
-  readonly #maxShards: number;
-  #stopping = false;
-  #loop: Promise<void> | undefined;
-  #renewal: NodeJS.Timeout | undefined;
-  #wake: (() => void) | undefined;
-  /** A wake() that arrived while the loop was busy: the next idle returns at once. */
-  #woken = false;
+  readonly #loop: LeaseLoop<Shard, ShardRun>;
 
   constructor(private readonly deps: BatchRunnerDeps) {
     const { config } = deps;
-    this.#leaseMs = config.leaseSeconds * 1000;
+    const leaseMs = config.leaseSeconds * 1000;
     this.#globalSlots = new Semaphore(config.globalConcurrency);
     // Every line in flight listens on the drain signal (its upstream call, its backoff timer).
     setMaxListeners(Math.max(10, config.globalConcurrency * 4), this.#abort.signal);
     // Enough shards in hand to fill the global concurrency, plus one to read ahead.
     const perShard = Math.max(1, Math.min(config.perBatchConcurrency, config.shardLines));
-    this.#maxShards = Math.ceil(config.globalConcurrency / perShard) + 1;
     const writer = new ResultWriter(deps);
     this.#executor = new LineExecutor({ ...deps, writer, maxAttempts: config.maxAttempts, retryBaseMs: config.retryBaseMs });
-    this.#finalizer = new BatchFinalizer({ ...deps, owner: this.workerId, leaseMs: this.#leaseMs });
+    this.#finalizer = new BatchFinalizer({ ...deps, owner: this.workerId, leaseMs });
+    this.#loop = new LeaseLoop<Shard, ShardRun>({
+      leaseMs,
+      maxRuns: Math.ceil(config.globalConcurrency / perShard) + 1,
+      pollIntervalMs: deps.pollIntervalMs ?? 500,
+      logger: deps.logger,
+      messages: { pollFailed: 'batch runner poll failed', renewalFailed: 'shard lease renewal failed' },
+      beforeClaims: async () => (await this.#finalizer.finalizeReady()) > 0,
+      claim: () => deps.shards.claim(this.workerId, deps.clock.nowMs(), leaseMs),
+      idOf: (shard) => shard.id,
+      begin: (shard) => this.#begin(shard),
+      renew: (ids) => deps.shards.renew(this.workerId, ids, deps.clock.nowMs(), leaseMs),
+      lost: (run) => run.markLost(),
+    });
   }
 
   start(): void {
-    if (this.#loop || this.#stopping) return;
-    this.#renewal = setInterval(() => void this.#renewLeases(), Math.max(100, this.#leaseMs / 3));
-    this.#loop = this.#runLoop();
-    this.deps.logger.info({ workerId: this.workerId }, 'batch runner started');
+    if (this.#loop.start()) this.deps.logger.info({ workerId: this.workerId }, 'batch runner started');
   }
 
   /** Look for work now (a batch was created or cancelled in this process). */
   wake(): void {
-    this.#woken = true;
-    this.#wake?.();
+    this.#loop.wake();
   }
 
   async stop(): Promise<void> {
-    if (this.#stopping) return;
-    this.#stopping = true;
     // Never started (workers off in this process): nothing to drain, nothing to report.
-    if (!this.#loop) return;
-    this.wake();
-    await this.#loop;
-    const drain = setTimeout(() => this.#abort.abort(new Error('batch runner drain timed out')), this.deps.drainMs ?? 30_000);
-    await Promise.allSettled([...this.#runs.values()].map((r) => r.done));
-    clearTimeout(drain);
-    clearInterval(this.#renewal);
-    this.deps.logger.info({ workerId: this.workerId }, 'batch runner stopped');
+    const drained = await this.#loop.stop(this.deps.drainMs ?? 30_000, () =>
+      this.#abort.abort(new Error('batch runner drain timed out')),
+    );
+    if (drained) this.deps.logger.info({ workerId: this.workerId }, 'batch runner stopped');
   }
 
-  async #runLoop(): Promise<void> {
-    while (!this.#stopping) {
-      let busy = false;
-      try {
-        busy = (await this.#finalizer.finalizeReady()) > 0;
-        while (!this.#stopping && this.#runs.size < this.#maxShards) {
-          const shard = await this.deps.shards.claim(this.workerId, this.deps.clock.nowMs(), this.#leaseMs);
-          if (!shard) break;
-          this.#startRun(shard);
-        }
-      } catch (err) {
-        this.deps.logger.error({ err }, 'batch runner poll failed');
-      }
-      if (!busy) await this.#idle(this.deps.pollIntervalMs ?? 500);
-    }
-  }
-
-  /** Waits for the poll interval, a wake(), or a shard finishing, whichever is first. */
-  #idle(ms: number): Promise<void> {
-    if (this.#woken) {
-      this.#woken = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = () => {
-        this.#woken = false;
-        clearTimeout(timer);
-        this.#wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#wake = done;
-    });
-  }
-
-  #startRun(shard: Shard): void {
+  #begin(shard: Shard): LeasedRun<ShardRun> {
     const batchSlots = this.#slotsOf(shard.batchId);
     const run = new ShardRun(shard, {
       ...this.deps,
@@ -157,7 +117,7 @@ export class BatchRunner implements BackgroundWorker {
       executor: this.#executor,
       globalSlots: this.#globalSlots,
       batchSlots,
-      stopping: () => this.#stopping,
+      stopping: () => this.#loop.stopping,
       signal: this.#abort.signal,
     });
     const done = run
@@ -173,12 +133,8 @@ export class BatchRunner implements BackgroundWorker {
           await this.deps.shards.release(this.workerId, shard.id).catch(() => {});
         },
       )
-      .finally(() => {
-        this.#runs.delete(shard.id);
-        this.#releaseSlotsOf(shard.batchId);
-        this.wake();
-      });
-    this.#runs.set(shard.id, { run, done });
+      .finally(() => this.#releaseSlotsOf(shard.batchId));
+    return { run, done };
   }
 
   /** Per-batch concurrency is per process: shards of one batch held here share one semaphore. */
@@ -195,18 +151,5 @@ export class BatchRunner implements BackgroundWorker {
   #releaseSlotsOf(batchId: string): void {
     const entry = this.#batchSlots.get(batchId);
     if (entry && --entry.users === 0) this.#batchSlots.delete(batchId);
-  }
-
-  async #renewLeases(): Promise<void> {
-    const ids = [...this.#runs.keys()];
-    if (ids.length === 0) return;
-    try {
-      const kept = await this.deps.shards.renew(this.workerId, ids, this.deps.clock.nowMs(), this.#leaseMs);
-      for (const id of ids) {
-        if (!kept.has(id)) this.#runs.get(id)?.run.markLost();
-      }
-    } catch (err) {
-      this.deps.logger.warn({ err }, 'shard lease renewal failed');
-    }
   }
 }

@@ -8,9 +8,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { PostgresDialect } from 'kysely';
 import { KyselyPGlite } from 'kysely-pglite';
 import { databaseFromDialect, openDatabase, type Database, type SqlFlavor } from '../../src/storage/db/database.js';
+import { postgresDialect } from '../../src/storage/db/postgres-dialect.js';
 
 export const POSTGRES_URL = process.env.SLUICE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -63,7 +63,7 @@ export async function postgresSchema(): Promise<{ url: string; drop(): Promise<v
 export async function postgresSchemaDatabase(): Promise<{ database: Database; url: string }> {
   const { url, drop } = await postgresSchema();
   const pool = new pg.Pool({ connectionString: url, max: 10 });
-  const database = databaseFromDialect(new PostgresDialect({ pool }), 'postgres', { afterClose: drop });
+  const database = databaseFromDialect(postgresDialect(pool), 'postgres', { afterClose: drop });
   return { database, url };
 }
 

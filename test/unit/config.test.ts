@@ -95,6 +95,7 @@ describe('config validation', () => {
     [{ REDIS_URL: 'http://127.0.0.1:6379' }, 'REDIS_URL: must start with redis:// or rediss://'],
     [{ SLUICE_WORKERS: 'threads' }, 'SLUICE_WORKERS: must be "in-process" or "off"'],
     [{ BILLING_LOWER_OUTPUT_CAP: 'no' }, 'BILLING_LOWER_OUTPUT_CAP: must be true or false, got "no"'],
+    [{ DATABASE_USAGE_SYNCHRONOUS_COMMIT: 'off' }, 'DATABASE_USAGE_SYNCHRONOUS_COMMIT: must be true or false, got "off"'],
     [{ BILLING_MIN_OUTPUT_TOKENS: '0' }, 'BILLING_MIN_OUTPUT_TOKENS: must be an integer at least 1, got "0"'],
     [{ BILLING_DEFAULT_HOLD_TOKENS: '0' }, 'BILLING_DEFAULT_HOLD_TOKENS: must be an integer at least 1, got "0"'],
     [{ BILLING_HOLD_WAIT_MS: '-1' }, 'BILLING_HOLD_WAIT_MS: must be an integer at least 0, got "-1"'],
@@ -165,8 +166,12 @@ describe('config defaults and overrides', () => {
     const dir = tempDir('sluice-config-');
     writeFileSync(path.join(dir, 'token'), 'from-file\n');
     const config = loadConfig({ DATABASE_URL: 'postgres://u@h/db', SLUICE_ADMIN_TOKEN_FILE: 'token' }, dir);
-    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db', usageSynchronousCommit: true });
     expect(config.adminToken).toBe('from-file');
+    const relaxed = loadConfig({ DATABASE_URL: 'postgres://u@h/db', DATABASE_USAGE_SYNCHRONOUS_COMMIT: 'false' }, dir);
+    expect(relaxed.database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db', usageSynchronousCommit: false });
+    writeFileSync(path.join(dir, 'relaxed.yaml'), 'database_url: postgres://u@h/db\ndatabase_usage_synchronous_commit: false\n');
+    expect(loadConfig({ SLUICE_CONFIG: 'relaxed.yaml' }, dir).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db', usageSynchronousCommit: false });
     expect(loadConfig({ DATABASE_URL: 'sqlite:x/y.db' }, dir).database).toEqual({ kind: 'sqlite', path: path.join(dir, 'x/y.db') });
   });
 });

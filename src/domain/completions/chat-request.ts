@@ -23,7 +23,7 @@ export interface ChatRequest {
 }
 
 /** A Map: the role is the client's string, and `constructor` must not name a role. */
-const ROLES: ReadonlyMap<string, ChatRole> = new Map([
+export const CHAT_ROLES: ReadonlyMap<string, ChatRole> = new Map([
   ['system', 'system'],
   ['developer', 'system'],
   ['user', 'user'],
@@ -31,7 +31,8 @@ const ROLES: ReadonlyMap<string, ChatRole> = new Map([
   ['tool', 'tool'],
 ]);
 
-const TEXT_PARTS: ReadonlySet<string> = new Set(['text', 'input_text', 'output_text']);
+/** The part types whose text the prompt reads (chat's and the Responses API's names). */
+export const TEXT_PARTS: ReadonlySet<string> = new Set(['text', 'input_text', 'output_text']);
 
 /**
  * The message's text, and the content to carry as sent when it is more than text. Text
@@ -56,7 +57,7 @@ function contentOf(message: ChatMessageIn, param: string): { text: string; wire?
 /** One validated message at `param` (e.g. `messages[2]`). */
 export function messageOf(message: ChatMessageIn, param: string): ChatMessage {
   const { text, wire } = contentOf(message, `${param}.content`);
-  const out: ChatMessage = { role: ROLES.get(message.role)!, content: text };
+  const out: ChatMessage = { role: CHAT_ROLES.get(message.role)!, content: text };
   if (wire !== undefined) out.wireContent = wire;
   if (typeof message.name === 'string') out.name = message.name;
   if (typeof message.tool_call_id === 'string') out.tool_call_id = message.tool_call_id;

@@ -5,23 +5,13 @@
  * message with tool_calls; function_call_output items become tool messages. Reasoning
  * items are dropped: chat engines take no reasoning as input, and each turn reasons anew.
  */
-import type { ChatMessage, ChatRole } from '../models/inference-backend.port.js';
+import type { ChatMessage } from '../models/inference-backend.port.js';
 import { invalidRequest } from '../shared/errors.js';
 import type { ResponseContentPartIn } from '../../wire/responses.js';
 import type { ResponseInputItem } from './responses.types.js';
+import { CHAT_ROLES, TEXT_PARTS } from '../completions/chat-request.js';
 
 type Json = Record<string, unknown>;
-
-/** A Map: the role is the client's string. */
-const ROLES: ReadonlyMap<string, ChatRole> = new Map([
-  ['system', 'system'],
-  ['developer', 'system'],
-  ['user', 'user'],
-  ['assistant', 'assistant'],
-  ['tool', 'tool'],
-]);
-
-const TEXT_PARTS: ReadonlySet<string> = new Set(['input_text', 'output_text', 'text']);
 
 /** One Responses part as the chat part an engine reads. */
 function chatPart(part: ResponseContentPartIn): Json {
@@ -65,7 +55,7 @@ function contentOf(content: string | ResponseContentPartIn[], param: string): { 
 
 function messageOf(item: Extract<ResponseInputItem, { role: unknown }>, param: string): ChatMessage {
   const { text, wire } = contentOf(item.content, `${param}.content`);
-  const out: ChatMessage = { role: ROLES.get(item.role)!, content: text };
+  const out: ChatMessage = { role: CHAT_ROLES.get(item.role)!, content: text };
   if (wire !== undefined) out.wireContent = wire;
   if (typeof item.name === 'string') out.name = item.name;
   if (typeof item.tool_call_id === 'string') out.tool_call_id = item.tool_call_id;

@@ -4,9 +4,10 @@
  * that builds queries on it.
  */
 import pg from 'pg';
-import { CompiledQuery, Kysely, PostgresDialect, type Compilable, type Dialect, type Generated } from 'kysely';
+import { CompiledQuery, Kysely, type Compilable, type Dialect, type Generated } from 'kysely';
 import type { DatabaseConfig } from '../../config/schema.js';
 import { sqliteDialect, type SqlStatement, type SyncSqlite } from './sqlite.js';
+import { asynchronousCommitDialect, postgresDialect } from './postgres-dialect.js';
 
 export type { SqlStatement, SyncSqlite } from './sqlite.js';
 
@@ -273,6 +274,12 @@ export interface Database {
   flavor: SqlFlavor;
   /** Embedded SQLite only: synchronous statements for the hottest queries (null on PostgreSQL). */
   sync: SyncSqlite | null;
+  /**
+   * Where usage records and their debits are committed: `db` itself, or on PostgreSQL with
+   * DATABASE_USAGE_SYNCHRONOUS_COMMIT=false its own connections that commit without
+   * waiting for the disk (postgres-dialect.ts says what that risks).
+   */
+  usageDb: Kysely<Tables>;
   close(): Promise<void>;
 }
 
@@ -308,31 +315,34 @@ export class CompiledQueries {
 // here holds micro-dollars, milliseconds or counts, all well inside 2^53.
 pg.types.setTypeParser(20, (value) => Number(value));
 
-function postgresDialect(url: string): Dialect {
-  return new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) });
-}
-
 /** Wraps an already-built dialect (used by tests to run the same code on PGlite). */
 export function databaseFromDialect(
   dialect: Dialect,
   flavor: SqlFlavor,
-  options: { sync?: SyncSqlite; beforeClose?: () => Promise<void>; afterClose?: () => Promise<void> } = {},
+  options: { sync?: SyncSqlite; usageDialect?: Dialect; beforeClose?: () => Promise<void>; afterClose?: () => Promise<void> } = {},
 ): Database {
   const db = new Kysely<Tables>({ dialect });
+  const usageDb = options.usageDialect ? new Kysely<Tables>({ dialect: options.usageDialect }) : db;
   return {
     db,
     flavor,
     sync: options.sync ?? null,
+    usageDb,
     async close() {
       await options.beforeClose?.();
       await db.destroy();
+      if (usageDb !== db) await usageDb.destroy();
       await options.afterClose?.();
     },
   };
 }
 
 export function openDatabase(config: DatabaseConfig): Database {
-  if (config.kind === 'postgres') return databaseFromDialect(postgresDialect(config.url), 'postgres');
+  if (config.kind === 'postgres') {
+    const dialect = postgresDialect(new pg.Pool({ connectionString: config.url, max: 10 }));
+    if (config.usageSynchronousCommit) return databaseFromDialect(dialect, 'postgres');
+    return databaseFromDialect(dialect, 'postgres', { usageDialect: asynchronousCommitDialect(config.url) });
+  }
   const { dialect, sync, checkpointer } = sqliteDialect(config.path);
   // The checkpointer stops first: the main connection's close then checkpoints what is left.
   return databaseFromDialect(dialect, 'sqlite', { sync, beforeClose: async () => checkpointer?.close() });

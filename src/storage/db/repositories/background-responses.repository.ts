@@ -1,13 +1,13 @@
 /**
  * The background-response queue (the domain's BackgroundQueue) on the `responses` rows.
- * A run is claimed with one conditional UPDATE … RETURNING, as batch shards are: of two
- * workers racing for a response exactly one gets it. A worker that dies stops renewing;
+ * A run is claimed as every lease table is (lease-claim.ts): of two workers racing for a
+ * response exactly one gets it. A worker that dies stops renewing;
  * once its lease expires the response is claimable again, unsettled. Settling is the one
  * write that bills: it flips `settled` from 0 under the worker's lease, in the
  * transaction that writes the usage records, so a response is billed at most once.
  */
-import { sql, type Kysely } from 'kysely';
-import type { Database, Tables } from '../database.js';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database, ResponsesTable, Tables } from '../database.js';
 import type { UsageRepository } from './usage.repository.js';
 import type {
   BackgroundJob,
@@ -18,8 +18,7 @@ import type {
   Settlement,
   StoredEvent,
 } from '../../../domain/responses/response-store.port.js';
-
-const CANDIDATES = 8;
+import { CLAIM_CANDIDATES, claimFirst } from './lease-claim.js';
 
 export class BackgroundResponsesRepository implements BackgroundQueue {
   constructor(
@@ -35,38 +34,21 @@ export class BackgroundResponsesRepository implements BackgroundQueue {
       .where('background', '=', 1)
       .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowMs)]))
       .orderBy('created_at')
-      .limit(CANDIDATES)
+      .limit(CLAIM_CANDIDATES)
       .execute();
-    // Start at a random candidate so that workers polling together rarely collide.
-    const offset = Math.floor(Math.random() * candidates.length);
-    for (let i = 0; i < candidates.length; i++) {
-      const { id } = candidates[(offset + i) % candidates.length]!;
-      const row = await this.database.db
-        .updateTable('responses')
-        .set({ lease_owner: worker, lease_expires_at: nowMs + leaseMs, attempts: sql`attempts + 1` })
-        .where('id', '=', id)
-        .where('settled', '=', 0)
-        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowMs)]))
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) continue;
-      return {
-        id: row.id,
-        owner: { projectId: row.project_id, subject: row.owner },
-        status: row.status as ResponseStatus,
-        body: JSON.parse(row.request ?? '{}') as Record<string, unknown>,
-        priorItems: JSON.parse(row.prior_items ?? '[]') as ResponseItem[],
-        inputItems: JSON.parse(row.input_items) as ResponseItem[],
-        resource: JSON.parse(row.resource) as Record<string, unknown>,
-        keyId: row.key_id,
-        payer: { kind: (row.payer_kind ?? 'project') as BackgroundJob['payer']['kind'], id: row.payer_id ?? row.project_id },
-        requestId: row.request_id ?? row.id,
-        attempt: Number(row.attempts),
-        eventCount: Number(row.event_count),
-        answerStarted: Number(row.answer_started) === 1,
-      };
-    }
-    return undefined;
+    const row = await claimFirst(
+      candidates.map((c) => c.id),
+      (id) =>
+        this.database.db
+          .updateTable('responses')
+          .set({ lease_owner: worker, lease_expires_at: nowMs + leaseMs, attempts: sql`attempts + 1` })
+          .where('id', '=', id)
+          .where('settled', '=', 0)
+          .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowMs)]))
+          .returningAll()
+          .executeTakeFirst(),
+    );
+    return row && toBackgroundJob(row);
   }
 
   async renew(worker: string, ids: readonly string[], nowMs: number, leaseMs: number): Promise<Set<string>> {
@@ -200,4 +182,22 @@ export class BackgroundResponsesRepository implements BackgroundQueue {
     const row = await this.database.db.selectFrom('responses').select(['status', 'settled']).where('id', '=', id).executeTakeFirst();
     return row ? { status: row.status as ResponseStatus, settled: Number(row.settled) === 1 } : undefined;
   }
+}
+
+function toBackgroundJob(row: Selectable<ResponsesTable>): BackgroundJob {
+  return {
+    id: row.id,
+    owner: { projectId: row.project_id, subject: row.owner },
+    status: row.status as ResponseStatus,
+    body: JSON.parse(row.request ?? '{}') as Record<string, unknown>,
+    priorItems: JSON.parse(row.prior_items ?? '[]') as ResponseItem[],
+    inputItems: JSON.parse(row.input_items) as ResponseItem[],
+    resource: JSON.parse(row.resource) as Record<string, unknown>,
+    keyId: row.key_id,
+    payer: { kind: (row.payer_kind ?? 'project') as BackgroundJob['payer']['kind'], id: row.payer_id ?? row.project_id },
+    requestId: row.request_id ?? row.id,
+    attempt: Number(row.attempts),
+    eventCount: Number(row.event_count),
+    answerStarted: Number(row.answer_started) === 1,
+  };
 }

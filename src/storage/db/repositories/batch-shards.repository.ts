@@ -1,12 +1,11 @@
 /**
- * Shard leases. A shard is claimed with one conditional UPDATE (... WHERE lease expired
- * RETURNING), which both SQLite and PostgreSQL run atomically: of two workers racing for
- * the same shard exactly one gets a row back. Leases are renewed while a worker holds
+ * Shard leases, claimed as every lease table is (lease-claim.ts). Leases are renewed while a worker holds
  * the shard; a worker that dies simply stops renewing and the shard is claimable again.
  */
 import { sql, type Selectable } from 'kysely';
 import type { BatchShardsTable, Database } from '../database.js';
 import type { Shard } from '../../../domain/batches/batch.types.js';
+import { CLAIM_CANDIDATES, claimFirst } from './lease-claim.js';
 
 const toShard = (row: Selectable<BatchShardsTable>): Shard => ({
   id: row.id,
@@ -21,7 +20,6 @@ const toShard = (row: Selectable<BatchShardsTable>): Shard => ({
 
 /** Statuses whose pending shards are worth running (cancelled/expired lines are written by the runner too). */
 const RUNNABLE = ['validating', 'in_progress', 'cancelling'];
-const CANDIDATES = 8;
 
 export class BatchShardsRepository {
   constructor(private readonly database: Database) {}
@@ -37,23 +35,21 @@ export class BatchShardsRepository {
       .where('b.status', 'in', RUNNABLE)
       .orderBy('s.batch_id')
       .orderBy('s.shard_no')
-      .limit(CANDIDATES)
+      .limit(CLAIM_CANDIDATES)
       .execute();
-    // Start at a random candidate so that workers polling together rarely collide.
-    const offset = Math.floor(Math.random() * candidates.length);
-    for (let i = 0; i < candidates.length; i++) {
-      const { id } = candidates[(offset + i) % candidates.length]!;
-      const row = await this.database.db
-        .updateTable('batch_shards')
-        .set({ lease_owner: owner, lease_expires_at: nowMs + leaseMs, claims: sql`claims + 1` })
-        .where('id', '=', id)
-        .where('state', '=', 'pending')
-        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowMs)]))
-        .returningAll()
-        .executeTakeFirst();
-      if (row) return toShard(row);
-    }
-    return undefined;
+    const row = await claimFirst(
+      candidates.map((c) => c.id),
+      (id) =>
+        this.database.db
+          .updateTable('batch_shards')
+          .set({ lease_owner: owner, lease_expires_at: nowMs + leaseMs, claims: sql`claims + 1` })
+          .where('id', '=', id)
+          .where('state', '=', 'pending')
+          .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowMs)]))
+          .returningAll()
+          .executeTakeFirst(),
+    );
+    return row && toShard(row);
   }
 
   /** Extends the leases this owner still holds; returns the ids it still holds. */

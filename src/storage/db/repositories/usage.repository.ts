@@ -133,6 +133,7 @@ export class UsageRepository implements UsageStore, UsageHistory {
    * statements read what the one before wrote), the writes are one statement of
    * data-modifying CTEs: atomic on its own, one round trip instead of four (begin, insert,
    * debit, commit), returning the balances the debits left, which it resolves with.
+   * Both run on the database's usage connections (synchronous commit or not, by config).
    */
   async recordAndDebitMany(records: readonly UsageRecord[], outbox: readonly OutboxEntry[] = []): Promise<BalancesAfter> {
     const sync = this.database.sync;
@@ -140,11 +141,12 @@ export class UsageRepository implements UsageStore, UsageHistory {
       sync.transaction(this.#statements(this.database.db, records, outbox));
       return undefined;
     }
+    const usageDb = this.database.usageDb;
     if (this.database.flavor === 'postgres' && records.every((r) => r.payer.kind === 'project')) {
-      const { rows } = await this.database.db.executeQuery(kyselyQuery<BalanceRow>(oneStatement(this.#statements(this.database.db, records, outbox))));
+      const { rows } = await usageDb.executeQuery(kyselyQuery<BalanceRow>(oneStatement(this.#statements(usageDb, records, outbox))));
       return new Map(rows.map((row) => [row.id, Number(row.balance_micros)]));
     }
-    await this.database.db.transaction().execute((trx) => this.recordAndDebitIn(trx, records, outbox));
+    await usageDb.transaction().execute((trx) => this.recordAndDebitIn(trx, records, outbox));
     return undefined;
   }
 

@@ -1,0 +1,169 @@
+/**
+ * The resolved, typed configuration the rest of the code receives (load.ts builds it from
+ * the file schema in schema.ts and the environment).
+ */
+import type { ModelSpec } from '../domain/models/model-spec.types.js';
+import type { StorefrontConfig } from './storefront-config.js';
+import type { RoutingConfig } from './routing-config.js';
+
+/** A model as the config resolves it: the domain's ModelSpec (catalog entry, price, limits, binding). */
+export type ModelConfig = ModelSpec;
+
+/** An S3-compatible bucket (AWS S3, MinIO, R2, Ceph RGW); credentials are secrets, never logged. */
+export interface S3BlobConfig {
+  kind: 's3';
+  bucket: string;
+  /** Keys are stored under this prefix ('' for the bucket's root). */
+  prefix: string;
+  /** null: AWS S3's own endpoint for the region. */
+  endpoint: string | null;
+  region: string;
+  forcePathStyle: boolean;
+  /** null: the SDK's default chain (instance profile, web identity, …). */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+}
+
+/** OpenTelemetry tracing (src/config/tracing-config.ts); null endpoint: the exporter's default. */
+export interface TracingConfig {
+  enabled: boolean;
+  endpoint: string | null;
+  serviceName: string;
+}
+
+/** The signed gateway; secrets and keys are never logged. */
+export interface GatewayConfig {
+  /** kid → secret; empty: the gateway is off and every gateway route answers 401. */
+  signingSecrets: ReadonlyMap<string, string>;
+  apiUrl: string | null;
+  readKey: string | null;
+  writeKey: string | null;
+  checkTimeoutMs: number;
+  toleranceSeconds: number;
+  intermediaryId: string;
+  allowanceCacheMs: number;
+  requestsPerMinute: number;
+}
+
+export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; path: string }
+  | {
+      kind: 'postgres';
+      url: string;
+      /**
+       * false: usage commits (a call's record and its debit) return before PostgreSQL
+       * flushes them to disk; a PostgreSQL crash can lose the last moment of them
+       * (docs/scaling-out.md). Every other write stays synchronous.
+       */
+      usageSynchronousCommit: boolean;
+    };
+
+export interface BillingConfig {
+  freeCreditsMicros: number;
+  /** A call that set no output cap and whose worst case does not fit runs with the cap the free credit affords. */
+  lowerOutputCap: boolean;
+  /** The smallest cap a call is lowered to beside the payer's other calls (a call's own default cap, when smaller). */
+  minOutputTokens: number;
+  /** Output tokens held for a call that set no cap and whose worst case does not fit. */
+  defaultHoldTokens: number;
+  /** How long a call waits for credit the payer's other calls hold before it is refused. */
+  holdWaitMs: number;
+}
+
+export interface BatchConfig {
+  completionWindowSeconds: number;
+  globalConcurrency: number;
+  perBatchConcurrency: number;
+  maxAttempts: number;
+  leaseSeconds: number;
+  shardLines: number;
+  retryBaseMs: number;
+  /** A batch `validating` with no heartbeat for this long is failed as interrupted. */
+  validationTimeoutSeconds: number;
+  /** The endpoints a batch may use (`batches.endpoints`); default the spec's, chat completions only. */
+  endpoints: readonly string[];
+}
+
+export interface ResponsesConfig {
+  /** Stored responses, and background responses' events, are deleted this long after creation. */
+  retentionDays: number;
+  /** Runs of a background response that lost its worker before it began to answer, before it is failed. */
+  maxAttempts: number;
+}
+
+/** In-process model runtimes (onnx, gguf). */
+export interface RuntimesConfig {
+  /** Where on-demand runtimes (the GGUF runtime) are installed and loaded from. */
+  dir: string;
+  /** 0 keeps models loaded until shutdown. */
+  idleUnloadSeconds: number;
+  /** null: all cores. */
+  onnxThreads: number | null;
+  ggufThreads: number | null;
+  ggufContextSize: number;
+  embeddingBatchSize: number;
+  embeddingBatchWaitMs: number;
+}
+
+/**
+ * How long a client may take to send its request. None of them bounds the answer: a long
+ * inference or a stream runs as long as its backend allows.
+ */
+export interface ServerTimeouts {
+  /** Request line and headers. */
+  headersMs: number;
+  /** The longest silence while a body is being received. */
+  bodyIdleMs: number;
+  /** The whole request, body included. */
+  requestMs: number;
+}
+
+export interface Config {
+  server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean; shutdownGraceMs: number; timeouts: ServerTimeouts };
+  logLevel: string;
+  dataDir: string;
+  database: DatabaseConfig;
+  blobs: BlobConfig;
+  tracing: TracingConfig;
+  redisUrl: string | null;
+  adminToken: string | null;
+  auth: { cacheTtlMs: number };
+  /** The web console at /console: session lifetime and sign-in attempts per client address. */
+  console: { sessionTtlMs: number; signInAttemptsPerMinute: number };
+  billing: BillingConfig;
+  rateLimit: { requestsPerMinute: number; redisPrefix: string };
+  modelsDir: string;
+  models: Readonly<Record<string, ModelConfig>>;
+  /** How calls spread over a model's deployments (src/config/routing-config.ts). */
+  routing: RoutingConfig;
+  /** Start-up log lines: catalog models that sluice.yaml overrides or replaces. */
+  modelNotices: readonly string[];
+  workers: { inProcess: boolean };
+  batches: BatchConfig;
+  /** Stored responses (`store`, `previous_response_id`, background mode). */
+  responses: ResponsesConfig;
+  /** The settlement outbox's deliverer. */
+  outbox: { maxAttempts: number };
+  runtimes: RuntimesConfig;
+  /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: the one decision model ready, if exactly one is. */
+  decision: {
+    defaultModel: string | null;
+    aliases: readonly string[];
+    /** Zero-shot scorer per decision model; absent: `embedding`. */
+    scorers: Readonly<Record<string, 'embedding' | 'nli' | 'llm'>>;
+    nliModel: string;
+    /** The chat model the `llm` scorer asks; null when no scorer is `llm`. */
+    llmModel: string | null;
+  };
+  /** The signed gateway (`/gateway/v1`); see src/config/gateway-config.ts. */
+  gateway: GatewayConfig;
+  /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
+  hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };
+  /** The agent storefront (src/config/storefront-config.ts); null when no plan is configured. */
+  storefront: StorefrontConfig | null;
+  /** The MCP endpoint (models as tools): where it is mounted on the main listener. */
+  mcp: { prefix: string };
+  /** Where the file was read from, for the start-up summary. */
+  configFile: string | null;
+}
