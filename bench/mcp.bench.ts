@@ -5,19 +5,34 @@
  * The server (src/main.ts) and the fake engine (test/fixtures/fake-engine.ts) each run in
  * their own process; this process sends one request at a time on one keep-alive
  * connection, REST and MCP calls interleaved one by one so drifting load weighs on both alike.
- * BENCH_CALLS requests per round (default 400), BENCH_ROUNDS rounds (default 7).
+ *
+ * Every server first serves BENCH_WARMUP pairs (default 2000), interleaved the same way and
+ * not counted, so both paths are measured once compiled (JIT) and their caches filled; the
+ * warm-up's own figure is printed beside the result. Then BENCH_ROUNDS rounds (default 7) of
+ * BENCH_CALLS pairs (default 400); a round's figure is p50(MCP) − p50(REST) over its pairs,
+ * the result the median over rounds. Each round also reads the server process's CPU (user +
+ * system, from /proc) per pair.
+ *
+ * BENCH_TREES=<before-dir>,<after-dir> runs one server per checkout (each with its
+ * node_modules) on the same engine, rounds alternating between them (the order flipping
+ * every round), and prints each tree's rows.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
 import { median } from './measure.js';
-import { spawnProcess } from '../test/helpers/cluster.js';
 import { startEngineProcess } from '../test/helpers/engine-process.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 400);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
+const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const TREES = (process.env.BENCH_TREES ?? HERE).split(',').map((t) => path.resolve(t));
 const ADMIN = 'bench-admin-token-0123456789';
 const ARGS = { model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 };
 const VERSION = '2026-07-28';
@@ -39,85 +54,139 @@ const mcpBody = (id: number) =>
     },
   });
 
-const p50 = (xs: readonly number[]) => median(xs);
+/** CPU time (µs) of a process, from /proc (10 ms ticks: fine over hundreds of requests). */
+function processCpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
 
-export default async function mcpBench(): Promise<BenchRow[]> {
-  const engine = await startEngineProcess('healthy');
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+/** One round's figures: p50 of each call (ms) and the server's CPU per pair (µs). */
+interface RoundFigures {
+  rest: number;
+  mcp: number;
+  cpu: number;
+}
+
+interface Side {
+  tree: string;
+  child: ChildProcess;
+  dir: string;
+  pool: Pool;
+  /** One round of `pairs` interleaved REST and MCP calls. */
+  round(pairs: number): Promise<RoundFigures>;
+}
+
+/** The server of the checkout `tree` in its own process, with a project and key. */
+async function startSide(tree: string, engineUrl: string): Promise<Side> {
   const dir = mkdtempSync(path.join(tmpdir(), 'sluice-bench-mcp-'));
   const config = path.join(dir, 'sluice.yaml');
-  writeFileSync(config, `models:\n  gpt-oss-120b: { backend: openai, base_url: ${engine.baseUrl} }\n`);
-  const server = await spawnProcess('replica', {
-    SLUICE_CONFIG: config,
-    DATA_DIR: dir,
-    SLUICE_ADMIN_TOKEN: ADMIN,
-    SLUICE_WORKERS: 'off',
-    RATE_LIMIT_RPM: '100000000',
-    FREE_CREDITS_USD: '1000000',
+  writeFileSync(config, `models:\n  gpt-oss-120b: { backend: openai, base_url: ${engineUrl} }\n`);
+  const env = { SLUICE_CONFIG: config, DATA_DIR: dir, SLUICE_ADMIN_TOKEN: ADMIN, SLUICE_WORKERS: 'off', RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '1000000' };
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(tree, 'src/main.ts')], {
+    cwd: tree,
+    env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const pool = new Pool(server.baseUrl!, { connections: 1, pipelining: 1 });
-  try {
-    const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
-    const post = async (p: string, headers: Record<string, string>, body: string) => {
-      const res = await pool.request({ method: 'POST', path: p, headers, body });
-      return { status: res.statusCode, text: await res.body.text() };
-    };
-    const project = JSON.parse((await post('/admin/v1/projects', admin, JSON.stringify({ name: 'bench' }))).text) as { id: string };
-    const { key } = JSON.parse((await post(`/admin/v1/projects/${project.id}/keys`, admin, '{}')).text) as { key: string };
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+      if (listening) resolve(listening[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`the server of ${tree} exited (${code}) before it listened`)));
+  });
+  const pool = new Pool(baseUrl, { connections: 1, pipelining: 1 });
+  const post = async (p: string, headers: Record<string, string>, body: string) => {
+    const res = await pool.request({ method: 'POST', path: p, headers, body });
+    return { status: res.statusCode, text: await res.body.text() };
+  };
+  const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
+  const project = JSON.parse((await post('/admin/v1/projects', admin, JSON.stringify({ name: 'bench' }))).text) as { id: string };
+  const { key } = JSON.parse((await post(`/admin/v1/projects/${project.id}/keys`, admin, '{}')).text) as { key: string };
 
-    const restHeaders = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
-    const mcpHeaders = { ...restHeaders, accept: 'application/json, text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': 'chat' };
-    const restBody = JSON.stringify(ARGS);
-    let id = 0;
-    const rest = async () => {
-      const res = await post('/v1/chat/completions', restHeaders, restBody);
-      if (res.status !== 200) throw new Error(`REST chat answered ${res.status}: ${res.text}`);
-    };
-    const mcp = async () => {
-      const res = await post('/mcp', mcpHeaders, mcpBody(++id));
-      if (res.status !== 200 || !res.text.includes('"structuredContent"') || res.text.includes('"isError":true')) throw new Error(`MCP chat answered ${res.status}: ${res.text}`);
-    };
-    const timed = async (call: () => Promise<void>) => {
-      const t = performance.now();
-      await call();
-      return performance.now() - t;
-    };
-    /** One round: CALLS pairs, REST and MCP back to back (the order alternating), so load drifts weigh on both alike. */
-    const round = async () => {
-      const restTimes: number[] = [];
-      const mcpTimes: number[] = [];
-      for (let i = 0; i < CALLS; i++) {
-        if (i % 2 === 0) {
-          restTimes.push(await timed(rest));
-          mcpTimes.push(await timed(mcp));
-        } else {
-          mcpTimes.push(await timed(mcp));
-          restTimes.push(await timed(rest));
-        }
+  const restHeaders = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+  const mcpHeaders = { ...restHeaders, accept: 'application/json, text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': 'chat' };
+  const restBody = JSON.stringify(ARGS);
+  let id = 0;
+  const rest = async () => {
+    const res = await post('/v1/chat/completions', restHeaders, restBody);
+    if (res.status !== 200) throw new Error(`REST chat answered ${res.status}: ${res.text}`);
+  };
+  const mcp = async () => {
+    const res = await post('/mcp', mcpHeaders, mcpBody(++id));
+    if (res.status !== 200 || !res.text.includes('"structuredContent"') || res.text.includes('"isError":true')) throw new Error(`MCP chat answered ${res.status}: ${res.text}`);
+  };
+  const timed = async (call: () => Promise<void>) => {
+    const t = performance.now();
+    await call();
+    return performance.now() - t;
+  };
+  /** REST and MCP back to back, the order alternating, so load drifts weigh on both alike. */
+  const round = async (pairs: number): Promise<RoundFigures> => {
+    const restTimes: number[] = [];
+    const mcpTimes: number[] = [];
+    const cpuBefore = processCpuMicros(child.pid!);
+    for (let i = 0; i < pairs; i++) {
+      if (i % 2 === 0) {
+        restTimes.push(await timed(rest));
+        mcpTimes.push(await timed(mcp));
+      } else {
+        mcpTimes.push(await timed(mcp));
+        restTimes.push(await timed(rest));
       }
-      return { rest: p50(restTimes), mcp: p50(mcpTimes) };
-    };
-    // Warm both paths (JIT, the tool list, the key cache).
-    await round();
-    const restP50: number[] = [];
-    const mcpP50: number[] = [];
-    const overheads: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      const { rest: a, mcp: b } = await round();
-      restP50.push(a);
-      mcpP50.push(b);
-      overheads.push(b - a);
     }
-    return [
-      { name: 'REST chat p50', value: median(restP50), unit: 'ms', note: `${CALLS} interleaved pairs per round, median of ${ROUNDS} rounds` },
-      { name: 'MCP chat p50', value: median(mcpP50), unit: 'ms' },
-      { name: 'MCP − REST p50', value: median(overheads), unit: 'ms', note: `target ≤ 0.3; rounds ${overheads.map((o) => o.toFixed(3)).join(', ')}` },
-      { name: 'MCP / REST p50', value: median(mcpP50) / median(restP50), unit: 'ratio' },
-    ];
+    return { rest: median(restTimes), mcp: median(mcpTimes), cpu: (processCpuMicros(child.pid!) - cpuBefore) / pairs };
+  };
+  return { tree, child, dir, pool, round };
+}
+
+async function stopSide(side: Side): Promise<void> {
+  await side.pool.close();
+  const exited = new Promise((resolve) => side.child.once('exit', resolve));
+  side.child.kill('SIGTERM');
+  await exited;
+  rmSync(side.dir, { recursive: true, force: true });
+}
+
+/** The rows of one tree: medians over rounds, every round's overhead and the warm-up's. */
+function rowsOf(side: Side, rounds: RoundFigures[], warmup: RoundFigures, load: string): BenchRow[] {
+  const label = TREES.length > 1 ? ` [${side.tree}]` : '';
+  const overheads = rounds.map((r) => r.mcp - r.rest);
+  const rest = median(rounds.map((r) => r.rest));
+  const mcp = median(rounds.map((r) => r.mcp));
+  return [
+    { name: `REST chat p50${label}`, value: rest, unit: 'ms', note: `${CALLS} interleaved pairs per round, median of ${ROUNDS} rounds after ${WARMUP} warm-up pairs` },
+    { name: `MCP chat p50${label}`, value: mcp, unit: 'ms' },
+    {
+      name: `MCP − REST p50${label}`,
+      value: median(overheads),
+      unit: 'ms',
+      note: `target ≤ 0.3; rounds ${overheads.map((o) => o.toFixed(3)).join(', ')}; warm-up ${(warmup.mcp - warmup.rest).toFixed(3)}; load ${load}`,
+    },
+    { name: `MCP / REST p50${label}`, value: mcp / rest, unit: 'ratio' },
+    { name: `server CPU per REST + MCP pair${label}`, value: median(rounds.map((r) => r.cpu)), unit: 'µs', note: `rounds ${rounds.map((r) => r.cpu.toFixed(0)).join(', ')}` },
+  ];
+}
+
+export default async function mcpBench(): Promise<BenchRow[]> {
+  const loadAtStart = loadAverage();
+  const engine = await startEngineProcess('healthy');
+  const sides: Side[] = [];
+  try {
+    for (const tree of TREES) sides.push(await startSide(tree, engine.baseUrl));
+    const warmups: RoundFigures[] = [];
+    for (const side of sides) warmups.push(await side.round(WARMUP));
+    const rounds = sides.map((): RoundFigures[] => []);
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = r % 2 === 0 ? sides.keys() : [...sides.keys()].reverse();
+      for (const i of order) rounds[i]!.push(await sides[i]!.round(CALLS));
+    }
+    const load = `${loadAtStart} at the start, ${loadAverage()} at the end`;
+    return sides.flatMap((side, i) => rowsOf(side, rounds[i]!, warmups[i]!, load));
   } finally {
-    await pool.close();
-    server.child.kill('SIGTERM');
-    await server.exited;
+    for (const side of sides) await stopSide(side);
     await engine.kill();
-    rmSync(dir, { recursive: true, force: true });
   }
 }

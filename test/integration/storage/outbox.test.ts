@@ -9,11 +9,11 @@
 import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
-import { PostgresDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pgliteDatabase, postgresReachable, postgresSchema, tempDir } from '../../helpers/databases.js';
 import { databaseFromDialect, openDatabase, type Database } from '../../../src/storage/db/database.js';
 import { migrateToLatest } from '../../../src/storage/db/migrate.js';
+import { postgresDialect } from '../../../src/storage/db/postgres-dialect.js';
 import { ProjectsRepository } from '../../../src/storage/db/repositories/projects.repository.js';
 import { UsageRepository } from '../../../src/storage/db/repositories/usage.repository.js';
 import { OutboxRepository } from '../../../src/storage/db/repositories/outbox.repository.js';
@@ -52,7 +52,7 @@ async function sharedDatabases(): Promise<SharedCase[]> {
   };
   const postgres = async (): Promise<SharedDatabase> => {
     const schema = await postgresSchema();
-    const open = async () => databaseFromDialect(new PostgresDialect({ pool: new pg.Pool({ connectionString: schema.url, max: 4 }) }), 'postgres');
+    const open = async () => databaseFromDialect(postgresDialect(new pg.Pool({ connectionString: schema.url, max: 4 })), 'postgres');
     return { open, drop: schema.drop };
   };
   // PGlite is one in-process database: every "handle" is the same one, closed once at the end.

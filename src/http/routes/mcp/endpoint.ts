@@ -63,10 +63,11 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
       const server = new McpServer(deps.serverInfo);
       const call = context.authInfo?.extra?.[CALL] as ToolCall | undefined;
       const tools = await definitionsOf();
-      // A tools/call needs only its tool (registering all of them is most of the server's set-up).
+      // A tools/call needs only its tool (registering all of them is most of the server's set-up),
+      // and not its advertised schema (tools.ts, `callConfig`).
       const called = call?.toolName === undefined ? undefined : tools.find((t) => t.name === call.toolName);
       for (const tool of called ? [called] : tools) {
-        server.registerTool(tool.name, tool.config, (args: unknown, ctx) =>
+        server.registerTool(tool.name, called ? tool.callConfig : tool.config, (args: unknown, ctx) =>
           tool.run(args as Record<string, unknown>, ctx.http?.authInfo?.extra?.[CALL] as ToolCall, ctx.mcpReq._meta),
         );
       }

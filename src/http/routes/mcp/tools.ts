@@ -23,9 +23,20 @@ import { paymentAttemptOf, paymentRequiredResult, settlementMeta } from './x402.
 
 export type { McpToolServices, ToolCall } from './tool-spec.js';
 
+type ToolConfig = { title: string; description: string; inputSchema: StandardSchemaWithJSON; _meta: Record<string, unknown> };
+
 export interface ToolDefinition {
   name: McpToolName;
-  config: { title: string; description: string; inputSchema: StandardSchemaWithJSON; _meta: Record<string, unknown> };
+  /** What `tools/list` advertises. */
+  config: ToolConfig;
+  /**
+   * The same with an `inputSchema` of just "an object", for the server of a `tools/call`: there
+   * the advertised schema's only reader is the SDK's scan for `x-mcp-header` declarations, which
+   * walks the whole schema on every call (most of the SDK's own per-call work for `chat`) and has
+   * nothing to find, since no tool's schema declares one; the arguments are checked by the route's
+   * validator either way (`objectOnly`).
+   */
+  callConfig: ToolConfig;
   /** `meta`: the call's `params._meta` (a payment rides there). */
   run(args: Record<string, unknown>, call: ToolCall, meta?: Readonly<Record<string, unknown>>): Promise<CallToolResult>;
 }
@@ -40,6 +51,9 @@ const objectOnly: jsonSchemaValidator = {
       ? { valid: true as const, data: input as T, errorMessage: undefined }
       : { valid: false as const, data: undefined, errorMessage: 'arguments must be an object' },
 };
+
+/** A tool call's arguments as the SDK sees them: an object. */
+const ARGUMENTS_OBJECT = fromJsonSchema({ type: 'object' } as JsonSchemaType, objectOnly);
 
 const TOOL_SPECS: Readonly<Record<McpToolName, ToolSpec>> = { ...REST_TOOLS, ...TASK_TOOLS, transcribe: TRANSCRIBE_TOOL };
 
@@ -72,14 +86,16 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
   return offers.map((offer) => {
     const spec = TOOL_SPECS[offer.name];
     const route = mcpUsageRoute(offer.name);
+    const config: ToolConfig = {
+      title: spec.title,
+      description: `${spec.description} ${priceText(offer.price)}`,
+      inputSchema: fromJsonSchema(spec.schema(offer.models) as JsonSchemaType, objectOnly),
+      _meta: { [PRICE_META_KEY]: offer.price },
+    };
     return {
       name: offer.name,
-      config: {
-        title: spec.title,
-        description: `${spec.description} ${priceText(offer.price)}`,
-        inputSchema: fromJsonSchema(spec.schema(offer.models) as JsonSchemaType, objectOnly),
-        _meta: { [PRICE_META_KEY]: offer.price },
-      },
+      config,
+      callConfig: { ...config, inputSchema: ARGUMENTS_OBJECT },
       async run(args, call, meta) {
         const context = { call, route, offer };
         try {

@@ -1,0 +1,261 @@
+/**
+ * The tables as Kysely sees them: one interface per table, named as the migrations
+ * (src/storage/db/migrations) create them.
+ */
+import type { Generated } from 'kysely';
+
+export interface ProjectsTable {
+  id: string;
+  name: string;
+  balance_micros: number;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface UsageRecordsTable {
+  id: string;
+  project_id: string;
+  key_id: string | null;
+  /** Who paid (migration 0006; defaults to `project`); NULL payer_id: the project (a row from before it). */
+  payer_kind: Generated<string>;
+  payer_id: string | null;
+  model: string;
+  route: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost_micros: number;
+  request_id: string;
+  status: number;
+  created_at: number;
+  /** The deployment that served the call (migration 0011); NULL for in-process models. */
+  deployment: string | null;
+}
+
+/** Uploads and batch outputs (migration 0002). `deleted_at` is the soft delete. */
+export interface FilesTable {
+  id: string;
+  project_id: string;
+  purpose: string;
+  filename: string;
+  bytes: number;
+  blob_key: string;
+  is_error: number;
+  status: string;
+  batch_id: string | null;
+  created_at: number;
+  expires_at: number | null;
+  deleted_at: number | null;
+  /** The blob of this deleted or expired record is gone (migration 0003). */
+  purged_at: number | null;
+}
+
+/** Batches; `input_blob_key` lets a batch outlive its soft-deleted input record. */
+export interface BatchesTable {
+  id: string;
+  project_id: string;
+  created_by_key_id: string | null;
+  endpoint: string;
+  input_file_id: string;
+  input_blob_key: string | null;
+  completion_window: string;
+  status: string;
+  metadata: string;
+  errors: string | null;
+  total_lines: number;
+  completed_lines: number;
+  failed_lines: number;
+  shards_total: number;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  created_at: number;
+  expires_at: number;
+  in_progress_at: number | null;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  /** Refreshed while the creating request validates the input (migration 0003). */
+  validation_heartbeat_at: number | null;
+  /** W3C traceparent of the creating request, when tracing was on (migration 0005). */
+  trace_parent: string | null;
+  /** Who pays for the batch's lines (migration 0006; defaults to `project`); NULL payer_id: the project. */
+  payer_kind: Generated<string>;
+  payer_id: string | null;
+  /** The model the lines name (migration 0012). */
+  model: string | null;
+  /** `output_expires_after.seconds` (migration 0012); NULL: the files' default retention. */
+  output_expires_after: number | null;
+  /** Usage summed over the lines, written when the batch ends (migration 0012). */
+  input_tokens: Generated<number>;
+  cached_tokens: Generated<number>;
+  output_tokens: Generated<number>;
+  reasoning_tokens: Generated<number>;
+}
+
+/** A leased unit of batch work: the input lines in bytes [start_byte, end_byte). */
+export interface BatchShardsTable {
+  id: string;
+  batch_id: string;
+  shard_no: number;
+  first_line: number;
+  last_line: number;
+  start_byte: number;
+  end_byte: number;
+  line_count: number;
+  state: string;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  claims: number;
+}
+
+/** One row per finished batch line, keyed (batch_id, line_no): the exactly-once record. */
+export interface BatchLineResultsTable {
+  batch_id: string;
+  line_no: number;
+  ok: number;
+  error_code: string | null;
+  line_json: string;
+  created_at: number;
+  /** What the line's call used (migration 0012). */
+  input_tokens: Generated<number>;
+  cached_tokens: Generated<number>;
+  output_tokens: Generated<number>;
+  reasoning_tokens: Generated<number>;
+}
+
+/** Console sign-in sessions (migration 0009); the id itself is never stored. */
+export interface ConsoleSessionsTable {
+  id_hash: string;
+  role: string;
+  project_id: string | null;
+  key_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Credit given or taken by an operator, with its reason (migration 0009). */
+export interface CreditGrantsTable {
+  id: string;
+  project_id: string;
+  amount_micros: number;
+  reason: string | null;
+  created_at: number;
+}
+
+/** The settlement outbox (migration 0007); payload is JSON text. */
+export interface OutboxTable {
+  id: string;
+  target_kind: string;
+  idempotency_key: string;
+  payload: string;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+/** Storefront credit of an agent or a receipt (migration 0008); rebuilt from the ledger. */
+export interface StorefrontAccountsTable {
+  seller_id: string;
+  holder_kind: string;
+  holder_id: string;
+  balance_micros: number;
+  purchased_micros: number;
+  consumed_micros: number;
+  status: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One credit movement; `payment_ref` is unique (migration 0008). */
+export interface StorefrontLedgerTable {
+  id: string;
+  seller_id: string;
+  holder_kind: string;
+  holder_id: string;
+  kind: string;
+  amount_micros: number;
+  payment_ref: string | null;
+  rail: string | null;
+  detail: string | null;
+  created_at: number;
+}
+
+export interface StorefrontCheckoutsTable {
+  id: string;
+  seller_id: string;
+  agent_id: string;
+  plan_id: string;
+  amount_micros: number;
+  provider: string;
+  created_at: number;
+}
+
+/** Every table; later migrations add theirs here. */
+/** Stored and background responses (migration 0013); JSON columns are text. */
+export interface ResponsesTable {
+  id: string;
+  project_id: string;
+  owner: string;
+  status: string;
+  background: number;
+  resource: string;
+  input_items: string;
+  conversation: string | null;
+  created_at: number;
+  expires_at: number;
+  request: string | null;
+  prior_items: string | null;
+  key_id: string | null;
+  payer_kind: string | null;
+  payer_id: string | null;
+  request_id: string | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  attempts: Generated<number>;
+  event_count: Generated<number>;
+  answer_started: Generated<number>;
+  settled: Generated<number>;
+}
+
+/** A background response's stream events (migration 0013). */
+export interface ResponseEventsTable {
+  response_id: string;
+  seq: number;
+  event: string;
+}
+
+export interface Tables {
+  projects: ProjectsTable;
+  api_keys: ApiKeysTable;
+  usage_records: UsageRecordsTable;
+  files: FilesTable;
+  batches: BatchesTable;
+  batch_shards: BatchShardsTable;
+  batch_line_results: BatchLineResultsTable;
+  console_sessions: ConsoleSessionsTable;
+  credit_grants: CreditGrantsTable;
+  outbox: OutboxTable;
+  storefront_accounts: StorefrontAccountsTable;
+  storefront_ledger: StorefrontLedgerTable;
+  storefront_checkouts: StorefrontCheckoutsTable;
+  responses: ResponsesTable;
+  response_events: ResponseEventsTable;
+}
