@@ -9,8 +9,12 @@
  *      undici, written here (target ≥ 60%);
  *  (c) streaming: from the upstream writing its first chunk to that chunk's first byte at
  *      the client (target ≤ 1 ms);
- *  (d) the same request with 8 function tools, at the rate of (a): its p50 minus the plain
- *      request's through Sluice, round by round (target ≤ 0.1 ms);
+ *  (d) what Sluice adds for 8 function tools, at the rate of (a): the same tools and plain
+ *      requests sent through Sluice and through the bare proxy in the same rounds, and
+ *      (sluice tools − sluice plain) − (bare tools − bare plain) per round (target ≤ 0.1 ms):
+ *      the client and the fake engine writing and parsing the larger body, and any proxy
+ *      hop carrying it, cost both sides alike and cancel; what is left is Sluice's own work
+ *      on the tools (validation, the input estimate, the body sent on);
  *  (e) where each proxy's CPU goes at the fixed rate, by step (auth, validation, hold,
  *      upstream call, settle, serialize, the HTTP server and framework, GC): one more paced
  *      run of each with the V8 profiler on, its samples given to steps by bench/cpu-steps.ts
@@ -19,39 +23,25 @@
  * main event loop carries only the server under test; latencies use autocannon's
  * per-response timings (sub-millisecond), not its whole-millisecond histogram.
  */
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
 import { startTestServer } from '../test/helpers/harness.js';
 import { profiled, stepRows } from './cpu-steps.js';
+import { BODY, CONNECTIONS, TOOLS_BODY, load, type LoadResult } from './proxy-load.js';
+
+export { BODY, TOOLS_BODY, load };
 
 const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /** Rounds alternate the proxies under test, so drifting load from elsewhere weighs on both sides of a ratio alike. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const CONNECTIONS = 32;
-export const BODY = JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 });
-/** BODY with 8 function tools (each with a small JSON Schema), as an agent framework sends them. */
-export const TOOLS_BODY = JSON.stringify({
-  ...JSON.parse(BODY),
-  tools: Array.from({ length: 8 }, (_, i) => ({
-    type: 'function',
-    function: {
-      name: `tool_${i}`,
-      description: `Looks up fact number ${i} about a city`,
-      parameters: {
-        type: 'object',
-        properties: { city: { type: 'string', description: 'The city' }, units: { type: 'string', enum: ['metric', 'imperial'] } },
-        required: ['city'],
-        additionalProperties: false,
-      },
-    },
-  })),
-  tool_choice: 'auto',
-});
+/**
+ * The paced rounds (a, d): more of them, since (d) is a difference of four p50s, each of
+ * which swings by more than the 0.1 ms it is held to; their order reverses every round.
+ */
+const PACED_ROUNDS = Number(process.env.BENCH_PACED_ROUNDS ?? 7);
 
 /** A minimal OpenAI-compatible upstream (plain JS, in a worker): fixed answers, and SSE that reports when it wrote its first chunk. */
 const UPSTREAM_SOURCE = `
@@ -89,16 +79,30 @@ server.listen(0, '127.0.0.1', () => parentPort.postMessage({ port: server.addres
 export interface Upstream {
   url: string;
   firstChunkAt: Map<string, number>;
+  /**
+   * When the upstream wrote request `id`'s first chunk. Its message can arrive after the
+   * client has read the whole stream (a loaded machine schedules the worker late): wait for it.
+   */
+  firstChunkOf(id: string): Promise<number>;
   close(): Promise<number>;
 }
 
 export function startUpstream(): Promise<Upstream> {
   const worker = new Worker(UPSTREAM_SOURCE, { eval: true });
   const firstChunkAt = new Map<string, number>();
+  const waiting = new Map<string, (at: number) => void>();
+  const firstChunkOf = (id: string) => {
+    const at = firstChunkAt.get(id);
+    return at !== undefined ? Promise.resolve(at) : new Promise<number>((resolve) => waiting.set(id, resolve));
+  };
   return new Promise((resolve) => {
     worker.on('message', (message: { port?: number; id?: string; at?: number }) => {
-      if (message.port) resolve({ url: `http://127.0.0.1:${message.port}`, firstChunkAt, close: () => worker.terminate() });
-      else if (message.id) firstChunkAt.set(message.id, message.at!);
+      if (message.port) resolve({ url: `http://127.0.0.1:${message.port}`, firstChunkAt, firstChunkOf, close: () => worker.terminate() });
+      else if (message.id) {
+        firstChunkAt.set(message.id, message.at!);
+        waiting.get(message.id)?.(message.at!);
+        waiting.delete(message.id);
+      }
     });
   });
 }
@@ -121,119 +125,8 @@ async function startBareProxy(upstreamUrl: string) {
   return { url: `http://127.0.0.1:${port}`, close: async () => (await app.close(), await pool.close()) };
 }
 
-/**
- * CPU time (µs) of the main thread, which carries only the server under test (the
- * upstream and the load generator run in workers): per-request CPU is steadier than
- * req/s on a shared machine. Linux /proc (10 ms ticks, fine over thousands of requests);
- * elsewhere the event loop's active time, which is close to it when the loop is not saturated.
- */
-function mainThreadCpuMicros(): number {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, at USER_HZ = 100
-  } catch {
-    return performance.eventLoopUtilization().active * 1000;
-  }
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const roundsNote = (xs: number[]) => `median of rounds ${xs.map((x) => x.toFixed(3)).join(', ')}`;
-
-export interface LoadResult {
-  rps: number;
-  p50: number;
-  cpuPerRequest: number;
-}
-
-/**
- * autocannon in its own worker thread (so the server's event loop carries only the
- * server), collecting each 200 response's time (sub-millisecond) for the p50. Inside a
- * worker autocannon returns raw counts, so requests/s is computed here.
- */
-const LOAD_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const autocannon = require(workerData.autocannonPath);
-const latencies = [];
-const instance = autocannon(workerData.options, (err, result) => parentPort.postMessage(err
-  ? { error: String(err) }
-  : { rps: result.totalCompletedRequests / result.duration, count: result.totalCompletedRequests, non2xx: result.non2xx, errors: result.errors, latencies }));
-instance.on('response', (_client, status, _bytes, ms) => { if (status === 200) latencies.push(ms); });
-`;
-const AUTOCANNON_PATH = createRequire(import.meta.url).resolve('autocannon');
-
-/**
- * A fixed rate, as (a) asks: autocannon's overallRate is a budget per second, which its
- * connections spend at full speed, so its "¼ rate" is a closed-loop burst of 8 connections
- * for the first part of every second and idle for the rest. This generator (open loop,
- * in its own worker, on undici) sends request i at start + i/rate, a few per millisecond
- * timer tick, whatever is still outstanding; each latency runs from sending to the last
- * byte of the answer.
- */
-const PACED_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { Pool } = require(workerData.undiciPath);
-const { url, headers, body, rate, seconds } = workerData;
-const target = new URL(url);
-const pool = new Pool(target.origin, { connections: 64 });
-const latencies = [];
-let sent = 0, settled = 0, non2xx = 0, errors = 0;
-const interval = 1000 / rate;
-const total = Math.round(rate * seconds);
-const start = performance.now();
-const fire = () => {
-  const at = performance.now();
-  pool.request({ method: 'POST', path: target.pathname, headers, body }).then(
-    async (res) => { await res.body.text(); if (res.statusCode === 200) latencies.push(performance.now() - at); else non2xx++; },
-    () => { errors++; },
-  ).finally(() => { if (++settled === total) finish(); });
-  sent++;
-};
-const finish = () => pool.close().then(() => parentPort.postMessage({ rps: total / seconds, count: total, non2xx, errors, latencies }));
-const tick = () => {
-  const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
-  while (sent < due) fire();
-  if (sent < total) setTimeout(tick, 1);
-};
-tick();
-`;
-const UNDICI_PATH = createRequire(import.meta.url).resolve('undici');
-
-export async function load(url: string, key: string | null, options: { seconds: number; rate?: number; paced?: boolean; body?: string }): Promise<LoadResult> {
-  const body = options.body ?? BODY;
-  const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
-  const paced = options.paced && options.rate;
-  const worker = paced
-    ? new Worker(PACED_SOURCE, {
-        eval: true,
-        workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, rate: options.rate, seconds: options.seconds },
-      })
-    : new Worker(LOAD_SOURCE, {
-        eval: true,
-        workerData: {
-          autocannonPath: AUTOCANNON_PATH,
-          options: {
-            url: `${url}/v1/chat/completions`,
-            method: 'POST',
-            headers,
-            body,
-            connections: options.rate ? 8 : CONNECTIONS,
-            duration: options.seconds,
-            ...(options.rate ? { overallRate: options.rate } : {}),
-          },
-        },
-      });
-  const cpuBefore = mainThreadCpuMicros();
-  const result = await new Promise<{ error?: string; rps: number; count: number; non2xx: number; errors: number; latencies: number[] }>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
-  const cpuMicros = mainThreadCpuMicros() - cpuBefore;
-  await worker.terminate();
-  if (result.error) throw new Error(result.error);
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.rps, p50: median(result.latencies), cpuPerRequest: cpuMicros / result.count };
-}
 
 /** Sequential streams: client first byte minus the upstream's first-chunk write, per request. */
 async function firstByteGaps(url: string, key: string | null, upstream: Upstream, count: number): Promise<number[]> {
@@ -253,7 +146,7 @@ async function firstByteGaps(url: string, key: string | null, upstream: Upstream
         res.on('data', () => {
           first ||= performance.timeOrigin + performance.now();
         });
-        res.on('end', () => resolve(first - upstream.firstChunkAt.get(id)!));
+        res.on('end', () => void upstream.firstChunkOf(id).then((at) => resolve(first - at)));
       });
       request.on('error', reject);
       request.end(JSON.stringify({ ...JSON.parse(BODY), stream: true }));
@@ -285,15 +178,23 @@ export default async function proxyBench(): Promise<BenchRow[]> {
     const [bareSat, sluiceSat] = [saturated.bare, saturated.sluice].map((rs) => median(rs.map((r) => r.rps))) as [number, number];
 
     const rate = Math.max(50, Math.round(bareSat / 4));
-    const paced = { direct: [] as LoadResult[], bare: [] as LoadResult[], sluice: [] as LoadResult[], tools: [] as LoadResult[] };
-    for (let i = 0; i < ROUNDS; i++) {
-      paced.direct.push(await load(upstream.url, null, { seconds: PHASE_SECONDS, rate, paced: true }));
-      paced.bare.push(await load(bare.url, null, { seconds: PHASE_SECONDS, rate, paced: true }));
-      paced.sluice.push(await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true }));
-      paced.tools.push(await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true, body: TOOLS_BODY }));
+    const phases = {
+      direct: () => load(upstream.url, null, { seconds: PHASE_SECONDS, rate, paced: true }),
+      bare: () => load(bare.url, null, { seconds: PHASE_SECONDS, rate, paced: true }),
+      sluice: () => load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true }),
+      bareTools: () => load(bare.url, null, { seconds: PHASE_SECONDS, rate, paced: true, body: TOOLS_BODY }),
+      tools: () => load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true, body: TOOLS_BODY }),
+    };
+    const paced = Object.fromEntries(Object.keys(phases).map((name) => [name, [] as LoadResult[]])) as Record<keyof typeof phases, LoadResult[]>;
+    for (let i = 0; i < PACED_ROUNDS; i++) {
+      const order = Object.keys(phases) as Array<keyof typeof phases>;
+      for (const name of i % 2 === 0 ? order : order.reverse()) paced[name].push(await phases[name]());
     }
     const added = paced.sluice.map((r, i) => r.p50 - paced.direct[i]!.p50);
-    const toolsAdded = paced.tools.map((r, i) => r.p50 - paced.sluice[i]!.p50);
+    const addedOverBare = paced.sluice.map((r, i) => r.p50 - paced.bare[i]!.p50);
+    const toolsThroughSluice = paced.tools.map((r, i) => r.p50 - paced.sluice[i]!.p50);
+    const toolsThroughBare = paced.bareTools.map((r, i) => r.p50 - paced.bare[i]!.p50);
+    const toolsAdded = toolsThroughSluice.map((d, i) => d - toolsThroughBare[i]!);
     const [direct, bareAtRate, through] = [paced.direct, paced.bare, paced.sluice].map((rs) => ({
       p50: median(rs.map((r) => r.p50)),
       cpuPerRequest: median(rs.map((r) => r.cpuPerRequest)),
@@ -316,8 +217,17 @@ export default async function proxyBench(): Promise<BenchRow[]> {
       { name: `p50 through the bare proxy at ${rate} req/s`, value: bareAtRate.p50, unit: 'ms', note: 'the floor for any proxy hop' },
       { name: `p50 through sluice at ${rate} req/s`, value: through.p50, unit: 'ms' },
       { name: 'p50 latency added by sluice', value: median(added), unit: 'ms', note: `target ≤ 1 ms; ${roundsNote(added)}` },
+      { name: 'p50 latency added by sluice over the bare proxy', value: median(addedOverBare), unit: 'ms', note: roundsNote(addedOverBare) },
       { name: `p50 through sluice with 8 tools at ${rate} req/s`, value: median(paced.tools.map((r) => r.p50)), unit: 'ms', note: `${TOOLS_BODY.length} bytes against ${BODY.length}` },
-      { name: 'p50 added by 8 tools', value: median(toolsAdded), unit: 'ms', note: `target ≤ 0.1 ms; ${roundsNote(toolsAdded)}` },
+      { name: `p50 through the bare proxy with 8 tools at ${rate} req/s`, value: median(paced.bareTools.map((r) => r.p50)), unit: 'ms' },
+      { name: '8 tools − plain through sluice', value: median(toolsThroughSluice), unit: 'ms', note: `raw; ${roundsNote(toolsThroughSluice)}` },
+      { name: '8 tools − plain through the bare proxy', value: median(toolsThroughBare), unit: 'ms', note: `raw; ${roundsNote(toolsThroughBare)}` },
+      {
+        name: 'p50 sluice adds for 8 tools',
+        value: median(toolsAdded),
+        unit: 'ms',
+        note: `(sluice tools − plain) − (bare tools − plain), per round; target ≤ 0.1 ms; ${roundsNote(toolsAdded)}`,
+      },
       {
         name: `p50 added in autocannon's bursts (its ${rate} req/s budget spent by 8 connections at full speed)`,
         value: throughBursts.p50 - directBursts.p50,

@@ -34,7 +34,7 @@ async function firstByteGaps(url: string, key: string, upstream: Upstream, route
         res.on('data', () => {
           first ||= performance.timeOrigin + performance.now();
         });
-        res.on('end', () => resolve(first - upstream.firstChunkAt.get(id)!));
+        res.on('end', () => void upstream.firstChunkOf(id).then((at) => resolve(first - at)));
       });
       request.on('error', reject);
       request.end(JSON.stringify(route.body));

@@ -1,0 +1,143 @@
+/**
+ * The load the proxy bench and the benches built on it put on a server: the request bodies
+ * (plain and with 8 tools), autocannon's closed loops and an open-loop paced generator,
+ * each in a worker thread, and the CPU the main thread (the server under test) spent.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/** autocannon's connections at saturation. */
+export const CONNECTIONS = 32;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+export const BODY = JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 });
+/** BODY with 8 function tools (each with a small JSON Schema), as an agent framework sends them. */
+export const TOOLS_BODY = JSON.stringify({
+  ...JSON.parse(BODY),
+  tools: Array.from({ length: 8 }, (_, i) => ({
+    type: 'function',
+    function: {
+      name: `tool_${i}`,
+      description: `Looks up fact number ${i} about a city`,
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string', description: 'The city' }, units: { type: 'string', enum: ['metric', 'imperial'] } },
+        required: ['city'],
+        additionalProperties: false,
+      },
+    },
+  })),
+  tool_choice: 'auto',
+});
+
+/**
+ * CPU time (µs) of the main thread, which carries only the server under test (the
+ * upstream and the load generator run in workers): per-request CPU is steadier than
+ * req/s on a shared machine. Linux /proc (10 ms ticks, fine over thousands of requests);
+ * elsewhere the event loop's active time, which is close to it when the loop is not saturated.
+ */
+function mainThreadCpuMicros(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, at USER_HZ = 100
+  } catch {
+    return performance.eventLoopUtilization().active * 1000;
+  }
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  cpuPerRequest: number;
+}
+
+/**
+ * autocannon in its own worker thread (so the server's event loop carries only the
+ * server), collecting each 200 response's time (sub-millisecond) for the p50. Inside a
+ * worker autocannon returns raw counts, so requests/s is computed here.
+ */
+const LOAD_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const autocannon = require(workerData.autocannonPath);
+const latencies = [];
+const instance = autocannon(workerData.options, (err, result) => parentPort.postMessage(err
+  ? { error: String(err) }
+  : { rps: result.totalCompletedRequests / result.duration, count: result.totalCompletedRequests, non2xx: result.non2xx, errors: result.errors, latencies }));
+instance.on('response', (_client, status, _bytes, ms) => { if (status === 200) latencies.push(ms); });
+`;
+const AUTOCANNON_PATH = createRequire(import.meta.url).resolve('autocannon');
+
+/**
+ * A fixed rate, as (a) asks: autocannon's overallRate is a budget per second, which its
+ * connections spend at full speed, so its "¼ rate" is a closed-loop burst of 8 connections
+ * for the first part of every second and idle for the rest. This generator (open loop,
+ * in its own worker, on undici) sends request i at start + i/rate, a few per millisecond
+ * timer tick, whatever is still outstanding; each latency runs from sending to the last
+ * byte of the answer.
+ */
+const PACED_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { Pool } = require(workerData.undiciPath);
+const { url, headers, body, rate, seconds } = workerData;
+const target = new URL(url);
+const pool = new Pool(target.origin, { connections: 64 });
+const latencies = [];
+let sent = 0, settled = 0, non2xx = 0, errors = 0;
+const interval = 1000 / rate;
+const total = Math.round(rate * seconds);
+const start = performance.now();
+const fire = () => {
+  const at = performance.now();
+  pool.request({ method: 'POST', path: target.pathname, headers, body }).then(
+    async (res) => { await res.body.text(); if (res.statusCode === 200) latencies.push(performance.now() - at); else non2xx++; },
+    () => { errors++; },
+  ).finally(() => { if (++settled === total) finish(); });
+  sent++;
+};
+const finish = () => pool.close().then(() => parentPort.postMessage({ rps: total / seconds, count: total, non2xx, errors, latencies }));
+const tick = () => {
+  const due = Math.min(total, Math.floor((performance.now() - start) / interval) + 1);
+  while (sent < due) fire();
+  if (sent < total) setTimeout(tick, 1);
+};
+tick();
+`;
+const UNDICI_PATH = createRequire(import.meta.url).resolve('undici');
+
+export async function load(url: string, key: string | null, options: { seconds: number; rate?: number; paced?: boolean; body?: string }): Promise<LoadResult> {
+  const body = options.body ?? BODY;
+  const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
+  const paced = options.paced && options.rate;
+  const worker = paced
+    ? new Worker(PACED_SOURCE, {
+        eval: true,
+        workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, rate: options.rate, seconds: options.seconds },
+      })
+    : new Worker(LOAD_SOURCE, {
+        eval: true,
+        workerData: {
+          autocannonPath: AUTOCANNON_PATH,
+          options: {
+            url: `${url}/v1/chat/completions`,
+            method: 'POST',
+            headers,
+            body,
+            connections: options.rate ? 8 : CONNECTIONS,
+            duration: options.seconds,
+            ...(options.rate ? { overallRate: options.rate } : {}),
+          },
+        },
+      });
+  const cpuBefore = mainThreadCpuMicros();
+  const result = await new Promise<{ error?: string; rps: number; count: number; non2xx: number; errors: number; latencies: number[] }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  const cpuMicros = mainThreadCpuMicros() - cpuBefore;
+  await worker.terminate();
+  if (result.error) throw new Error(result.error);
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: result.rps, p50: median(result.latencies), cpuPerRequest: cpuMicros / result.count };
+}
