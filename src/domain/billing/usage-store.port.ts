@@ -11,10 +11,4 @@ export interface UsageStore {
   recordAndDebit(record: UsageRecord, outbox?: readonly OutboxEntry[]): Promise<BalancesAfter>;
   /** Several records, their debits and `outbox` in one transaction. */
   recordAndDebitMany(records: readonly UsageRecord[], outbox?: readonly OutboxEntry[]): Promise<BalancesAfter>;
-  /**
-   * The record and its debit committed before this returns, when the store can do so
-   * without waiting (the embedded database, no transaction open); null when it cannot,
-   * and nothing was written.
-   */
-  recordAndDebitNow?(record: UsageRecord): { balances: BalancesAfter } | null;
 }

@@ -1,18 +1,13 @@
 /**
- * Group commit for usage records. Every record is written with its debit in one
- * transaction before its write() resolves. The first record of an event-loop turn is
- * committed at once when the store can do so without waiting (the embedded database):
- * its reply then waits for its own commit only, not for the rest of the turn (every
- * other request and upstream answer the loop has ready). The turn's later records, and
- * every record on a store that cannot commit at once, share a transaction at the end of
- * the turn (setImmediate), with those arriving while a transaction is being written:
- * under load one commit carries many calls, at the cost of one extra commit per turn. A
- * failed shared commit is retried record by record, so one bad record cannot fail the
- * others. A record's outbox messages (settlements owed to third parties) are written in
- * the same transaction as the record, as the entries the hooks make of a transaction's
- * messages (one per target kind where they combine, so a busy transaction writes one
- * row, not one per call); a record with messages always waits for the turn's
- * transaction, where its messages combine with the others'.
+ * Group commit for usage records. Every record is still written with its debit in one
+ * transaction before its write() resolves, but the records of one event-loop turn (and
+ * those arriving while a transaction is being written) share a transaction: under load
+ * one commit carries many calls; alone, a record waits one turn (setImmediate). A failed
+ * shared commit is retried record by record, so one bad record cannot fail the others.
+ * A record's outbox messages (settlements owed to third parties) are written in the same
+ * transaction as the record, as the entries the hooks make of a transaction's messages
+ * (one per target kind where they combine, so a busy transaction writes one row, not one
+ * per call).
  */
 import type { OutboxEntry, OutboxMessage } from '../outbox/outbox.types.js';
 import type { UsageRecord } from './usage.types.js';
@@ -42,11 +37,6 @@ const MAX_BATCH = 500;
 export class UsageWriter {
   #queue: Pending[] = [];
   #draining = false;
-  /** A record was committed at once in this turn: the turn's others are grouped. */
-  #committedThisTurn = false;
-  readonly #endTurn = () => {
-    this.#committedThisTurn = false;
-  };
 
   constructor(
     private readonly store: UsageStore,
@@ -54,21 +44,6 @@ export class UsageWriter {
   ) {}
 
   write(record: UsageRecord, outbox: readonly OutboxMessage[] = []): Promise<void> {
-    if (outbox.length === 0 && !this.#draining && !this.#committedThisTurn && this.store.recordAndDebitNow) {
-      const started = this.hooks.starting();
-      let committed: { balances: BalancesAfter } | null;
-      try {
-        committed = this.store.recordAndDebitNow(record);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      if (committed) {
-        this.#committedThisTurn = true;
-        setImmediate(this.#endTurn);
-        this.hooks.committed(NO_ENTRIES, committed.balances, started);
-        return Promise.resolve();
-      }
-    }
     return new Promise((resolve, reject) => {
       this.#queue.push({ record, outbox, resolve, reject });
       if (!this.#draining) {

@@ -119,14 +119,6 @@ export class UsageRepository implements UsageStore, UsageHistory {
     return this.recordAndDebitMany([record], outbox);
   }
 
-  /** On the embedded database with no transaction open: the record and its debit, committed synchronously. */
-  recordAndDebitNow(record: UsageRecord): { balances: BalancesAfter } | null {
-    const sync = this.database.sync;
-    if (!sync?.idle) return null;
-    sync.transaction(this.#statements(this.database.db, [record], []));
-    return { balances: undefined };
-  }
-
   /**
    * Several records, their debits and outbox entries in one transaction (group commit of
    * concurrent calls). On PostgreSQL, when only projects pay (no other kind's debit, whose
