@@ -106,11 +106,50 @@ tick();
 `;
 const UNDICI_PATH = createRequire(import.meta.url).resolve('undici');
 
-export async function load(url: string, key: string | null, options: { seconds: number; rate?: number; paced?: boolean; body?: string }): Promise<LoadResult> {
+/**
+ * One request at a time on one kept-alive connection, for `seconds`: each latency is a
+ * request's own service time, with no other request queued before it on the server, so a
+ * difference between two bodies is what the larger body costs a caller, not the queueing
+ * that extra CPU causes at a fixed rate.
+ */
+const SEQUENTIAL_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { Pool } = require(workerData.undiciPath);
+const { url, headers, body, seconds } = workerData;
+const target = new URL(url);
+const pool = new Pool(target.origin, { connections: 1 });
+const latencies = [];
+let count = 0, non2xx = 0, errors = 0;
+(async () => {
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    const at = performance.now();
+    try {
+      const res = await pool.request({ method: 'POST', path: target.pathname, headers, body });
+      await res.body.text();
+      if (res.statusCode === 200) latencies.push(performance.now() - at); else non2xx++;
+    } catch { errors++; }
+    count++;
+  }
+  await pool.close();
+  parentPort.postMessage({ rps: count / seconds, count, non2xx, errors, latencies });
+})();
+`;
+
+export async function load(
+  url: string,
+  key: string | null,
+  options: { seconds: number; rate?: number; paced?: boolean; sequential?: boolean; body?: string },
+): Promise<LoadResult> {
   const body = options.body ?? BODY;
   const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
   const paced = options.paced && options.rate;
-  const worker = paced
+  const worker = options.sequential
+    ? new Worker(SEQUENTIAL_SOURCE, {
+        eval: true,
+        workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, seconds: options.seconds },
+      })
+    : paced
     ? new Worker(PACED_SOURCE, {
         eval: true,
         workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, rate: options.rate, seconds: options.seconds },

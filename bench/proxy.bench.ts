@@ -157,6 +157,27 @@ async function firstByteGaps(url: string, key: string | null, upstream: Upstream
   return gaps;
 }
 
+/**
+ * The 8-tools figure without queueing: at a fixed rate, the CPU the tools add raises the
+ * server's utilisation and every request queues longer, so the paced difference measures
+ * the queue as much as the request. Here each request is alone on the server (one
+ * connection, one request at a time); rounds alternate the four phases.
+ */
+async function toolsOneAtATime(sluiceUrl: string, key: string, bareUrl: string): Promise<{ throughSluice: number[]; added: number[] }> {
+  const throughSluice: number[] = [];
+  const added: number[] = [];
+  const one = (url: string, k: string | null, body?: string) => load(url, k, { seconds: 1, sequential: true, ...(body ? { body } : {}) });
+  for (let i = 0; i < PACED_ROUNDS; i++) {
+    const plain = await one(sluiceUrl, key);
+    const tools = await one(sluiceUrl, key, TOOLS_BODY);
+    const barePlain = await one(bareUrl, null);
+    const bareTools = await one(bareUrl, null, TOOLS_BODY);
+    throughSluice.push(tools.p50 - plain.p50);
+    added.push(tools.p50 - plain.p50 - (bareTools.p50 - barePlain.p50));
+  }
+  return { throughSluice, added };
+}
+
 export default async function proxyBench(): Promise<BenchRow[]> {
   const upstream = await startUpstream();
   const bare = await startBareProxy(upstream.url);
@@ -203,6 +224,8 @@ export default async function proxyBench(): Promise<BenchRow[]> {
     const directBursts = await load(upstream.url, null, { seconds: PHASE_SECONDS, rate });
     const throughBursts = await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate });
 
+    const oneAtATime = await toolsOneAtATime(sluice.baseUrl, key, bare.url);
+
     // One more paced run of each proxy with the profiler on: where the CPU goes, by step (bench/cpu-steps.ts).
     const [sluiceSteps, bareSteps] = [await profiled(() => load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true })), await profiled(() => load(bare.url, null, { seconds: PHASE_SECONDS, rate, paced: true }))];
 
@@ -227,6 +250,18 @@ export default async function proxyBench(): Promise<BenchRow[]> {
         value: median(toolsAdded),
         unit: 'ms',
         note: `(sluice tools − plain) − (bare tools − plain), per round; target ≤ 0.1 ms; ${roundsNote(toolsAdded)}`,
+      },
+      {
+        name: '8 tools − plain through sluice, one request at a time',
+        value: median(oneAtATime.throughSluice),
+        unit: 'ms',
+        note: `raw, no queueing; ${roundsNote(oneAtATime.throughSluice)}`,
+      },
+      {
+        name: 'p50 sluice adds for 8 tools, one request at a time',
+        value: median(oneAtATime.added),
+        unit: 'ms',
+        note: `(sluice tools − plain) − (bare tools − plain), per round; target ≤ 0.1 ms; ${roundsNote(oneAtATime.added)}`,
       },
       {
         name: `p50 added in autocannon's bursts (its ${rate} req/s budget spent by 8 connections at full speed)`,
