@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { load, startUpstream } from './proxy.bench.js';
+import { processCpuMicros } from './cpu-time.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -36,13 +37,6 @@ function serve(dir: string, upstreamUrl: string): Promise<{ url: string; key: st
     });
     child.once('exit', (code) => reject(new Error(`server in ${dir} exited with ${code}: ${out}`)));
   });
-}
-
-/** CPU time (µs) of a whole process, from /proc (10 ms ticks; fine over thousands of requests). */
-function processCpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;

@@ -10,13 +10,14 @@
  * server's thread nor the two cores it shares carry the intermediary's signing.
  * BENCH_GATEWAY_CACHE_MS picks the cache settings to run; BENCH_VERBOSE prints each round.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { BenchRow } from './run.js';
 import { median } from './measure.js';
 import { startTestServer, type TestServer } from '../test/helpers/harness.js';
+import { mainThreadCpuMicros } from './cpu-time.js';
 
 const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /**
@@ -100,17 +101,6 @@ Promise.all(Array.from({ length: connections }, loop)).then(async () => {
 });
 `;
 const UNDICI_PATH = createRequire(import.meta.url).resolve('undici');
-
-/** CPU time (µs) of the main thread, which carries only the server (Linux /proc; elsewhere the event loop's active time). */
-function mainThreadCpuMicros(): number {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return performance.eventLoopUtilization().active * 1000;
-  }
-}
 
 /**
  * With BENCH_PROFILE_DIR set, a V8 CPU profile of the server's thread per load phase

@@ -27,6 +27,7 @@ import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
 import { median } from './measure.js';
 import { startEngineProcess } from '../test/helpers/engine-process.js';
+import { processCpuMicros } from './cpu-time.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 400);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -53,13 +54,6 @@ const mcpBody = (id: number) =>
       },
     },
   });
-
-/** CPU time (µs) of a process, from /proc (10 ms ticks: fine over hundreds of requests). */
-function processCpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
 
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 

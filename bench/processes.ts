@@ -7,14 +7,15 @@
  * runs with `--cpu-prof` and writes its V8 CPU profiles into `<dir>/<n>-<name>/` when it exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ADMIN_TOKEN } from '../test/helpers/harness.js';
 import { tempDir } from '../test/helpers/databases.js';
+import { processCpuMicros } from './cpu-time.js';
+import { AUTOCANNON_PATH, AUTOCANNON_WORKER_SOURCE } from './proxy-load.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -44,17 +45,6 @@ export interface BenchProcess {
   cpuMicros(): number;
   /** SIGTERM, then the exit (a profiled process writes its profile as it exits). */
   stop(): Promise<void>;
-}
-
-/** CPU time (user + system) process `pid` has used, in µs (Linux /proc; 0 elsewhere). */
-export function processCpuMicros(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, at USER_HZ = 100
-  } catch {
-    return 0;
-  }
 }
 
 function benchProcess(child: ChildProcess, baseUrl: string): BenchProcess {
@@ -138,21 +128,9 @@ export interface LoadFigures {
   p50: number;
 }
 
-/** autocannon in a worker thread; each 200 answer's time (sub-millisecond) feeds the p50. */
-const LOAD_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const autocannon = require(workerData.autocannonPath);
-const latencies = [];
-const instance = autocannon(workerData.options, (err, result) => parentPort.postMessage(err
-  ? { error: String(err) }
-  : { rps: result.totalCompletedRequests / result.duration, count: result.totalCompletedRequests, non2xx: result.non2xx, errors: result.errors, latencies }));
-instance.on('response', (_client, status, _bytes, ms) => { if (status === 200) latencies.push(ms); });
-`;
-const AUTOCANNON_PATH = createRequire(import.meta.url).resolve('autocannon');
-
-/** `connections` closed loops POSTing `body` to `url` for `seconds`; any answer but 200 fails the load. */
+/** `connections` closed loops (autocannon in a worker thread, each 200 answer's time feeding the p50) POSTing `body` to `url` for `seconds`; any answer but 200 fails the load. */
 export async function load(url: string, key: string, body: string, options: { connections: number; seconds: number }): Promise<LoadFigures> {
-  const worker = new Worker(LOAD_SOURCE, {
+  const worker = new Worker(AUTOCANNON_WORKER_SOURCE, {
     eval: true,
     workerData: {
       autocannonPath: AUTOCANNON_PATH,

@@ -3,9 +3,9 @@
  * (plain and with 8 tools), autocannon's closed loops and an open-loop paced generator,
  * each in a worker thread, and the CPU the main thread (the server under test) spent.
  */
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { mainThreadCpuMicros } from './cpu-time.js';
 
 /** autocannon's connections at saturation. */
 export const CONNECTIONS = 32;
@@ -31,22 +31,6 @@ export const TOOLS_BODY = JSON.stringify({
   tool_choice: 'auto',
 });
 
-/**
- * CPU time (µs) of the main thread, which carries only the server under test (the
- * upstream and the load generator run in workers): per-request CPU is steadier than
- * req/s on a shared machine. Linux /proc (10 ms ticks, fine over thousands of requests);
- * elsewhere the event loop's active time, which is close to it when the loop is not saturated.
- */
-function mainThreadCpuMicros(): number {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, at USER_HZ = 100
-  } catch {
-    return performance.eventLoopUtilization().active * 1000;
-  }
-}
-
 export interface LoadResult {
   rps: number;
   p50: number;
@@ -58,7 +42,7 @@ export interface LoadResult {
  * server), collecting each 200 response's time (sub-millisecond) for the p50. Inside a
  * worker autocannon returns raw counts, so requests/s is computed here.
  */
-const LOAD_SOURCE = `
+export const AUTOCANNON_WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const autocannon = require(workerData.autocannonPath);
 const latencies = [];
@@ -67,7 +51,7 @@ const instance = autocannon(workerData.options, (err, result) => parentPort.post
   : { rps: result.totalCompletedRequests / result.duration, count: result.totalCompletedRequests, non2xx: result.non2xx, errors: result.errors, latencies }));
 instance.on('response', (_client, status, _bytes, ms) => { if (status === 200) latencies.push(ms); });
 `;
-const AUTOCANNON_PATH = createRequire(import.meta.url).resolve('autocannon');
+export const AUTOCANNON_PATH = createRequire(import.meta.url).resolve('autocannon');
 
 /**
  * A fixed rate, as (a) asks: autocannon's overallRate is a budget per second, which its
@@ -154,7 +138,7 @@ export async function load(
         eval: true,
         workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, rate: options.rate, seconds: options.seconds },
       })
-    : new Worker(LOAD_SOURCE, {
+    : new Worker(AUTOCANNON_WORKER_SOURCE, {
         eval: true,
         workerData: {
           autocannonPath: AUTOCANNON_PATH,

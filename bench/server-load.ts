@@ -5,10 +5,11 @@
  * the main thread's CPU time per answered request; and, with BENCH_PROFILE_DIR set, a V8
  * CPU profile of the server's thread per load phase.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { mainThreadCpuMicros } from './cpu-time.js';
 
 /** A zero-latency chat upstream (plain JS, in a worker): a fixed answer with usage. */
 const UPSTREAM_SOURCE = `
@@ -55,17 +56,6 @@ Promise.all(Array.from({ length: connections }, loop)).then(async () => {
 });
 `;
 const UNDICI_PATH = createRequire(import.meta.url).resolve('undici');
-
-/** CPU time (µs) of the main thread, which carries only the server (Linux /proc; elsewhere the event loop's active time). */
-export function mainThreadCpuMicros(): number {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, at USER_HZ = 100
-  } catch {
-    return performance.eventLoopUtilization().active * 1000;
-  }
-}
 
 let profiles = 0;
 

@@ -1,0 +1,33 @@
+/**
+ * CPU time read from Linux /proc (utime + stime, 10 ms ticks at USER_HZ = 100: fine over
+ * the thousands of requests a bench phase sends), for the benches' CPU-per-request figures.
+ */
+import { readFileSync } from 'node:fs';
+
+/** utime + stime of a /proc stat line, in µs. */
+function statCpuMicros(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+/** CPU time (user + system, all its threads) process `pid` has used, in µs; 0 where /proc is missing. */
+export function processCpuMicros(pid: number): number {
+  try {
+    return statCpuMicros(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * CPU time (µs) of this process's main thread, which carries only the server under test
+ * when the upstream and the load run in workers; elsewhere than Linux, the event loop's
+ * active time, which is close to it when the loop is not saturated.
+ */
+export function mainThreadCpuMicros(): number {
+  try {
+    return statCpuMicros(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'));
+  } catch {
+    return performance.eventLoopUtilization().active * 1000;
+  }
+}
