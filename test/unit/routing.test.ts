@@ -156,6 +156,26 @@ describe('least_busy and latency', () => {
     expect(picker.pick([a, b], 2).id).toBe('a');
   });
 
+  it('least_busy weighs each count by the time to first byte once every deployment has answered', () => {
+    const book = new HealthBook(policy, { cooled: () => {} });
+    const picker = new LeastBusy(book);
+    const [fast, slow, fresh] = [deployment('fast'), deployment('slow'), deployment('fresh')];
+    book.succeeded(fast, 5);
+    book.succeeded(slow, 198);
+    // A burst that nothing answers yet: by counts alone it would alternate. Weighed, a call
+    // on the slow one waits 198 ms, less than the fast one's 40th (40 × 5 ms): it takes call 40.
+    const picks: string[] = [];
+    for (let i = 0; i < 80; i++) {
+      const d = picker.pick([slow, fast], 2);
+      book.startAttempt(d);
+      picks.push(d.id);
+    }
+    expect(picks.indexOf('slow')).toBe(39);
+    expect(picks.filter((id) => id === 'slow')).toHaveLength(1);
+    // A deployment not yet timed: counts alone decide, so it is tried (it has no calls).
+    expect(picker.pick([slow, fast, fresh], 3).id).toBe('fresh');
+  });
+
   it('latency tries a deployment never measured first, then the fastest, exploring one call in ten', () => {
     const book = new HealthBook(policy, { cooled: () => {} });
     const picker = new LowestLatency(book);

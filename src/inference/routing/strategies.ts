@@ -38,7 +38,19 @@ export class SmoothWeighted implements Picker {
   }
 }
 
-/** The fewest calls in flight, on this replica plus (with Redis) the others; ties go round robin. */
+/**
+ * The fewest calls in flight, on this replica plus (with Redis) the others, per unit of
+ * weight; ties go round robin. Once every candidate has answered at least once, each
+ * count is weighed by the deployment's recent time to first byte, as (in flight + 1) ×
+ * that time: the wait a new call can expect there. By counts alone, a burst that arrives
+ * before any answer is read (kept-alive connections, a busy event loop) splits evenly
+ * between a fast engine and one 40× slower, and half of it waits on the slow one; weighed,
+ * the slow one takes a call only when the fast one is that far behind. Until every
+ * candidate has been timed, counts alone decide, so a new deployment is tried.
+ */
+/** Times to first byte under this are noise beside queueing (and a 0 would make a deployment's calls weigh nothing). */
+const MIN_TTFB_MS = 1;
+
 export class LeastBusy implements Picker {
   #turn = 0;
 
@@ -46,20 +58,27 @@ export class LeastBusy implements Picker {
 
   pick(candidates: readonly Deployment[], count: number): Deployment {
     if (count === 1) return candidates[0]!;
+    const timed = this.#everyOneTimed(candidates, count);
     const start = this.#turn++ % count;
     let best = candidates[start]!;
     let bestLoad = Infinity;
     for (let k = 0; k < count; k++) {
       const d = candidates[(start + k) % count]!;
       const h = this.health.of(d);
+      const calls = h.inFlight + h.remoteInFlight;
       // Relative to the weight: a deployment of weight 2 is as busy as one of weight 1 at half its calls.
-      const load = (h.inFlight + h.remoteInFlight) / d.weight;
+      const load = (timed ? (calls + 1) * Math.max(h.ttfbMs!, MIN_TTFB_MS) : calls) / d.weight;
       if (load < bestLoad) {
         bestLoad = load;
         best = d;
       }
     }
     return best;
+  }
+
+  #everyOneTimed(candidates: readonly Deployment[], count: number): boolean {
+    for (let i = 0; i < count; i++) if (this.health.of(candidates[i]!).ttfbMs === null) return false;
+    return true;
   }
 }
 
