@@ -91,49 +91,59 @@ tick();
 const UNDICI_PATH = createRequire(import.meta.url).resolve('undici');
 
 /**
- * One request at a time on one kept-alive connection, for `seconds`: each latency is a
- * request's own service time, with no other request queued before it on the server, so a
- * difference between two bodies is what the larger body costs a caller, not the queueing
- * that extra CPU causes at a fixed rate.
+ * One request at a time on one kept-alive connection, the bodies taking turns request by
+ * request: each pair is sent within a millisecond of each other, so the drift of a shared
+ * machine (another job, a GC, the JIT) weighs on both alike, which phases of a second each
+ * cannot promise. Latencies are kept per body.
  */
-const SEQUENTIAL_SOURCE = `
+const ALTERNATING_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { Pool } = require(workerData.undiciPath);
-const { url, headers, body, seconds } = workerData;
+const { url, headers, bodies, seconds } = workerData;
 const target = new URL(url);
 const pool = new Pool(target.origin, { connections: 1 });
-const latencies = [];
-let count = 0, non2xx = 0, errors = 0;
+const latencies = bodies.map(() => []);
+let failures = 0;
 (async () => {
   const end = performance.now() + seconds * 1000;
-  while (performance.now() < end) {
+  for (let i = 0; performance.now() < end; i = (i + 1) % bodies.length) {
     const at = performance.now();
     try {
-      const res = await pool.request({ method: 'POST', path: target.pathname, headers, body });
+      const res = await pool.request({ method: 'POST', path: target.pathname, headers, body: bodies[i] });
       await res.body.text();
-      if (res.statusCode === 200) latencies.push(performance.now() - at); else non2xx++;
-    } catch { errors++; }
-    count++;
+      if (res.statusCode === 200) latencies[i].push(performance.now() - at); else failures++;
+    } catch { failures++; }
   }
   await pool.close();
-  parentPort.postMessage({ rps: count / seconds, count, non2xx, errors, latencies });
+  parentPort.postMessage({ latencies, failures });
 })();
 `;
+
+/** The p50 of each body's latency (ms), `bodies` sent in turn one at a time for `seconds`. */
+export async function alternating(url: string, key: string | null, bodies: readonly string[], seconds: number): Promise<number[]> {
+  const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
+  const worker = new Worker(ALTERNATING_SOURCE, {
+    eval: true,
+    workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, bodies, seconds },
+  });
+  const result = await new Promise<{ latencies: number[][]; failures: number }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  if (result.failures > 0) throw new Error(`${url}: ${result.failures} requests failed`);
+  return result.latencies.map(median);
+}
 
 export async function load(
   url: string,
   key: string | null,
-  options: { seconds: number; rate?: number; paced?: boolean; sequential?: boolean; body?: string },
+  options: { seconds: number; rate?: number; paced?: boolean; body?: string },
 ): Promise<LoadResult> {
   const body = options.body ?? BODY;
   const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
   const paced = options.paced && options.rate;
-  const worker = options.sequential
-    ? new Worker(SEQUENTIAL_SOURCE, {
-        eval: true,
-        workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, seconds: options.seconds },
-      })
-    : paced
+  const worker = paced
     ? new Worker(PACED_SOURCE, {
         eval: true,
         workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, rate: options.rate, seconds: options.seconds },

@@ -30,7 +30,7 @@ import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
 import { startTestServer } from '../test/helpers/harness.js';
 import { profiled, stepRows } from './cpu-steps.js';
-import { BODY, CONNECTIONS, TOOLS_BODY, load, type LoadResult } from './proxy-load.js';
+import { BODY, CONNECTIONS, TOOLS_BODY, alternating, load, type LoadResult } from './proxy-load.js';
 
 export { BODY, TOOLS_BODY, load };
 
@@ -161,19 +161,19 @@ async function firstByteGaps(url: string, key: string | null, upstream: Upstream
  * The 8-tools figure without queueing: at a fixed rate, the CPU the tools add raises the
  * server's utilisation and every request queues longer, so the paced difference measures
  * the queue as much as the request. Here each request is alone on the server (one
- * connection, one request at a time); rounds alternate the four phases.
+ * connection, one request at a time), and the plain and the tools body take turns request
+ * by request, so both p50s of a round come from the same seconds; rounds alternate Sluice
+ * and the bare proxy.
  */
 async function toolsOneAtATime(sluiceUrl: string, key: string, bareUrl: string): Promise<{ throughSluice: number[]; added: number[] }> {
   const throughSluice: number[] = [];
   const added: number[] = [];
-  const one = (url: string, k: string | null, body?: string) => load(url, k, { seconds: 1, sequential: true, ...(body ? { body } : {}) });
+  const seconds = Number(process.env.BENCH_ONE_AT_A_TIME_SECONDS ?? 3);
   for (let i = 0; i < PACED_ROUNDS; i++) {
-    const plain = await one(sluiceUrl, key);
-    const tools = await one(sluiceUrl, key, TOOLS_BODY);
-    const barePlain = await one(bareUrl, null);
-    const bareTools = await one(bareUrl, null, TOOLS_BODY);
-    throughSluice.push(tools.p50 - plain.p50);
-    added.push(tools.p50 - plain.p50 - (bareTools.p50 - barePlain.p50));
+    const [plain, tools] = (await alternating(sluiceUrl, key, [BODY, TOOLS_BODY], seconds)) as [number, number];
+    const [barePlain, bareTools] = (await alternating(bareUrl, null, [BODY, TOOLS_BODY], seconds)) as [number, number];
+    throughSluice.push(tools - plain);
+    added.push(tools - plain - (bareTools - barePlain));
   }
   return { throughSluice, added };
 }
