@@ -108,7 +108,7 @@ export function startUpstream(): Promise<Upstream> {
 }
 
 /** The comparison point: Fastify + undici, parse the request, forward it, send the upstream's body back. */
-async function startBareProxy(upstreamUrl: string) {
+export async function startBareProxy(upstreamUrl: string) {
   const pool = new Pool(upstreamUrl, { connections: 256 });
   const app = Fastify({ logger: false });
   app.post('/v1/chat/completions', async (request, reply) => {
