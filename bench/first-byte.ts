@@ -1,0 +1,57 @@
+/**
+ * The proxy bench's stream first-byte figure: how long after the upstream wrote a stream's
+ * first chunk its first byte reached the client, per target (direct, a bare proxy, Sluice).
+ */
+import { Worker } from 'node:worker_threads';
+import { BODY } from './proxy-load.js';
+import type { Upstream } from './proxy.bench.js';
+
+/**
+ * Streams one at a time, in a worker (a client on the server's own thread would read its
+ * first byte only when the server's event loop came round to it), the targets taking turns
+ * request by request: for each, the time of the client's first body byte and the id the
+ * upstream reported its first chunk under.
+ */
+const FIRST_BYTE_SOURCE = `
+const http = require('node:http');
+const { parentPort, workerData } = require('node:worker_threads');
+const { targets, body, count } = workerData;
+const agent = new http.Agent({ keepAlive: true });
+const one = (target, benchId) => new Promise((resolve, reject) => {
+  const request = http.request(target.url + '/v1/chat/completions', {
+    method: 'POST',
+    agent,
+    headers: { 'content-type': 'application/json', 'x-bench-id': benchId, ...(target.key ? { 'x-api-key': target.key } : {}) },
+  });
+  request.on('response', (res) => {
+    const id = res.headers['x-request-id'] || benchId;
+    let first = 0;
+    res.on('data', () => { first ||= performance.timeOrigin + performance.now(); });
+    res.on('end', () => resolve({ id, first }));
+  });
+  request.on('error', reject);
+  request.end(body);
+});
+(async () => {
+  const seen = targets.map(() => []);
+  for (let i = 0; i < count; i++) {
+    for (let t = 0; t < targets.length; t++) seen[t].push(await one(targets[t], 'bench-' + i + '-' + t));
+  }
+  agent.destroy();
+  parentPort.postMessage(seen);
+})();
+`;
+
+/** Per target, each stream's client first byte minus the upstream's first-chunk write (ms). */
+export async function firstByteGaps(targets: { url: string; key: string | null }[], upstream: Upstream, count: number): Promise<number[][]> {
+  const worker = new Worker(FIRST_BYTE_SOURCE, {
+    eval: true,
+    workerData: { targets, body: JSON.stringify({ ...JSON.parse(BODY), stream: true }), count },
+  });
+  const seen = await new Promise<{ id: string; first: number }[][]>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  return Promise.all(seen.map((streams) => Promise.all(streams.map(async ({ id, first }) => first - (await upstream.firstChunkOf(id))))));
+}
