@@ -176,6 +176,23 @@ describe('least_busy and latency', () => {
     expect(picker.pick([slow, fast, fresh], 3).id).toBe('fresh');
   });
 
+  it('least_busy stops weighing by a time to first byte older than 10 s, so a once-slow deployment is timed again', () => {
+    let now = 1_000_000;
+    const book = new HealthBook(policy, { cooled: () => {} }, () => now);
+    const picker = new LeastBusy(book);
+    const [fast, slow] = [deployment('fast'), deployment('slow')];
+    book.succeeded(slow, 30_000);
+    book.succeeded(fast, 5);
+    book.startAttempt(fast);
+    // One call on the fast one (10 ms expected) still beats the slow one's 30 s.
+    expect(picker.pick([slow, fast], 2).id).toBe('fast');
+    now += 9_000;
+    book.succeeded(fast, 5);
+    now += 2_000;
+    // The slow one's time is 11 s old: counts alone, and it has none in flight.
+    expect(picker.pick([slow, fast], 2).id).toBe('slow');
+  });
+
   it('latency tries a deployment never measured first, then the fastest, exploring one call in ten', () => {
     const book = new HealthBook(policy, { cooled: () => {} });
     const picker = new LowestLatency(book);

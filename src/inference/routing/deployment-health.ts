@@ -21,6 +21,8 @@ export interface DeploymentHealth {
   remoteInFlight: number;
   /** Exponentially weighted time to first byte (ms); null until the first answer. */
   ttfbMs: number | null;
+  /** When the last time to first byte was measured (0 before the first). */
+  ttfbAtMs: number;
   /** Since when the readiness probe or calls found it unreachable; null while it answers. */
   unreachableSinceMs: number | null;
   unreachableReason: string | null;
@@ -46,7 +48,7 @@ export class HealthBook {
   constructor(
     private readonly policy: CooldownPolicy,
     private readonly events: HealthEvents,
-    private readonly now: () => number = Date.now,
+    readonly now: () => number = Date.now,
   ) {}
 
   of(deployment: Deployment): DeploymentHealth {
@@ -60,6 +62,7 @@ export class HealthBook {
         inFlight: 0,
         remoteInFlight: 0,
         ttfbMs: null,
+        ttfbAtMs: 0,
         unreachableSinceMs: null,
         unreachableReason: null,
       };
@@ -99,6 +102,7 @@ export class HealthBook {
     health.unreachableReason = null;
     if (ttfbMs === null) return;
     health.ttfbMs = health.ttfbMs === null ? ttfbMs : health.ttfbMs + TTFB_SMOOTHING * (ttfbMs - health.ttfbMs);
+    health.ttfbAtMs = this.now();
   }
 
   /** A failure that counts toward a cooldown; `unreachable` names a connection failure. Returns whether it cooled the deployment. */

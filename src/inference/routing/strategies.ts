@@ -38,19 +38,25 @@ export class SmoothWeighted implements Picker {
   }
 }
 
-/**
- * The fewest calls in flight, on this replica plus (with Redis) the others, per unit of
- * weight; ties go round robin. Once every candidate has answered at least once, each
- * count is weighed by the deployment's recent time to first byte, as (in flight + 1) ×
- * that time: the wait a new call can expect there. By counts alone, a burst that arrives
- * before any answer is read (kept-alive connections, a busy event loop) splits evenly
- * between a fast engine and one 40× slower, and half of it waits on the slow one; weighed,
- * the slow one takes a call only when the fast one is that far behind. Until every
- * candidate has been timed, counts alone decide, so a new deployment is tried.
- */
 /** Times to first byte under this are noise beside queueing (and a 0 would make a deployment's calls weigh nothing). */
 const MIN_TTFB_MS = 1;
+/**
+ * A time to first byte older than this no longer weighs a deployment's calls: one slow
+ * answer (a cold start) would otherwise keep it out of every pick until the others were
+ * that far behind, and its time would never be measured again.
+ */
+const TTFB_FRESH_MS = 10_000;
 
+/**
+ * The fewest calls in flight, on this replica plus (with Redis) the others, per unit of
+ * weight; ties go round robin. While every candidate has answered in the last
+ * TTFB_FRESH_MS, each count is weighed by the deployment's recent time to first byte, as
+ * (in flight + 1) × that time: the wait a new call can expect there. By counts alone, a burst that arrives
+ * before any answer is read (kept-alive connections, a busy event loop) splits evenly
+ * between a fast engine and one 40× slower, and half of it waits on the slow one; weighed,
+ * the slow one takes a call only when the fast one is that far behind. Otherwise counts
+ * alone decide, so a new deployment, or one not timed lately, is tried.
+ */
 export class LeastBusy implements Picker {
   #turn = 0;
 
@@ -77,7 +83,11 @@ export class LeastBusy implements Picker {
   }
 
   #everyOneTimed(candidates: readonly Deployment[], count: number): boolean {
-    for (let i = 0; i < count; i++) if (this.health.of(candidates[i]!).ttfbMs === null) return false;
+    const since = this.health.now() - TTFB_FRESH_MS;
+    for (let i = 0; i < count; i++) {
+      const h = this.health.of(candidates[i]!);
+      if (h.ttfbMs === null || h.ttfbAtMs < since) return false;
+    }
     return true;
   }
 }
