@@ -2,7 +2,7 @@
  * The proxy bench's stream first-byte figure: how long after the upstream wrote a stream's
  * first chunk its first byte reached the client, per target (direct, a bare proxy, Sluice).
  */
-import { Worker } from 'node:worker_threads';
+import { runWorker } from './measure.js';
 import { BODY } from './proxy-load.js';
 import type { Upstream } from './proxy.bench.js';
 
@@ -44,14 +44,6 @@ const one = (target, benchId) => new Promise((resolve, reject) => {
 
 /** Per target, each stream's client first byte minus the upstream's first-chunk write (ms). */
 export async function firstByteGaps(targets: { url: string; key: string | null }[], upstream: Upstream, count: number): Promise<number[][]> {
-  const worker = new Worker(FIRST_BYTE_SOURCE, {
-    eval: true,
-    workerData: { targets, body: JSON.stringify({ ...JSON.parse(BODY), stream: true }), count },
-  });
-  const seen = await new Promise<{ id: string; first: number }[][]>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
-  await worker.terminate();
+  const seen = await runWorker<{ id: string; first: number }[][]>(FIRST_BYTE_SOURCE, { targets, body: JSON.stringify({ ...JSON.parse(BODY), stream: true }), count });
   return Promise.all(seen.map((streams) => Promise.all(streams.map(async ({ id, first }) => first - (await upstream.firstChunkOf(id))))));
 }

@@ -15,7 +15,7 @@ import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { BenchRow } from './run.js';
-import { median } from './measure.js';
+import { median, startWorker } from './measure.js';
 import { startTestServer, type TestServer } from '../test/helpers/harness.js';
 import { mainThreadCpuMicros } from './cpu-time.js';
 
@@ -131,19 +131,13 @@ interface Load {
 }
 
 async function load(origin: string, path: string, auth: { key?: string; secret?: string }): Promise<Load> {
-  const worker = new Worker(LOAD_SOURCE, {
-    eval: true,
-    workerData: { undiciPath: UNDICI_PATH, origin, path, body: BODY, key: auth.key, secret: auth.secret, connections: CONNECTIONS, seconds: PHASE_SECONDS },
-  });
+  const worker = startWorker<{ rps: number; failed: number }>(LOAD_SOURCE, { undiciPath: UNDICI_PATH, origin, path, body: BODY, key: auth.key, secret: auth.secret, connections: CONNECTIONS, seconds: PHASE_SECONDS });
   const profiler = await startProfile();
   const cpuBefore = mainThreadCpuMicros();
-  const result = await new Promise<{ rps: number; failed: number }>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
+  const result = await worker.result;
   const cpu = mainThreadCpuMicros() - cpuBefore;
   await profiler?.stop(`${path}-${Math.round(result.rps * PHASE_SECONDS)}req`);
-  await worker.terminate();
+  await worker.stop();
   if (result.failed > 0) throw new Error(`${origin}${path}: ${result.failed} answers were not 200`);
   return { rps: result.rps, cpuPerRequest: cpu / (result.rps * PHASE_SECONDS) };
 }

@@ -11,10 +11,10 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { ADMIN_TOKEN } from '../test/helpers/harness.js';
 import { tempDir } from '../test/helpers/databases.js';
 import { processCpuMicros } from './cpu-time.js';
+import { runWorker } from './measure.js';
 import { AUTOCANNON_PATH, AUTOCANNON_WORKER_SOURCE } from './proxy-load.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -130,18 +130,10 @@ export interface LoadFigures {
 
 /** `connections` closed loops (autocannon in a worker thread, each 200 answer's time feeding the p50) POSTing `body` to `url` for `seconds`; any answer but 200 fails the load. */
 export async function load(url: string, key: string, body: string, options: { connections: number; seconds: number }): Promise<LoadFigures> {
-  const worker = new Worker(AUTOCANNON_WORKER_SOURCE, {
-    eval: true,
-    workerData: {
-      autocannonPath: AUTOCANNON_PATH,
-      options: { url, method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body, connections: options.connections, duration: options.seconds },
-    },
+  const result = await runWorker<{ error?: string; rps: number; non2xx: number; errors: number; latencies: number[] }>(AUTOCANNON_WORKER_SOURCE, {
+    autocannonPath: AUTOCANNON_PATH,
+    options: { url, method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body, connections: options.connections, duration: options.seconds },
   });
-  const result = await new Promise<{ error?: string; rps: number; non2xx: number; errors: number; latencies: number[] }>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
-  await worker.terminate();
   if (result.error) throw new Error(result.error);
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   const sorted = result.latencies.sort((a, b) => a - b);

@@ -4,8 +4,8 @@
  * each in a worker thread, and the CPU the main thread (the server under test) spent.
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
 import { mainThreadCpuMicros } from './cpu-time.js';
+import { runWorker, startWorker } from './measure.js';
 
 /** autocannon's connections at saturation. */
 export const CONNECTIONS = 32;
@@ -35,6 +35,16 @@ export interface LoadResult {
   rps: number;
   p50: number;
   cpuPerRequest: number;
+}
+
+/** What a load worker (paced or autocannon) reports. */
+interface LoadMessage {
+  error?: string;
+  rps: number;
+  count: number;
+  non2xx: number;
+  errors: number;
+  latencies: number[];
 }
 
 /**
@@ -122,15 +132,7 @@ let failures = 0;
 /** The p50 of each body's latency (ms), `bodies` sent in turn one at a time for `seconds`. */
 export async function alternating(url: string, key: string | null, bodies: readonly string[], seconds: number): Promise<number[]> {
   const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
-  const worker = new Worker(ALTERNATING_SOURCE, {
-    eval: true,
-    workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, bodies, seconds },
-  });
-  const result = await new Promise<{ latencies: number[][]; failures: number }>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
-  await worker.terminate();
+  const result = await runWorker<{ latencies: number[][]; failures: number }>(ALTERNATING_SOURCE, { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, bodies, seconds });
   if (result.failures > 0) throw new Error(`${url}: ${result.failures} requests failed`);
   return result.latencies.map(median);
 }
@@ -144,32 +146,23 @@ export async function load(
   const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
   const paced = options.paced && options.rate;
   const worker = paced
-    ? new Worker(PACED_SOURCE, {
-        eval: true,
-        workerData: { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, rate: options.rate, seconds: options.seconds },
-      })
-    : new Worker(AUTOCANNON_WORKER_SOURCE, {
-        eval: true,
-        workerData: {
-          autocannonPath: AUTOCANNON_PATH,
-          options: {
-            url: `${url}/v1/chat/completions`,
-            method: 'POST',
-            headers,
-            body,
-            connections: options.rate ? 8 : CONNECTIONS,
-            duration: options.seconds,
-            ...(options.rate ? { overallRate: options.rate } : {}),
-          },
+    ? startWorker<LoadMessage>(PACED_SOURCE, { undiciPath: UNDICI_PATH, url: `${url}/v1/chat/completions`, headers, body, rate: options.rate, seconds: options.seconds })
+    : startWorker<LoadMessage>(AUTOCANNON_WORKER_SOURCE, {
+        autocannonPath: AUTOCANNON_PATH,
+        options: {
+          url: `${url}/v1/chat/completions`,
+          method: 'POST',
+          headers,
+          body,
+          connections: options.rate ? 8 : CONNECTIONS,
+          duration: options.seconds,
+          ...(options.rate ? { overallRate: options.rate } : {}),
         },
       });
   const cpuBefore = mainThreadCpuMicros();
-  const result = await new Promise<{ error?: string; rps: number; count: number; non2xx: number; errors: number; latencies: number[] }>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
+  const result = await worker.result;
   const cpuMicros = mainThreadCpuMicros() - cpuBefore;
-  await worker.terminate();
+  await worker.stop();
   if (result.error) throw new Error(result.error);
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return { rps: result.rps, p50: median(result.latencies), cpuPerRequest: cpuMicros / result.count };

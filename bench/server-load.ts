@@ -10,6 +10,7 @@ import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { mainThreadCpuMicros } from './cpu-time.js';
+import { startWorker } from './measure.js';
 
 /** A zero-latency chat upstream (plain JS, in a worker): a fixed answer with usage. */
 const UPSTREAM_SOURCE = `
@@ -88,19 +89,21 @@ export async function closedLoopLoad(
   path: string,
   options: { headers: Record<string, string>; body: string; connections: number; seconds: number },
 ): Promise<Load> {
-  const worker = new Worker(LOAD_SOURCE, {
-    eval: true,
-    workerData: { undiciPath: UNDICI_PATH, origin, path, headers: options.headers, body: options.body, connections: options.connections, seconds: options.seconds },
+  const worker = startWorker<{ rps: number; done: number; failed: number; status: number }>(LOAD_SOURCE, {
+    undiciPath: UNDICI_PATH,
+    origin,
+    path,
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections,
+    seconds: options.seconds,
   });
   const profiler = await startProfile();
   const cpuBefore = mainThreadCpuMicros();
-  const result = await new Promise<{ rps: number; done: number; failed: number; status: number }>((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
+  const result = await worker.result;
   const cpu = mainThreadCpuMicros() - cpuBefore;
   await profiler?.stop(`${path}-${result.done}req`);
-  await worker.terminate();
+  await worker.stop();
   if (result.failed > 0) throw new Error(`${origin}${path}: ${result.failed} answers were not 200 (the last ${result.status})`);
   return { rps: result.rps, cpuPerRequest: cpu / result.done };
 }

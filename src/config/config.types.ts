@@ -57,6 +57,8 @@ export type DatabaseConfig =
        * (docs/scaling-out.md). Every other write stays synchronous.
        */
       usageSynchronousCommit: boolean;
+      /** Statements a connection repeats are prepared once on it (storage/db/prepared-statements.ts); false behind a transaction-mode pooler that cannot carry them. */
+      preparedStatements: boolean;
     };
 
 export interface BillingConfig {

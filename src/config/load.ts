@@ -108,9 +108,14 @@ function envSecret(env: Env, name: string, cwd: string, problems: string[]): str
   return env[name] ? env[name]! : null;
 }
 
-function resolveDatabase(url: string | undefined, usageSynchronousCommit: boolean, dataDir: string, cwd: string, problems: string[]): DatabaseConfig {
+interface PostgresOptions {
+  usageSynchronousCommit: boolean;
+  preparedStatements: boolean;
+}
+
+function resolveDatabase(url: string | undefined, postgres: PostgresOptions, dataDir: string, cwd: string, problems: string[]): DatabaseConfig {
   if (!url) return { kind: 'sqlite', path: path.join(dataDir, 'sluice.db') };
-  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url, usageSynchronousCommit };
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url, ...postgres };
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length).replace(/^\/\//, '');
     return { kind: 'sqlite', path: file === ':memory:' ? file : path.resolve(cwd, file) };
@@ -185,7 +190,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDir,
     database: resolveDatabase(
       env.DATABASE_URL ?? file.database_url,
-      envBoolean(env, 'DATABASE_USAGE_SYNCHRONOUS_COMMIT', problems) ?? file.database_usage_synchronous_commit ?? true,
+      {
+        usageSynchronousCommit: envBoolean(env, 'DATABASE_USAGE_SYNCHRONOUS_COMMIT', problems) ?? file.database_usage_synchronous_commit ?? true,
+        preparedStatements: envBoolean(env, 'DATABASE_PREPARED_STATEMENTS', problems) ?? file.database_prepared_statements ?? true,
+      },
       dataDir,
       cwd,
       problems,

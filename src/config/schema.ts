@@ -78,6 +78,7 @@ export const ConfigFileSchema = Type.Object(
     data_dir: Type.Optional(Type.String({ minLength: 1 })),
     database_url: Type.Optional(Type.String({ pattern: '^(postgres(ql)?://|sqlite:)' })),
     database_usage_synchronous_commit: Type.Optional(Type.Boolean()),
+    database_prepared_statements: Type.Optional(Type.Boolean()),
     redis_url: Type.Optional(Type.String({ pattern: '^rediss?://' })),
     blobs: Type.Optional(
       Type.Object(

@@ -11,6 +11,7 @@ import pg from 'pg';
 import { KyselyPGlite } from 'kysely-pglite';
 import { databaseFromDialect, openDatabase, type Database, type SqlFlavor } from '../../src/storage/db/database.js';
 import { postgresDialect } from '../../src/storage/db/postgres-dialect.js';
+import { postgresPool } from '../../src/storage/db/prepared-statements.js';
 
 export const POSTGRES_URL = process.env.SLUICE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -62,7 +63,8 @@ export async function postgresSchema(): Promise<{ url: string; drop(): Promise<v
 /** A fresh schema on the real server; dropped again on close. Also returns a URL that selects it. */
 export async function postgresSchemaDatabase(): Promise<{ database: Database; url: string }> {
   const { url, drop } = await postgresSchema();
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // As a server opens it (storage/db/database.ts): repeated statements prepared.
+  const pool = postgresPool(url, { max: 10, preparedStatements: true });
   const database = databaseFromDialect(postgresDialect(pool), 'postgres', { afterClose: drop });
   return { database, url };
 }

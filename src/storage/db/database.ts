@@ -8,6 +8,7 @@ import { CompiledQuery, Kysely, type Compilable, type Dialect } from 'kysely';
 import type { DatabaseConfig } from '../../config/schema.js';
 import { sqliteDialect, type SqlStatement, type SyncSqlite } from './sqlite.js';
 import { asynchronousCommitDialect, postgresDialect } from './postgres-dialect.js';
+import { postgresPool } from './prepared-statements.js';
 
 export type { SqlStatement, SyncSqlite } from './sqlite.js';
 
@@ -87,9 +88,10 @@ export function databaseFromDialect(
 
 export function openDatabase(config: DatabaseConfig): Database {
   if (config.kind === 'postgres') {
-    const dialect = postgresDialect(new pg.Pool({ connectionString: config.url, max: 10 }));
+    const { preparedStatements } = config;
+    const dialect = postgresDialect(postgresPool(config.url, { max: 10, preparedStatements }));
     if (config.usageSynchronousCommit) return databaseFromDialect(dialect, 'postgres');
-    return databaseFromDialect(dialect, 'postgres', { usageDialect: asynchronousCommitDialect(config.url) });
+    return databaseFromDialect(dialect, 'postgres', { usageDialect: asynchronousCommitDialect(config.url, preparedStatements) });
   }
   const { dialect, sync, checkpointer } = sqliteDialect(config.path);
   // The checkpointer stops first: the main connection's close then checkpoints what is left.

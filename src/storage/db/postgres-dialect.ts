@@ -11,7 +11,8 @@
  * introspection here) needs this schema's tables alone, and a schema in use is not
  * dropped under its own server.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { postgresPool } from './prepared-statements.js';
 import {
   PostgresDialect,
   sql,
@@ -105,8 +106,8 @@ export function postgresDialect(pool: pg.Pool): PostgresDialect {
  * transactions only insert usage records and outbox entries and draw balances down.
  * The usage writer keeps one transaction in flight, so two connections are enough.
  */
-export function asynchronousCommitDialect(url: string): PostgresDialect {
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+export function asynchronousCommitDialect(url: string, preparedStatements: boolean): PostgresDialect {
+  const pool = postgresPool(url, { max: 2, preparedStatements });
   // Queued on the new connection ahead of the query that asked for it; should it fail, the
   // connection stays synchronous, the durable side.
   pool.on('connect', (client) => void client.query('set synchronous_commit = off').catch(() => {}));

@@ -74,8 +74,8 @@ describe.skipIf(!reachable)('the PostgreSQL dialect', () => {
 
   it('commits usage without waiting for the WAL flush only when configured, and every other write with it', async () => {
     const { url, drop } = await postgresSchema();
-    const durable = openDatabase({ kind: 'postgres', url, usageSynchronousCommit: true });
-    const relaxed = openDatabase({ kind: 'postgres', url, usageSynchronousCommit: false });
+    const durable = openDatabase({ kind: 'postgres', url, usageSynchronousCommit: true, preparedStatements: true });
+    const relaxed = openDatabase({ kind: 'postgres', url, usageSynchronousCommit: false, preparedStatements: true });
     try {
       expect(durable.usageDb).toBe(durable.db);
       expect(await synchronousCommit(durable.db)).toBe('on');

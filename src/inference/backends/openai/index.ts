@@ -33,10 +33,10 @@ import { Router, type RoutingMetrics } from '../../routing/router.js';
 import type { BackendDeps } from '../../registry.js';
 import type { TokenCounter } from '../../token-counter.js';
 import { UpstreamClient } from './client.js';
-import { upstreamProtocolError, upstreamTransportError } from './errors.js';
+import { upstreamProtocolError } from './errors.js';
 import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
-import { finishesAChoice, readChatCompletion, readCompletion, readEmbeddings, readModerations, readStreamChunk } from './map-response.js';
-import { SseDecoder } from './sse-decoder.js';
+import { readChatCompletion, readCompletion, readEmbeddings, readModerations } from './map-response.js';
+import { upstreamStreamEvents, type StreamRequest } from './upstream-stream.js';
 import { UpstreamProbes } from './upstream-probes.js';
 import { targetOf, upstreamName, upstreamStatus } from './deployments.js';
 
@@ -49,13 +49,6 @@ export function createOpenAIBackend(deps: BackendDeps, options: { metrics?: Rout
  * most OpenAI's API accepts for `top_logprobs`, and vLLM's default `max_logprobs`.
  */
 const NEXT_TOKEN_SAMPLING = Object.freeze({ max_tokens: 1, temperature: 0, logprobs: true, top_logprobs: 20 });
-
-/** One streamed call on one deployment: where it goes, what it sends, how its usage is counted when the engine reports none. */
-interface StreamRequest {
-  path: string;
-  body: Record<string, unknown>;
-  count: (produced: string) => Promise<TokenUsage>;
-}
 
 /** A stream whose first event has arrived, and the events after it. */
 interface OpenedStream {
@@ -184,50 +177,13 @@ export class OpenAIBackend implements InferenceBackend {
    * then a failure is the router's to retry; after it, the stream is the caller's.
    */
   async #openStream(params: CallContext, model: ModelSpec, deployment: Deployment, request: StreamRequest): Promise<OpenedStream> {
-    const events = this.#streamEvents(params, model, deployment, request);
+    const events = upstreamStreamEvents(this.#client, params, model, deployment, request);
     try {
       return { first: await events.next(), events };
     } catch (err) {
       await events.return(undefined).catch(() => {});
       throw err;
     }
-  }
-
-  /** An upstream's SSE stream as port events, ending with its usage (counted when it reports none). */
-  async *#streamEvents(params: CallContext, model: ModelSpec, deployment: Deployment, request: StreamRequest): AsyncGenerator<ChatStreamEvent> {
-    const target = targetOf(model, deployment);
-    const response = await this.#client.post(target, request.path, request.body, params, 'text/event-stream');
-    const decoder = new SseDecoder();
-    let usage: TokenUsage | null = null;
-    let finished = false;
-    let done = false;
-    let produced = '';
-    try {
-      // Read to the natural end even after [DONE], so the keep-alive socket can be reused.
-      for await (const bytes of response.body) {
-        for (const event of decoder.push(bytes as Buffer)) {
-          if (done) continue;
-          if (event.data === '[DONE]') {
-            done = true;
-            continue;
-          }
-          for (const e of this.#parseEvent(model.id, event.event, event.data)) {
-            if (e.type === 'usage') usage = e.usage;
-            else if (e.type === 'chunk') {
-              finished ||= finishesAChoice(e);
-              produced += e.text;
-              yield e;
-            }
-          }
-        }
-      }
-    } catch (err) {
-      throw upstreamTransportError(model.id, err, params.signal);
-    } finally {
-      if (!response.body.readableEnded) response.body.destroy();
-    }
-    if (!finished && !done) throw upstreamProtocolError(model.id, 'the stream ended before the answer finished');
-    yield { type: 'usage', usage: usage ?? (await request.count(produced)) };
   }
 
   runTask(params: TaskParams): Promise<TaskOutput> {
@@ -277,21 +233,6 @@ export class OpenAIBackend implements InferenceBackend {
 
   async close(): Promise<void> {
     await Promise.all([this.#client.close(), this.router.close()]);
-  }
-
-  #parseEvent(modelId: string, type: string | null, data: string): ChatStreamEvent[] {
-    let chunk: Record<string, unknown>;
-    try {
-      chunk = JSON.parse(data) as Record<string, unknown>;
-    } catch {
-      throw upstreamProtocolError(modelId, 'a stream event is not JSON');
-    }
-    if (type === 'error' || (chunk.error !== undefined && chunk.error !== null)) {
-      const error = chunk.error as { message?: unknown } | string | undefined;
-      const message = typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : 'error event';
-      throw upstreamProtocolError(modelId, message);
-    }
-    return readStreamChunk(chunk);
   }
 
   async #countAll(model: ModelSpec, texts: string[]): Promise<number> {

@@ -1,0 +1,105 @@
+/**
+ * Server-side prepared statements for the queries Sluice repeats on PostgreSQL.
+ *
+ * A statement sent without a name is parsed and planned by its backend every time. The
+ * hot ones repeat verbatim (the usage commit's statement for a given number of records,
+ * the balance read, the key lookup: Kysely compiles them to the same text every time),
+ * and for them the parse and plan is most of the backend's work: the usage commit of
+ * four records costs its backend 255 µs of CPU unnamed and 160 µs named (bench/RESULTS.md).
+ *
+ * Why this file and not a library: `pg` prepares a statement only when the query names
+ * it, and Kysely's driver passes the text alone, with no hook to add a name. So each
+ * pooled connection's `query` names a parameterised data statement (select, insert,
+ * update, delete, with) the second time its text is seen; `pg` then parses it once per
+ * connection and reuses it. Statements seen once are never named, and at most
+ * MAX_NAMED texts are, so a connection's prepared statements stay bounded.
+ *
+ * A prepared plan goes stale when a migration (another replica's, during a rolling
+ * deploy) changes what a `select *` returns: PostgreSQL refuses it with 0A000 "cached
+ * plan must not change result type". That text is then never named again, and a statement
+ * outside a transaction is run again unnamed, so its caller never sees the error; inside
+ * a transaction the error stands (the transaction has failed anyway) and the retry is
+ * the caller's, as for any failed transaction.
+ *
+ * Off (`database_prepared_statements: false`) for a connection pooler in transaction
+ * mode that does not carry prepared statements across server connections.
+ */
+import pg from 'pg';
+
+/** At most this many distinct texts are named (each connection prepares those it runs). */
+const MAX_NAMED = 256;
+/** Texts seen once are counted up to this many; the count starts over when it is full. */
+const MAX_COUNTED = 2048;
+
+const DATA_STATEMENT = /^\s*(select|insert|update|delete|with)\s/i;
+
+export class StatementNames {
+  readonly #names = new Map<string, string>();
+  readonly #seenOnce = new Set<string>();
+  readonly #refused = new Set<string>();
+  /** Names are never reused: a connection may still hold a refused text's statement under its name. */
+  #issued = 0;
+
+  /** The name `text` runs under, if it is to be prepared: a parameterised data statement seen before. */
+  nameOf(text: string): string | undefined {
+    const named = this.#names.get(text);
+    if (named !== undefined || this.#issued >= MAX_NAMED) return named;
+    if (!text.includes('$1') || !DATA_STATEMENT.test(text) || this.#refused.has(text)) return undefined;
+    if (!this.#seenOnce.has(text)) {
+      if (this.#seenOnce.size >= MAX_COUNTED) this.#seenOnce.clear();
+      this.#seenOnce.add(text);
+      return undefined;
+    }
+    this.#seenOnce.delete(text);
+    const name = `sluice_${++this.#issued}`;
+    this.#names.set(text, name);
+    return name;
+  }
+
+  /** `text` is run unnamed from now on (its prepared plan went stale). */
+  refuse(text: string): void {
+    this.#names.delete(text);
+    this.#refused.add(text);
+  }
+}
+
+type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
+
+/** PostgreSQL's refusal of a prepared plan whose result columns changed since it was prepared. */
+const isStalePlan = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '0A000';
+
+/**
+ * Makes `client` name the statements `names` gives a name to. Only Kysely's form of a
+ * query (text and values, promise answer) is named; every other form passes through.
+ */
+function prepareRepeated(client: pg.PoolClient, names: StatementNames): void {
+  const plain = client.query.bind(client) as Query;
+  const named = async (text: string, values: unknown[], name: string): Promise<unknown> => {
+    try {
+      return await plain({ name, text, values });
+    } catch (err) {
+      if (!isStalePlan(err)) throw err;
+      names.refuse(text);
+      if (client.getTransactionStatus() !== 'I') throw err;
+      return plain(text, values);
+    }
+  };
+  const query: Query = (config, values, callback) => {
+    if (typeof config === 'string' && Array.isArray(values) && callback === undefined) {
+      const name = names.nameOf(config);
+      if (name !== undefined) return named(config, values, name);
+    }
+    return plain(config, values, callback);
+  };
+  (client as unknown as { query: Query }).query = query;
+}
+
+/** A pool whose connections prepare the statements they repeat, unless `preparedStatements` is false. */
+export function postgresPool(url: string, options: { max: number; preparedStatements: boolean }): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: options.max });
+  if (options.preparedStatements) {
+    const names = new StatementNames();
+    pool.on('connect', (client) => prepareRepeated(client, names));
+  }
+  return pool;
+}
