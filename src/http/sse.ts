@@ -73,15 +73,63 @@ function decoratorOf(reply: FastifyReply): Decorate | null {
 }
 
 /**
+ * The frames as the byte stream Fastify pipes to the client. Unlike Readable.from(), the
+ * first frame is produced before the stream is handed over and is already buffered when
+ * the pipe starts, so it goes out with the headers in the pipe's first write instead of
+ * after another turn of read() → next() → push() (the stream's first byte is the figure a
+ * streaming client waits on). Destroyed (the client gone), it ends the frames' generator,
+ * which stops the upstream and settles the call.
+ */
+export class FrameStream extends Readable {
+  readonly #frames: AsyncGenerator<string>;
+  #pumping = false;
+
+  constructor(frames: AsyncGenerator<string>, first: IteratorResult<string>) {
+    super();
+    this.#frames = frames;
+    this.push(first.done ? null : first.value);
+  }
+
+  override _read(): void {
+    void this.#pump();
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      for (;;) {
+        const next = await this.#frames.next();
+        if (this.destroyed) return;
+        if (next.done) {
+          this.push(null);
+          return;
+        }
+        if (!this.push(next.value)) return;
+      }
+    } catch (err) {
+      this.destroy(err as Error);
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
+    this.#frames.return(undefined).then(
+      () => callback(err),
+      (closeErr: unknown) => callback((closeErr as Error | null) ?? err),
+    );
+  }
+}
+
+/**
  * Streams `events` as SSE. The scope's settlement headers (scope-policy.ts `trailers`) are
  * announced in `Trailer:`: the meter settles at the stream's end and sends them then
  * (reply-headers.ts).
  */
-export function sendSse(reply: FastifyReply, events: AsyncIterable<unknown>, signal: AbortSignal, options: SseOptions = {}): FastifyReply {
-  const stream = Readable.from(
-    frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started'), decoratorOf(reply), options.named === true),
-    { objectMode: false },
-  );
+export async function sendSse(reply: FastifyReply, events: AsyncIterable<unknown>, signal: AbortSignal, options: SseOptions = {}): Promise<FastifyReply> {
+  const produced = frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started'), decoratorOf(reply), options.named === true);
+  const stream = new FrameStream(produced, await produced.next());
   const trailers = scopePolicyOf(reply.request)?.trailers;
   if (trailers && trailers.length > 0) reply.header('trailer', trailers.join(', '));
   return reply

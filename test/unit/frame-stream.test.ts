@@ -1,0 +1,85 @@
+/** The SSE byte stream (http/sse.ts FrameStream): order, backpressure, and a client that leaves. */
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { describe, expect, it } from 'vitest';
+import { FrameStream } from '../../src/http/sse.js';
+
+const FRAME = (i: number) => `data: {"i":${String(i).padStart(5, '0')},"pad":"${'x'.repeat(80)}"}\n\n`;
+
+/** `count` frames, counting how many were produced and whether the generator was closed. */
+function counted(count: number) {
+  const seen = { produced: 0, closed: false };
+  async function* frames(): AsyncGenerator<string> {
+    try {
+      for (let i = 0; i < count; i++) {
+        seen.produced++;
+        yield FRAME(i);
+      }
+    } finally {
+      seen.closed = true;
+    }
+  }
+  return { seen, frames: frames() };
+}
+
+/** A consumer that takes 1 ms per write and records how far the producer ran ahead of it. */
+function slowReader(seen: { produced: number }) {
+  const chunks: Buffer[] = [];
+  let consumedBytes = 0;
+  let maxAhead = 0;
+  const sink = new Writable({
+    highWaterMark: 1024,
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk);
+      consumedBytes += chunk.length;
+      maxAhead = Math.max(maxAhead, seen.produced * FRAME(0).length - consumedBytes);
+      setTimeout(done, 1);
+    },
+  });
+  return { sink, text: () => Buffer.concat(chunks).toString(), maxAhead: () => maxAhead };
+}
+
+describe('FrameStream', () => {
+  it('delivers every frame in order, the first already buffered, and runs ahead of a slow reader only by its buffer', async () => {
+    const { seen, frames } = counted(600);
+    const first = await frames.next();
+    const stream = new FrameStream(frames, first);
+    expect(stream.readableLength).toBe(FRAME(0).length);
+    const reader = slowReader(seen);
+    await pipeline(stream, reader.sink);
+    expect(reader.text()).toBe(Array.from({ length: 600 }, (_, i) => FRAME(i)).join(''));
+    expect(seen.closed).toBe(true);
+    // 600 frames are 57 kB; the stream's own buffer is 16 kB (Node's default) and the sink's 1 kB.
+    expect(reader.maxAhead()).toBeLessThan(20 * 1024);
+  });
+
+  it('ends at once when there is no first frame', async () => {
+    const { frames } = counted(0);
+    const stream = new FrameStream(frames, await frames.next());
+    const reader = slowReader({ produced: 0 });
+    await pipeline(stream, reader.sink);
+    expect(reader.text()).toBe('');
+  });
+
+  it('closes the frames when destroyed (the client gone), and pulls no more', async () => {
+    const { seen, frames } = counted(10_000);
+    const stream = new FrameStream(frames, await frames.next());
+    const received: string[] = [];
+    await new Promise<void>((resolve) => {
+      stream.on('data', (chunk: Buffer) => {
+        received.push(chunk.toString());
+        if (received.length === 3) {
+          stream.destroy();
+          resolve();
+        }
+      });
+    });
+    await new Promise((resolve) => stream.once('close', resolve));
+    const producedAtClose = seen.produced;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.closed).toBe(true);
+    expect(seen.produced).toBe(producedAtClose);
+    expect(seen.produced).toBeLessThan(10_000);
+    expect(received.join('').startsWith(FRAME(0) + FRAME(1))).toBe(true);
+  });
+});
