@@ -88,17 +88,38 @@ const PLACEHOLDER = /\$(\d+)/g;
  * none sees another's writes.
  */
 function oneStatement(statements: readonly SqlStatement[]): SqlStatement {
+  const parameters: unknown[] = [];
+  for (const statement of statements) for (const value of statement.parameters) parameters.push(value);
+  const key = statements.map((s) => s.sql).join('\u0000');
+  let sqlText = combinedTexts.get(key);
+  if (sqlText === undefined) {
+    sqlText = combinedText(statements);
+    if (combinedTexts.size < MAX_COMBINED_TEXTS) combinedTexts.set(key, sqlText);
+  }
+  return { sql: sqlText, parameters };
+}
+
+/**
+ * oneStatement()'s text by the texts it combines: the same few shapes recur (records per
+ * commit, projects paying, outbox or not), and renumbering each one's placeholders again
+ * cost more than the rest of the commit's work in this process; one text object per shape
+ * also lets the connection find its prepared statement (prepared-statements.ts) at once.
+ */
+const combinedTexts = new Map<string, string>();
+const MAX_COMBINED_TEXTS = 512;
+
+function combinedText(statements: readonly SqlStatement[]): string {
   const parts: string[] = [];
   const debits: string[] = [];
-  const parameters: unknown[] = [];
+  let offset = 0;
   statements.forEach((statement, i) => {
-    const offset = parameters.length;
-    parts.push(`s${i} as (${statement.sql.replace(PLACEHOLDER, (_, n: string) => `$${Number(n) + offset}`)})`);
-    parameters.push(...statement.parameters);
+    const shift = offset;
+    parts.push(`s${i} as (${statement.sql.replace(PLACEHOLDER, (_, n: string) => `$${Number(n) + shift}`)})`);
+    offset += statement.parameters.length;
     if (DEBIT.test(statement.sql)) debits.push(`select "id", "balance_micros" from s${i}`);
   });
   const select = debits.length > 0 ? debits.join(' union all ') : 'select null as "id", null as "balance_micros" where false';
-  return { sql: `with ${parts.join(', ')} ${select}`, parameters };
+  return `with ${parts.join(', ')} ${select}`;
 }
 
 export class UsageRepository implements UsageStore, UsageHistory {
