@@ -35,6 +35,18 @@ const prepared = async (db: Kysely<Record<string, Record<string, unknown>>>) =>
 
 const byId = (db: Kysely<Record<string, Record<string, unknown>>>, id: number) => db.selectFrom('t').selectAll().where('id', '=', id).execute();
 
+/** A connection whose `select *` on t was prepared, then t gained a column (as another replica's migration would add it). */
+async function staleSelect(): Promise<Kysely<Record<string, Record<string, unknown>>>> {
+  const db = await oneConnection(true);
+  await sql`create table t (id int primary key, label text)`.execute(db);
+  await sql`insert into t values (1, 'one')`.execute(db);
+  await byId(db, 1);
+  await byId(db, 1);
+  expect(await prepared(db)).toHaveLength(1);
+  await sql`alter table t add column weight int default 5`.execute(db);
+  return db;
+}
+
 describe.skipIf(!reachable)('prepared statements on PostgreSQL', () => {
   it('prepares a statement on its second run, once per connection, with the same answers', async () => {
     const db = await oneConnection(true);
@@ -58,26 +70,13 @@ describe.skipIf(!reachable)('prepared statements on PostgreSQL', () => {
   });
 
   it('runs a plan a migration made stale again unnamed, outside a transaction: the caller sees the new columns', async () => {
-    const db = await oneConnection(true);
-    await sql`create table t (id int primary key, label text)`.execute(db);
-    await sql`insert into t values (1, 'one')`.execute(db);
-    await byId(db, 1);
-    await byId(db, 1);
-    expect(await prepared(db)).toHaveLength(1);
-
-    await sql`alter table t add column weight int default 5`.execute(db);
+    const db = await staleSelect();
     expect(await byId(db, 1)).toEqual([{ id: 1, label: 'one', weight: 5 }]);
     expect(await byId(db, 1)).toEqual([{ id: 1, label: 'one', weight: 5 }]);
   });
 
   it('inside a transaction a stale plan fails the transaction with PostgreSQL\'s error, and the next one runs unnamed', async () => {
-    const db = await oneConnection(true);
-    await sql`create table t (id int primary key, label text)`.execute(db);
-    await sql`insert into t values (1, 'one')`.execute(db);
-    await byId(db, 1);
-    await byId(db, 1);
-    await sql`alter table t add column weight int default 5`.execute(db);
-
+    const db = await staleSelect();
     await expect(db.transaction().execute((tx) => tx.selectFrom('t').selectAll().where('id', '=', 1).execute())).rejects.toMatchObject({
       code: '0A000',
       message: 'cached plan must not change result type',
