@@ -13,7 +13,8 @@
  * the result the median over rounds. Each round also reads the server process's CPU (user +
  * system, from /proc) per pair.
  *
- * With BENCH_PROFILE_DIR set, each server writes a V8 CPU profile there (100 µs sampling) as it exits.
+ * With BENCH_PROFILE_DIR set, each server writes a V8 CPU profile into a folder of its own there
+ * (100 µs sampling) as it exits.
  *
  * BENCH_TREES=<before-dir>,<after-dir> runs one server per checkout (each with its
  * node_modules) on the same engine, rounds alternating between them (the order flipping
@@ -30,6 +31,7 @@ import type { BenchRow } from './run.js';
 import { median } from './measure.js';
 import { startEngineProcess } from '../test/helpers/engine-process.js';
 import { processCpuMicros } from './cpu-time.js';
+import { cpuProfileFlags } from './processes.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 400);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -39,12 +41,6 @@ const TREES = (process.env.BENCH_TREES ?? HERE).split(',').map((t) => path.resol
 const ADMIN = 'bench-admin-token-0123456789';
 const ARGS = { model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 };
 const VERSION = '2026-07-28';
-
-/** V8's profiler on the server, when BENCH_PROFILE_DIR asks for it. */
-const profileFlags = (): string[] => {
-  const dir = process.env.BENCH_PROFILE_DIR;
-  return dir ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${dir}`] : [];
-};
 
 /** A tools/call as the 2.x client sends it on 2026-07-28: the protocol envelope in `params._meta`, the method in a header. */
 const mcpBody = (id: number) =>
@@ -87,7 +83,7 @@ async function startSide(tree: string, engineUrl: string): Promise<Side> {
   const config = path.join(dir, 'sluice.yaml');
   writeFileSync(config, `models:\n  gpt-oss-120b: { backend: openai, base_url: ${engineUrl} }\n`);
   const env = { SLUICE_CONFIG: config, DATA_DIR: dir, SLUICE_ADMIN_TOKEN: ADMIN, SLUICE_WORKERS: 'off', RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '1000000' };
-  const child = spawn(process.execPath, [...profileFlags(), '--import', 'tsx', path.join(tree, 'src/main.ts')], {
+  const child = spawn(process.execPath, [...cpuProfileFlags(`mcp-${path.basename(tree)}`, 100), '--import', 'tsx', path.join(tree, 'src/main.ts')], {
     cwd: tree,
     env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

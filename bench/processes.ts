@@ -87,15 +87,25 @@ export interface SluiceProcess extends BenchProcess {
 
 let profiled = 0;
 
+/**
+ * With BENCH_PROFILE_DIR set, node's flags for a V8 CPU profile of the process `name`,
+ * written as it exits (`intervalMicros`: the sampling interval, V8's default 1,000 µs).
+ * One folder per process: the main thread and tsx's loader thread each write a profile
+ * (the larger is the server's).
+ */
+export function cpuProfileFlags(name: string, intervalMicros?: number): string[] {
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  if (!profileDir) return [];
+  const interval = intervalMicros === undefined ? [] : [`--cpu-prof-interval=${intervalMicros}`];
+  return ['--cpu-prof', ...interval, `--cpu-prof-dir=${path.join(profileDir, `${++profiled}-${name.replace(/\W+/g, '-')}`)}`];
+}
+
 /** A Sluice replica with this environment (DATABASE_URL, …) and configuration file text; `root`: another checkout's (a baseline). */
 export async function startSluice(name: string, env: Record<string, string>, yaml: string, root = ROOT): Promise<SluiceProcess> {
   const dataDir = tempDir('sluice-bench-');
   const configPath = path.join(dataDir, 'sluice.yaml');
   writeFileSync(configPath, yaml);
-  const profileDir = process.env.BENCH_PROFILE_DIR;
-  // One folder per process: the main thread and tsx's loader thread each write a profile (the larger is the server's).
-  const profile = profileDir ? [`--cpu-prof`, `--cpu-prof-dir=${path.join(profileDir, `${++profiled}-${name.replace(/\W+/g, '-')}`)}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(root, 'src/main.ts')], {
+  const child = spawn(process.execPath, [...cpuProfileFlags(name), '--import', 'tsx', path.join(root, 'src/main.ts')], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, SLUICE_CONFIG: configPath, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,8 +4,8 @@
  * A statement sent without a name is parsed and planned by its backend every time. The
  * hot ones repeat verbatim (the usage commit's statement for a given number of records,
  * the balance read, the key lookup: Kysely compiles them to the same text every time),
- * and for them the parse and plan is most of the backend's work: the usage commit of
- * four records costs its backend 255 µs of CPU unnamed and 160 µs named (bench/RESULTS.md).
+ * and for them the parse and plan is most of the backend's work (bench/RESULTS.md has the
+ * usage commit's backend CPU both ways).
  *
  * Why this file and not a library: `pg` prepares a statement only when the query names
  * it, and Kysely's driver passes the text alone, with no hook to add a name. So each

@@ -87,7 +87,7 @@ const PLACEHOLDER = /\$(\d+)/g;
  * touch different rows (one insert per table, one debit per project): in one statement
  * none sees another's writes.
  */
-function oneStatement(statements: readonly SqlStatement[]): SqlStatement {
+function oneStatement(statements: readonly SqlStatement[], combinedTexts: Map<string, string>): SqlStatement {
   const parameters: unknown[] = [];
   for (const statement of statements) for (const value of statement.parameters) parameters.push(value);
   const key = statements.map((s) => s.sql).join('\u0000');
@@ -99,13 +99,7 @@ function oneStatement(statements: readonly SqlStatement[]): SqlStatement {
   return { sql: sqlText, parameters };
 }
 
-/**
- * oneStatement()'s text by the texts it combines: the same few shapes recur (records per
- * commit, projects paying, outbox or not), and renumbering each one's placeholders again
- * cost more than the rest of the commit's work in this process; one text object per shape
- * also lets the connection find its prepared statement (prepared-statements.ts) at once.
- */
-const combinedTexts = new Map<string, string>();
+/** Bounds UsageRepository's cache of combined texts (a busy server sees a few dozen shapes). */
 const MAX_COMBINED_TEXTS = 512;
 
 function combinedText(statements: readonly SqlStatement[]): string {
@@ -124,6 +118,13 @@ function combinedText(statements: readonly SqlStatement[]): string {
 
 export class UsageRepository implements UsageStore, UsageHistory {
   readonly #compiled = new CompiledQueries();
+  /**
+   * oneStatement()'s text by the texts it combines: the same few shapes recur (records per
+   * commit, projects paying, outbox or not), and renumbering each one's placeholders again
+   * cost more than the rest of the commit's work in this process; one text object per shape
+   * also lets the connection find its prepared statement (prepared-statements.ts) at once.
+   */
+  readonly #combinedTexts = new Map<string, string>();
 
   /** `otherDebits`: the debit of each payer kind besides `project` that has a balance here. */
   constructor(
@@ -156,7 +157,7 @@ export class UsageRepository implements UsageStore, UsageHistory {
     }
     const usageDb = this.database.usageDb;
     if (this.database.flavor === 'postgres' && records.every((r) => r.payer.kind === 'project')) {
-      const { rows } = await usageDb.executeQuery(kyselyQuery<BalanceRow>(oneStatement(this.#statements(usageDb, records, outbox))));
+      const { rows } = await usageDb.executeQuery(kyselyQuery<BalanceRow>(oneStatement(this.#statements(usageDb, records, outbox), this.#combinedTexts)));
       return new Map(rows.map((row) => [row.id, Number(row.balance_micros)]));
     }
     await usageDb.transaction().execute((trx) => this.recordAndDebitIn(trx, records, outbox));
