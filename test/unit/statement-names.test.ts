@@ -47,4 +47,16 @@ describe('StatementNames', () => {
     fresh.nameOf(text(2));
     expect(fresh.nameOf(text(2))).toBe('sluice_2');
   });
+
+  it('after stop() names nothing, neither the texts it had named nor new ones', () => {
+    const names = new StatementNames();
+    names.nameOf(text(1));
+    expect(names.nameOf(text(1))).toBe('sluice_1');
+    names.nameOf(text(2));
+    names.stop();
+    expect(names.nameOf(text(1))).toBeUndefined();
+    expect(names.nameOf(text(2))).toBeUndefined();
+    names.nameOf(text(3));
+    expect(names.nameOf(text(3))).toBeUndefined();
+  });
 });

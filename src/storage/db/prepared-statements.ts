@@ -21,6 +21,11 @@
  * a transaction the error stands (the transaction has failed anyway) and the retry is
  * the caller's, as for any failed transaction.
  *
+ * A statement the server no longer holds (26000 "prepared statement … does not exist":
+ * a pooler that resets or swaps server connections under the client, or `DISCARD ALL`)
+ * means prepared statements do not survive on this path: nothing is named from then on,
+ * and the failed statement is handled as a stale plan is.
+ *
  * Off (`database_prepared_statements: false`) for a connection pooler in transaction
  * mode that does not carry prepared statements across server connections.
  */
@@ -37,13 +42,15 @@ export class StatementNames {
   readonly #names = new Map<string, string>();
   readonly #seenOnce = new Set<string>();
   readonly #refused = new Set<string>();
+  /** Set when the server lost a named statement: nothing is named any more. */
+  #stopped = false;
   /** Names are never reused: a connection may still hold a refused text's statement under its name. */
   #issued = 0;
 
   /** The name `text` runs under, if it is to be prepared: a parameterised data statement seen before. */
   nameOf(text: string): string | undefined {
     const named = this.#names.get(text);
-    if (named !== undefined || this.#issued >= MAX_NAMED) return named;
+    if (named !== undefined || this.#issued >= MAX_NAMED || this.#stopped) return named;
     if (!text.includes('$1') || !DATA_STATEMENT.test(text) || this.#refused.has(text)) return undefined;
     if (!this.#seenOnce.has(text)) {
       if (this.#seenOnce.size >= MAX_COUNTED) this.#seenOnce.clear();
@@ -61,12 +68,22 @@ export class StatementNames {
     this.#names.delete(text);
     this.#refused.add(text);
   }
+
+  /** Every text is run unnamed from now on (the server does not keep what was prepared). */
+  stop(): void {
+    this.#stopped = true;
+    this.#names.clear();
+    this.#seenOnce.clear();
+  }
 }
 
 type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
 
+const codeOf = (err: unknown): unknown => (err as { code?: unknown } | null)?.code;
 /** PostgreSQL's refusal of a prepared plan whose result columns changed since it was prepared. */
-const isStalePlan = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '0A000';
+const STALE_PLAN = '0A000';
+/** PostgreSQL's answer to a statement name its session does not hold. */
+const UNKNOWN_STATEMENT = '26000';
 
 /**
  * Makes `client` name the statements `names` gives a name to. Only Kysely's form of a
@@ -78,8 +95,10 @@ function prepareRepeated(client: pg.PoolClient, names: StatementNames): void {
     try {
       return await plain({ name, text, values });
     } catch (err) {
-      if (!isStalePlan(err)) throw err;
-      names.refuse(text);
+      const code = codeOf(err);
+      if (code === UNKNOWN_STATEMENT) names.stop();
+      else if (code === STALE_PLAN) names.refuse(text);
+      else throw err;
       if (client.getTransactionStatus() !== 'I') throw err;
       return plain(text, values);
     }

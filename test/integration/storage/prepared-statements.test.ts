@@ -84,6 +84,36 @@ describe.skipIf(!reachable)('prepared statements on PostgreSQL', () => {
     expect(await db.transaction().execute((tx) => tx.selectFrom('t').selectAll().where('id', '=', 1).execute())).toEqual([{ id: 1, label: 'one', weight: 5 }]);
   });
 
+  it('a statement the server no longer holds (a pooler reset the session) runs again unnamed, and nothing is named after it', async () => {
+    const db = await oneConnection(true);
+    await sql`create table t (id int primary key, label text)`.execute(db);
+    await sql`insert into t values (1, 'one')`.execute(db);
+    await byId(db, 1);
+    await byId(db, 1);
+    expect(await prepared(db)).toHaveLength(1);
+    await sql`deallocate all`.execute(db);
+
+    expect(await byId(db, 1)).toEqual([{ id: 1, label: 'one' }]);
+    const other = (id: number) => db.selectFrom('t').select('label').where('id', '=', id).execute();
+    for (let i = 0; i < 3; i++) expect(await other(1)).toEqual([{ label: 'one' }]);
+    expect(await byId(db, 1)).toEqual([{ id: 1, label: 'one' }]);
+    expect(await prepared(db)).toEqual([]);
+  });
+
+  it('inside a transaction a statement the server lost fails the transaction with its error, and the next one runs unnamed', async () => {
+    const db = await oneConnection(true);
+    await sql`create table t (id int primary key, label text)`.execute(db);
+    await byId(db, 1);
+    await byId(db, 1);
+    await sql`deallocate all`.execute(db);
+    await expect(db.transaction().execute((tx) => tx.selectFrom('t').selectAll().where('id', '=', 1).execute())).rejects.toMatchObject({
+      code: '26000',
+      message: 'prepared statement "sluice_1" does not exist',
+    });
+    expect(await db.transaction().execute((tx) => tx.selectFrom('t').selectAll().where('id', '=', 1).execute())).toEqual([]);
+    expect(await prepared(db)).toEqual([]);
+  });
+
   it('group commits of usage run prepared and debit exactly what they record', async () => {
     const { url, drop } = await postgresSchema();
     const database = databaseFromDialect(postgresDialect(postgresPool(url, { max: 1, preparedStatements: true })), 'postgres', { afterClose: drop });
