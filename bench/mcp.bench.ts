@@ -2,8 +2,9 @@
  * What an MCP `chat` tool call costs over the same REST call: p50 round trip of
  * `tools/call` on `/mcp` (2026-07-28, as `@modelcontextprotocol/client` sends it) minus
  * p50 of `POST /v1/chat/completions` with the same body and API key (target: ≤ 0.3 ms).
- * The server (src/main.ts) and the fake engine (test/fixtures/fake-engine.ts) each run in
- * their own process; this process sends one request at a time on one keep-alive
+ * The server (as `npm start` runs it: processes.ts `sluiceEntry`) and the fake engine
+ * (test/fixtures/fake-engine.ts) each run in their own process; this process sends one
+ * request at a time on one keep-alive
  * connection, REST and MCP calls interleaved one by one so drifting load weighs on both alike.
  *
  * Every server first serves BENCH_WARMUP pairs (default 2000), interleaved the same way and
@@ -31,7 +32,7 @@ import type { BenchRow } from './run.js';
 import { median } from './measure.js';
 import { startEngineProcess } from '../test/helpers/engine-process.js';
 import { processCpuMicros } from './cpu-time.js';
-import { cpuProfileFlags } from './processes.js';
+import { cpuProfileFlags, sluiceEntry } from './processes.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 400);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -83,7 +84,7 @@ async function startSide(tree: string, engineUrl: string): Promise<Side> {
   const config = path.join(dir, 'sluice.yaml');
   writeFileSync(config, `models:\n  gpt-oss-120b: { backend: openai, base_url: ${engineUrl} }\n`);
   const env = { SLUICE_CONFIG: config, DATA_DIR: dir, SLUICE_ADMIN_TOKEN: ADMIN, SLUICE_WORKERS: 'off', RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '1000000' };
-  const child = spawn(process.execPath, [...cpuProfileFlags(`mcp-${path.basename(tree)}`, 100), '--import', 'tsx', path.join(tree, 'src/main.ts')], {
+  const child = spawn(process.execPath, [...cpuProfileFlags(`mcp-${path.basename(tree)}`, 100), ...sluiceEntry(tree)], {
     cwd: tree,
     env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

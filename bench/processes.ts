@@ -1,12 +1,12 @@
 /**
- * Servers in their own processes, as a user runs them: a Sluice replica (`src/main.ts`
- * through tsx, configured by environment and a YAML file), a zero-latency
+ * Servers in their own processes, as a user runs them: a Sluice replica (`npm start`'s
+ * compiled `dist/src/main.js`, built once per run, configured by environment and a YAML file), a zero-latency
  * OpenAI-compatible engine (plain Node, answering at once), and an autocannon load in a
  * worker thread of the bench's process that reports requests/s and the p50 of each
  * answer's own time (sub-millisecond). With BENCH_PROFILE_DIR set, each Sluice process
  * runs with `--cpu-prof` and writes its V8 CPU profiles into `<dir>/<n>-<name>/` when it exits.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -90,8 +90,8 @@ let profiled = 0;
 /**
  * With BENCH_PROFILE_DIR set, node's flags for a V8 CPU profile of the process `name`,
  * written as it exits (`intervalMicros`: the sampling interval, V8's default 1,000 µs).
- * One folder per process: the main thread and tsx's loader thread each write a profile
- * (the larger is the server's).
+ * One folder per process (a worker thread writes a profile of its own: the largest is the
+ * main thread's).
  */
 export function cpuProfileFlags(name: string, intervalMicros?: number): string[] {
   const profileDir = process.env.BENCH_PROFILE_DIR;
@@ -100,12 +100,30 @@ export function cpuProfileFlags(name: string, intervalMicros?: number): string[]
   return ['--cpu-prof', ...interval, `--cpu-prof-dir=${path.join(profileDir, `${++profiled}-${name.replace(/\W+/g, '-')}`)}`];
 }
 
+const built = new Set<string>();
+
+/**
+ * Node's arguments for the server of the checkout `root` as `npm start` runs it: its
+ * compiled `dist/src/main.js`, compiled from its sources (the TypeScript build alone, not
+ * the console's) the first time a bench of this run starts it, so a figure never comes
+ * from an older build. Not tsx: its loader thread and transformed modules are no part of
+ * what a user runs.
+ */
+export function sluiceEntry(root = ROOT): string[] {
+  if (!built.has(root)) {
+    const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+    if (tsc.status !== 0) throw new Error(`building ${root} failed:\n${tsc.stdout}${tsc.stderr}`);
+    built.add(root);
+  }
+  return [path.join(root, 'dist/src/main.js')];
+}
+
 /** A Sluice replica with this environment (DATABASE_URL, …) and configuration file text; `root`: another checkout's (a baseline). */
 export async function startSluice(name: string, env: Record<string, string>, yaml: string, root = ROOT): Promise<SluiceProcess> {
   const dataDir = tempDir('sluice-bench-');
   const configPath = path.join(dataDir, 'sluice.yaml');
   writeFileSync(configPath, yaml);
-  const child = spawn(process.execPath, [...cpuProfileFlags(name), '--import', 'tsx', path.join(root, 'src/main.ts')], {
+  const child = spawn(process.execPath, [...cpuProfileFlags(name), ...sluiceEntry(root)], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, SLUICE_CONFIG: configPath, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
