@@ -145,5 +145,17 @@ async function sendResponse(reply: FastifyReply, response: Response): Promise<Fa
   if (response.body && type.startsWith('text/event-stream')) {
     return reply.send(Readable.fromWeb(response.body as unknown as NodeReadableStream));
   }
-  return reply.send(response.body ? await response.text() : '');
+  return reply.send(response.body ? await bytesOf(response.body) : '');
+}
+
+/** A body's bytes as one Buffer: the SDK's JSON answer arrives as a single chunk, sent on as it is (no decode to text and encode again). */
+async function bytesOf(body: ReadableStream<Uint8Array>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
