@@ -9,6 +9,7 @@
  *    commits synchronous (the default) and without (DATABASE_USAGE_SYNCHRONOUS_COMMIT=false,
  *    the durability of SQLite's synchronous=NORMAL, which the SQLite side runs), and a
  *    third time synchronous with its statements unprepared (DATABASE_PREPARED_STATEMENTS=false);
+ *    each side's "server busy" row says whether the load saturated it;
  *  - batch lines/s with two workers vs one, on PostgreSQL and a shared S3 bucket;
  *  - the time one usage commit takes on PostgreSQL, synchronous and not (in this process).
  * The blob and batch figures run in this process (the batch upstream is the tests' fake,
@@ -97,6 +98,8 @@ interface ChatRound extends LoadFigures {
   cpuPerRequest: number;
   /** The same plus its PostgreSQL backends' CPU, µs. */
   allCpuPerRequest: number;
+  /** The server process's CPU seconds per second of load: below 1, it waited for something else. */
+  busyCores: number;
 }
 
 /** CPU (µs) the PostgreSQL backends of `applicationName` used so far (they run on this machine). */
@@ -114,7 +117,7 @@ async function chatRound(side: ChatSide, admin: pg.Client): Promise<ChatRound> {
   const cpu = side.server.cpuMicros() - cpuBefore;
   let backends = 0;
   for (const [pid, micros] of await backendCpuMicros(admin, side.backends)) backends += micros - (backendsBefore.get(pid) ?? 0);
-  return { ...figures, cpuPerRequest: cpu / requests, allCpuPerRequest: (cpu + backends) / requests };
+  return { ...figures, cpuPerRequest: cpu / requests, allCpuPerRequest: (cpu + backends) / requests, busyCores: cpu / (SECONDS * 1e6) };
 }
 
 /** A PostgreSQL server for `label`: its own schema, its connections named for the CPU count. */
@@ -182,6 +185,8 @@ function chatFigures(sides: ChatSide[], rounds: ChatRound[][]): BenchRow[] {
     rows.push({ name: `chat: ${side.label}`, value: of(i, (r) => r.rps), unit: 'req/s', note });
     rows.push({ name: `chat p50: ${side.label}`, value: of(i, (r) => r.p50), unit: 'ms' });
     rows.push({ name: `server CPU per request: ${side.label}`, value: of(i, (r) => r.cpuPerRequest), unit: 'µs', note: 'the server process, all threads' });
+    // Whether the load saturated this server: a server that waits (on its database's commits) serves fewer requests per event-loop turn, each at a higher CPU cost.
+    rows.push({ name: `server busy: ${side.label}`, value: of(i, (r) => r.busyCores), unit: 'cores', note: 'CPU seconds per second of load, all threads' });
     if (side.backends) rows.push({ name: `CPU per request with its PostgreSQL backends: ${side.label}`, value: of(i, (r) => r.allCpuPerRequest), unit: 'µs' });
   });
   rows.push(ratio(1, 0, '; target ≥ 0.8'), ratio(2, 0, '; target ≥ 0.8'), ratio(1, 3, ''), ratio(3, 0, ''));
