@@ -4,8 +4,8 @@
  * p50 of `POST /v1/chat/completions` with the same body and API key (target: ≤ 0.3 ms).
  * The server (as `npm start` runs it: processes.ts `sluiceEntry`) and the fake engine
  * (test/fixtures/fake-engine.ts) each run in their own process; this process sends one
- * request at a time on one keep-alive
- * connection, REST and MCP calls interleaved one by one so drifting load weighs on both alike.
+ * request at a time on one keep-alive connection, REST and MCP calls interleaved one by
+ * one so drifting load weighs on both alike.
  *
  * Every server first serves BENCH_WARMUP pairs (default 2000), interleaved the same way and
  * not counted, so both paths are measured once compiled (JIT) and their caches filled; the

@@ -1,7 +1,7 @@
 /**
  * Servers in their own processes, as a user runs them: a Sluice replica (`npm start`'s
- * compiled `dist/src/main.js`, built once per run, configured by environment and a YAML file), a zero-latency
- * OpenAI-compatible engine (plain Node, answering at once), and an autocannon load in a
+ * compiled `dist/src/main.js`, built once per run, configured by environment and a YAML
+ * file), a zero-latency OpenAI-compatible engine (plain Node, answering at once), and an autocannon load in a
  * worker thread of the bench's process that reports requests/s and the p50 of each
  * answer's own time (sub-millisecond). With BENCH_PROFILE_DIR set, each Sluice process
  * runs with `--cpu-prof` and writes its V8 CPU profiles into `<dir>/<n>-<name>/` when it exits.
