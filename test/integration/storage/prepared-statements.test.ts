@@ -4,7 +4,7 @@
  * run again unnamed instead of failing the caller.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Kysely, sql } from 'kysely';
+import { Kysely, sql, type RawBuilder } from 'kysely';
 import { postgresReachable, postgresSchema } from '../../helpers/databases.js';
 import { postgresDialect } from '../../../src/storage/db/postgres-dialect.js';
 import { postgresPool } from '../../../src/storage/db/prepared-statements.js';
@@ -35,17 +35,22 @@ const prepared = async (db: Kysely<Record<string, Record<string, unknown>>>) =>
 
 const byId = (db: Kysely<Record<string, Record<string, unknown>>>, id: number) => db.selectFrom('t').selectAll().where('id', '=', id).execute();
 
-/** A connection whose `select *` on t was prepared, then t gained a column (as another replica's migration would add it). */
-async function staleSelect(): Promise<Kysely<Record<string, Record<string, unknown>>>> {
+/** A connection whose `select *` on t (one row) was prepared, then `change` ran on it. */
+async function preparedSelectThen(change: RawBuilder<unknown>): Promise<Kysely<Record<string, Record<string, unknown>>>> {
   const db = await oneConnection(true);
   await sql`create table t (id int primary key, label text)`.execute(db);
   await sql`insert into t values (1, 'one')`.execute(db);
   await byId(db, 1);
   await byId(db, 1);
   expect(await prepared(db)).toHaveLength(1);
-  await sql`alter table t add column weight int default 5`.execute(db);
+  await change.execute(db);
   return db;
 }
+
+/** The plan goes stale: t gains a column (as another replica's migration would add it). */
+const staleSelect = () => preparedSelectThen(sql`alter table t add column weight int default 5`);
+/** The session loses its prepared statements, as under a pooler that resets server connections. */
+const lostSelect = () => preparedSelectThen(sql`deallocate all`);
 
 describe.skipIf(!reachable)('prepared statements on PostgreSQL', () => {
   it('prepares a statement on its second run, once per connection, with the same answers', async () => {
@@ -85,14 +90,7 @@ describe.skipIf(!reachable)('prepared statements on PostgreSQL', () => {
   });
 
   it('a statement the server no longer holds (a pooler reset the session) runs again unnamed, and nothing is named after it', async () => {
-    const db = await oneConnection(true);
-    await sql`create table t (id int primary key, label text)`.execute(db);
-    await sql`insert into t values (1, 'one')`.execute(db);
-    await byId(db, 1);
-    await byId(db, 1);
-    expect(await prepared(db)).toHaveLength(1);
-    await sql`deallocate all`.execute(db);
-
+    const db = await lostSelect();
     expect(await byId(db, 1)).toEqual([{ id: 1, label: 'one' }]);
     const other = (id: number) => db.selectFrom('t').select('label').where('id', '=', id).execute();
     for (let i = 0; i < 3; i++) expect(await other(1)).toEqual([{ label: 'one' }]);
@@ -101,16 +99,12 @@ describe.skipIf(!reachable)('prepared statements on PostgreSQL', () => {
   });
 
   it('inside a transaction a statement the server lost fails the transaction with its error, and the next one runs unnamed', async () => {
-    const db = await oneConnection(true);
-    await sql`create table t (id int primary key, label text)`.execute(db);
-    await byId(db, 1);
-    await byId(db, 1);
-    await sql`deallocate all`.execute(db);
+    const db = await lostSelect();
     await expect(db.transaction().execute((tx) => tx.selectFrom('t').selectAll().where('id', '=', 1).execute())).rejects.toMatchObject({
       code: '26000',
       message: 'prepared statement "sluice_1" does not exist',
     });
-    expect(await db.transaction().execute((tx) => tx.selectFrom('t').selectAll().where('id', '=', 1).execute())).toEqual([]);
+    expect(await db.transaction().execute((tx) => tx.selectFrom('t').selectAll().where('id', '=', 1).execute())).toEqual([{ id: 1, label: 'one' }]);
     expect(await prepared(db)).toEqual([]);
   });
 
