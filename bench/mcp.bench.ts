@@ -2,7 +2,7 @@
  * What an MCP `chat` tool call costs over the same REST call: p50 round trip of
  * `tools/call` on `/mcp` (2026-07-28, as `@modelcontextprotocol/client` sends it) minus
  * p50 of `POST /v1/chat/completions` with the same body and API key (target: ≤ 0.3 ms).
- * The server (as `npm start` runs it: processes.ts `sluiceEntry`) and the fake engine
+ * The server (processes.ts `startSluice`, as `npm start` runs it) and the fake engine
  * (test/fixtures/fake-engine.ts) each run in their own process; this process sends one
  * request at a time on one keep-alive connection, REST and MCP calls interleaved one by
  * one so drifting load weighs on both alike.
@@ -21,25 +21,20 @@
  * node_modules) on the same engine, rounds alternating between them (the order flipping
  * every round), and prints each tree's rows.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
 import { median } from './measure.js';
 import { startEngineProcess } from '../test/helpers/engine-process.js';
-import { processCpuMicros } from './cpu-time.js';
-import { cpuProfileFlags, sluiceEntry } from './processes.js';
+import { startSluice, type SluiceProcess } from './processes.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 400);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2000);
 const HERE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TREES = (process.env.BENCH_TREES ?? HERE).split(',').map((t) => path.resolve(t));
-const ADMIN = 'bench-admin-token-0123456789';
 const ARGS = { model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16 };
 const VERSION = '2026-07-28';
 
@@ -71,8 +66,7 @@ interface RoundFigures {
 
 interface Side {
   tree: string;
-  child: ChildProcess;
-  dir: string;
+  server: SluiceProcess;
   pool: Pool;
   /** One round of `pairs` interleaved REST and MCP calls. */
   round(pairs: number): Promise<RoundFigures>;
@@ -80,30 +74,15 @@ interface Side {
 
 /** The server of the checkout `tree` in its own process, with a project and key. */
 async function startSide(tree: string, engineUrl: string): Promise<Side> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'sluice-bench-mcp-'));
-  const config = path.join(dir, 'sluice.yaml');
-  writeFileSync(config, `models:\n  gpt-oss-120b: { backend: openai, base_url: ${engineUrl} }\n`);
-  const env = { SLUICE_CONFIG: config, DATA_DIR: dir, SLUICE_ADMIN_TOKEN: ADMIN, SLUICE_WORKERS: 'off', RATE_LIMIT_RPM: '100000000', FREE_CREDITS_USD: '1000000' };
-  const child = spawn(process.execPath, [...cpuProfileFlags(`mcp-${path.basename(tree)}`, 100), ...sluiceEntry(tree)], {
-    cwd: tree,
-    env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
-      if (listening) resolve(listening[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the server of ${tree} exited (${code}) before it listened`)));
-  });
-  const pool = new Pool(baseUrl, { connections: 1, pipelining: 1 });
+  const yaml = `models:\n  gpt-oss-120b: { backend: openai, base_url: ${engineUrl} }\n`;
+  const env = { SLUICE_WORKERS: 'off', RATE_LIMIT_RPM: '100000000' };
+  const server = await startSluice(`mcp-${path.basename(tree)}`, env, yaml, tree, 100);
+  const { key } = await server.newTenant(1_000_000);
+  const pool = new Pool(server.baseUrl, { connections: 1, pipelining: 1 });
   const post = async (p: string, headers: Record<string, string>, body: string) => {
     const res = await pool.request({ method: 'POST', path: p, headers, body });
     return { status: res.statusCode, text: await res.body.text() };
   };
-  const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
-  const project = JSON.parse((await post('/admin/v1/projects', admin, JSON.stringify({ name: 'bench' }))).text) as { id: string };
-  const { key } = JSON.parse((await post(`/admin/v1/projects/${project.id}/keys`, admin, '{}')).text) as { key: string };
 
   const restHeaders = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
   const mcpHeaders = { ...restHeaders, accept: 'application/json, text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': 'chat' };
@@ -126,7 +105,7 @@ async function startSide(tree: string, engineUrl: string): Promise<Side> {
   const round = async (pairs: number): Promise<RoundFigures> => {
     const restTimes: number[] = [];
     const mcpTimes: number[] = [];
-    const cpuBefore = processCpuMicros(child.pid!);
+    const cpuBefore = server.cpuMicros();
     for (let i = 0; i < pairs; i++) {
       if (i % 2 === 0) {
         restTimes.push(await timed(rest));
@@ -136,17 +115,14 @@ async function startSide(tree: string, engineUrl: string): Promise<Side> {
         restTimes.push(await timed(rest));
       }
     }
-    return { rest: median(restTimes), mcp: median(mcpTimes), cpu: (processCpuMicros(child.pid!) - cpuBefore) / pairs };
+    return { rest: median(restTimes), mcp: median(mcpTimes), cpu: (server.cpuMicros() - cpuBefore) / pairs };
   };
-  return { tree, child, dir, pool, round };
+  return { tree, server, pool, round };
 }
 
 async function stopSide(side: Side): Promise<void> {
   await side.pool.close();
-  const exited = new Promise((resolve) => side.child.once('exit', resolve));
-  side.child.kill('SIGTERM');
-  await exited;
-  rmSync(side.dir, { recursive: true, force: true });
+  await side.server.stop();
 }
 
 /** The rows of one tree: medians over rounds, every round's overhead and the warm-up's. */

@@ -7,7 +7,7 @@
  * runs with `--cpu-prof` and writes its V8 CPU profiles into `<dir>/<n>-<name>/` when it exits.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -60,15 +60,27 @@ function benchProcess(child: ChildProcess, baseUrl: string): BenchProcess {
   };
 }
 
-/** Resolves with the first match of `pattern` in the child's stdout; rejects if it exits first. */
+/**
+ * Resolves with the first match of `pattern` in the child's stdout; rejects if it exits
+ * first. Its output is kept for that error until then; afterwards it is read and dropped
+ * (a server logs a line per request, which this process would otherwise collect).
+ */
 function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promise<RegExpExecArray> {
   let output = '';
-  child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+  let ready = false;
+  child.stderr?.on('data', (c: Buffer) => {
+    if (!ready) output += c.toString();
+  });
   return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      if (ready) return;
       output += `${line}\n`;
       const match = pattern.exec(line);
-      if (match) resolve(match);
+      if (!match) return;
+      ready = true;
+      output = '';
+      resolve(match);
     });
     child.once('exit', (code, signal) => reject(new Error(`${what} exited (${code ?? signal}) before it was ready:\n${output}`)));
   });
@@ -118,12 +130,16 @@ export function sluiceEntry(root = ROOT): string[] {
   return [path.join(root, 'dist/src/main.js')];
 }
 
-/** A Sluice replica with this environment (DATABASE_URL, …) and configuration file text; `root`: another checkout's (a baseline). */
-export async function startSluice(name: string, env: Record<string, string>, yaml: string, root = ROOT): Promise<SluiceProcess> {
+/**
+ * A Sluice replica with this environment (DATABASE_URL, …) and configuration file text;
+ * `root`: another checkout's (a baseline); `profileIntervalMicros`: the V8 profile's
+ * sampling interval under BENCH_PROFILE_DIR. Stopped, its data folder is removed.
+ */
+export async function startSluice(name: string, env: Record<string, string>, yaml: string, root = ROOT, profileIntervalMicros?: number): Promise<SluiceProcess> {
   const dataDir = tempDir('sluice-bench-');
   const configPath = path.join(dataDir, 'sluice.yaml');
   writeFileSync(configPath, yaml);
-  const child = spawn(process.execPath, [...cpuProfileFlags(name), ...sluiceEntry(root)], {
+  const child = spawn(process.execPath, [...cpuProfileFlags(name, profileIntervalMicros), ...sluiceEntry(root)], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, SLUICE_CONFIG: configPath, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -138,8 +154,13 @@ export async function startSluice(name: string, env: Record<string, string>, yam
     if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
     return (await res.json()) as Record<string, unknown>;
   };
+  const running = benchProcess(child, baseUrl!);
   return {
-    ...benchProcess(child, baseUrl!),
+    ...running,
+    async stop() {
+      await running.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
     async newTenant(balanceUsd) {
       const project = await admin('/projects', { name: 'bench' });
       const projectId = project.id as string;
