@@ -30,6 +30,7 @@
  * mode that does not carry prepared statements across server connections.
  */
 import pg from 'pg';
+import { refuseUnstorableText, type Query } from './unstorable-text.js';
 
 /** At most this many distinct texts are named (each connection prepares those it runs). */
 const MAX_NAMED = 256;
@@ -77,8 +78,6 @@ export class StatementNames {
   }
 }
 
-type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
-
 const codeOf = (err: unknown): unknown => (err as { code?: unknown } | null)?.code;
 /** PostgreSQL's refusal of a prepared plan whose result columns changed since it was prepared. */
 const STALE_PLAN = '0A000';
@@ -113,12 +112,17 @@ function prepareRepeated(client: pg.PoolClient, names: StatementNames): void {
   (client as unknown as { query: Query }).query = query;
 }
 
-/** A pool whose connections prepare the statements they repeat, unless `preparedStatements` is false. */
+/**
+ * A pool whose connections prepare the statements they repeat, unless `preparedStatements`
+ * is false, and answer text PostgreSQL cannot hold as the caller's bad input (unstorable-text.ts).
+ */
 export function postgresPool(url: string, options: { max: number; preparedStatements: boolean }): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: options.max });
   if (options.preparedStatements) {
     const names = new StatementNames();
     pool.on('connect', (client) => prepareRepeated(client, names));
   }
+  // After the naming, so the refusal wraps it: a retried statement's own refusal is mapped too.
+  pool.on('connect', refuseUnstorableText);
   return pool;
 }
