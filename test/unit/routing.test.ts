@@ -193,6 +193,43 @@ describe('least_busy and latency', () => {
     expect(picker.pick([slow, fast], 2).id).toBe('slow');
   });
 
+  it('least_busy weighs by the quickest answer of the last 5–10 s, not by answers slowed by queueing', () => {
+    let now = 1_000_000;
+    const book = new HealthBook(policy, { cooled: () => {} }, () => now);
+    const picker = new LeastBusy(book);
+    const [fast, slow] = [deployment('fast'), deployment('slow')];
+    book.succeeded(slow, 198);
+    book.succeeded(fast, 5);
+    // A burst's answers queued behind each other: the average climbs to 80 ms or more.
+    for (let i = 0; i < 10; i++) book.succeeded(fast, 100);
+    expect(book.of(fast).ttfbMs).toBeGreaterThan(80);
+    // Still weighed at 5 ms: the slow one's 198 ms is less than the fast one's 40th call (40 × 5 ms).
+    const picks: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const d = picker.pick([slow, fast], 2);
+      book.startAttempt(d);
+      picks.push(d.id);
+    }
+    expect(picks.indexOf('slow')).toBe(39);
+    // It got slower for good: once 5 s and then 5 s more of answers are 100 ms, that is its time.
+    for (const d of [fast, slow]) while (book.of(d).inFlight > 0) book.endAttempt(d);
+    now += 5_000;
+    book.succeeded(fast, 100);
+    book.succeeded(slow, 200);
+    expect(picker.pick([slow, fast], 2).id).toBe('fast');
+    // The previous window's 5 ms still counts: a call there waits (1 + 1) × 5 ms.
+    book.startAttempt(fast);
+    expect(picker.pick([slow, fast], 2).id).toBe('fast');
+    book.endAttempt(fast);
+    now += 5_000;
+    book.succeeded(fast, 100);
+    book.succeeded(slow, 200);
+    // Now 100 ms: with two calls on it, a third waits 3 × 100 ms, longer than the slow one's 200.
+    book.startAttempt(fast);
+    book.startAttempt(fast);
+    expect(picker.pick([slow, fast], 2).id).toBe('slow');
+  });
+
   it('latency tries a deployment never measured first, then the fastest, exploring one call in ten', () => {
     const book = new HealthBook(policy, { cooled: () => {} });
     const picker = new LowestLatency(book);

@@ -23,6 +23,11 @@ export interface DeploymentHealth {
   ttfbMs: number | null;
   /** When the last time to first byte was measured (0 before the first). */
   ttfbAtMs: number;
+  /** The quickest time to first byte (ms) in the current window of QUICKEST_WINDOW_MS, and in the one before; Infinity when none. */
+  quickestMs: number;
+  quickestBeforeMs: number;
+  /** When the current window began. */
+  quickestSinceMs: number;
   /** Since when the readiness probe or calls found it unreachable; null while it answers. */
   unreachableSinceMs: number | null;
   unreachableReason: string | null;
@@ -36,6 +41,20 @@ export interface CooldownPolicy {
 
 /** How much one new time-to-first-byte sample moves the average. */
 const TTFB_SMOOTHING = 0.3;
+/**
+ * The quickest recent answer is kept per window of this length, over the current and the
+ * previous window (5–10 s of answers): a deployment that got slower shows it within 10 s.
+ */
+const QUICKEST_WINDOW_MS = 5_000;
+
+/**
+ * The quickest time to first byte of the last 5–10 s: what a call takes there when it does
+ * not queue. The average includes the queueing of a burst (on the engine and on this
+ * replica's own event loop), which least_busy already counts as calls in flight.
+ */
+export function quickestTtfbMs(health: DeploymentHealth): number {
+  return Math.min(health.quickestMs, health.quickestBeforeMs);
+}
 
 export interface HealthEvents {
   /** A deployment went out until `untilMs` (shared with other replicas when Redis is set). */
@@ -63,6 +82,9 @@ export class HealthBook {
         remoteInFlight: 0,
         ttfbMs: null,
         ttfbAtMs: 0,
+        quickestMs: Infinity,
+        quickestBeforeMs: Infinity,
+        quickestSinceMs: 0,
         unreachableSinceMs: null,
         unreachableReason: null,
       };
@@ -103,6 +125,7 @@ export class HealthBook {
     if (ttfbMs === null) return;
     health.ttfbMs = health.ttfbMs === null ? ttfbMs : health.ttfbMs + TTFB_SMOOTHING * (ttfbMs - health.ttfbMs);
     health.ttfbAtMs = this.now();
+    this.#keepQuickest(health, ttfbMs);
   }
 
   /** A failure that counts toward a cooldown; `unreachable` names a connection failure. Returns whether it cooled the deployment. */
@@ -155,6 +178,18 @@ export class HealthBook {
     health.unreachableReason = failure;
     // A failed probe counts as a failed call: an engine found dead is taken out without a caller paying for it.
     if (this.of(deployment).coolUntilMs <= checkedAtMs) this.failed(deployment, failure);
+  }
+
+  #keepQuickest(health: DeploymentHealth, ttfbMs: number): void {
+    const elapsed = health.ttfbAtMs - health.quickestSinceMs;
+    if (elapsed < QUICKEST_WINDOW_MS) {
+      health.quickestMs = Math.min(health.quickestMs, ttfbMs);
+      return;
+    }
+    // A new window; the one just ended becomes the previous one, unless a whole window passed without an answer.
+    health.quickestBeforeMs = elapsed < 2 * QUICKEST_WINDOW_MS ? health.quickestMs : Infinity;
+    health.quickestMs = ttfbMs;
+    health.quickestSinceMs = health.ttfbAtMs;
   }
 
   #cool(deployment: Deployment, health: DeploymentHealth, untilMs: number, reason: CooldownReason): void {

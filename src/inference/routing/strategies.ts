@@ -3,7 +3,7 @@
  * keeps its own per-model state and picks in O(deployments), allocating nothing.
  */
 import type { Deployment, RoutingStrategy } from '../../config/schema.js';
-import type { HealthBook } from './deployment-health.js';
+import { quickestTtfbMs, type HealthBook } from './deployment-health.js';
 
 export interface Picker {
   /** One of `candidates[0..count)`, which is never empty. */
@@ -50,8 +50,12 @@ const TTFB_FRESH_MS = 10_000;
 /**
  * The fewest calls in flight, on this replica plus (with Redis) the others, per unit of
  * weight; ties go round robin. While every candidate has answered in the last
- * TTFB_FRESH_MS, each count is weighed by the deployment's recent time to first byte, as
- * (in flight + 1) × that time: the wait a new call can expect there. By counts alone, a burst that arrives
+ * TTFB_FRESH_MS, each count is weighed by the deployment's quickest recent time to first
+ * byte, as (in flight + 1) × that time: the wait a new call can expect there. The quickest,
+ * not the average: during a burst every answer's time includes its queueing, which the
+ * count already stands for. Weighed by the average, a fast engine's answers slowed by a
+ * loaded machine made it look only 2× quicker than a 200 ms one, and it took only two
+ * calls in three of a burst. By counts alone, a burst that arrives
  * before any answer is read (kept-alive connections, a busy event loop) splits evenly
  * between a fast engine and one 40× slower, and half of it waits on the slow one; weighed,
  * the slow one takes a call only when the fast one is that far behind. Otherwise counts
@@ -73,7 +77,7 @@ export class LeastBusy implements Picker {
       const h = this.health.of(d);
       const calls = h.inFlight + h.remoteInFlight;
       // Relative to the weight: a deployment of weight 2 is as busy as one of weight 1 at half its calls.
-      const load = (timed ? (calls + 1) * Math.max(h.ttfbMs!, MIN_TTFB_MS) : calls) / d.weight;
+      const load = (timed ? (calls + 1) * Math.max(quickestTtfbMs(h), MIN_TTFB_MS) : calls) / d.weight;
       if (load < bestLoad) {
         bestLoad = load;
         best = d;

@@ -262,6 +262,9 @@ ${deployment('gate-one', slow.baseUrl, ', max_concurrency: 1')}`,
     // Both engines answer once (idle, ties go round robin), so both have been timed.
     for (let i = 0; i < 2; i++) expect((await chat()).status).toBe(200);
     expect([(await healthy.models())['busy-fast'], (await slow.models())['busy-slow']]).toEqual([1, 1]);
+    // Timed and idle, each call goes to the quicker one (its first call, cold, may have been slow).
+    for (let i = 0; i < 3; i++) expect((await chat()).status).toBe(200);
+    expect([(await healthy.models())['busy-fast'], (await slow.models())['busy-slow']]).toEqual([4, 1]);
     // Twice: the second burst arrives on the first one's kept-alive connections, all within
     // a moment and before any answer is read, where in-flight counts alone split it evenly.
     for (let burst = 0; burst < 2; burst++) {
