@@ -145,6 +145,15 @@ describe('cooldowns', () => {
 describe('least_busy and latency', () => {
   const policy = { failures: 3, windowMs: 60_000, durationMs: 30_000 };
 
+  /** `count` calls that nothing answers yet: the deployment each went to. */
+  function burst(book: HealthBook, picker: LeastBusy, candidates: Deployment[], count: number): string[] {
+    return Array.from({ length: count }, () => {
+      const d = picker.pick(candidates, candidates.length);
+      book.startAttempt(d);
+      return d.id;
+    });
+  }
+
   it('least_busy takes the fewest calls in flight, here and on other replicas, per unit of weight', () => {
     const book = new HealthBook(policy, { cooled: () => {} });
     const picker = new LeastBusy(book);
@@ -164,12 +173,7 @@ describe('least_busy and latency', () => {
     book.succeeded(slow, 198);
     // A burst that nothing answers yet: by counts alone it would alternate. Weighed, a call
     // on the slow one waits 198 ms, less than the fast one's 40th (40 × 5 ms): it takes call 40.
-    const picks: string[] = [];
-    for (let i = 0; i < 80; i++) {
-      const d = picker.pick([slow, fast], 2);
-      book.startAttempt(d);
-      picks.push(d.id);
-    }
+    const picks = burst(book, picker, [slow, fast], 80);
     expect(picks.indexOf('slow')).toBe(39);
     expect(picks.filter((id) => id === 'slow')).toHaveLength(1);
     // A deployment not yet timed: counts alone decide, so it is tried (it has no calls).
@@ -204,12 +208,7 @@ describe('least_busy and latency', () => {
     for (let i = 0; i < 10; i++) book.succeeded(fast, 100);
     expect(book.of(fast).ttfbMs).toBeGreaterThan(80);
     // Still weighed at 5 ms: the slow one's 198 ms is less than the fast one's 40th call (40 × 5 ms).
-    const picks: string[] = [];
-    for (let i = 0; i < 40; i++) {
-      const d = picker.pick([slow, fast], 2);
-      book.startAttempt(d);
-      picks.push(d.id);
-    }
+    const picks = burst(book, picker, [slow, fast], 40);
     expect(picks.indexOf('slow')).toBe(39);
     // It got slower for good: once 5 s and then 5 s more of answers are 100 ms, that is its time.
     for (const d of [fast, slow]) while (book.of(d).inFlight > 0) book.endAttempt(d);
