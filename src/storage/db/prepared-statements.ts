@@ -30,7 +30,8 @@
  * mode that does not carry prepared statements across server connections.
  */
 import pg from 'pg';
-import { refuseUnstorableText, type Query } from './unstorable-text.js';
+import { codeOf, type Query } from './pg-query.js';
+import { refuseUnstorableText } from './unstorable-text.js';
 
 /** At most this many distinct texts are named (each connection prepares those it runs). */
 const MAX_NAMED = 256;
@@ -78,7 +79,6 @@ export class StatementNames {
   }
 }
 
-const codeOf = (err: unknown): unknown => (err as { code?: unknown } | null)?.code;
 /** PostgreSQL's refusal of a prepared plan whose result columns changed since it was prepared. */
 const STALE_PLAN = '0A000';
 /** PostgreSQL's answer to a statement name its session does not hold. */

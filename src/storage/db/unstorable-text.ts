@@ -9,14 +9,12 @@
  */
 import type pg from 'pg';
 import { invalidRequest } from '../../domain/shared/errors.js';
+import { codeOf, type Query } from './pg-query.js';
 
 const NUL_REFUSALS: ReadonlySet<string> = new Set(['22021', '22P05']);
 
-/** `pg`'s `client.query`, in the forms these wrappers pass through. */
-export type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown;
-
 const refusalOf = (err: unknown): unknown =>
-  NUL_REFUSALS.has((err as { code?: unknown } | null)?.code as string)
+  NUL_REFUSALS.has(codeOf(err) as string)
     ? invalidRequest('Text containing the NUL character (\\u0000) is not accepted', null, 'invalid_text')
     : err;
 
