@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { Kysely } from 'kysely';
 import { KyselyPGlite } from 'kysely-pglite';
 import { databaseFromDialect, openDatabase, type Database, type SqlFlavor } from '../../src/storage/db/database.js';
 import { postgresDialect } from '../../src/storage/db/postgres-dialect.js';
@@ -67,6 +68,19 @@ export async function postgresSchemaDatabase(): Promise<{ database: Database; ur
   const pool = postgresPool(url, { max: 10, preparedStatements: true });
   const database = databaseFromDialect(postgresDialect(pool), 'postgres', { afterClose: drop });
   return { database, url };
+}
+
+/** A Kysely handle on tables a test makes itself. */
+export type LooseDb = Kysely<Record<string, Record<string, unknown>>>;
+
+/**
+ * One pooled connection, as the server's pool makes them (so every query sees the same
+ * session: its prepared statements), on a fresh schema; `close` ends it and drops the schema.
+ */
+export async function onePostgresConnection(preparedStatements: boolean): Promise<{ db: LooseDb; close(): Promise<void> }> {
+  const { url, drop } = await postgresSchema();
+  const db: LooseDb = new Kysely({ dialect: postgresDialect(postgresPool(url, { max: 1, preparedStatements })) });
+  return { db, close: async () => (await db.destroy(), await drop()) };
 }
 
 export async function pgliteDatabase(): Promise<Database> {

@@ -3,9 +3,9 @@
  * prepares what it repeats, answers stay the same, and a plan a migration made stale is
  * run again unnamed instead of failing the caller.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { Kysely, sql, type RawBuilder } from 'kysely';
-import { postgresReachable, postgresSchema } from '../../helpers/databases.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { onePostgresConnection, postgresReachable, postgresSchema, type LooseDb } from '../../helpers/databases.js';
 import { postgresDialect } from '../../../src/storage/db/postgres-dialect.js';
 import { postgresPool } from '../../../src/storage/db/prepared-statements.js';
 import { databaseFromDialect, type Tables } from '../../../src/storage/db/database.js';
@@ -17,26 +17,20 @@ import { usageRecord } from '../../helpers/usage-records.js';
 
 const reachable = await postgresReachable();
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
 /** One connection (so every query sees the same session's prepared statements) on a fresh schema. */
-async function oneConnection(preparedStatements: boolean): Promise<Kysely<Record<string, Record<string, unknown>>>> {
-  const { url, drop } = await postgresSchema();
-  const db = new Kysely<Record<string, Record<string, unknown>>>({ dialect: postgresDialect(postgresPool(url, { max: 1, preparedStatements })) });
-  cleanups.push(async () => (await db.destroy(), await drop()));
+async function oneConnection(preparedStatements: boolean): Promise<LooseDb> {
+  const { db, close } = await onePostgresConnection(preparedStatements);
+  onTestFinished(close);
   return db;
 }
 
-const prepared = async (db: Kysely<Record<string, Record<string, unknown>>>) =>
+const prepared = async (db: LooseDb) =>
   (await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements order by name`.execute(db)).rows;
 
-const byId = (db: Kysely<Record<string, Record<string, unknown>>>, id: number) => db.selectFrom('t').selectAll().where('id', '=', id).execute();
+const byId = (db: LooseDb, id: number) => db.selectFrom('t').selectAll().where('id', '=', id).execute();
 
 /** A connection whose `select *` on t (one row) was prepared, then `change` ran on it. */
-async function preparedSelectThen(change: RawBuilder<unknown>): Promise<Kysely<Record<string, Record<string, unknown>>>> {
+async function preparedSelectThen(change: RawBuilder<unknown>): Promise<LooseDb> {
   const db = await oneConnection(true);
   await sql`create table t (id int primary key, label text)`.execute(db);
   await sql`insert into t values (1, 'one')`.execute(db);
@@ -111,7 +105,7 @@ describe.skipIf(!reachable)('prepared statements on PostgreSQL', () => {
   it('group commits of usage run prepared and debit exactly what they record', async () => {
     const { url, drop } = await postgresSchema();
     const database = databaseFromDialect(postgresDialect(postgresPool(url, { max: 1, preparedStatements: true })), 'postgres', { afterClose: drop });
-    cleanups.push(() => database.close());
+    onTestFinished(() => database.close());
     await migrateToLatest(database);
     const project = await new ProjectsRepository(database).insert({ id: newUuid(), name: 'p', balanceMicros: 1_000, createdAtMs: Date.now() });
     const usage = new UsageRepository(database);

@@ -3,24 +3,16 @@
  * parameter is the caller's invalid request, for text and jsonb, whether the statement
  * runs prepared or not, and the connection serves the next statement.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { Kysely, sql } from 'kysely';
-import { postgresReachable, postgresSchema } from '../../helpers/databases.js';
-import { postgresDialect } from '../../../src/storage/db/postgres-dialect.js';
-import { postgresPool } from '../../../src/storage/db/prepared-statements.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { sql } from 'kysely';
+import { onePostgresConnection, postgresReachable, type LooseDb } from '../../helpers/databases.js';
 import { AppError } from '../../../src/domain/shared/errors.js';
 
 const reachable = await postgresReachable();
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function oneConnection(preparedStatements: boolean): Promise<Kysely<Record<string, Record<string, unknown>>>> {
-  const { url, drop } = await postgresSchema();
-  const db = new Kysely<Record<string, Record<string, unknown>>>({ dialect: postgresDialect(postgresPool(url, { max: 1, preparedStatements })) });
-  cleanups.push(async () => (await db.destroy(), await drop()));
+async function oneConnection(preparedStatements: boolean): Promise<LooseDb> {
+  const { db, close } = await onePostgresConnection(preparedStatements);
+  onTestFinished(close);
   await sql`create table t (id text primary key, doc jsonb)`.execute(db);
   return db;
 }
