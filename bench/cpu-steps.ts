@@ -1,13 +1,13 @@
 /**
- * Where a server's CPU goes, per step of a proxied call, from a V8 CPU profile of its
- * thread (costs nothing unless a bench profiles): every sample is given to the step of the
+ * Where a server's CPU goes, per step of a proxied call, from a V8 CPU profile of its main
+ * thread (`node --cpu-prof`, the samples of a measured run cut out by time): every sample is given to the step of the
  * innermost frame on its stack that belongs to one (a SQLite statement run by the usage
  * writer is settling; a socket write made by undici is the upstream call, one made by
  * Node's HTTP server is the server's), and the steps' shares of the samples are applied
  * to the CPU per request measured without the profiler.
  */
-import { readFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import type { BenchRow } from './run.js';
 
 export const STEPS = ['auth', 'validation', 'hold', 'upstream call', 'settle', 'serialize', 'HTTP server and framework', 'garbage collector', 'other'] as const;
@@ -20,6 +20,8 @@ interface ProfileNode {
 }
 
 export interface CpuProfile {
+  /** When the profile started, µs on the monotonic clock (`process.hrtime` of any process on the machine). */
+  startTime: number;
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -30,12 +32,12 @@ const RULES: Array<[Step, (fn: string, url: string) => boolean]> = [
   ['auth', (_, url) => /\/src\/http\/auth\/|\/src\/storage\/rate-limit\/|api-keys\.repository|\/src\/domain\/identity\//.test(url)],
   [
     'validation',
-    (fn, url) => /\/src\/wire\/|\/src\/http\/plugins\/json-body|chat-request\.ts|secure-json-parse|\/fastify\/lib\/validation|\/@sinclair\/typebox\//.test(url) || /^validate\d*$/.test(fn),
+    (fn, url) => /\/src\/wire\/|\/src\/http\/plugins\/json-body|chat-request\.[jt]s|secure-json-parse|\/fastify\/lib\/validation|\/@sinclair\/typebox\//.test(url) || /^validate\d*$/.test(fn),
   ],
-  ['settle', (fn, url) => fn === 'settle' || fn === 'settleCall' || /usage-writer\.ts|billing\.service\.ts|usage\.repository\.ts|storefront-debit/.test(url)],
-  ['hold', (_, url) => /credit-meter\.ts|storefront-meter\.ts|reservations\.ts|balance-reader\.ts|credit-fit\.ts|input-overhead\.ts|metered-call\.ts|projects\.repository|storefront\.repository/.test(url)],
-  ['serialize', (_, url) => /chat-wire\.ts|\/src\/http\/schemas\/|fast-json-stringify|\/fastify\/lib\/reply/.test(url)],
-  ['upstream call', (_, url) => /\/src\/inference\/|\/undici\/|chat-runner\.ts|served-call\.ts/.test(url)],
+  ['settle', (fn, url) => fn === 'settle' || fn === 'settleCall' || /usage-writer\.[jt]s|billing\.service\.[jt]s|usage\.repository\.[jt]s|storefront-debit/.test(url)],
+  ['hold', (_, url) => /credit-meter\.[jt]s|storefront-meter\.[jt]s|reservations\.[jt]s|balance-reader\.[jt]s|credit-fit\.[jt]s|input-overhead\.[jt]s|metered-call\.[jt]s|projects\.repository|storefront\.repository/.test(url)],
+  ['serialize', (_, url) => /chat-wire\.[jt]s|\/src\/http\/schemas\/|fast-json-stringify|\/fastify\/lib\/reply/.test(url)],
+  ['upstream call', (_, url) => /\/src\/inference\/|\/undici\/|chat-runner\.[jt]s|served-call\.[jt]s/.test(url)],
   ['HTTP server and framework', (_, url) => /\/fastify\/|find-my-way|avvio|light-my-request|\/src\/http\/|node:_http_|\/pino/.test(url)],
 ];
 
@@ -83,21 +85,30 @@ export function stepTable(profile: CpuProfile, cpuPerRequest: number): Array<{ s
   return STEPS.map((step) => ({ step, share: micros.get(step)! / total, micros: (micros.get(step)! / total) * cpuPerRequest }));
 }
 
-/** Runs `work` with the V8 profiler on this thread; its result and the profile. */
-export async function profiled<T>(work: () => Promise<T>): Promise<{ result: T; profile: CpuProfile }> {
-  const session = new Session();
-  session.connect();
-  try {
-    await session.post('Profiler.enable');
-    // A sample every 100 µs (V8's default is 1 ms): a request costs tens of µs.
-    await session.post('Profiler.setSamplingInterval', { interval: 100 });
-    await session.post('Profiler.start');
-    const result = await work();
-    const { profile } = await session.post('Profiler.stop');
-    return { result, profile: profile as unknown as CpuProfile };
-  } finally {
-    session.disconnect();
-  }
+/** Now on the clock of a profile's timestamps (CLOCK_MONOTONIC, as V8's and libuv's), µs. */
+export const monotonicMicros = (): number => Number(process.hrtime.bigint() / 1000n);
+
+/** The samples of `profile` taken between `from` and `to` (µs, `monotonicMicros`), the rest left out. */
+export function samplesBetween(profile: CpuProfile, from: number, to: number): CpuProfile {
+  const samples: number[] = [];
+  const timeDeltas: number[] = [];
+  let at = profile.startTime;
+  profile.samples.forEach((sample, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < from || at > to) return;
+    samples.push(sample);
+    timeDeltas.push(profile.timeDeltas[i] ?? 0);
+  });
+  if (samples.length === 0) throw new Error(`the profile has no sample between ${from} and ${to} µs (it ran ${profile.startTime}–${at})`);
+  return { ...profile, samples, timeDeltas };
+}
+
+/** The main thread's profile among those `node --cpu-prof --cpu-prof-dir=<dir>` wrote (in `dir` or a folder of it) as it exited (a worker writes its own; the main thread's is the largest). */
+export function mainThreadProfile(dir: string): CpuProfile {
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(dir, f));
+  const largest = files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
+  if (!largest) throw new Error(`no CPU profile was written into ${dir}`);
+  return JSON.parse(readFileSync(largest, 'utf8')) as CpuProfile;
 }
 
 /**

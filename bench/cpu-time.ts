@@ -19,6 +19,15 @@ export function processCpuMicros(pid: number): number {
   }
 }
 
+/** CPU time (user + system) of process `pid`'s main thread (the event loop), in µs; 0 where /proc is missing. */
+export function mainThreadCpuMicrosOf(pid: number): number {
+  try {
+    return statCpuMicros(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * CPU time (µs) of this process's main thread, which carries only the server under test
  * when the upstream and the load run in workers; elsewhere than Linux, the event loop's

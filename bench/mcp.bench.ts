@@ -76,7 +76,7 @@ interface Side {
 async function startSide(tree: string, engineUrl: string): Promise<Side> {
   const yaml = `models:\n  gpt-oss-120b: { backend: openai, base_url: ${engineUrl} }\n`;
   const env = { SLUICE_WORKERS: 'off', RATE_LIMIT_RPM: '100000000' };
-  const server = await startSluice(`mcp-${path.basename(tree)}`, env, yaml, tree, 100);
+  const server = await startSluice(`mcp-${path.basename(tree)}`, env, yaml, { root: tree, profileIntervalMicros: 100 });
   const { key } = await server.newTenant(1_000_000);
   const pool = new Pool(server.baseUrl, { connections: 1, pipelining: 1 });
   const post = async (p: string, headers: Record<string, string>, body: string) => {

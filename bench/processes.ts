@@ -1,19 +1,20 @@
 /**
  * Servers in their own processes, as a user runs them: a Sluice replica (`npm start`'s
  * compiled `dist/src/main.js`, built once per run, configured by environment and a YAML
- * file), a zero-latency OpenAI-compatible engine (plain Node, answering at once), and an autocannon load in a
- * worker thread of the bench's process that reports requests/s and the p50 of each
- * answer's own time (sub-millisecond). With BENCH_PROFILE_DIR set, each Sluice process
+ * file), a zero-latency OpenAI-compatible engine and other plain Node scripts
+ * (`startScript`), and an autocannon load in a worker thread of the bench's process that
+ * reports requests/s and the p50 of each answer's own time (sub-millisecond). With BENCH_PROFILE_DIR set, each Sluice process
  * runs with `--cpu-prof` and writes its V8 CPU profiles into `<dir>/<n>-<name>/` when it exits.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN } from '../test/helpers/harness.js';
 import { tempDir } from '../test/helpers/databases.js';
-import { processCpuMicros } from './cpu-time.js';
+import { mainThreadCpuMicrosOf, processCpuMicros } from './cpu-time.js';
 import { runWorker } from './measure.js';
 import { AUTOCANNON_PATH, AUTOCANNON_WORKER_SOURCE } from './proxy-load.js';
 
@@ -41,8 +42,10 @@ process.on('SIGTERM', () => server.close(() => process.exit(0)));
 export interface BenchProcess {
   readonly baseUrl: string;
   readonly pid: number;
-  /** CPU time (user + system) the process has used, in µs (Linux /proc; 0 elsewhere). */
+  /** CPU time (user + system) the process has used, all its threads, in µs (Linux /proc; 0 elsewhere). */
   cpuMicros(): number;
+  /** CPU time of its main thread (its event loop), in µs (Linux /proc; 0 elsewhere). */
+  mainThreadCpuMicros(): number;
   /** SIGTERM, then the exit (a profiled process writes its profile as it exits). */
   stop(): Promise<void>;
 }
@@ -53,6 +56,7 @@ function benchProcess(child: ChildProcess, baseUrl: string): BenchProcess {
     baseUrl,
     pid: child.pid!,
     cpuMicros: () => processCpuMicros(child.pid!),
+    mainThreadCpuMicros: () => mainThreadCpuMicrosOf(child.pid!),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
@@ -60,36 +64,76 @@ function benchProcess(child: ChildProcess, baseUrl: string): BenchProcess {
   };
 }
 
-/**
- * Resolves with the first match of `pattern` in the child's stdout; rejects if it exits
- * first. Its output is kept for that error until then; afterwards it is read and dropped
- * (a server logs a line per request, which this process would otherwise collect).
- */
-function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promise<RegExpExecArray> {
+/** Keeps what the child prints until `until` settles (for the error if it exits first), then reads and drops it. */
+async function outputUntil<T>(child: ChildProcess, what: string, until: (failed: Promise<never>) => Promise<T>): Promise<T> {
   let output = '';
-  let ready = false;
-  child.stderr?.on('data', (c: Buffer) => {
-    if (!ready) output += c.toString();
+  const keep = (c: Buffer) => {
+    output += c.toString();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let onExit!: (code: number | null, signal: string | null) => void;
+  const failed = new Promise<never>((_, reject) => {
+    onExit = (code, signal) => reject(new Error(`${what} exited (${code ?? signal}) before it was ready:\n${output}`));
+    child.once('exit', onExit);
   });
-  return new Promise((resolve, reject) => {
+  failed.catch(() => {});
+  try {
+    return await until(failed);
+  } finally {
+    child.off('exit', onExit);
+    child.stdout?.off('data', keep).resume();
+    child.stderr?.off('data', keep).resume();
+  }
+}
+
+/** Resolves with the first match of `pattern` in the child's stdout; rejects if it exits first. */
+function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promise<RegExpExecArray> {
+  return outputUntil(child, what, (failed) => {
     const lines = createInterface({ input: child.stdout! });
-    lines.on('line', (line) => {
-      if (ready) return;
-      output += `${line}\n`;
-      const match = pattern.exec(line);
-      if (!match) return;
-      ready = true;
-      output = '';
-      resolve(match);
+    const matched = new Promise<RegExpExecArray>((resolve) => {
+      lines.on('line', (line) => {
+        const match = pattern.exec(line);
+        if (match) {
+          lines.close();
+          resolve(match);
+        }
+      });
     });
-    child.once('exit', (code, signal) => reject(new Error(`${what} exited (${code ?? signal}) before it was ready:\n${output}`)));
+    return Promise.race([matched, failed]);
   });
 }
 
+/** Resolves once `baseUrl`'s /healthz answers (whatever the log level prints); rejects if the child exits first. */
+function waitUntilServing(child: ChildProcess, baseUrl: string, what: string): Promise<void> {
+  return outputUntil(child, what, async (failed) => {
+    for (;;) {
+      const up = await Promise.race([fetch(`${baseUrl}/healthz`).then((r) => r.ok, () => false), failed]);
+      if (up) return;
+      await Promise.race([new Promise((resolve) => setTimeout(resolve, 50)), failed]);
+    }
+  });
+}
+
+/** A free loopback port (the kernel's pick, released for the server about to take it). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A plain Node script (`source`, CommonJS, run by `node -e`) that prints `ready <port>` once it listens. */
+export async function startScript(what: string, source: string, options: { env?: Record<string, string>; nodeFlags?: string[] } = {}): Promise<BenchProcess> {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '-e', source], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [, port] = await waitForLine(child, /^ready (\d+)/, what);
+  return benchProcess(child, `http://127.0.0.1:${port}`);
+}
+
 export async function startZeroEngine(): Promise<BenchProcess> {
-  const child = spawn(process.execPath, ['-e', ENGINE_SOURCE], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const [, port] = await waitForLine(child, /^ready (\d+)/, 'the engine');
-  return benchProcess(child, `http://127.0.0.1:${port}/v1`);
+  const engine = await startScript('the engine', ENGINE_SOURCE);
+  return { ...engine, baseUrl: `${engine.baseUrl}/v1` };
 }
 
 export interface SluiceProcess extends BenchProcess {
@@ -105,8 +149,7 @@ let profiled = 0;
  * One folder per process (a worker thread writes a profile of its own: the largest is the
  * main thread's).
  */
-export function cpuProfileFlags(name: string, intervalMicros?: number): string[] {
-  const profileDir = process.env.BENCH_PROFILE_DIR;
+export function cpuProfileFlags(name: string, intervalMicros?: number, profileDir = process.env.BENCH_PROFILE_DIR): string[] {
   if (!profileDir) return [];
   const interval = intervalMicros === undefined ? [] : [`--cpu-prof-interval=${intervalMicros}`];
   return ['--cpu-prof', ...interval, `--cpu-prof-dir=${path.join(profileDir, `${++profiled}-${name.replace(/\W+/g, '-')}`)}`];
@@ -130,21 +173,33 @@ export function sluiceEntry(root = ROOT): string[] {
   return [path.join(root, 'dist/src/main.js')];
 }
 
+export interface SluiceOptions {
+  /** Another checkout's server (a baseline); this one's by default. */
+  root?: string;
+  /** The V8 profile's sampling interval, when profiled. */
+  profileIntervalMicros?: number;
+  /** Profiled into this folder, whether or not BENCH_PROFILE_DIR is set. */
+  profileDir?: string;
+}
+
 /**
- * A Sluice replica with this environment (DATABASE_URL, …) and configuration file text;
- * `root`: another checkout's (a baseline); `profileIntervalMicros`: the V8 profile's
- * sampling interval under BENCH_PROFILE_DIR. Stopped, its data folder is removed.
+ * A Sluice replica with this environment (DATABASE_URL, LOG_LEVEL, …) and configuration
+ * file text, ready once its /healthz answers (so any log level will do). Stopped, its data
+ * folder is removed.
  */
-export async function startSluice(name: string, env: Record<string, string>, yaml: string, root = ROOT, profileIntervalMicros?: number): Promise<SluiceProcess> {
+export async function startSluice(name: string, env: Record<string, string>, yaml: string, options: SluiceOptions = {}): Promise<SluiceProcess> {
+  const root = options.root ?? ROOT;
   const dataDir = tempDir('sluice-bench-');
   const configPath = path.join(dataDir, 'sluice.yaml');
   writeFileSync(configPath, yaml);
-  const child = spawn(process.execPath, [...cpuProfileFlags(name, profileIntervalMicros), ...sluiceEntry(root)], {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [...cpuProfileFlags(name, options.profileIntervalMicros, options.profileDir), ...sluiceEntry(root)], {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, SLUICE_CONFIG: configPath, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
+    env: { ...process.env, DATA_DIR: dataDir, SLUICE_CONFIG: configPath, SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const [, baseUrl] = await waitForLine(child, /Server listening at (http:\/\/127\.0\.0\.1:\d+)/, `sluice (${name})`);
+  await waitUntilServing(child, baseUrl, `sluice (${name})`);
   const admin = async (route: string, body: unknown) => {
     const res = await fetch(`${baseUrl}/admin/v1${route}`, {
       method: 'POST',
@@ -154,7 +209,7 @@ export async function startSluice(name: string, env: Record<string, string>, yam
     if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
     return (await res.json()) as Record<string, unknown>;
   };
-  const running = benchProcess(child, baseUrl!);
+  const running = benchProcess(child, baseUrl);
   return {
     ...running,
     async stop() {

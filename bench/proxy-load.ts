@@ -1,7 +1,8 @@
 /**
  * The load the proxy bench and the benches built on it put on a server: the request bodies
  * (plain and with 8 tools), autocannon's closed loops and an open-loop paced generator,
- * each in a worker thread, and the CPU the main thread (the server under test) spent.
+ * each in a worker thread, and the CPU the server under test spent: the main thread of its
+ * own process (`cpuMicros`), or of this one when the server runs here.
  */
 import { createRequire } from 'node:module';
 import { mainThreadCpuMicros } from './cpu-time.js';
@@ -140,8 +141,9 @@ export async function alternating(url: string, key: string | null, bodies: reado
 export async function load(
   url: string,
   key: string | null,
-  options: { seconds: number; rate?: number; paced?: boolean; body?: string },
+  options: { seconds: number; rate?: number; paced?: boolean; body?: string; cpuMicros?: () => number },
 ): Promise<LoadResult> {
+  const cpuMicros = options.cpuMicros ?? mainThreadCpuMicros;
   const body = options.body ?? BODY;
   const headers = { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) };
   const paced = options.paced && options.rate;
@@ -159,11 +161,11 @@ export async function load(
           ...(options.rate ? { overallRate: options.rate } : {}),
         },
       });
-  const cpuBefore = mainThreadCpuMicros();
+  const cpuBefore = cpuMicros();
   const result = await worker.result;
-  const cpuMicros = mainThreadCpuMicros() - cpuBefore;
+  const cpuSpent = cpuMicros() - cpuBefore;
   await worker.stop();
   if (result.error) throw new Error(result.error);
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.rps, p50: median(result.latencies), cpuPerRequest: cpuMicros / result.count };
+  return { rps: result.rps, p50: median(result.latencies), cpuPerRequest: cpuSpent / result.count };
 }

@@ -8,8 +8,8 @@
  *      in requests/s as a ratio of a bare pass-through proxy on the same stack, Fastify +
  *      undici, written here (target ≥ 60%);
  *  (c) streaming: from the upstream writing its first chunk to that chunk's first byte at
- *      the client (target ≤ 1 ms), streams direct and via Sluice taking turns, the client
- *      in a worker;
+ *      the client (target ≤ 1 ms), streams direct, via the bare proxy and via Sluice taking
+ *      turns, the client in a worker; the median of 5 rounds of 100 each;
  *  (d) what Sluice adds for 8 function tools, at the rate of (a): the same tools and plain
  *      requests sent through Sluice and through the bare proxy in the same rounds, and
  *      (sluice tools − sluice plain) − (bare tools − bare plain) per round (target ≤ 0.1 ms):
@@ -18,18 +18,22 @@
  *      on the tools (validation, the input estimate, the body sent on);
  *  (e) where each proxy's CPU goes at the fixed rate, by step (auth, validation, hold,
  *      upstream call, settle, serialize, the HTTP server and framework, GC): one more paced
- *      run of each with the V8 profiler on, its samples given to steps by bench/cpu-steps.ts
- *      and scaled to the CPU per request measured without it.
- * The upstream and the load generator (autocannon) each run in a worker thread, so the
- * main event loop carries only the server under test; latencies use autocannon's
- * per-response timings (sub-millisecond), not its whole-millisecond histogram.
+ *      run against a fresh process of each started with the V8 profiler on, its samples
+ *      during that run given to steps by bench/cpu-steps.ts and scaled to the CPU per
+ *      request measured without it.
+ * Sluice (`dist`, as `npm start` runs it, LOG_LEVEL=warn: no access log, as the bare proxy
+ * keeps none) and the bare proxy each run in their own process, as a user runs them; CPU
+ * per request is their main thread's (the event loop, which bounds throughput). The
+ * upstream and the load generators run in worker threads of the bench's process; latencies
+ * use per-response timings (sub-millisecond), not autocannon's whole-millisecond histogram.
  */
+import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import Fastify from 'fastify';
-import { Pool } from 'undici';
 import type { BenchRow } from './run.js';
-import { startTestServer } from '../test/helpers/harness.js';
-import { profiled, stepRows } from './cpu-steps.js';
+import { tempDir } from '../test/helpers/databases.js';
+import { mainThreadProfile, monotonicMicros, samplesBetween, stepRows, type CpuProfile } from './cpu-steps.js';
+import { startScript, startSluice, type BenchProcess } from './processes.js';
 import { BODY, CONNECTIONS, TOOLS_BODY, alternating, load, type LoadResult } from './proxy-load.js';
 import { firstByteGaps } from './first-byte.js';
 
@@ -43,6 +47,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
  * which swings by more than the 0.1 ms it is held to; their order reverses every round.
  */
 const PACED_ROUNDS = Number(process.env.BENCH_PACED_ROUNDS ?? 7);
+/** The stream first-byte figure: rounds of this many streams per target. */
+const FIRST_BYTE_ROUNDS = Number(process.env.BENCH_FIRST_BYTE_ROUNDS ?? 5);
+const STREAMS_PER_ROUND = 100;
 
 /** A minimal OpenAI-compatible upstream (plain JS, in a worker): fixed answers, and SSE that reports when it wrote its first chunk. */
 const UPSTREAM_SOURCE = `
@@ -108,25 +115,69 @@ export function startUpstream(): Promise<Upstream> {
   });
 }
 
-/** The comparison point: Fastify + undici, parse the request, forward it, send the upstream's body back. */
-export async function startBareProxy(upstreamUrl: string) {
-  const pool = new Pool(upstreamUrl, { connections: 256 });
-  const app = Fastify({ logger: false });
-  app.post('/v1/chat/completions', async (request, reply) => {
-    const res = await pool.request({
-      method: 'POST',
-      path: '/v1/chat/completions',
-      // The first-byte figure's stream id, which the upstream reports its first chunk under.
-      headers: { 'content-type': 'application/json', ...(request.headers['x-bench-id'] ? { 'x-bench-id': request.headers['x-bench-id'] } : {}) },
-      body: JSON.stringify(request.body),
-    });
-    // A stream is piped through as it arrives, so the first-byte figure can set Sluice beside this hop too.
-    if ((request.body as { stream?: unknown }).stream === true) return reply.code(res.statusCode).type('text/event-stream').send(res.body);
-    return reply.code(res.statusCode).type('application/json').send(await res.body.text());
+/** The comparison point, in its own process: Fastify + undici, parse the request, forward it, send the upstream's body back. */
+const BARE_PROXY_SOURCE = `
+const Fastify = require(process.env.FASTIFY_PATH);
+const { Pool } = require(process.env.UNDICI_PATH);
+const pool = new Pool(process.env.UPSTREAM_URL, { connections: 256 });
+const app = Fastify({ logger: false });
+app.post('/v1/chat/completions', async (request, reply) => {
+  const res = await pool.request({
+    method: 'POST',
+    path: '/v1/chat/completions',
+    // The first-byte figure's stream id, which the upstream reports its first chunk under.
+    headers: { 'content-type': 'application/json', ...(request.headers['x-bench-id'] ? { 'x-bench-id': request.headers['x-bench-id'] } : {}) },
+    body: JSON.stringify(request.body),
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = app.server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}`, close: async () => (await app.close(), await pool.close()) };
+  // A stream is piped through as it arrives, so the first-byte figure can set Sluice beside this hop too.
+  if (request.body.stream === true) return reply.code(res.statusCode).type('text/event-stream').send(res.body);
+  return reply.code(res.statusCode).type('application/json').send(await res.body.text());
+});
+app.listen({ host: '127.0.0.1', port: 0 }).then(() => process.stdout.write('ready ' + app.server.address().port + '\\n'));
+process.on('SIGTERM', () => app.close().then(() => pool.close()).then(() => process.exit(0)));
+`;
+const resolveHere = createRequire(import.meta.url).resolve;
+
+export function startBareProxy(upstreamUrl: string, nodeFlags: string[] = []): Promise<BenchProcess> {
+  return startScript('the bare proxy', BARE_PROXY_SOURCE, {
+    env: { FASTIFY_PATH: resolveHere('fastify'), UNDICI_PATH: resolveHere('undici'), UPSTREAM_URL: upstreamUrl },
+    nodeFlags,
+  });
+}
+
+/** Sluice as a user runs it, before the upstream; with `profileDir`, under the V8 profiler. */
+async function startSluiceProxy(upstreamUrl: string, profileDir?: string): Promise<{ server: BenchProcess; key: string }> {
+  const server = await startSluice(
+    'proxy',
+    { RATE_LIMIT_RPM: '1000000000', LOG_LEVEL: 'warn' },
+    `models:\n  gpt-oss-120b: { backend: openai, base_url: "${upstreamUrl}/v1" }\n`,
+    profileDir ? { profileDir, profileIntervalMicros: 100 } : {},
+  );
+  const { key } = await server.newTenant(100_000);
+  return { server, key };
+}
+
+/**
+ * The main thread's CPU profile of a fresh server process during one paced run at `rate`,
+ * after a warm-up at saturation (a sample every 100 µs: a request costs hundreds).
+ */
+async function stepProfile(start: (profileDir: string) => Promise<{ server: BenchProcess; key: string | null }>, rate: number): Promise<CpuProfile> {
+  const dir = tempDir('sluice-bench-profile-');
+  try {
+    const { server, key } = await start(dir);
+    let from: number, to: number;
+    try {
+      await load(server.baseUrl, key, { seconds: 2 });
+      from = monotonicMicros();
+      await load(server.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true });
+      to = monotonicMicros();
+    } finally {
+      await server.stop();
+    }
+    return samplesBetween(mainThreadProfile(dir), from, to);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -156,18 +207,15 @@ async function toolsOneAtATime(sluiceUrl: string, key: string, bareUrl: string):
 export default async function proxyBench(): Promise<BenchRow[]> {
   const upstream = await startUpstream();
   const bare = await startBareProxy(upstream.url);
-  const sluice = await startTestServer({
-    env: { RATE_LIMIT_RPM: '1000000000', LOG_LEVEL: 'silent' },
-    yaml: `models:\n  gpt-oss-120b: { backend: openai, base_url: "${upstream.url}/v1" }\n`,
-  });
-  const { key } = await sluice.newTenant({ balanceUsd: 100_000 });
+  const { server: sluice, key } = await startSluiceProxy(upstream.url);
+  const [sluiceCpu, bareCpu] = [sluice.mainThreadCpuMicros, bare.mainThreadCpuMicros];
   try {
-    for (const [url, k] of [[upstream.url, null], [bare.url, null], [sluice.baseUrl, key]] as const) {
+    for (const [url, k] of [[upstream.url, null], [bare.baseUrl, null], [sluice.baseUrl, key]] as const) {
       await load(url, k, { seconds: 1 });
     }
     const saturated = { bare: [] as LoadResult[], sluice: [] as LoadResult[] };
     for (let i = 0; i < ROUNDS; i++) {
-      saturated.bare.push(await load(bare.url, null, { seconds: PHASE_SECONDS }));
+      saturated.bare.push(await load(bare.baseUrl, null, { seconds: PHASE_SECONDS }));
       saturated.sluice.push(await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS }));
     }
     const throughputRatios = saturated.sluice.map((r, i) => r.rps / saturated.bare[i]!.rps);
@@ -176,9 +224,9 @@ export default async function proxyBench(): Promise<BenchRow[]> {
     const rate = Math.max(50, Math.round(bareSat / 4));
     const phases = {
       direct: () => load(upstream.url, null, { seconds: PHASE_SECONDS, rate, paced: true }),
-      bare: () => load(bare.url, null, { seconds: PHASE_SECONDS, rate, paced: true }),
-      sluice: () => load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true }),
-      bareTools: () => load(bare.url, null, { seconds: PHASE_SECONDS, rate, paced: true, body: TOOLS_BODY }),
+      bare: () => load(bare.baseUrl, null, { seconds: PHASE_SECONDS, rate, paced: true, cpuMicros: bareCpu }),
+      sluice: () => load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true, cpuMicros: sluiceCpu }),
+      bareTools: () => load(bare.baseUrl, null, { seconds: PHASE_SECONDS, rate, paced: true, body: TOOLS_BODY }),
       tools: () => load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true, body: TOOLS_BODY }),
     };
     const paced = Object.fromEntries(Object.keys(phases).map((name) => [name, [] as LoadResult[]])) as Record<keyof typeof phases, LoadResult[]>;
@@ -199,16 +247,22 @@ export default async function proxyBench(): Promise<BenchRow[]> {
     const directBursts = await load(upstream.url, null, { seconds: PHASE_SECONDS, rate });
     const throughBursts = await load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate });
 
-    const oneAtATime = await toolsOneAtATime(sluice.baseUrl, key, bare.url);
+    const oneAtATime = await toolsOneAtATime(sluice.baseUrl, key, bare.baseUrl);
 
     // One more paced run of each proxy with the profiler on: where the CPU goes, by step (bench/cpu-steps.ts).
-    const [sluiceSteps, bareSteps] = [await profiled(() => load(sluice.baseUrl, key, { seconds: PHASE_SECONDS, rate, paced: true })), await profiled(() => load(bare.url, null, { seconds: PHASE_SECONDS, rate, paced: true }))];
+    const sluiceSteps = await stepProfile((dir) => startSluiceProxy(upstream.url, dir), rate);
+    const bareSteps = await stepProfile(async (dir) => ({ server: await startBareProxy(upstream.url, ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${dir}`]), key: null }), rate);
 
-    const [directGaps, bareGaps, sluiceGaps] = (await firstByteGaps(
-      [{ url: upstream.url, key: null }, { url: bare.url, key: null }, { url: sluice.baseUrl, key }],
-      upstream,
-      200,
-    )) as [number[], number[], number[]];
+    // Rounds of streams, the three targets taking turns stream by stream within each: a figure per round, and the median of the rounds.
+    const firstByte = { direct: [] as number[], bare: [] as number[], sluice: [] as number[] };
+    for (let i = 0; i < FIRST_BYTE_ROUNDS; i++) {
+      const gaps = (await firstByteGaps([{ url: upstream.url, key: null }, { url: bare.baseUrl, key: null }, { url: sluice.baseUrl, key }], upstream, STREAMS_PER_ROUND)).map(median) as [number, number, number];
+      firstByte.direct.push(gaps[0]);
+      firstByte.bare.push(gaps[1]);
+      firstByte.sluice.push(gaps[2]);
+    }
+    const sluiceHop = firstByte.sluice.map((x, i) => x - firstByte.direct[i]!);
+    const bareHop = firstByte.bare.map((x, i) => x - firstByte.direct[i]!);
 
     return [
       { name: 'bare proxy at saturation', value: bareSat, unit: 'req/s', note: `Fastify + undici, ${CONNECTIONS} connections` },
@@ -247,26 +301,26 @@ export default async function proxyBench(): Promise<BenchRow[]> {
         unit: 'ms',
         note: `${throughBursts.p50.toFixed(3)} − ${directBursts.p50.toFixed(3)} ms; diagnostic`,
       },
-      { name: `server CPU per request at ${rate} req/s, bare proxy`, value: bareAtRate.cpuPerRequest, unit: 'µs', note: 'main thread' },
-      { name: `server CPU per request at ${rate} req/s, sluice`, value: through.cpuPerRequest, unit: 'µs', note: 'main thread' },
+      { name: `server CPU per request at ${rate} req/s, bare proxy`, value: bareAtRate.cpuPerRequest, unit: 'µs', note: 'its process\'s main thread' },
+      { name: `server CPU per request at ${rate} req/s, sluice`, value: through.cpuPerRequest, unit: 'µs', note: 'its process\'s main thread' },
       { name: 'sluice / bare proxy CPU per request', value: through.cpuPerRequest / bareAtRate.cpuPerRequest, unit: 'ratio', note: 'inverse is the throughput ceiling on one core' },
       ...stepRows(`server CPU per request at ${rate} req/s by step, sluice`, [
-        { name: 'sluice', profile: sluiceSteps.profile, cpuPerRequest: through.cpuPerRequest },
-        { name: 'bare proxy', profile: bareSteps.profile, cpuPerRequest: bareAtRate.cpuPerRequest },
+        { name: 'sluice', profile: sluiceSteps, cpuPerRequest: through.cpuPerRequest },
+        { name: 'bare proxy', profile: bareSteps, cpuPerRequest: bareAtRate.cpuPerRequest },
       ]),
-      { name: 'stream first byte after upstream first chunk, direct', value: median(directGaps), unit: 'ms', note: 'p50 of 200' },
-      { name: 'stream first byte after upstream first chunk, via sluice', value: median(sluiceGaps), unit: 'ms', note: 'p50 of 200; target ≤ 1 ms' },
-      { name: 'stream first byte added by sluice', value: median(sluiceGaps) - median(directGaps), unit: 'ms', note: 'via sluice − direct, streams taking turns; goal ≤ 0.4 ms' },
+      { name: 'stream first byte after upstream first chunk, direct', value: median(firstByte.direct), unit: 'ms', note: `median of ${FIRST_BYTE_ROUNDS} rounds' p50 of ${STREAMS_PER_ROUND}` },
+      { name: 'stream first byte after upstream first chunk, via sluice', value: median(firstByte.sluice), unit: 'ms', note: `the same; target ≤ 1 ms` },
+      { name: 'stream first byte added by sluice', value: median(sluiceHop), unit: 'ms', note: `via sluice − direct per round, streams taking turns; goal ≤ 0.4 ms; ${roundsNote(sluiceHop)}` },
       {
         name: 'stream first byte added by the bare proxy',
-        value: median(bareGaps) - median(directGaps),
+        value: median(bareHop),
         unit: 'ms',
-        note: 'piping the stream as it arrives: what any proxy hop costs here (a thread woken twice instead of once)',
+        note: `piping the stream as it arrives: what any proxy hop costs here (a thread woken twice instead of once); ${roundsNote(bareHop)}`,
       },
     ];
   } finally {
-    await sluice.close();
-    await bare.close();
+    await sluice.stop();
+    await bare.stop();
     await upstream.close();
   }
 }

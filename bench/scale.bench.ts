@@ -126,7 +126,7 @@ async function postgresSide(label: string, env: Record<string, string>, yaml: st
   drops.push(drop);
   // PostgreSQL keeps 63 bytes of an application_name: a longer one would match no backend.
   const backends = `sluice-bench-${label.replace(/\W+/g, '-')}`.slice(0, 63);
-  const server = await startSluice(label, { ...env, DATABASE_URL: `${url}&application_name=${backends}` }, yaml, root);
+  const server = await startSluice(label, { ...env, DATABASE_URL: `${url}&application_name=${backends}` }, yaml, { root });
   return { label, server, key: (await server.newTenant(1_000_000)).key, backends };
 }
 
