@@ -9,6 +9,14 @@ import type { FastifyReply } from 'fastify';
 import type { ReplyHeaders } from '../domain/identity/caller.js';
 import { scopePolicyOf } from './scopes/scope-policy.js';
 
+/** Replies whose stream Fastify already holds, its headers staged on the raw response (sse.ts). */
+const stagedOnRaw = new WeakSet<FastifyReply>();
+
+/** From now on, headers set through the reply's channel are set on its raw response as well, until it writes them. */
+export function stageHeadersOnRaw(reply: FastifyReply): void {
+  stagedOnRaw.add(reply);
+}
+
 export class ReplyHeaderChannel implements ReplyHeaders {
   /** The trailers set so far (a stream's events may repeat them, scope-policy.ts streamEventFields). */
   readonly trailers: Record<string, string> = {};
@@ -19,6 +27,7 @@ export class ReplyHeaderChannel implements ReplyHeaders {
     const { reply } = this;
     if (!reply.sent && !reply.raw.headersSent) {
       reply.headers(headers);
+      if (stagedOnRaw.has(reply)) for (const [name, value] of Object.entries(headers)) reply.raw.setHeader(name, value);
       return;
     }
     const declared = scopePolicyOf(reply.request)?.trailers;

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { toHttpError } from './errors.js';
 import { scopePolicyOf } from './scopes/scope-policy.js';
-import { ReplyHeaderChannel } from './reply-headers.js';
+import { ReplyHeaderChannel, stageHeadersOnRaw } from './reply-headers.js';
 
 const DISCONNECTED = Symbol('sluice.clientDisconnected');
 type TrackedSocket = Socket & { [DISCONNECTED]?: AbortController };
@@ -50,7 +50,12 @@ const nameOf = (event: unknown): string => {
   return typeof type === 'string' ? `event: ${type}\n` : '';
 };
 
-async function* frames(events: AsyncIterable<unknown>, signal: AbortSignal, onError: (err: unknown) => void, decorate: Decorate | null, named: boolean): AsyncGenerator<string> {
+/** The events to stream, or their opening: a stream handed to Fastify before its first event (sendSse). */
+type Events = AsyncIterable<unknown> | Promise<AsyncIterable<unknown>>;
+
+async function* frames(opening: Events, signal: AbortSignal, onError: (err: unknown) => void, decorate: Decorate | null, named: boolean): AsyncGenerator<string> {
+  // Outside the try: a stream that fails to open fails before its first byte, as an HTTP error (FrameStream).
+  const events = await opening;
   try {
     for await (const event of events) yield `${named ? nameOf(event) : ''}data: ${JSON.stringify(decorate ? decorate(event) : event)}\n\n`;
     if (!named) yield 'data: [DONE]\n\n';
@@ -73,21 +78,27 @@ function decoratorOf(reply: FastifyReply): Decorate | null {
 }
 
 /**
- * The frames as the byte stream Fastify pipes to the client. Unlike Readable.from(), the
- * first frame is produced before the stream is handed over and is already buffered when
- * the pipe starts, so it goes out with the headers in the pipe's first write instead of
- * after another turn of read() → next() → push() (the stream's first byte is the figure a
- * streaming client waits on). Destroyed (the client gone), it ends the frames' generator,
- * which stops the upstream and settles the call.
+ * The frames as the byte stream Fastify pipes to the client. Unlike Readable.from(), a
+ * first frame given to it is already buffered when the pipe starts, so it goes out with
+ * the headers in the pipe's first write instead of after another turn of read() → next()
+ * → push(). Without one, the stream may be handed over before its events have opened: a
+ * failure to open (before anything was pushed) destroys it with that error, after
+ * `failedBeforeStart`, and Fastify answers the error as it would a thrown one. Destroyed
+ * (the client gone), it ends the frames' generator, which stops the upstream and settles
+ * the call.
  */
 export class FrameStream extends Readable {
   readonly #frames: AsyncGenerator<string>;
+  readonly #failedBeforeStart: ((err: unknown) => void) | undefined;
+  #started: boolean;
   #pumping = false;
 
-  constructor(frames: AsyncGenerator<string>, first: IteratorResult<string>) {
+  constructor(frames: AsyncGenerator<string>, first?: IteratorResult<string>, failedBeforeStart?: (err: unknown) => void) {
     super();
     this.#frames = frames;
-    this.push(first.done ? null : first.value);
+    this.#failedBeforeStart = failedBeforeStart;
+    this.#started = first !== undefined;
+    if (first) this.push(first.done ? null : first.value);
   }
 
   override _read(): void {
@@ -101,6 +112,7 @@ export class FrameStream extends Readable {
       for (;;) {
         const next = await this.#frames.next();
         if (this.destroyed) return;
+        this.#started = true;
         if (next.done) {
           this.push(null);
           return;
@@ -108,6 +120,7 @@ export class FrameStream extends Readable {
         if (!this.push(next.value)) return;
       }
     } catch (err) {
+      if (!this.#started) this.#failedBeforeStart?.(err);
       this.destroy(err as Error);
     } finally {
       this.#pumping = false;
@@ -122,14 +135,37 @@ export class FrameStream extends Readable {
   }
 }
 
+/** What sendSse puts on a stream's response, taken off again when it fails before its first byte. */
+const STREAM_HEADERS = ['content-type', 'cache-control', 'x-accel-buffering', 'trailer'];
+
 /**
  * Streams `events` as SSE. The scope's settlement headers (scope-policy.ts `trailers`) are
  * announced in `Trailer:`: the meter settles at the stream's end and sends them then
  * (reply-headers.ts).
+ *
+ * Given the events' opening (a promise), the stream is handed to Fastify at once, before
+ * the engine's first event: Fastify stages the headers and writes nothing until the first
+ * frame, so the work of answering (the handler's return, the onSend hooks, the pipe) is
+ * done while the engine thinks, and the first event goes out as soon as it is framed. A
+ * failure to open is still an ordinary HTTP error: nothing has been written yet.
  */
-export async function sendSse(reply: FastifyReply, events: AsyncIterable<unknown>, signal: AbortSignal, options: SseOptions = {}): Promise<FastifyReply> {
+export async function sendSse(reply: FastifyReply, events: Events, signal: AbortSignal, options: SseOptions = {}): Promise<FastifyReply> {
   const produced = frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started'), decoratorOf(reply), options.named === true);
-  const stream = new FrameStream(produced, await produced.next());
+  let stream: FrameStream;
+  if (events instanceof Promise) {
+    // Its rejection is read by the frames, once the pipe pulls them: not an unhandled one meanwhile.
+    events.catch(() => {});
+    // Headers the meter sets from now on (its admission, the model that served) go onto the staged response too.
+    stageHeadersOnRaw(reply);
+    stream = new FrameStream(produced, undefined, () => {
+      for (const name of STREAM_HEADERS) {
+        reply.removeHeader(name);
+        reply.raw.removeHeader(name);
+      }
+    });
+  } else {
+    stream = new FrameStream(produced, await produced.next());
+  }
   const trailers = scopePolicyOf(reply.request)?.trailers;
   if (trailers && trailers.length > 0) reply.header('trailer', trailers.join(', '));
   return reply

@@ -1,4 +1,4 @@
-/** The SSE byte stream (http/sse.ts FrameStream): order, backpressure, and a client that leaves. */
+/** The SSE byte stream (http/sse.ts FrameStream): order, backpressure, a client that leaves, and a stream handed over before it opened. */
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
@@ -85,5 +85,37 @@ describe('FrameStream', () => {
     expect(seen.produced).toBe(producedAtClose);
     expect(seen.produced).toBeLessThan(10_000);
     expect(received.join('').startsWith(FRAME(0) + FRAME(1))).toBe(true);
+  });
+
+  it('handed over before its first frame, pulls it when read and delivers everything', async () => {
+    const { seen, frames } = counted(5);
+    let failed = false;
+    const stream = new FrameStream(frames, undefined, () => (failed = true));
+    expect(stream.readableLength).toBe(0);
+    expect(seen.produced).toBe(0);
+    const reader = slowReader(seen);
+    await pipeline(stream, reader.sink);
+    expect(reader.text()).toBe(Array.from({ length: 5 }, (_, i) => FRAME(i)).join(''));
+    expect(failed).toBe(false);
+  });
+
+  it('failing before its first frame, says so and fails with that error; failing later, does not say so', async () => {
+    async function* neverOpens(): AsyncGenerator<string> {
+      const opening: Promise<string> = Promise.reject(new Error('no capacity'));
+      yield await opening;
+    }
+    const before: unknown[] = [];
+    const early = new FrameStream(neverOpens(), undefined, (err) => before.push(err));
+    await expect(pipeline(early, slowReader({ produced: 0 }).sink)).rejects.toThrow('no capacity');
+    expect(before).toEqual([new Error('no capacity')]);
+
+    async function* failsLater(): AsyncGenerator<string> {
+      yield FRAME(0);
+      throw new Error('cut');
+    }
+    const after: unknown[] = [];
+    const late = new FrameStream(failsLater(), undefined, (err) => after.push(err));
+    await expect(pipeline(late, slowReader({ produced: 0 }).sink)).rejects.toThrow('cut');
+    expect(after).toEqual([]);
   });
 });

@@ -213,8 +213,21 @@ describe('failures and disconnects', () => {
     const res = await call(env.server.baseUrl, 'POST', '/v1/chat/completions', { key: tenant.key, body: streamBody() });
     expect(res.status).toBe(502);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    // The stream was handed over before the upstream answered: none of its headers stay on the error.
+    for (const name of ['cache-control', 'x-accel-buffering', 'trailer']) expect(res.headers.get(name)).toBeNull();
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
     expect(res.body.error).toEqual({ message: 'Upstream error for model gpt-oss-120b (status 503): no capacity', type: 'internal_error', code: 'upstream_error', param: null });
     expect(await usageOf(env.server, tenant.projectId)).toEqual([]);
+  });
+
+  it('answers a refusal at admission as a plain JSON error, with no upstream call', async () => {
+    const tenant = await env.server.newTenant({ balanceUsd: 0 });
+    const res = await call(env.server.baseUrl, 'POST', '/v1/chat/completions', { key: tenant.key, body: streamBody() });
+    expect(res.status).toBe(429);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('cache-control')).toBeNull();
+    expect(res.body.error.code).toBe('insufficient_quota');
+    expect(env.upstream.count()).toBe(0);
   });
 
   it('validates before streaming', async () => {

@@ -24,7 +24,7 @@ export function registerCompletionsRoute(scope: FastifyInstance, { completions: 
     const signal = clientAbortSignal(reply);
     const context = { requestId: request.id, signal, route: COMPLETIONS_ROUTE };
     if (request.body.stream === true) {
-      return sendSse(reply, await service.openStream(caller, request.body, context), signal);
+      return sendSse(reply, service.openStream(caller, request.body, context), signal);
     }
     return service.create(caller, request.body, context);
   });
