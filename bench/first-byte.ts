@@ -1,6 +1,7 @@
 /**
- * The proxy bench's stream first-byte figure: how long after the upstream wrote a stream's
- * first chunk its first byte reached the client, per target (direct, a bare proxy, Sluice).
+ * The stream first-byte figure of the proxy and responses benches: how long after the
+ * upstream wrote a stream's first chunk its first byte reached the client, per target
+ * (direct, a bare proxy, Sluice; a route and its body).
  */
 import { runWorker } from './measure.js';
 import { BODY } from './proxy-load.js';
@@ -15,10 +16,10 @@ import type { Upstream } from './proxy.bench.js';
 const FIRST_BYTE_SOURCE = `
 const http = require('node:http');
 const { parentPort, workerData } = require('node:worker_threads');
-const { targets, body, count } = workerData;
+const { targets, count } = workerData;
 const agent = new http.Agent({ keepAlive: true });
 const one = (target, benchId) => new Promise((resolve, reject) => {
-  const request = http.request(target.url + '/v1/chat/completions', {
+  const request = http.request(target.url + target.path, {
     method: 'POST',
     agent,
     headers: { 'content-type': 'application/json', 'x-bench-id': benchId, ...(target.key ? { 'x-api-key': target.key } : {}) },
@@ -30,7 +31,7 @@ const one = (target, benchId) => new Promise((resolve, reject) => {
     res.on('end', () => resolve({ id, first }));
   });
   request.on('error', reject);
-  request.end(body);
+  request.end(target.body);
 });
 (async () => {
   const seen = targets.map(() => []);
@@ -42,8 +43,19 @@ const one = (target, benchId) => new Promise((resolve, reject) => {
 })();
 `;
 
+/** Where a stream is asked for: `path` and `body` default to a streamed chat completion. */
+export interface StreamTarget {
+  url: string;
+  key: string | null;
+  path?: string;
+  body?: string;
+}
+
+const CHAT_STREAM = JSON.stringify({ ...JSON.parse(BODY), stream: true });
+
 /** Per target, each stream's client first byte minus the upstream's first-chunk write (ms). */
-export async function firstByteGaps(targets: { url: string; key: string | null }[], upstream: Upstream, count: number): Promise<number[][]> {
-  const seen = await runWorker<{ id: string; first: number }[][]>(FIRST_BYTE_SOURCE, { targets, body: JSON.stringify({ ...JSON.parse(BODY), stream: true }), count });
+export async function firstByteGaps(targets: StreamTarget[], upstream: Upstream, count: number): Promise<number[][]> {
+  const requests = targets.map((t) => ({ url: t.url, key: t.key, path: t.path ?? '/v1/chat/completions', body: t.body ?? CHAT_STREAM }));
+  const seen = await runWorker<{ id: string; first: number }[][]>(FIRST_BYTE_SOURCE, { targets: requests, count });
   return Promise.all(seen.map((streams) => Promise.all(streams.map(async ({ id, first }) => first - (await upstream.firstChunkOf(id))))));
 }

@@ -3,8 +3,9 @@
  * compiled `dist/src/main.js`, built once per run, configured by environment and a YAML
  * file), a zero-latency OpenAI-compatible engine and other plain Node scripts
  * (`startScript`), and an autocannon load in a worker thread of the bench's process that
- * reports requests/s and the p50 of each answer's own time (sub-millisecond). With BENCH_PROFILE_DIR set, each Sluice process
- * runs with `--cpu-prof` and writes its V8 CPU profiles into `<dir>/<n>-<name>/` when it exits.
+ * reports requests/s and the p50 of each answer's own time (sub-millisecond). With
+ * BENCH_PROFILE_DIR set, each Sluice process runs with `--cpu-prof` and writes its V8 CPU
+ * profiles into `<dir>/<n>-<name>/` when it exits.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';

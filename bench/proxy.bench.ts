@@ -159,7 +159,7 @@ async function startSluiceProxy(upstreamUrl: string, profileDir?: string): Promi
 
 /**
  * The main thread's CPU profile of a fresh server process during one paced run at `rate`,
- * after a warm-up at saturation (a sample every 100 µs: a request costs hundreds).
+ * after a warm-up at saturation (a sample every 100 µs, over the thousands of requests of the run).
  */
 async function stepProfile(start: (profileDir: string) => Promise<{ server: BenchProcess; key: string | null }>, rate: number): Promise<CpuProfile> {
   const dir = tempDir('sluice-bench-profile-');

@@ -149,6 +149,8 @@ describe('failures', () => {
     const res = await call(env.server.baseUrl, 'POST', '/v1/responses', { key: tenant.key, body: { model: 'gpt-oss-120b', input: 'Hi', stream: true } });
     expect(res.status).toBe(502);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    // The stream was handed over before the engine answered: none of its headers stay on the error.
+    for (const name of ['cache-control', 'x-accel-buffering', 'trailer']) expect(res.headers.get(name)).toBeNull();
     expect(res.body.error).toEqual({ message: 'Upstream error for model gpt-oss-120b (status 503): no capacity', type: 'internal_error', code: 'upstream_error', param: null });
     expect(await usageOf(env.server, tenant.projectId)).toEqual([]);
   });

@@ -24,7 +24,7 @@ export function registerResponsesRoute(scope: FastifyInstance, { responses: serv
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
     const context = { requestId: request.id, signal, route: RESPONSES_ROUTE };
-    if (request.body.stream === true) return sendSse(reply, await service.open(caller, request.body, context), signal, { named: true });
+    if (request.body.stream === true) return sendSse(reply, service.open(caller, request.body, context), signal, { named: true });
     return service.create(caller, request.body, context);
   });
 }
