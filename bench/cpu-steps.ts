@@ -1,7 +1,7 @@
 /**
  * Where a server's CPU goes, per step of a proxied call, from a V8 CPU profile of its main
- * thread (`node --cpu-prof`, the samples of a measured run cut out by time): every sample is given to the step of the
- * innermost frame on its stack that belongs to one (a SQLite statement run by the usage
+ * thread (`node --cpu-prof`, the samples of a measured run cut out by time): every sample
+ * is given to the step of the innermost frame on its stack that belongs to one (a SQLite statement run by the usage
  * writer is settling; a socket write made by undici is the upstream call, one made by
  * Node's HTTP server is the server's), and the steps' shares of the samples are applied
  * to the CPU per request measured without the profiler.

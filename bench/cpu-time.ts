@@ -4,29 +4,22 @@
  */
 import { readFileSync } from 'node:fs';
 
-/** utime + stime of a /proc stat line, in µs. */
-function statCpuMicros(stat: string): number {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+/** utime + stime in a /proc stat file, in µs; null where it cannot be read (not Linux, the process gone). */
+function statCpuMicros(file: string): number | null {
+  try {
+    const stat = readFileSync(file, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
 }
 
 /** CPU time (user + system, all its threads) process `pid` has used, in µs; 0 where /proc is missing. */
-export function processCpuMicros(pid: number): number {
-  try {
-    return statCpuMicros(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return 0;
-  }
-}
+export const processCpuMicros = (pid: number): number => statCpuMicros(`/proc/${pid}/stat`) ?? 0;
 
 /** CPU time (user + system) of process `pid`'s main thread (the event loop), in µs; 0 where /proc is missing. */
-export function mainThreadCpuMicrosOf(pid: number): number {
-  try {
-    return statCpuMicros(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
-  } catch {
-    return 0;
-  }
-}
+export const mainThreadCpuMicrosOf = (pid: number): number => statCpuMicros(`/proc/${pid}/task/${pid}/stat`) ?? 0;
 
 /**
  * CPU time (µs) of this process's main thread, which carries only the server under test
@@ -34,9 +27,5 @@ export function mainThreadCpuMicrosOf(pid: number): number {
  * active time, which is close to it when the loop is not saturated.
  */
 export function mainThreadCpuMicros(): number {
-  try {
-    return statCpuMicros(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'));
-  } catch {
-    return performance.eventLoopUtilization().active * 1000;
-  }
+  return statCpuMicros(`/proc/self/task/${process.pid}/stat`) ?? performance.eventLoopUtilization().active * 1000;
 }

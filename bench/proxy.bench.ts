@@ -146,7 +146,7 @@ export function startBareProxy(upstreamUrl: string, nodeFlags: string[] = []): P
 }
 
 /** Sluice as a user runs it, before the upstream; with `profileDir`, under the V8 profiler. */
-async function startSluiceProxy(upstreamUrl: string, profileDir?: string): Promise<{ server: BenchProcess; key: string }> {
+export async function startSluiceProxy(upstreamUrl: string, profileDir?: string): Promise<{ server: BenchProcess; key: string }> {
   const server = await startSluice(
     'proxy',
     { RATE_LIMIT_RPM: '1000000000', LOG_LEVEL: 'warn' },

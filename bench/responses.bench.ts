@@ -7,23 +7,21 @@
  * at most 0.5 ms).
  */
 import type { BenchRow } from './run.js';
-import { startUpstream } from './proxy.bench.js';
+import { startSluiceProxy, startUpstream } from './proxy.bench.js';
 import { firstByteGaps, type StreamTarget } from './first-byte.js';
-import { startSluice } from './processes.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const PER_ROUND = 50;
 
-const CHAT = { path: '/v1/chat/completions', body: JSON.stringify({ model: 'gpt-oss-120b', stream: true, max_tokens: 16, messages: [{ role: 'user', content: 'Say hello in five words.' }] }) };
 const RESPONSES = { path: '/v1/responses', body: JSON.stringify({ model: 'gpt-oss-120b', stream: true, max_output_tokens: 16, input: 'Say hello in five words.' }) };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 export default async function responsesBench(): Promise<BenchRow[]> {
   const upstream = await startUpstream();
-  const sluice = await startSluice('responses', { RATE_LIMIT_RPM: '1000000000', LOG_LEVEL: 'warn' }, `models:\n  gpt-oss-120b: { backend: openai, base_url: "${upstream.url}/v1" }\n`);
-  const { key } = await sluice.newTenant(100_000);
-  const targets: StreamTarget[] = [CHAT, RESPONSES].map((route) => ({ url: sluice.baseUrl, key, ...route }));
+  const { server: sluice, key } = await startSluiceProxy(upstream.url);
+  // first-byte.ts's default stream is the chat completion of the same words and cap.
+  const targets: StreamTarget[] = [{ url: sluice.baseUrl, key }, { url: sluice.baseUrl, key, ...RESPONSES }];
   try {
     await firstByteGaps(targets, upstream, 50);
     const chat: number[] = [];

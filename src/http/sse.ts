@@ -135,8 +135,12 @@ export class FrameStream extends Readable {
   }
 }
 
-/** What sendSse puts on a stream's response, taken off again when it fails before its first byte. */
-const STREAM_HEADERS = ['content-type', 'cache-control', 'x-accel-buffering', 'trailer'];
+/** What sendSse puts on a stream's response (with `trailer` when the scope has some), taken off again when it fails before its first byte. */
+const STREAM_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+};
 
 /**
  * Streams `events` as SSE. The scope's settlement headers (scope-policy.ts `trailers`) are
@@ -158,7 +162,7 @@ export async function sendSse(reply: FastifyReply, events: Events, signal: Abort
     // Headers the meter sets from now on (its admission, the model that served) go onto the staged response too.
     stageHeadersOnRaw(reply);
     stream = new FrameStream(produced, undefined, () => {
-      for (const name of STREAM_HEADERS) {
+      for (const name of [...Object.keys(STREAM_HEADERS), 'trailer']) {
         reply.removeHeader(name);
         reply.raw.removeHeader(name);
       }
@@ -168,10 +172,5 @@ export async function sendSse(reply: FastifyReply, events: Events, signal: Abort
   }
   const trailers = scopePolicyOf(reply.request)?.trailers;
   if (trailers && trailers.length > 0) reply.header('trailer', trailers.join(', '));
-  return reply
-    .code(200)
-    .header('content-type', 'text/event-stream; charset=utf-8')
-    .header('cache-control', 'no-cache')
-    .header('x-accel-buffering', 'no')
-    .send(stream);
+  return reply.code(200).headers(STREAM_HEADERS).send(stream);
 }
