@@ -119,11 +119,26 @@ export interface CoreServices {
 
 export type Core = Feature<CoreServices>;
 
+/**
+ * How the server's log reaches stdout. pino's default writes each line with its own
+ * synchronous write(2), and the access log is a line per request: at 1,500 req/s that
+ * cost Sluice 11% more CPU per request than with the log off. Lines are gathered instead
+ * and written off the main thread, LOG_BATCH_BYTES at a time, and whatever has gathered
+ * every LOG_FLUSH_MS, so a quiet server's lines still appear within that. pino flushes
+ * what is gathered synchronously when the process exits (after an uncaught error too);
+ * only a kill -9 can lose the last moment's lines.
+ */
+const LOG_BATCH_BYTES = 4096;
+const LOG_FLUSH_MS = 100;
+
 export function createLogger(config: Config): Logger {
-  return pino({
-    level: config.logLevel,
-    redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKey', '*.key'], censor: '[redacted]' },
-  });
+  return pino(
+    {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKey', '*.key'], censor: '[redacted]' },
+    },
+    pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }),
+  );
 }
 
 /** Builds the core and applies pending migrations. */

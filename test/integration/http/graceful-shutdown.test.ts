@@ -17,6 +17,8 @@ interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
   waitForLog(message: string): Promise<Record<string, any>>;
+  /** Every line written so far, parsed. */
+  logs: Record<string, any>[];
   exited: Promise<number | null>;
 }
 
@@ -29,7 +31,8 @@ async function startServerProcess(env: Record<string, string> = {}): Promise<Ser
   });
   const logs: Record<string, any>[] = [];
   const watchers: { message: string; resolve: (line: Record<string, any>) => void }[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': every line the process wrote has been read by then.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const onLine = (text: string) => {
     let line: Record<string, any>;
     try {
@@ -51,7 +54,7 @@ async function startServerProcess(env: Record<string, string> = {}): Promise<Ser
     });
   };
   const listening = await waitForLog('Server listening at http://127.0.0.1:');
-  return { child, baseUrl: /(http:\/\/127\.0\.0\.1:\d+)/.exec(listening.msg)![1]!, waitForLog, exited };
+  return { child, baseUrl: /(http:\/\/127\.0\.0\.1:\d+)/.exec(listening.msg)![1]!, waitForLog, logs, exited };
 }
 
 describe('graceful shutdown for a load balancer', () => {
@@ -87,6 +90,38 @@ describe('graceful shutdown for a load balancer', () => {
       expect(await server.exited).toBe(1);
       await server.waitForLog('killed by timeout (1000ms)');
       expect(await stalled).toBeInstanceOf(TypeError);
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    }
+  }, 60_000);
+});
+
+describe('the log on stdout', () => {
+  const requestLines = (server: ServerProcess, id: string) => server.logs.filter((l) => l.msg === 'request completed' && l.reqId === id);
+
+  it('a quiet server writes a request line without waiting for more lines to gather', async () => {
+    const server = await startServerProcess();
+    try {
+      const res = await call(server.baseUrl, 'GET', '/healthz');
+      const id = res.headers.get('x-request-id')!;
+      // Lines are written in batches, and at least every 100 ms: nothing else is logged here, so only the flush writes it.
+      const deadline = Date.now() + 5_000;
+      while (requestLines(server, id).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(requestLines(server, id)).toEqual([expect.objectContaining({ level: 30, method: 'GET', url: '/healthz', status: 200 })]);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('lines still gathered when SIGTERM arrives are written before the process exits', async () => {
+    const server = await startServerProcess();
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await call(server.baseUrl, 'GET', '/healthz')).headers.get('x-request-id')!);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      for (const id of ids) expect(requestLines(server, id)).toHaveLength(1);
+      expect(server.logs.filter((l) => l.msg === 'shutting down')).toHaveLength(1);
     } finally {
       if (server.child.exitCode === null) server.child.kill('SIGKILL');
     }
