@@ -51,7 +51,8 @@ export interface StreamTarget {
   body?: string;
 }
 
-const CHAT_STREAM = JSON.stringify({ ...JSON.parse(BODY), stream: true });
+/** A streamed chat completion's body (the proxy bench also warms the stream path with it). */
+export const CHAT_STREAM = JSON.stringify({ ...JSON.parse(BODY), stream: true });
 
 /** Per target, each stream's client first byte minus the upstream's first-chunk write (ms). */
 export async function firstByteGaps(targets: StreamTarget[], upstream: Upstream, count: number): Promise<number[][]> {
