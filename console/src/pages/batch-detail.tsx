@@ -1,10 +1,10 @@
 /** One batch: timestamps, live progress, output and error files, the error codes counted, cancel. */
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { apiFetch, download, get, post } from '../lib/api.js';
 import { time } from '../lib/format.js';
 import { isTerminal, progressPercent, statusTone, summariseErrorCodes } from '../lib/batches.js';
 import type { Batch } from '../lib/types.js';
-import { useApi } from '../lib/use-api.js';
+import { useApi, usePolling } from '../lib/use-api.js';
 import { ErrorBox, Loading, ProgressBar, StatusChip } from '../components/common.js';
 import { ConfirmButton } from '../components/confirm.js';
 import { NeedsProject } from '../shell.js';
@@ -42,11 +42,7 @@ function BatchView({ id }: { id: string }) {
   const { data: batch, error, loading, reload } = useApi((signal) => get<Batch>(`/v1/batches/${encodeURIComponent(id)}`, signal), [id]);
   const [actionError, setActionError] = useState<unknown>(null);
   const moving = batch ? !isTerminal(batch.status) : false;
-  useEffect(() => {
-    if (!moving) return;
-    const timer = setInterval(reload, POLL_MS);
-    return () => clearInterval(timer);
-  }, [moving, reload]);
+  usePolling(moving, loading, reload, POLL_MS);
   if (loading && !batch) return <Loading what="the batch" />;
   if (!batch) return <ErrorBox error={error} />;
   const save = (fileId: string, name: string) => download(`/v1/files/${fileId}/content`, name).catch(setActionError);

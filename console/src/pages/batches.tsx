@@ -4,7 +4,7 @@ import { get, post, query } from '../lib/api.js';
 import { time } from '../lib/format.js';
 import { anyActive, progressPercent, statusTone } from '../lib/batches.js';
 import type { Batch, FileObject, List } from '../lib/types.js';
-import { useApi } from '../lib/use-api.js';
+import { useApi, usePolling } from '../lib/use-api.js';
 import { Empty, ErrorBox, Loading, ProgressBar, StatusChip } from '../components/common.js';
 import { NeedsProject } from '../shell.js';
 
@@ -25,11 +25,7 @@ export function BatchesPage() {
 function BatchList() {
   const { data, error, loading, reload } = useApi((signal) => get<List<Batch>>('/v1/batches?limit=50', signal), []);
   const active = data ? anyActive(data.data) : false;
-  useEffect(() => {
-    if (!active) return;
-    const timer = setInterval(reload, POLL_MS);
-    return () => clearInterval(timer);
-  }, [active, reload]);
+  usePolling(active, loading, reload, POLL_MS);
   useEffect(() => {
     window.addEventListener(BATCH_CREATED, reload);
     return () => window.removeEventListener(BATCH_CREATED, reload);

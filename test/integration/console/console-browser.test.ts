@@ -1,9 +1,9 @@
 /**
  * The console in headless Chromium against a real Sluice and a fake upstream: sign in both
  * ways, create a key and see it once, chat in the playground and see the usage move,
- * upload a file, run a batch to completion and download its output, cancel a batch,
- * revoke a key, a developer kept to their project, cookie flags and CSRF, and axe-core on
- * every page at desktop and phone widths. Screenshots go to test-output/console/.
+ * upload a file, run a batch to completion and download its output, cancel a batch, follow
+ * a batch on a link slower than the page's poll, revoke a key, a developer kept to their
+ * project, cookie flags and CSRF, and axe-core on every page at desktop and phone widths. Screenshots go to test-output/console/.
  * Skipped, with a message, where no Chromium binary exists.
  */
 import { readFile } from 'node:fs/promises';
@@ -28,7 +28,9 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
     upstream = await startFakeUpstream();
     // The chat model of the batch tests, plus an embedding and a moderation model on the same fake upstream.
     const extraModels = ['all-minilm-l6-v2', 'zlm-v1-moderation-edge'].map((id) => `  ${id}:\n    backend: openai\n    base_url: ${upstream.baseUrl}\n`).join('');
-    const yaml = upstreamYaml(upstream.baseUrl, { per_batch_concurrency: 2, shard_lines: 5 }).replace('models:\n', `models:\n${extraModels}`);
+    // The file signs in 11 times within a minute; the default allows 10 per address.
+    const consoleYaml = 'console:\n  sign_in_attempts_per_minute: 60\n';
+    const yaml = `${upstreamYaml(upstream.baseUrl, { per_batch_concurrency: 2, shard_lines: 5 }).replace('models:\n', `models:\n${extraModels}`)}${consoleYaml}`;
     server = await startTestServer({ yaml, startWorkers: true });
     browser = await launchChromium();
   });
@@ -120,7 +122,9 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
     await expectAccessible(page, 'developer-moderation');
   });
 
-  it('uploads a file, creates a batch, watches it complete, and downloads the output', async () => {
+  // Both batch tests wait on the batch runner and the page's 2 s poll: 90 s each, so the
+  // chip's own 60 s wait ends first and says what the API saw (CI failed one at the 30 s default).
+  it('uploads a file, creates a batch, watches it complete, and downloads the output', { timeout: 90_000 }, async () => {
     upstream.chat({ delayMs: 150 });
     const { page } = await newPage();
     await signIn(page, key);
@@ -138,8 +142,10 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
     await page.getByRole('button', { name: 'Create batch' }).click();
     await page.getByTestId('batch-card').first().waitFor();
     await expectAccessible(page, 'developer-batches');
-    await page.getByTestId('batch-card').first().getByRole('link').click();
-    await page.locator('.chip', { hasText: 'completed' }).waitFor({ timeout: 30_000 });
+    const card = page.getByTestId('batch-card').first().getByRole('link');
+    const batchId = (await card.textContent())!.match(/batch_\w+/)![0];
+    await card.click();
+    await waitForStatusChip(page, batchId, 'completed');
     expect(await page.getByRole('progressbar', { name: 'Batch progress' }).getAttribute('aria-valuenow')).toBe('100');
     expect(await page.getByTestId('batch-counts').textContent()).toBe('6 completed, 0 failed of 6');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download output' }).click()]);
@@ -149,23 +155,58 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
     upstream.reset();
   });
 
-  it('cancels a running batch after confirmation', async () => {
+  it('cancels a running batch after confirmation', { timeout: 90_000 }, async () => {
     upstream.chat({ delayMs: 400 });
-    const fileId = await uploadBatchFile(40);
-    const created = await call(server.baseUrl, 'POST', '/v1/batches', { key, body: { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' } });
-    const { page } = await newPage();
-    await signIn(page, key);
-    await page.goto(`${server.baseUrl}/console/#/batches/${created.body.id}`);
+    const { page, batchId } = await batchAndSignedInPage(40);
+    await page.goto(`${server.baseUrl}/console/#/batches/${batchId}`);
     await page.getByRole('button', { name: 'Cancel batch' }).click();
     const dialog = page.getByRole('dialog', { name: 'Cancel this batch?' });
     await expectAccessible(page, 'developer-cancel-dialog');
     await dialog.getByRole('button', { name: 'Cancel batch' }).click();
-    await page.locator('.chip', { hasText: 'cancelled' }).waitFor({ timeout: 30_000 });
-    const batch = await call(server.baseUrl, 'GET', `/v1/batches/${created.body.id}`, { key });
+    await waitForStatusChip(page, batchId, 'cancelled');
+    const batch = await call(server.baseUrl, 'GET', `/v1/batches/${batchId}`, { key });
     expect(batch.body.status).toBe('cancelled');
     expect(batch.body.request_counts.completed).toBeLessThan(40);
     upstream.reset();
   });
+
+  it('follows a batch to completed on a link slower than its 2 s poll', { timeout: 90_000 }, async () => {
+    // Each line takes 10 s upstream, so the page's first read lands while the batch runs.
+    upstream.chat({ delayMs: 10_000 });
+    const { page, batchId } = await batchAndSignedInPage(2);
+    // Every read of the batch answers 2.5 s late: a poll that aborted the read under way would never see one land.
+    let reads = 0;
+    await page.route(`**/console/api/v1/batches/${batchId}`, async (route) => {
+      reads += 1;
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await route.continue().catch(() => {});
+    });
+    await page.goto(`${server.baseUrl}/console/#/batches/${batchId}`);
+    await waitForStatusChip(page, batchId, 'in_progress');
+    await waitForStatusChip(page, batchId, 'completed');
+    expect(await page.getByTestId('batch-counts').textContent()).toBe('2 completed, 0 failed of 2');
+    expect(reads).toBeGreaterThanOrEqual(2);
+    upstream.reset();
+  });
+
+  /** Waits up to 60 s for the batch page's chip to read `status`; a timeout names the status and counts the API answers. */
+  async function waitForStatusChip(page: Page, batchId: string, status: string): Promise<void> {
+    try {
+      await page.locator('.chip', { hasText: status }).waitFor({ timeout: 60_000 });
+    } catch (err) {
+      const seen = await call(server.baseUrl, 'GET', `/v1/batches/${batchId}`, { key });
+      throw new Error(`no "${status}" chip after 60 s; the API says ${seen.status} ${JSON.stringify({ status: seen.body.status, request_counts: seen.body.request_counts })}`, { cause: err });
+    }
+  }
+
+  /** A batch of `lines` chat lines created through the API, and a page signed in with the developer's key. */
+  async function batchAndSignedInPage(lines: number): Promise<{ page: Page; batchId: string }> {
+    const fileId = await uploadBatchFile(lines);
+    const created = await call(server.baseUrl, 'POST', '/v1/batches', { key, body: { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' } });
+    const { page } = await newPage();
+    await signIn(page, key);
+    return { page, batchId: created.body.id };
+  }
 
   async function uploadBatchFile(lines: number): Promise<string> {
     const form = new FormData();
