@@ -3,7 +3,8 @@
  * ways, create a key and see it once, chat in the playground and see the usage move,
  * upload a file, run a batch to completion and download its output, cancel a batch, follow
  * a batch on a link slower than the page's poll, revoke a key, a developer kept to their
- * project, cookie flags and CSRF, and axe-core on every page at desktop and phone widths. Screenshots go to test-output/console/.
+ * project, cookie flags and CSRF, and axe-core on every page at desktop and phone widths.
+ * Screenshots go to test-output/console/.
  * Skipped, with a message, where no Chromium binary exists.
  */
 import { readFile } from 'node:fs/promises';
