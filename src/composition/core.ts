@@ -33,6 +33,7 @@ import { Metrics, routingMetricsOf } from '../observability/metrics.js';
 import type { Readiness } from '../http/routes/ops.js';
 import { probeSharedDependencies, warnIfRedisUnreachable } from '../observability/dependency-probes.js';
 import { startTracing, type Tracing } from '../observability/tracing.js';
+import { gatheringLogDestination } from '../observability/log-destination.js';
 import { TracingBlobStore } from '../observability/tracing-blob-store.js';
 import { traceBackendFactories, traceBilling } from '../observability/trace-decorators.js';
 import { createInferenceServices, type InferenceServices } from '../domain/completions/index.js';
@@ -119,25 +120,14 @@ export interface CoreServices {
 
 export type Core = Feature<CoreServices>;
 
-/**
- * How the server's log reaches stdout. pino's default writes each line with its own
- * synchronous write(2), and the access log is a line per request: at 1,500 req/s that
- * cost Sluice 11% more CPU per request than with the log off. Lines are gathered instead
- * and written off the main thread, LOG_BATCH_BYTES at a time, and whatever has gathered
- * every LOG_FLUSH_MS, so a quiet server's lines still appear within that. pino flushes
- * what is gathered synchronously when the process exits (after an uncaught error too);
- * only a kill -9 can lose the last moment's lines.
- */
-const LOG_BATCH_BYTES = 4096;
-const LOG_FLUSH_MS = 100;
-
+/** The server's logger: JSON lines on stdout, gathered and written off the main thread (log-destination.ts). */
 export function createLogger(config: Config): Logger {
   return pino(
     {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', '*.apiKey', '*.key'], censor: '[redacted]' },
     },
-    pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS }),
+    gatheringLogDestination(1),
   );
 }
 
