@@ -13,9 +13,9 @@ import { LOG_BATCH_BYTES, LOG_FLUSH_MS, gatheringLogDestination, type LogDestina
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitFor(done: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
+  const deadline = Date.now() + 10_000;
   while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not within 5 s: ${what}`);
+    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
     await sleep(10);
   }
 }
