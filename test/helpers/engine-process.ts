@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Behavior } from './fake-upstream.js';
+import { refusedPort } from './refused-port.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -50,11 +51,9 @@ export async function startEngineProcess(mode: 'healthy' | 'fail-503' | `slow:${
   };
 }
 
-/** A base URL where an engine was and is no more: started, then killed. */
+/** A base URL where no engine listens, and none will during the run (refused-port.ts says why not a killed engine's port). */
 export async function deadEngineUrl(): Promise<string> {
-  const engine = await startEngineProcess('healthy');
-  await engine.kill();
-  return engine.baseUrl;
+  return `http://127.0.0.1:${await refusedPort()}/v1`;
 }
 
 function readyPort(child: ChildProcess): Promise<number> {

@@ -4,12 +4,12 @@
  * An unreachable REDIS_URL at start-up is logged as a warning.
  */
 import { Writable } from 'node:stream';
-import net from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeS3, type FakeS3 } from '../../helpers/s3-server.js';
 import { REDIS_URL, redisReachable } from '../../helpers/redis.js';
+import { refusedPort } from '../../helpers/refused-port.js';
 
 /** A logger whose lines the test can read. */
 function capturedLogger() {
@@ -21,15 +21,6 @@ function capturedLogger() {
     },
   });
   return { logger: pino({ level: 'warn' }, sink), lines };
-}
-
-/** A TCP port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('/readyz with S3 blob storage', () => {
@@ -72,7 +63,7 @@ describe('/readyz with Redis', () => {
   });
 
   it('an unreachable REDIS_URL: a start-up warning, and /readyz 503 naming redis', async () => {
-    const port = await closedPort();
+    const port = await refusedPort();
     const { logger, lines } = capturedLogger();
     const server = await startTestServer({ env: { REDIS_URL: `redis://127.0.0.1:${port}` }, overrides: { logger } });
     try {

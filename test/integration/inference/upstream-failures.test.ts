@@ -4,11 +4,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call } from '../../helpers/harness.js';
 import { destroy, fail, json, stall, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { balanceOf, rawPost, startInferenceEnv, usageOf, type InferenceEnv } from './setup.js';
+import { refusedPort } from '../../helpers/refused-port.js';
 
 let env: InferenceEnv;
 let closedPort: number;
 
-/** A port with nothing listening (bound, then released). */
+/** A port with nothing listening yet (bound, then released), for a test that starts a server on it. */
 async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -18,7 +19,7 @@ async function freePort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  closedPort = await freePort();
+  closedPort = await refusedPort();
   env = await startInferenceEnv({
     extra: {
       'deepseek-v4-flash': { base_url: `http://127.0.0.1:${closedPort}/v1` },
