@@ -7,7 +7,6 @@
  * upstream is down shows "unreachable", and a developer sees none of it. axe-core at
  * 1280 and 390 px; screenshots go to test-output/console/. Skipped where no Chromium exists.
  */
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { wrapFetchWithPayment, x402Client } from '@x402/fetch';
@@ -15,6 +14,7 @@ import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
+import { refusedPort } from '../../helpers/refused-port.js';
 import { startFakeIntermediary, type FakeIntermediary } from '../../helpers/fake-intermediary.js';
 import { startFakeFacilitator, type FakeFacilitator } from '../../helpers/fake-facilitator.js';
 import { CHROMIUM_PATH, expectAccessible, launchChromium, openPage, signInToConsole } from '../../helpers/browser.js';
@@ -23,15 +23,6 @@ import { assertion, JWT_BEARER, newAgent, PAY_TO, type Agent } from '../storefro
 import { receiptHash } from '../../../src/domain/storefront/receipts.js';
 
 if (!CHROMIUM_PATH) console.warn('console activity browser tests skipped: no Chromium binary (install Debian\'s chromium, or set CHROMIUM_PATH)');
-
-/** A loopback port nothing listens on (taken, then released). */
-async function freePort(): Promise<number> {
-  const listener = net.createServer();
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  const { port } = listener.address() as net.AddressInfo;
-  await new Promise((resolve) => listener.close(resolve));
-  return port;
-}
 
 async function until<T>(probe: () => Promise<T | undefined>): Promise<T> {
   for (let i = 0; i < 300; i++) {
@@ -62,7 +53,7 @@ describe.skipIf(!CHROMIUM_PATH)('the operator activity pages in Chromium', () =>
     const yaml = [
       'models:',
       `  gpt-oss-120b: { backend: openai, base_url: "${upstream.baseUrl}", price: { input_per_million_usd: 1, output_per_million_usd: 2 } }`,
-      `  down-model: { base_url: "http://127.0.0.1:${await freePort()}/v1" }`,
+      `  down-model: { base_url: "http://127.0.0.1:${await refusedPort()}/v1" }`,
       'outbox:\n  max_attempts: 1',
       'storefront:',
       '  plans:\n    - { id: credits, kind: credits, description: Credits, minimum_usd: "0.01" }',

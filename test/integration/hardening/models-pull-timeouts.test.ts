@@ -8,6 +8,7 @@ import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers/databases.js';
+import { refusedPort } from '../../helpers/refused-port.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { pullModel } from '../../../src/inference/hub/pull.js';
 
@@ -47,11 +48,7 @@ describe('models pull without a working Hub', () => {
   });
 
   it('a refused connection names the cause', async () => {
-    // A port that was just free: nothing listens there.
-    const probe = net.createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const closed = `http://127.0.0.1:${(probe.address() as net.AddressInfo).port}`;
-    await new Promise((resolve) => probe.close(resolve));
+    const closed = `http://127.0.0.1:${await refusedPort()}`;
     const { config } = configFor(closed);
     await expect(pullModel(config, 'all-minilm-l6-v2', {}, () => {})).rejects.toThrow(
       `Listing Xenova/all-MiniLM-L6-v2 failed: cannot reach ${closed} (ECONNREFUSED); check the network, or set HF_ENDPOINT to a reachable Hub mirror`,

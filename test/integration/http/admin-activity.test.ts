@@ -6,7 +6,6 @@
  * developer's; and the catalog naming an upstream that does not answer. Runs on
  * PostgreSQL too with SLUICE_TEST_HTTP_ON_POSTGRES=1.
  */
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
 import { receiptHash } from '../../../src/domain/storefront/receipts.js';
@@ -14,18 +13,10 @@ import type { CreditMovement } from '../../../src/domain/storefront/storefront.t
 import { StorefrontRepository } from '../../../src/storage/db/repositories/storefront.repository.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
+import { refusedPort } from '../../helpers/refused-port.js';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const get = (path: string, headers: Record<string, string> = admin) => call(server.baseUrl, 'GET', path, { headers });
-
-/** A loopback port nothing listens on (taken, then released). */
-async function freePort(): Promise<number> {
-  const listener = net.createServer();
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  const { port } = listener.address() as net.AddressInfo;
-  await new Promise((resolve) => listener.close(resolve));
-  return port;
-}
 
 let server: TestServer;
 let upstream: FakeUpstream;
@@ -36,7 +27,7 @@ const RECEIPT = 'rcpt_AAAAAAAAAAAAAAAAAAAAAA';
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
-  const yaml = `models:\n  up-model:\n    base_url: ${upstream.baseUrl}\n  down-model:\n    base_url: http://127.0.0.1:${await freePort()}/v1\n`;
+  const yaml = `models:\n  up-model:\n    base_url: ${upstream.baseUrl}\n  down-model:\n    base_url: http://127.0.0.1:${await refusedPort()}/v1\n`;
   server = await startTestServer({ yaml });
   const { billing, outbox } = server.core;
   const tenant = await server.newTenant();
