@@ -109,7 +109,9 @@ describe('the log on stdout', () => {
       while (requestLines(server, id).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(requestLines(server, id)).toEqual([expect.objectContaining({ level: 30, method: 'GET', url: '/healthz', status: 200 })]);
     } finally {
-      server.child.kill('SIGKILL');
+      // SIGTERM, which tsx passes on: a SIGKILL would end tsx alone and leave the server running.
+      server.child.kill('SIGTERM');
+      await server.exited;
     }
   }, 60_000);
 
