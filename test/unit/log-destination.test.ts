@@ -1,8 +1,9 @@
 /**
  * The server's log destination (src/observability/log-destination.ts), on a real file:
- * lines are gathered and written off the main thread, a lone line by the next timed flush,
- * a full batch at once, every byte exactly once, and an idle destination writes nothing.
- * Each write is seen through the destination's documented `write` event (bytes written).
+ * lines are gathered and written off the main thread, a lone line by the next timed
+ * flush, a batch over LOG_BATCH_BYTES in full, every byte exactly once, and an idle
+ * destination writes nothing. Each write is seen through the destination's documented
+ * `write` event (bytes written).
  */
 import { openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -56,7 +57,7 @@ describe('the log destination', () => {
     expect(readFileSync(file, 'utf8')).toBe(quiet);
   });
 
-  it('writes a full batch at once, and counts multi-byte lines so later lone lines are still flushed', async () => {
+  it('writes a batch larger than LOG_BATCH_BYTES in full, and counts multi-byte lines so later lone lines are still flushed', async () => {
     const { file, log, writes } = destination();
     const batch = Array.from({ length: 80 }, (_, i) => line(`requête n° ${i} — réponse envoyée`));
     const text = batch.join('');
