@@ -29,3 +29,14 @@ export const mainThreadCpuMicrosOf = (pid: number): number => statCpuMicros(`/pr
 export function mainThreadCpuMicros(): number {
   return statCpuMicros(`/proc/self/task/${process.pid}/stat`) ?? performance.eventLoopUtilization().active * 1000;
 }
+
+/** How often process `pid`'s main thread gave up its core: waiting for something (voluntary) or taken off it by another runnable process (involuntary); zeros where /proc is missing. */
+export function mainThreadContextSwitches(pid: number): { voluntary: number; involuntary: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+    const count = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return { voluntary: count('voluntary_ctxt_switches'), involuntary: count('nonvoluntary_ctxt_switches') };
+  } catch {
+    return { voluntary: 0, involuntary: 0 };
+  }
+}

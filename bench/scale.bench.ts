@@ -9,7 +9,9 @@
  *    commits synchronous (the default) and without (DATABASE_USAGE_SYNCHRONOUS_COMMIT=false,
  *    the durability of SQLite's synchronous=NORMAL, which the SQLite side runs), and a
  *    third time synchronous with its statements unprepared (DATABASE_PREPARED_STATEMENTS=false);
- *    each side's "server busy" row says whether the load saturated it;
+ *    each side's "server busy" row says whether the load saturated it, and its context
+ *    switches per request why its CPU per request differs (its event loop sleeping for want
+ *    of work, or taken off its core by the processes it shares the machine with);
  *  - batch lines/s with two workers vs one, on PostgreSQL and a shared S3 bucket;
  *  - the time one usage commit takes on PostgreSQL, synchronous and not (in this process).
  * The blob and batch figures run in this process (the batch upstream is the tests' fake,
@@ -21,7 +23,7 @@ import { startTestServer, type TestServer } from '../test/helpers/harness.js';
 import pg from 'pg';
 import { POSTGRES_URL, postgresReachable, postgresSchema, tempDir } from '../test/helpers/databases.js';
 import { median } from './measure.js';
-import { processCpuMicros } from './cpu-time.js';
+import { mainThreadContextSwitches, processCpuMicros } from './cpu-time.js';
 import { load, startSluice, startZeroEngine, type LoadFigures, type SluiceProcess } from './processes.js';
 import { startFakeS3, type FakeS3 } from '../test/helpers/s3-server.js';
 import { usageRecord } from '../test/helpers/usage-records.js';
@@ -100,6 +102,9 @@ interface ChatRound extends LoadFigures {
   allCpuPerRequest: number;
   /** The server process's CPU seconds per second of load: below 1, it waited for something else. */
   busyCores: number;
+  /** Per answered request, how often the server's event loop slept for want of work (voluntary) and was taken off its core by another process (involuntary). */
+  sleepsPerRequest: number;
+  preemptionsPerRequest: number;
 }
 
 /** CPU (µs) the PostgreSQL backends of `applicationName` used so far (they run on this machine). */
@@ -112,12 +117,21 @@ async function backendCpuMicros(admin: pg.Client, applicationName: string | null
 async function chatRound(side: ChatSide, admin: pg.Client): Promise<ChatRound> {
   const cpuBefore = side.server.cpuMicros();
   const backendsBefore = await backendCpuMicros(admin, side.backends);
+  const switchesBefore = mainThreadContextSwitches(side.server.pid);
   const figures = await load(`${side.server.baseUrl}/v1/chat/completions`, side.key, CHAT_BODY, { connections: CONNECTIONS, seconds: SECONDS });
   const requests = figures.rps * SECONDS;
   const cpu = side.server.cpuMicros() - cpuBefore;
+  const switches = mainThreadContextSwitches(side.server.pid);
   let backends = 0;
   for (const [pid, micros] of await backendCpuMicros(admin, side.backends)) backends += micros - (backendsBefore.get(pid) ?? 0);
-  return { ...figures, cpuPerRequest: cpu / requests, allCpuPerRequest: (cpu + backends) / requests, busyCores: cpu / (SECONDS * 1e6) };
+  return {
+    ...figures,
+    cpuPerRequest: cpu / requests,
+    allCpuPerRequest: (cpu + backends) / requests,
+    busyCores: cpu / (SECONDS * 1e6),
+    sleepsPerRequest: (switches.voluntary - switchesBefore.voluntary) / requests,
+    preemptionsPerRequest: (switches.involuntary - switchesBefore.involuntary) / requests,
+  };
 }
 
 /** A PostgreSQL server for `label`: its own schema, its connections named for the CPU count. */
@@ -188,6 +202,9 @@ function chatFigures(sides: ChatSide[], rounds: ChatRound[][]): BenchRow[] {
     // Whether the load saturated this server: a server that waits (on its database's commits) serves fewer requests per event-loop turn, each at a higher CPU cost.
     rows.push({ name: `server busy: ${side.label}`, value: of(i, (r) => r.busyCores), unit: 'cores', note: 'CPU seconds per second of load, all threads' });
     if (side.backends) rows.push({ name: `CPU per request with its PostgreSQL backends: ${side.label}`, value: of(i, (r) => r.allCpuPerRequest), unit: 'µs' });
+    // Why a server's CPU per request rises: its event loop sleeping between waves of answers (each wake-up costs), and being taken off its core by the processes it shares the machine with.
+    rows.push({ name: `event loop sleeps per request: ${side.label}`, value: of(i, (r) => r.sleepsPerRequest), unit: 'switches', note: 'voluntary context switches of the main thread' });
+    rows.push({ name: `event loop preemptions per request: ${side.label}`, value: of(i, (r) => r.preemptionsPerRequest), unit: 'switches', note: 'involuntary context switches of the main thread' });
   });
   rows.push(ratio(1, 0, '; target ≥ 0.8'), ratio(2, 0, '; target ≥ 0.8'), ratio(1, 3, ''), ratio(3, 0, ''));
   if (sides.length > 4) rows.push(ratio(1, 4, ''), ratio(2, 4, ''));
