@@ -1,6 +1,7 @@
 /**
  * CPU time read from Linux /proc (utime + stime, 10 ms ticks at USER_HZ = 100: fine over
- * the thousands of requests a bench phase sends), for the benches' CPU-per-request figures.
+ * the thousands of requests a bench phase sends), for the benches' CPU-per-request figures,
+ * and a main thread's context switches, which say why that CPU per request differs.
  */
 import { readFileSync } from 'node:fs';
 
