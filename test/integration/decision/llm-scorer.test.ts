@@ -11,7 +11,6 @@
  *   answer "B" picks the second option).
  */
 import { rmSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +19,7 @@ import { fail, handler, json, stall, startFakeUpstream, type FakeUpstream } from
 import { buildTestModels } from '../../fixtures/model-builders/index.js';
 import { buildTinyLlama } from '../../fixtures/model-builders/gguf-llama.js';
 import { GGUF_RUNTIME_ENV, GGUF_RUNTIMES_DIR } from '../../helpers/gguf-runtime.js';
+import { refusedPort } from '../../helpers/refused-port.js';
 import { findLabel } from '../../../src/domain/shared/classification/label-sets.js';
 import type { OnnxBackend } from '../../../src/inference/backends/onnx/index.js';
 import { decisionPrompt } from '../../../src/inference/decision/llm-scores.js';
@@ -211,10 +211,7 @@ describe('the llm scorer over an OpenAI-compatible upstream', () => {
   });
 
   it('502 upstream_error when the upstream refuses the connection', async () => {
-    const closed = net.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as net.AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
+    const port = await refusedPort();
     const yaml = `decision:\n  scorers:\n    ${IAB}: llm\n  llm_model: gpt-oss-120b\nmodels:\n  gpt-oss-120b:\n    base_url: http://127.0.0.1:${port}/v1\n`;
     const fresh = await startTestServer({ env: { MODELS_DIR: modelsDir }, yaml });
     try {

@@ -4,7 +4,6 @@
  * "unreachable since …" in /readyz, GET /v1/models/{id} and `sluice models list`, and a
  * call still tries it: once the engine is back, the next call is answered.
  */
-import net from 'node:net';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,15 +11,7 @@ import { call, startTestServer, type TestServer } from '../../helpers/harness.js
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { tempDir } from '../../helpers/databases.js';
 import { runSluice } from '../../helpers/cli.js';
-
-/** A loopback port nothing listens on (taken, then released). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { vacantPort } from '../../helpers/refused-port.js';
 
 const SINCE = /^unreachable since (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) \(ECONNREFUSED\)$/;
 
@@ -34,7 +25,7 @@ describe('an upstream that refuses connections', () => {
 
   beforeAll(async () => {
     live = await startFakeUpstream();
-    deadPort = await freePort();
+    deadPort = await vacantPort();
     const yaml = `models:\n  up-model:\n    base_url: ${live.baseUrl}\n  down-model:\n    base_url: http://127.0.0.1:${deadPort}/v1\n`;
     server = await startTestServer({ yaml });
     ({ key } = await server.newTenant());
@@ -85,7 +76,7 @@ describe('an upstream that refuses connections', () => {
 
 describe('sluice models list', () => {
   it('probes the upstreams first: an unreachable one is not ready, with since when and why', async () => {
-    const port = await freePort();
+    const port = await vacantPort();
     const dir = tempDir('sluice-probe-');
     const file = path.join(dir, 'sluice.yaml');
     writeFileSync(file, `models:\n  down-model:\n    base_url: http://127.0.0.1:${port}/v1\n`);

@@ -1,22 +1,13 @@
 /** Upstream failures on the non-streaming path: the error mapping, retries, timeouts, disconnects, and no billing. */
-import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call } from '../../helpers/harness.js';
 import { destroy, fail, json, stall, startFakeUpstream } from '../../helpers/fake-upstream.js';
 import { balanceOf, rawPost, startInferenceEnv, usageOf, type InferenceEnv } from './setup.js';
-import { refusedPort } from '../../helpers/refused-port.js';
+import { refusedPort, vacantPort } from '../../helpers/refused-port.js';
 
 let env: InferenceEnv;
 let closedPort: number;
 
-/** A port with nothing listening yet (bound, then released), for a test that starts a server on it. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   closedPort = await refusedPort();
@@ -105,7 +96,7 @@ describe('upstream failures', () => {
   });
 
   it('retries a refused connection and succeeds once the upstream is listening', async () => {
-    const port = await freePort();
+    const port = await vacantPort();
     const local = await startInferenceEnv({ extra: { 'gpt-oss-120b': { base_url: `http://127.0.0.1:${port}/v1` } } });
     try {
       const tenant = await local.server.newTenant();
