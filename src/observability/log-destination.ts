@@ -10,10 +10,12 @@
  *
  * The timed flush is this file's, not sonic-boom's `periodicFlush`: that one flushes on
  * every tick, and with nothing gathered it writes an empty string, so an idle server made
- * ten thread-pool writes a second. Here a tick flushes only while bytes handed to the
+ * ten thread-pool writes a second. Here the timer runs only while bytes handed to the
  * destination are unwritten, counted from the lines it is given and the bytes its
- * documented `write` event reports written. A flush asked for while a write is under way
- * does nothing, and the count stays above zero, so the next tick asks again.
+ * documented `write` event reports written: a line arms it, and a tick that finds nothing
+ * unwritten does not re-arm it, so an idle server's main thread is not woken for its log.
+ * A flush asked for while a write is under way does nothing, and the count stays above
+ * zero, so the next tick asks again.
  */
 import pino from 'pino';
 
@@ -25,23 +27,35 @@ export type LogDestination = ReturnType<typeof pino.destination>;
 export function gatheringLogDestination(fd: number): LogDestination {
   const destination = pino.destination({ dest: fd, sync: false, minLength: LOG_BATCH_BYTES });
   let unwritten = 0;
-  const write = destination.write.bind(destination);
-  destination.write = (line: string) => {
-    unwritten += Buffer.byteLength(line);
-    return write(line);
-  };
-  destination.on('write', (bytes: number) => {
-    unwritten -= bytes;
-  });
-  const timer = setInterval(() => {
+  let timer: NodeJS.Timeout | null = null;
+  let closed = false;
+  const tick = () => {
+    timer = null;
     if (unwritten <= 0) return;
     try {
       destination.flush();
     } catch {
       // Destroyed (its stream ended): nothing more can be written, and 'close' stops the timer.
     }
-  }, LOG_FLUSH_MS);
-  timer.unref();
-  destination.once('close', () => clearInterval(timer));
+    arm();
+  };
+  const arm = () => {
+    if (timer !== null || closed) return;
+    timer = setTimeout(tick, LOG_FLUSH_MS);
+    timer.unref();
+  };
+  const write = destination.write.bind(destination);
+  destination.write = (line: string) => {
+    unwritten += Buffer.byteLength(line);
+    arm();
+    return write(line);
+  };
+  destination.on('write', (bytes: number) => {
+    unwritten -= bytes;
+  });
+  destination.once('close', () => {
+    closed = true;
+    if (timer !== null) clearTimeout(timer);
+  });
   return destination;
 }

@@ -2,12 +2,12 @@
  * The server's log destination (src/observability/log-destination.ts), on a real file:
  * lines are gathered and written off the main thread, a lone line by the next timed
  * flush, a batch over LOG_BATCH_BYTES in full, every byte exactly once, and an idle
- * destination writes nothing. Each write is seen through the destination's documented
- * `write` event (bytes written).
+ * destination writes nothing and holds no timer (an idle server's main thread sleeps).
+ * Each write is seen through the destination's documented `write` event (bytes written).
  */
 import { openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/databases.js';
 import { LOG_BATCH_BYTES, LOG_FLUSH_MS, gatheringLogDestination, type LogDestination } from '../../src/observability/log-destination.js';
 
@@ -35,8 +35,12 @@ function destination(): { file: string; log: LogDestination; writes: number[] } 
 const line = (msg: string) => `${JSON.stringify({ level: 30, msg })}\n`;
 
 afterEach(() => {
+  vi.useRealTimers();
   for (const log of open.splice(0)) log.destroy();
 });
+
+/** One turn of the event loop, on a timer the fake clock leaves alone. */
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('the log destination', () => {
   it('writes nothing while idle', async () => {
@@ -71,5 +75,23 @@ describe('the log destination', () => {
     expect(readFileSync(file, 'utf8')).toBe(text + later);
     expect(writes.every((bytes) => bytes > 0)).toBe(true);
     expect(writes.reduce((sum, bytes) => sum + bytes, 0)).toBe(Buffer.byteLength(text + later));
+  });
+
+  it('holds a timer only while a line waits to be written', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    const { file, log, writes } = destination();
+    expect(vi.getTimerCount()).toBe(0);
+    const quiet = line('one request, then quiet');
+    log.write(quiet);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(LOG_FLUSH_MS);
+    for (let i = 0; i < 1_000 && writes.length === 0; i++) await turn();
+    expect(writes).toEqual([Buffer.byteLength(quiet)]);
+    expect(readFileSync(file, 'utf8')).toBe(quiet);
+    // The tick that flushed armed one more, which finds nothing unwritten and stops.
+    vi.advanceTimersByTime(LOG_FLUSH_MS);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(LOG_FLUSH_MS * 10);
+    expect(writes).toEqual([Buffer.byteLength(quiet)]);
   });
 });
