@@ -11,7 +11,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { tempDir } from '../helpers/databases.js';
 import { LOG_BATCH_BYTES, LOG_FLUSH_MS, gatheringLogDestination, type LogDestination } from '../../src/observability/log-destination.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The real timer, taken before any test fakes the clock, so waitFor works under fake timers too. */
+const realSetTimeout = globalThis.setTimeout;
+const sleep = (ms: number) => new Promise((resolve) => realSetTimeout(resolve, ms));
 
 async function waitFor(done: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
@@ -38,9 +40,6 @@ afterEach(() => {
   vi.useRealTimers();
   for (const log of open.splice(0)) log.destroy();
 });
-
-/** One turn of the event loop, on a timer the fake clock leaves alone. */
-const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('the log destination', () => {
   it('writes nothing while idle', async () => {
@@ -85,8 +84,7 @@ describe('the log destination', () => {
     log.write(quiet);
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(LOG_FLUSH_MS);
-    const deadline = Date.now() + 10_000; // the real clock: Date is not faked
-    while (writes.length === 0 && Date.now() < deadline) await turn();
+    await waitFor(() => writes.length > 0, 'the lone line written');
     expect(writes).toEqual([Buffer.byteLength(quiet)]);
     expect(readFileSync(file, 'utf8')).toBe(quiet);
     // The tick that flushed armed one more, which finds nothing unwritten and stops.
