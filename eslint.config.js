@@ -11,7 +11,7 @@ import { createNodeResolver, importX } from 'eslint-plugin-import-x';
  */
 const LAYER_IMPORTS = {
   'src/wire': ['wire', 'domain'],
-  'src/domain': ['domain', 'wire'],
+  'src/domain': ['domain'],
   'src/config': ['config', 'domain'],
   'src/inference': ['inference', 'domain', 'config'],
   'src/storage': ['storage', 'domain', 'config'],
@@ -44,14 +44,8 @@ const ZONES = [
   ...Object.entries(LAYER_IMPORTS).map(layerZone),
   {
     target: 'src/domain/shared/**',
-    from: ['src/domain/!(shared)/**', 'src/wire/**'],
+    from: ['src/domain/!(shared)/**'],
     message: 'The shared kernel (src/domain/shared) imports nothing outside itself.',
-  },
-  {
-    // The request bodies' one definition: the domain's services take its types, so it cannot take theirs.
-    target: 'src/wire/**',
-    from: ['src/domain/!(shared)/**/!(*.types).ts', 'src/domain/!(*.types).ts'],
-    message: 'src/wire imports from the domain only record types (*.types.ts) and the shared kernel (domain/shared).',
   },
   {
     target: 'src/config/**',

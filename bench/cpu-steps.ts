@@ -36,7 +36,7 @@ const RULES: Array<[Step, (fn: string, url: string) => boolean]> = [
   ],
   ['settle', (fn, url) => fn === 'settle' || fn === 'settleCall' || /usage-writer\.[jt]s|billing\.service\.[jt]s|usage\.repository\.[jt]s|storefront-debit/.test(url)],
   ['hold', (_, url) => /credit-meter\.[jt]s|storefront-meter\.[jt]s|reservations\.[jt]s|balance-reader\.[jt]s|credit-fit\.[jt]s|input-overhead\.[jt]s|metered-call\.[jt]s|projects\.repository|storefront\.repository/.test(url)],
-  ['serialize', (_, url) => /chat-wire\.[jt]s|\/src\/http\/schemas\/|fast-json-stringify|\/fastify\/lib\/reply/.test(url)],
+  ['serialize', (_, url) => /chat-completions\/writer\.[jt]s|\/src\/http\/schemas\/|fast-json-stringify|\/fastify\/lib\/reply/.test(url)],
   ['upstream call', (_, url) => /\/src\/inference\/|\/undici\/|chat-runner\.[jt]s|served-call\.[jt]s/.test(url)],
   ['HTTP server and framework', (_, url) => /\/fastify\/|find-my-way|avvio|light-my-request|\/src\/http\/|node:_http_|\/pino/.test(url)],
 ];

@@ -11,7 +11,7 @@ import type { BenchRow } from './run.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../src/domain/shared/json-depth.js';
 import { ChatCompletionBody } from '../src/wire/chat-completions.js';
 import { validatorOf } from '../src/wire/validate.js';
-import { chatRequestOf } from '../src/domain/completions/chat-request.js';
+import { chatRequestOf } from '../src/wire/chat-completions/mapper.js';
 import { chatInputOf } from '../src/domain/completions/metered-call.js';
 import { BODY as PLAIN_BODY, TOOLS_BODY } from './proxy.bench.js';
 

@@ -4,52 +4,19 @@
  * them. Each item's `type` is checked first, then what that type must carry.
  */
 import { Type } from '@sinclair/typebox';
-import { MESSAGE_WORDING, messageProperties, type ChatMessageIn } from './chat-completions.js';
+import { MESSAGE_WORDING, messageProperties } from './chat-completions.js';
 import { OptionalString, typed } from './fields.js';
 
-export type ResponseContentPartIn =
-  | { type: 'input_text' | 'output_text' | 'text'; text: string }
-  | { type: 'input_image'; image_url?: string | null; file_id?: string | null; detail?: string | null }
-  | { type: 'input_file'; file_data?: string | null; file_id?: string | null; file_url?: string | null; filename?: string | null }
-  | { type: 'input_audio'; input_audio: { data: string; format: string } }
-  | { type: 'refusal'; refusal: string };
-
-export interface MessageItemIn {
-  type?: 'message' | null;
-  role: ChatMessageIn['role'];
-  content: string | ResponseContentPartIn[];
-  id?: string | null;
-  status?: string | null;
-  name?: string | null;
-  tool_call_id?: string | null;
-}
-
-export interface FunctionCallItemIn {
-  type: 'function_call';
-  call_id: string;
-  name: string;
-  arguments: string;
-  id?: string | null;
-  status?: string | null;
-}
-
-export interface FunctionCallOutputItemIn {
-  type: 'function_call_output';
-  call_id: string;
-  output: string | ResponseContentPartIn[];
-  id?: string | null;
-  status?: string | null;
-}
-
-export interface ReasoningItemIn {
-  type: 'reasoning';
-  id?: string | null;
-  summary?: unknown[] | null;
-  content?: Array<{ type?: string; text?: string }> | null;
-  encrypted_content?: string | null;
-}
-
-export type ResponseInputItemIn = MessageItemIn | FunctionCallItemIn | FunctionCallOutputItemIn | ReasoningItemIn;
+/** The items as the domain reads them (domain/responses/response-items.types.ts), under the wire's names. */
+export type {
+  FunctionCallItemIn,
+  FunctionCallOutputItemIn,
+  MessageItemIn,
+  ReasoningItemIn,
+  ResponseContentPartIn,
+  ResponseInputItemIn,
+} from '../domain/responses/response-items.types.js';
+import type { ResponseContentPartIn, ResponseInputItemIn } from '../domain/responses/response-items.types.js';
 
 const PART_TYPES = ['input_text', 'output_text', 'text', 'input_image', 'input_file', 'input_audio', 'refusal'];
 const PART_TYPE_WORDING = '{param} must be one of input_text, input_image, input_file, input_audio, output_text, refusal';

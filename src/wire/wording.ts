@@ -13,9 +13,7 @@ import type { TSchema } from '@sinclair/typebox';
 
 export const WORDING_KEYWORD = 'x-error';
 
-/** How a refused value is named in a message: "null", "an array", "an object", "a string". */
-export const describe = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+import { describe } from '../domain/shared/describe.js';
 
 /**
  * Templates by failing Ajv keyword (`type`, `minLength`, `enum`, ...), with fallbacks:

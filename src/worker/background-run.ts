@@ -24,6 +24,7 @@ import type { ResponseInputItem, ResponseStreamEvent } from '../domain/responses
 import type { Clock } from '../domain/shared/clock.js';
 import { isAppError } from '../domain/shared/errors.js';
 import type { ResponsesRequestBody } from '../wire/responses.js';
+import { responsesRequestOf } from '../wire/responses/mapper.js';
 
 export interface BackgroundRunDeps {
   worker: string;
@@ -128,7 +129,7 @@ export class BackgroundRun {
     for (;;) {
       try {
         let final: Record<string, unknown> | null = null;
-        for await (const raw of deps.engine.events(caller, body, context)) {
+        for await (const raw of await deps.engine.open(caller, responsesRequestOf(body), context)) {
           const event = raw.response ? { ...raw, response: asBackground(raw.response as Record<string, unknown>) } : raw;
           if (TERMINAL_EVENTS.has(event.type) && event.response) final = event.response as Record<string, unknown>;
           await this.#take(event);

@@ -27,7 +27,6 @@ const DOMAIN_ONLY = 'src/domain imports only from src/domain';
 const SHARED_KERNEL = 'The shared kernel (src/domain/shared) imports nothing outside itself';
 const ADAPTER_DOMAIN = 'Adapters import from the domain only ports (*.port.ts), record types (*.types.ts) and the shared kernel';
 const CONFIG_DOMAIN = 'src/config imports from the domain only record types (*.types.ts) and the shared kernel';
-const WIRE_DOMAIN = 'src/wire imports from the domain only record types (*.types.ts) and the shared kernel';
 const CONFIG_LOADING = 'Only src/config, composition and the entry points load the configuration';
 const CONSOLE = 'The console (console/src) imports only its own code';
 
@@ -45,13 +44,12 @@ describe('import boundaries', () => {
     ['src/domain/shared/probe.ts', "import { used } from '../files/files.types.js';", SHARED_KERNEL],
     ['src/domain/shared/classification/probe.ts', "import { used } from '../../models/inference-backend.port.js';", SHARED_KERNEL],
     ['src/domain/shared/probe.ts', "import { used } from '../../inference/token-counter.js';", DOMAIN_ONLY],
-    // wire (the request bodies): the domain's record types and shared kernel, TypeBox and Ajv; no service, port or outer layer.
-    ['src/wire/probe.ts', "import { used } from '../domain/completions/chat-runner.js';", WIRE_DOMAIN],
-    ['src/wire/probe.ts', "import type { used } from '../domain/models/inference-backend.port.js';", WIRE_DOMAIN],
+    // wire (each format's body, mapper and writer): the domain, TypeBox and Ajv; no outer layer. The domain imports no wire.
+    ['src/domain/completions/probe.ts', "import type { used } from '../../wire/chat-completions.js';", 'src/domain imports only from'],
     ['src/wire/probe.ts', "import { used } from '../http/errors.js';", 'src/wire imports only from'],
     ['src/wire/probe.ts', "import type { used } from '../inference/registry.js';", 'src/wire imports only from'],
     ['src/wire/probe.ts', "import type { used } from '../config/schema.js';", 'src/wire imports only from'],
-    ['src/domain/shared/probe.ts', "import type { used } from '../../wire/chat-completions.js';", SHARED_KERNEL],
+    ['src/domain/shared/probe.ts', "import type { used } from '../../wire/chat-completions.js';", DOMAIN_ONLY],
     ['src/inference/backends/openai/probe.ts', "import type { used } from '../../../wire/chat-completions.js';", 'src/inference imports only from'],
     ['src/storage/probe.ts', "import { used } from '../wire/validate.js';", 'src/storage imports only from'],
     // http: no storage (a route module importing a repository), adapters, inference or composition.
@@ -111,7 +109,8 @@ describe('import boundaries', () => {
     ['src/wire/probe.ts', "import { used } from './wording.js';"],
     ['src/wire/probe.ts', "import { used } from '@sinclair/typebox';"],
     ['src/wire/probe.ts', "import { used } from 'ajv';"],
-    ['src/domain/completions/probe.ts', "import type { used } from '../../wire/chat-completions.js';"],
+    ['src/wire/probe.ts', "import { used } from '../domain/completions/chat-call.js';"],
+    ['src/wire/probe.ts', "import type { used } from '../domain/models/inference-backend.port.js';"],
     ['src/http/routes/v1/probe.ts', "import { used } from '../../../wire/validate.js';"],
     ['src/worker/probe.ts', "import { used } from '../wire/validate.js';"],
     ['src/http/routes/v1/probe.ts', "import { used } from '../../../domain/files/files.service.js';"],

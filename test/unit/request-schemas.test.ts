@@ -16,8 +16,8 @@ import { EmbeddingsBody } from '../../src/wire/embeddings.js';
 import { ModerationsBody } from '../../src/wire/moderations.js';
 import { ResponsesBody, type ResponsesRequestBody } from '../../src/wire/responses.js';
 import { AJV_OPTIONS, parseBody, validatorOf, wireValidatorCompiler } from '../../src/wire/validate.js';
-import { chatRequestOf } from '../../src/domain/completions/chat-request.js';
-import { responsesRequestOf } from '../../src/domain/responses/responses-request.js';
+import { chatRequestOf } from '../../src/wire/chat-completions/mapper.js';
+import { responsesRequestOf } from '../../src/wire/responses/mapper.js';
 import { AppError } from '../../src/domain/shared/errors.js';
 
 /** A body, and the message and param it is refused with. */

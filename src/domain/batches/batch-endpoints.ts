@@ -5,10 +5,8 @@
  * url (the core's inference routes; the decision feature's `/v1/systemone`), and the
  * runner picks one by its batch's endpoint.
  */
-import type { Static, TSchema } from '@sinclair/typebox';
 import type { Caller } from '../identity/caller.js';
 import type { UsageRecord } from '../billing/usage.types.js';
-import { parseBody } from '../../wire/validate.js';
 import type { BatchUsage } from './batch.types.js';
 
 export interface LineCallContext {
@@ -39,21 +37,6 @@ export interface BatchEndpoint {
 }
 
 export type BatchEndpoints = ReadonlyMap<string, BatchEndpoint>;
-
-/** An endpoint whose body is a wire schema (src/wire), run by `run` with the body typed. */
-export function wireEndpoint<T extends TSchema>(
-  schema: T,
-  run: (caller: Caller, body: Static<T>, context: LineCallContext) => Promise<object>,
-  served?: () => boolean,
-): BatchEndpoint {
-  return {
-    prepare(body) {
-      const parsed = parseBody(schema, body);
-      return async (caller, context) => ({ body: await run(caller, parsed, context) });
-    },
-    ...(served ? { served } : {}),
-  };
-}
 
 type Json = Record<string, unknown>;
 

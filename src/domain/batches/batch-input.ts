@@ -14,7 +14,7 @@ import {
   MIN_OUTPUT_EXPIRY_SECONDS,
   type BatchError,
 } from './batch.types.js';
-import { describe } from '../../wire/wording.js';
+import { describe } from '../shared/describe.js';
 
 /** A create-validation failure: 400 with `line` when a line is meant. */
 export const batchInvalid = (message: string, options: { line?: number; param?: string | null; code?: string } = {}) =>

@@ -1,13 +1,12 @@
 /**
- * A validated chat-completion body (src/wire/chat-completions.ts) → the ChatRequest the
- * service runs. Roles: developer becomes system. Content: a string, or text parts joined
- * with newlines (other parts are carried as sent). Every field Sluice does not interpret
- * is carried through (`sampling`); `metadata` carries model options; `categories`
- * carries candidate labels.
+ * The chat call a chat-completions request makes, as the domain takes it (the wire's
+ * mapper builds it from the body: src/wire/chat-completions/mapper.ts): the messages as
+ * engines read them, the fields Sluice does not interpret carried for the engine
+ * (`sampling`), model options and candidate labels. The role and part names every
+ * chat-shaped wire maps onto are here too.
  */
-import { invalidRequest } from '../shared/errors.js';
 import type { ChatMessage, ChatRole } from '../models/inference-backend.port.js';
-import type { ChatCompletionRequestBody, ChatMessageIn } from '../../wire/chat-completions.js';
+import type { Conversation } from './chat-runner.js';
 
 export interface ChatRequest {
   model: string;
@@ -34,58 +33,17 @@ export const CHAT_ROLES: ReadonlyMap<string, ChatRole> = new Map([
 /** The part types whose text the prompt reads (chat's and the Responses API's names). */
 export const TEXT_PARTS: ReadonlySet<string> = new Set(['text', 'input_text', 'output_text']);
 
-/**
- * The message's text, and the content to carry as sent when it is more than text. Text
- * parts may each be empty, but not all of them when nothing else is sent: a message says
- * something (an assistant message with tool calls may say nothing).
- */
-function contentOf(message: ChatMessageIn, param: string): { text: string; wire?: unknown } {
-  const { content } = message;
-  if (typeof content === 'string') return { text: content };
-  if (content === null || content === undefined) return { text: '', wire: null };
-  let onlyText = true;
-  const texts: string[] = [];
-  for (const part of content) {
-    if (TEXT_PARTS.has(part.type)) texts.push((part as { text: string }).text);
-    else onlyText = false;
-  }
-  const text = texts.join('\n');
-  if (onlyText && text === '' && !message.tool_calls?.length) throw invalidRequest(`${param} must not be empty`, param);
-  return onlyText ? { text } : { text, wire: content };
-}
-
-/** One validated message at `param` (e.g. `messages[2]`). */
-export function messageOf(message: ChatMessageIn, param: string): ChatMessage {
-  const { text, wire } = contentOf(message, `${param}.content`);
-  const out: ChatMessage = { role: CHAT_ROLES.get(message.role)!, content: text };
-  if (wire !== undefined) out.wireContent = wire;
-  if (typeof message.name === 'string') out.name = message.name;
-  if (typeof message.tool_call_id === 'string') out.tool_call_id = message.tool_call_id;
-  if (message.tool_calls) out.tool_calls = message.tool_calls;
-  return out;
-}
-
-/** Fields Sluice interprets itself; every other field is carried to the engine. */
-const OWNED: ReadonlySet<string> = new Set(['model', 'messages', 'stream', 'stream_options', 'metadata', 'categories', '__proto__']);
-
-/** The fields Sluice does not interpret, as sent (null is "not sent"). */
-export function samplingOf(body: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const sampling: Record<string, unknown> = {};
-  for (const name of Object.keys(body)) {
-    const value = body[name];
-    if (value !== undefined && value !== null && !OWNED.has(name)) sampling[name] = value;
-  }
-  return sampling;
-}
-
-export function chatRequestOf(body: ChatCompletionRequestBody): ChatRequest {
+/** The request as the conversation ChatRunner prepares (labels may be written in the system message). */
+export function conversationOf(request: ChatRequest): Conversation {
+  const systemIndex = request.messages.findIndex((m) => m.role === 'system');
   return {
-    model: body.model,
-    messages: body.messages.map((m, i) => messageOf(m, `messages[${i}]`)),
-    stream: body.stream ?? false,
-    includeUsage: body.stream_options?.include_usage ?? false,
-    options: body.metadata ?? {},
-    sampling: samplingOf(body),
-    labels: body.categories?.map((label) => label.trim()) ?? null,
+    messages: request.messages,
+    options: request.options,
+    sampling: request.sampling,
+    labels: request.labels,
+    labelText:
+      systemIndex === -1 ? null : { text: request.messages[systemIndex]!.content, param: `messages[${systemIndex}].content` },
+    inputParam: 'messages',
+    truncation: 'disabled',
   };
 }

@@ -8,11 +8,10 @@ import type { Caller } from '../identity/caller.js';
 import { runAdmitted } from '../billing/meter.js';
 import { invalidRequest } from '../shared/errors.js';
 import type { CallContext } from '../models/inference-backend.port.js';
-import type { InferenceServiceDeps } from './chat-completions.service.js';
+import type { InferenceServiceDeps } from './chat-call.js';
 import { assertWithinContext } from './chat-runner.js';
 import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
 import { float32Base64, vectorNumbers } from './float32.js';
-import type { EmbeddingsRequestBody } from '../../wire/embeddings.js';
 import { ServedListener } from './served-call.js';
 
 export const EMBEDDINGS_ROUTE = '/v1/embeddings';
@@ -26,7 +25,15 @@ interface EmbeddingsRequest {
   dimensions: number | undefined;
 }
 
-function embeddingsRequestOf(body: EmbeddingsRequestBody): EmbeddingsRequest {
+/** An embeddings request as the domain takes it: the fields of a validated body it reads (src/wire/embeddings.ts). */
+export interface EmbeddingsRequestIn {
+  model: string;
+  input: string | string[];
+  encoding_format?: 'float' | 'base64' | null;
+  dimensions?: number | null;
+}
+
+function embeddingsRequestOf(body: EmbeddingsRequestIn): EmbeddingsRequest {
   const listed = Array.isArray(body.input);
   return {
     model: body.model,
@@ -40,7 +47,7 @@ function embeddingsRequestOf(body: EmbeddingsRequestBody): EmbeddingsRequest {
 export class EmbeddingsService {
   constructor(private readonly deps: InferenceServiceDeps) {}
 
-  async create(caller: Caller, body: EmbeddingsRequestBody, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+  async create(caller: Caller, body: EmbeddingsRequestIn, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
     const request = embeddingsRequestOf(body);
     const { registry } = this.deps;
     const model = registry.require(request.model, 'embeddings');

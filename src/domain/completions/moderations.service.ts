@@ -9,10 +9,9 @@ import { runAdmitted } from '../billing/meter.js';
 import { randomString } from '../shared/ids.js';
 import { MODERATION_CATEGORIES } from '../shared/classification/moderation-categories.js';
 import type { CallContext, ModerationResult } from '../models/inference-backend.port.js';
-import type { InferenceServiceDeps } from './chat-completions.service.js';
+import type { InferenceServiceDeps } from './chat-call.js';
 import { assertWithinContext } from './chat-runner.js';
 import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
-import type { ModerationsRequestBody } from '../../wire/moderations.js';
 import { ServedListener } from './served-call.js';
 
 export const MODERATIONS_ROUTE = '/v1/moderations';
@@ -21,7 +20,15 @@ const OPENAI_ALIASES = new Set(['omni-moderation-latest', 'text-moderation-stabl
 
 
 /** Inputs and, for each, the param that names it in errors. */
-function inputsOf(input: ModerationsRequestBody['input']): { texts: string[]; params: string[] } {
+/** A moderations request as the domain takes it: the fields of a validated body it reads (src/wire/moderations.ts). */
+export interface ModerationsRequestIn {
+  model?: string | null;
+  /** A string, strings (one result each) or text parts (one input together). */
+  input: string | string[] | Array<{ type: 'text'; text: string }>;
+  metadata?: Record<string, unknown> | null;
+}
+
+function inputsOf(input: ModerationsRequestIn['input']): { texts: string[]; params: string[] } {
   if (typeof input === 'string') return { texts: [input], params: ['input'] };
   // Validated: all strings (one result each) or all text parts (one input together).
   if (input.every((item) => typeof item === 'string')) return { texts: input, params: input.map((_, i) => `input[${i}]`) };
@@ -48,7 +55,7 @@ function resultWire(result: ModerationResult) {
 export class ModerationsService {
   constructor(private readonly deps: InferenceServiceDeps) {}
 
-  async create(caller: Caller, body: ModerationsRequestBody, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
+  async create(caller: Caller, body: ModerationsRequestIn, context: CallContext & { route?: string }): Promise<Record<string, unknown>> {
     const requested = body.model ?? undefined;
     const { texts, params } = inputsOf(body.input);
     const options = body.metadata ?? {};

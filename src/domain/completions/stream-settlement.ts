@@ -1,7 +1,7 @@
 /**
  * How a streamed call is billed, the same on every streamed route (chat, legacy
- * completions, responses). A relay creates one StreamSettlement once its stream is
- * committed, tells it what it delivered and the engine's usage, then either `finish()`es
+ * completions, responses): the chat call (chat-call.ts) creates one StreamSettlement once
+ * its stream is committed, tells it what it delivered and the engine's usage, then either `finish()`es
  * (the stream ended normally) or just reaches `close()` in its `finally`:
  *
  *   const settlement = new StreamSettlement({ caller, admission, served, signal, count, logger, requestId });
@@ -15,14 +15,10 @@
  *   } finally {
  *     await settlement.close();                  // ended early: 499/502 for what was delivered
  *   }
- *
- * Wrap the relay in releasedIfNeverRead() so a client that leaves before the first read
- * releases the hold.
  */
 import type { Logger } from 'pino';
 import type { Caller } from '../identity/caller.js';
 import { settleCall, type Admission } from '../billing/meter.js';
-import { onAbort } from '../shared/abort.js';
 import type { TokenUsage } from '../models/inference-backend.port.js';
 import type { ServedListener } from './served-call.js';
 
@@ -48,6 +44,7 @@ export class StreamSettlement {
   #produced = '';
   #usage: TokenUsage | null = null;
   #done = false;
+  #closed: Promise<TokenUsage | null> | null = null;
 
   constructor(private readonly deps: StreamSettlementDeps) {}
 
@@ -76,11 +73,18 @@ export class StreamSettlement {
    * Ends the settlement; call it in the relay's `finally`. A stream that did not finish
    * is billed for what was delivered: counted tokens, status 499 when the client left,
    * 502 when the engine cut it after its first event. An engine cut before any text was
-   * delivered costs nothing. No-op after finish(). Returns the usage billed, if any.
+   * delivered costs nothing. No-op after finish(). Returns the usage billed, if any (a
+   * second call, the same).
    */
-  async close(): Promise<TokenUsage | null> {
-    if (this.#done) return null;
+  close(): Promise<TokenUsage | null> {
+    if (this.#closed) return this.#closed;
+    if (this.#done) return Promise.resolve(null);
     this.#done = true;
+    this.#closed = this.#end();
+    return this.#closed;
+  }
+
+  async #end(): Promise<TokenUsage | null> {
     const { admission, signal } = this.deps;
     if (!signal.aborted && this.#produced === '') {
       admission.release();
@@ -101,20 +105,4 @@ export class StreamSettlement {
     const { caller, admission, served } = this.deps;
     await settleCall(caller, admission, served.usage({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status }));
   }
-}
-
-/**
- * The relay settles its admission when it ends, but a generator that is never started
- * never runs its `finally`: a client that leaves between the first upstream event and the
- * first read of the stream would keep its hold forever. Until the stream is first read,
- * the client's disconnect releases the admission (nothing was delivered, nothing billed).
- */
-export function releasedIfNeverRead<T>(relay: AsyncGenerator<T>, admission: Admission, signal: AbortSignal): AsyncIterable<T> {
-  const stop = onAbort(signal, () => admission.release());
-  return {
-    [Symbol.asyncIterator]() {
-      stop();
-      return relay;
-    },
-  };
 }

@@ -4,6 +4,7 @@
  * its content part is added, deltas, the text's done, the part's done, the item's done).
  * An item is closed when output moves to another item, and all are closed at the end.
  */
+import type { AnswerEvent } from '../completions/answer-reader.js';
 import { hexId } from './resource.js';
 import type { ResponseStreamEvent } from './responses.types.js';
 
@@ -67,6 +68,17 @@ export class ResponseOutput {
     return this.#pending.splice(0);
   }
 
+  /** One event of the engine's answer (answer-reader.ts); its finish, usage and carried fields are the run's to read. */
+  read(event: AnswerEvent): void {
+    if (event.type === 'text') this.text(event.text, event.logprobs);
+    else if (event.type === 'reasoning') this.reasoning(event.text);
+    else if (event.type === 'refusal') this.refusal(event.text);
+    else if (event.type === 'tool_call') {
+      // A whole call an in-process runtime made is numbered apart from an engine's stream indexes.
+      this.toolCall({ index: event.index ?? -1 - this.#tools.size, id: event.id, name: event.name, arguments: event.arguments });
+    }
+  }
+
   reasoning(delta: string): void {
     if (delta === '') return;
     const item = this.#open('reasoning');
@@ -102,11 +114,6 @@ export class ResponseOutput {
       item.arguments += delta.arguments;
       this.event('response.function_call_arguments.delta', { item_id: item.id, output_index: item.outputIndex, delta: delta.arguments });
     }
-  }
-
-  /** A whole call an in-process runtime made (numbered apart from an engine's stream indexes). */
-  wholeToolCall(call: { id: string; name: string; arguments: string }): void {
-    this.toolCall({ index: -1 - this.#tools.size, id: call.id, name: call.name, arguments: call.arguments });
   }
 
   /** Closes every open item; `status` is the message's (`incomplete` when cut short by the cap). */

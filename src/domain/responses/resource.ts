@@ -5,8 +5,7 @@
  */
 import type { TokenUsage } from '../models/inference-backend.port.js';
 import { randomString } from '../shared/ids.js';
-import type { ResponsesRequestBody } from '../../wire/responses.js';
-import { echoOf } from './responses-request.js';
+import type { ResponsesRequest } from './responses.types.js';
 
 type Json = Record<string, unknown>;
 
@@ -28,18 +27,18 @@ export interface ResponseHead {
   echo: Json;
 }
 
-export function headOf(body: ResponsesRequestBody, id: string, createdAt: number): ResponseHead {
+export function headOf(request: ResponsesRequest, id: string, createdAt: number): ResponseHead {
   return {
     id,
     createdAt,
-    model: body.model,
-    instructions: body.instructions ?? null,
-    maxOutputTokens: body.max_output_tokens ?? body.max_tokens ?? null,
-    maxToolCalls: body.max_tool_calls ?? null,
-    truncation: body.truncation ?? 'auto',
-    metadata: body.metadata ?? {},
-    previousResponseId: (body.previous_response_id as string | null | undefined) ?? null,
-    echo: echoOf(body),
+    model: request.model,
+    instructions: request.instructions,
+    maxOutputTokens: request.maxOutputTokens,
+    maxToolCalls: request.maxToolCalls,
+    truncation: request.truncation,
+    metadata: request.metadata,
+    previousResponseId: request.previousResponseId,
+    echo: request.echo,
   };
 }
 

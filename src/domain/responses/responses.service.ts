@@ -1,32 +1,40 @@
 /**
- * POST /v1/responses: the Responses API translated to the chat path every engine speaks
- * (ChatRunner). A run is a sequence of events (`events()`): `response.created` once the
- * engine has answered (its first chunk, when streamed), the output items as they grow,
- * then `response.completed`, `response.incomplete` or `response.failed`. `create()`
- * consumes them and returns the final resource; `open()` starts them for SSE. Metered as
- * chat: held on the conversation and the cap, settled on the engine's usage; a stream
- * that ends early is billed for what it delivered (stream-settlement.ts).
+ * A Responses API run over the one chat call (ChatCall): the conversation (`instructions`,
+ * earlier turns, this request's input) prepared as a chat call, run whole or opened as a
+ * stream, and the engine's answer read (answer-reader.ts) into the response's output. A
+ * run is a sequence of events: `response.created` once the engine has answered (its
+ * first chunk, when streamed), the output items as they grow, then `response.completed`,
+ * `response.incomplete` or `response.failed`. `open()` resolves with them once the engine
+ * answered; `create()` reads them to the final resource. Metered as chat: held on the
+ * conversation and the cap, settled on the engine's usage; a stream that ends early is
+ * billed for what it delivered.
  */
+import type { Logger } from 'pino';
 import type { Caller } from '../identity/caller.js';
-import { meteredCall, type MeteredCall } from '../billing/meter.js';
+import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
-import type { InferenceServiceDeps } from '../completions/chat-completions.service.js';
-import { meteredOf } from '../completions/chat-completions.service.js';
-import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from '../completions/chat-runner.js';
-import { openMeteredStream, recordEvent, type StreamDeps } from '../completions/metered-stream.js';
-import { ServedListener } from '../completions/served-call.js';
-import type { ResponsesRequestBody } from '../../wire/responses.js';
-import { applyResult, applyStreamEvent } from './chat-output.js';
+import type { TokenUsage } from '../models/inference-backend.port.js';
+import { readResult, readStreamEvent, type AnswerEvent } from '../completions/answer-reader.js';
+import type { Answered, ChatCall, OpenedChat } from '../completions/chat-call.js';
+import type { ChatResult, Conversation } from '../completions/chat-runner.js';
+import { messagesOfItems } from './input-items.js';
 import { hexId, headOf } from './resource.js';
 import { ResponseRun } from './response-run.js';
-import { responsesRequestOf, type ResponsesRequest } from './responses-request.js';
-import type { ResponsesContext, ResponseStreamEvent } from './responses.types.js';
+import type { ResponsesContext, ResponsesRequest, ResponseStreamEvent } from './responses.types.js';
 
 export const RESPONSES_ROUTE = '/v1/responses';
 
-function conversationOf(request: ResponsesRequest): Conversation {
+export interface ResponsesServiceDeps {
+  chat: ChatCall;
+  clock: Clock;
+  logger: Pick<Logger, 'error'>;
+}
+
+/** The conversation: `instructions` first, then the earlier turns, then this request's input. */
+function conversationOf(request: ResponsesRequest, priorItems: ResponsesContext['priorItems']): Conversation {
+  const messages = priorItems?.length ? [...messagesOfItems(priorItems, 'previous_response_id'), ...request.messages] : request.messages;
   return {
-    messages: request.messages,
+    messages: request.instructions ? [{ role: 'system', content: request.instructions }, ...messages] : messages,
     options: request.metadata,
     sampling: request.sampling,
     labels: request.labels,
@@ -36,115 +44,87 @@ function conversationOf(request: ResponsesRequest): Conversation {
   };
 }
 
-export class ResponsesService {
-  readonly #runner: ChatRunner;
-  readonly #streamDeps: StreamDeps;
-
-  constructor(private readonly deps: InferenceServiceDeps) {
-    this.#runner = new ChatRunner(deps.registry);
-    this.#streamDeps = { runner: this.#runner, registry: deps.registry, logger: deps.logger };
+/** Reads `events` into the run's output; returns the finish reason and usage when they come. */
+function readInto(run: ResponseRun, events: readonly AnswerEvent[], read: { finishReason: string; usage: TokenUsage | null }): void {
+  for (const event of events) {
+    if (event.type === 'finish') read.finishReason = event.reason;
+    else if (event.type === 'usage') read.usage = event.usage;
+    else run.output.read(event);
   }
+}
+
+export class ResponsesService {
+  constructor(private readonly deps: ResponsesServiceDeps) {}
 
   /** Runs the response and returns its final resource (`completed`, `incomplete` or `failed`). */
-  async create(caller: Caller, body: ResponsesRequestBody, context: ResponsesContext): Promise<Record<string, unknown>> {
+  async create(caller: Caller, request: ResponsesRequest, context: ResponsesContext): Promise<Record<string, unknown>> {
     let last: ResponseStreamEvent | undefined;
-    for await (const event of this.events(caller, body, context)) last = event;
+    for await (const event of await this.open(caller, request, context)) last = event;
     return last!.response as Record<string, unknown>;
   }
 
-  /**
-   * Starts the events and resolves with them once the first is ready (the engine has
-   * answered): a failure before then is thrown, an ordinary HTTP error.
-   */
-  async open(caller: Caller, body: ResponsesRequestBody, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
-    const events = this.events(caller, body, context);
-    const first = await events.next();
-    return replayed(first, events);
+  /** The run's events, opened at the first read (a refusal is thrown by it). */
+  async *events(caller: Caller, request: ResponsesRequest, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+    yield* await this.open(caller, request, context);
   }
 
   /**
-   * The run's events. Whatever the outcome, `context.onSettled` is called once with the
-   * final resource (a refusal before the first event included; it is then thrown).
+   * Starts the run and resolves with its events once the engine has answered: a refusal
+   * before then is thrown, an ordinary HTTP error. Whatever the outcome, `context.onSettled`
+   * is called once with the final resource (a refusal included), when the events end.
    */
-  async *events(caller: Caller, body: ResponsesRequestBody, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
-    const run = new ResponseRun(headOf(body, context.responseId ?? hexId('resp_'), this.#now()));
+  async open(caller: Caller, request: ResponsesRequest, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
+    const run = new ResponseRun(headOf(request, context.responseId ?? hexId('resp_'), this.#now()));
+    let answer: Answered<ChatResult> | OpenedChat;
     try {
-      const request = responsesRequestOf(body, context.priorItems);
-      const model = this.deps.registry.require(request.model, 'responses');
-      const call = await this.#runner.prepare(model, conversationOf(request), request.stream);
-      const metered = meteredOf(call, request, context.route ?? RESPONSES_ROUTE, context.requestId);
-      if (request.stream) yield* this.#streamed(caller, call, metered, context, run);
-      else yield* this.#whole(caller, call, metered, context, run);
+      const origin = { route: context.route ?? RESPONSES_ROUTE, requestId: context.requestId };
+      const call = await this.deps.chat.prepare(request.model, 'responses', conversationOf(request, context.priorItems), request.stream, origin);
+      answer = request.stream ? await this.deps.chat.open(caller, call, context) : await this.deps.chat.run(caller, call, context);
     } catch (err) {
-      if (!run.started) run.refused(err);
+      run.refused(err);
+      await this.#settled(run, context);
       throw err;
+    }
+    return 'close' in answer ? this.#streamed(run, answer, context) : this.#whole(run, answer, context);
+  }
+
+  async *#whole(run: ResponseRun, answered: Answered<ChatResult>, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+    try {
+      yield* run.start(answered);
+      const read = { finishReason: answered.result.finishReason, usage: null };
+      readInto(run, readResult(answered.result), read);
+      yield* run.finish(read.finishReason, answered.result.usage, this.#now());
     } finally {
-      run.cancelled();
-      await context.onSettled?.(run.resource()).catch((err: unknown) => this.deps.logger.error({ err, request_id: context.requestId }, 'settling a response failed'));
+      await this.#settled(run, context);
     }
   }
 
-  async *#whole(caller: Caller, call: PreparedCall, metered: MeteredCall, context: ResponsesContext, run: ResponseRun): AsyncGenerator<ResponseStreamEvent> {
-    const { result, served, outputCap } = await meteredCall(caller, metered, async (admission) => {
-      const listener = new ServedListener();
-      const output = await this.#runner.run(withOutputCap(call, admission.outputCap), listener.context(context));
-      listener.announce(caller);
-      const usage = listener.usage({ inputTokens: output.usage.inputTokens, outputTokens: output.usage.outputTokens, status: 200 });
-      return { value: { result: output, served: listener, outputCap: admission.outputCap }, usage };
-    });
-    yield* run.start({ model: served.modelOr(call.model.id), outputCap });
-    applyResult(run.output, result);
-    yield* run.finish(result.finishReason, result.usage, this.#now());
-  }
-
-  async *#streamed(caller: Caller, call: PreparedCall, metered: MeteredCall, context: ResponsesContext, run: ResponseRun): AsyncGenerator<ResponseStreamEvent> {
-    const { admission, served, events, first, settlement } = await openMeteredStream(caller, this.#streamDeps, call, metered, context);
+  async *#streamed(run: ResponseRun, opened: OpenedChat, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
     try {
-      yield* run.start({ model: served.modelOr(call.model.id), outputCap: admission.outputCap });
-      let finishReason = 'stop';
-      for (let step = first; !step.done; step = await events.next()) {
-        recordEvent(settlement, step.value);
-        finishReason = applyStreamEvent(run.output, step.value) ?? finishReason;
+      yield* run.start(opened);
+      const read: { finishReason: string; usage: TokenUsage | null } = { finishReason: 'stop', usage: null };
+      for await (const event of opened) {
+        readInto(run, readStreamEvent(event), read);
         yield* run.output.drain();
       }
-      const usage = await settlement.finish();
-      yield* run.finish(finishReason, usage, this.#now());
+      yield* run.finish(read.finishReason, read.usage!, this.#now());
     } catch (err) {
       // A client that left hears nothing more; otherwise the stream ends with its failure.
       if (context.signal.aborted) return;
-      yield* run.fail(err, await settlement.close());
+      yield* run.fail(err, await opened.close());
     } finally {
-      await events.return(undefined).catch(() => {});
-      await settlement.close();
+      await opened.close();
+      await this.#settled(run, context);
     }
+  }
+
+  /** The run ends: cancelled if it stands unfinished, and its final resource handed to `onSettled`. */
+  async #settled(run: ResponseRun, context: ResponsesContext): Promise<void> {
+    run.cancelled();
+    await context.onSettled?.(run.resource()).catch((err: unknown) => this.deps.logger.error({ err, request_id: context.requestId }, 'settling a response failed'));
   }
 
   #now(): number {
     return toUnixSeconds(this.deps.clock.nowMs());
   }
-}
-
-/**
- * `first` and then the rest of `events`. Stopping it (return, or throw when the reply is
- * destroyed) stops the run, which settles what it delivered, even before it was first read.
- */
-export function replayed(first: IteratorResult<ResponseStreamEvent>, events: AsyncGenerator<ResponseStreamEvent>): AsyncIterableIterator<ResponseStreamEvent> {
-  let pending: IteratorResult<ResponseStreamEvent> | null = first;
-  const stop = async (): Promise<IteratorResult<ResponseStreamEvent>> => {
-    pending = null;
-    return events.return(undefined);
-  };
-  return {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    async next() {
-      if (pending === null) return events.next();
-      const step = pending;
-      pending = null;
-      return step;
-    },
-    return: stop,
-    throw: stop,
-  };
 }

@@ -1,12 +1,42 @@
 /**
- * The Responses service's contract with its callers (the route, stored responses,
- * background runs): the context a run takes and the events it produces.
+ * The Responses service's contract with its callers (the wire's mapper and writer, stored
+ * responses, background runs): the request a run takes, its context, and the events it
+ * produces.
  */
-import type { CallContext } from '../models/inference-backend.port.js';
-import type { ResponseInputItemIn } from '../../wire/responses.js';
+import type { CallContext, ChatMessage } from '../models/inference-backend.port.js';
+import type { ResponseInputItemIn } from './response-items.types.js';
+
+type Json = Record<string, unknown>;
 
 /** An input item as a validated body holds it: message, function_call, function_call_output or reasoning. */
 export type ResponseInputItem = ResponseInputItemIn;
+
+/** A Responses request as the domain takes it (the wire's mapper builds it from the body: src/wire/responses/mapper.ts). */
+export interface ResponsesRequest {
+  model: string;
+  /** This request's input as chat messages (`instructions` and earlier turns not included). */
+  messages: ChatMessage[];
+  /** This request's input as sent: a string, or items (what is stored as its input items). */
+  input: string | ResponseInputItem[];
+  stream: boolean;
+  instructions: string | null;
+  maxOutputTokens: number | null;
+  maxToolCalls: number | null;
+  truncation: 'auto' | 'disabled';
+  metadata: Json;
+  /** The chat fields the engine receives. */
+  sampling: Json;
+  labels: string[] | null;
+  /** What the resource reports of the request's settings (tools, text format, sampling, ...). */
+  echo: Json;
+  previousResponseId: string | null;
+  /** Kept once finished (the default). */
+  store: boolean;
+  /** Stored queued and run by a worker. */
+  background: boolean;
+  /** The body as sent: what a background response is queued with, for its worker to map again. */
+  body: Json;
+}
 
 /** One server-sent event of a streamed response (`type`, `sequence_number`, and the event's own fields). */
 export interface ResponseStreamEvent {
@@ -20,7 +50,7 @@ export interface ResponsesContext extends CallContext {
   route?: string;
   /** The response's id; generated once at the start when absent (the streamed and the stored id agree). */
   responseId?: string;
-  /** Earlier conversation items, prepended before this request's input (after `instructions`). */
+  /** Earlier conversation items, put before this request's input (after `instructions`). */
   priorItems?: ResponseInputItem[];
   /** Called once with the final resource, whatever the outcome (completed, incomplete, failed or cancelled). */
   onSettled?: (resource: Record<string, unknown>) => Promise<void>;

@@ -10,13 +10,11 @@ import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { randomString } from '../shared/ids.js';
-import type { ResponsesRequestBody } from '../../wire/responses.js';
 import { payerRef } from '../identity/caller.js';
 import { queuedResource } from './background-resource.js';
-import type { ResponseInputItem, ResponsesContext, ResponseStreamEvent } from './responses.types.js';
+import type { ResponseInputItem, ResponsesContext, ResponsesRequest, ResponseStreamEvent } from './responses.types.js';
 import type { ResponseItem, ResponseOwner, ResponseStatus, ResponseStore } from './response-store.port.js';
 import { conversationOf, inputItemsOf } from './stored-items.js';
-import { replayed } from './responses.service.js';
 import {
   backgroundNeedsStore,
   backgroundNotForCaller,
@@ -25,9 +23,9 @@ import {
   previousResponseRunning,
 } from './stored-errors.js';
 
-/** What makes a response: the responses service's events (responses.service.ts). */
+/** What makes a response: the responses service (responses.service.ts), opened once the engine answered. */
 export interface ResponsesEngine {
-  events(caller: Caller, body: ResponsesRequestBody, context: ResponsesContext): AsyncIterable<ResponseStreamEvent>;
+  open(caller: Caller, request: ResponsesRequest, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>>;
 }
 
 export interface StoredResponsesDeps {
@@ -66,46 +64,42 @@ export class StoredResponsesService {
   }
 
   /** The response's final object, or `queued` at once for a background one. */
-  async create(caller: Caller, body: ResponsesRequestBody, context: ResponsesContext): Promise<Record<string, unknown>> {
-    const turn = await this.#turn(caller.principal, body);
-    if (turn.background) return this.#enqueue(caller.principal, body, turn, context.requestId);
+  async create(caller: Caller, request: ResponsesRequest, context: ResponsesContext): Promise<Record<string, unknown>> {
+    const turn = await this.#turn(caller.principal, request);
+    if (turn.background) return this.#enqueue(caller.principal, request, turn, context.requestId);
     let last: ResponseStreamEvent | undefined;
-    for await (const event of this.#run(caller, body, turn, context)) last = event;
+    for await (const event of await this.#open(caller, request, turn, context)) last = event;
     return last!.response as Record<string, unknown>;
   }
 
-  /** The events once the first is ready: a refusal before it is thrown, an ordinary HTTP error. */
-  async open(caller: Caller, body: ResponsesRequestBody, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
-    const turn = await this.#turn(caller.principal, body);
+  /** The events once the engine answered: a refusal before then is thrown, an ordinary HTTP error. */
+  async open(caller: Caller, request: ResponsesRequest, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
+    const turn = await this.#turn(caller.principal, request);
     if (turn.background) throw backgroundNotStreamed();
-    const events = this.#run(caller, body, turn, context);
-    const first = await events.next();
-    return replayed(first, events);
+    return this.#open(caller, request, turn, context);
   }
 
   /**
-   * The engine's events; the response is stored when it ends, unless the engine refused
-   * it before its first event (a 400 is not a response).
+   * The engine's events; the response is stored when they end, unless the engine refused
+   * it before it answered (a 400 is not a response).
    */
-  async *#run(caller: Caller, body: ResponsesRequestBody, turn: Turn, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+  async #open(caller: Caller, request: ResponsesRequest, turn: Turn, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
     let started = false;
     const run: ResponsesContext = { ...context, responseId: turn.id, priorItems: turn.priorItems as ResponseInputItem[] };
     if (turn.store) run.onSettled = async (resource) => (started ? this.#save(turn, resource) : undefined);
-    for await (const event of this.deps.engine.events(caller, body, run)) {
-      started = true;
-      yield event;
-    }
+    const events = await this.deps.engine.open(caller, request, run);
+    started = true;
+    return events;
   }
 
-  async #turn(principal: Principal, body: ResponsesRequestBody): Promise<Turn> {
-    const store = body.store !== false;
-    const background = body.background === true;
+  async #turn(principal: Principal, request: ResponsesRequest): Promise<Turn> {
+    const { store, background } = request;
     if (background && !store) throw backgroundNeedsStore();
     const owner = ownerOf(principal);
     const createdAtMs = this.deps.clock.nowMs();
-    const previous = body.previous_response_id;
-    const priorItems = typeof previous === 'string' ? await this.#conversation(owner, previous, createdAtMs) : [];
-    return { id: newResponseId(), owner, store, background, priorItems, inputItems: inputItemsOf(body.input), createdAtMs };
+    const previous = request.previousResponseId;
+    const priorItems = previous !== null ? await this.#conversation(owner, previous, createdAtMs) : [];
+    return { id: newResponseId(), owner, store, background, priorItems, inputItems: inputItemsOf(request.input), createdAtMs };
   }
 
   async #conversation(owner: ResponseOwner, id: string, nowMs: number): Promise<ResponseItem[]> {
@@ -128,12 +122,12 @@ export class StoredResponsesService {
     });
   }
 
-  async #enqueue(principal: Principal, body: ResponsesRequestBody, turn: Turn, requestId: string): Promise<Record<string, unknown>> {
-    if (body.stream === true) throw backgroundNotStreamed();
+  async #enqueue(principal: Principal, request: ResponsesRequest, turn: Turn, requestId: string): Promise<Record<string, unknown>> {
+    if (request.stream) throw backgroundNotStreamed();
     if (!this.deps.runsInBackground(principal.payer.kind)) throw backgroundNotForCaller(principal.payer.kind);
     // An unknown model is refused now, not by the worker later.
-    this.deps.models.require(body.model, 'responses');
-    const resource = queuedResource(turn.id, body, toUnixSeconds(turn.createdAtMs));
+    this.deps.models.require(request.model, 'responses');
+    const resource = queuedResource(turn.id, request, toUnixSeconds(turn.createdAtMs));
     await this.deps.store.insert(
       {
         id: turn.id,
@@ -145,7 +139,7 @@ export class StoredResponsesService {
         createdAtMs: turn.createdAtMs,
         expiresAtMs: turn.createdAtMs + this.deps.retentionMs,
       },
-      { body: body as unknown as Record<string, unknown>, priorItems: turn.priorItems, keyId: principal.keyId, payer: payerRef(principal.payer), requestId },
+      { body: request.body, priorItems: turn.priorItems, keyId: principal.keyId, payer: payerRef(principal.payer), requestId },
     );
     for (const listener of this.#queued) listener();
     return resource;

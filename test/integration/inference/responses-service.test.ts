@@ -10,6 +10,7 @@ import { apiKeyPrincipal, type Caller } from '../../../src/domain/identity/calle
 import type { ResponseInputItem, ResponseStreamEvent } from '../../../src/domain/responses/responses.types.js';
 import { ResponsesBody } from '../../../src/wire/responses.js';
 import { parseBody } from '../../../src/wire/validate.js';
+import { responsesRequestOf } from '../../../src/wire/responses/mapper.js';
 import { startInferenceEnv, usageOf, type InferenceEnv } from './setup.js';
 
 let env: InferenceEnv;
@@ -34,7 +35,7 @@ const PRIOR: ResponseInputItem[] = [
 
 function run(body: Record<string, unknown>, extra: { priorItems?: ResponseInputItem[]; signal?: AbortSignal } = {}) {
   const settled: Record<string, unknown>[] = [];
-  const events = env.server.core.inference.responses.events(caller, parseBody(ResponsesBody, { model: 'gpt-oss-120b', ...body }), {
+  const events = env.server.core.inference.responses.events(caller, responsesRequestOf(parseBody(ResponsesBody, { model: 'gpt-oss-120b', ...body })), {
     requestId: 'req_contract',
     signal: extra.signal ?? new AbortController().signal,
     responseId: 'resp_given',

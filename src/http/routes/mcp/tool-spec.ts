@@ -5,7 +5,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Caller } from '../../../domain/identity/caller.js';
-import type { ChatCompletionsPort } from '../../../domain/completions/chat-completions.port.js';
+import type { ChatCompletionsPort } from '../../../wire/chat-completions/service.js';
 import type { DecisionService } from '../../../domain/decision/decision.service.js';
 import type { BatchesService } from '../../../domain/batches/batches.service.js';
 import type { FilesService } from '../../../domain/files/files.service.js';

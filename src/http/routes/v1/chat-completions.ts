@@ -1,7 +1,7 @@
 /** POST /v1/chat/completions: JSON, or SSE with `stream: true`. */
 import type { FastifyInstance } from 'fastify';
-import type { ChatCompletionsService } from '../../../domain/completions/chat-completions.service.js';
-import { CHAT_ROUTE } from '../../../domain/completions/chat-completions.service.js';
+import type { ChatCompletionsService } from '../../../wire/chat-completions/service.js';
+import { CHAT_ROUTE } from '../../../wire/chat-completions/service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { ChatCompletionChunk, ChatCompletionObject } from '../../schemas/chat-completions.js';
 import { ChatCompletionBody, type ChatCompletionRequestBody } from '../../../wire/chat-completions.js';

@@ -1,7 +1,7 @@
 /** POST /v1/completions: the legacy text route, JSON or SSE with `stream: true`. */
 import type { FastifyInstance } from 'fastify';
-import type { CompletionsService } from '../../../domain/completions/completions.service.js';
-import { COMPLETIONS_ROUTE } from '../../../domain/completions/completions.service.js';
+import type { CompletionsService } from '../../../wire/completions/service.js';
+import { COMPLETIONS_ROUTE } from '../../../wire/completions/service.js';
 import { callerOf } from '../../auth/caller-auth.js';
 import { TextCompletion } from '../../schemas/completions.js';
 import { CompletionBody, type CompletionRequestBody } from '../../../wire/completions.js';

@@ -7,6 +7,7 @@ import { serializeAsBefore } from '../../schemas/document-only.js';
 import { ResponseObject, ResponseStreamEvent } from '../../schemas/responses.js';
 import { ResponsesBody, type ResponsesRequestBody } from '../../../wire/responses.js';
 import { wireValidatorCompiler } from '../../../wire/validate.js';
+import { responsesRequestOf } from '../../../wire/responses/mapper.js';
 import { STREAM_EVENT } from '../../openapi-document.js';
 import { clientAbortSignal, sendSse } from '../../sse.js';
 
@@ -24,7 +25,8 @@ export function registerResponsesRoute(scope: FastifyInstance, { responses: serv
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
     const context = { requestId: request.id, signal, route: RESPONSES_ROUTE };
-    if (request.body.stream === true) return sendSse(reply, service.open(caller, request.body, context), signal, { named: true });
-    return service.create(caller, request.body, context);
+    const call = responsesRequestOf(request.body);
+    if (call.stream) return sendSse(reply, service.open(caller, call, context), signal, { named: true });
+    return service.create(caller, call, context);
   });
 }

@@ -1,30 +1,15 @@
 /**
- * A validated Responses body (src/wire/responses.ts) → the ResponsesRequest the service
- * runs: the conversation as chat messages (`instructions` first, then earlier items, then
- * this request's input), the chat fields the engine reads (tools, tool_choice,
+ * A validated Responses body (src/wire/responses.ts) → the ResponsesRequest the domain
+ * runs: this request's input as chat messages (the domain puts `instructions` and earlier
+ * turns before them), the chat fields the engine reads (tools, tool_choice,
  * response_format, sampling), and what the resource echoes. Fields the Responses API has
  * and chat does not are Sluice's; every other field is carried to the engine unchanged.
  */
-import type { ChatMessage } from '../models/inference-backend.port.js';
-import type { FunctionToolIn, ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from '../../wire/responses.js';
-import { messagesOfItems } from './input-items.js';
-import type { ResponseInputItem } from './responses.types.js';
+import { messagesOfItems } from '../../domain/responses/input-items.js';
+import type { ResponseInputItem, ResponsesRequest } from '../../domain/responses/responses.types.js';
+import type { FunctionToolIn, ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from '../responses.js';
 
 type Json = Record<string, unknown>;
-
-export interface ResponsesRequest {
-  model: string;
-  messages: ChatMessage[];
-  stream: boolean;
-  instructions: string | null;
-  maxOutputTokens: number | null;
-  maxToolCalls: number | null;
-  truncation: 'auto' | 'disabled';
-  metadata: Record<string, unknown>;
-  /** The chat fields the engine receives. */
-  sampling: Json;
-  labels: string[] | null;
-}
 
 /** Read by Sluice (or meaningless to a chat engine): never carried as sent. */
 const OWNED: ReadonlySet<string> = new Set([
@@ -98,7 +83,7 @@ function samplingOf(body: ResponsesRequestBody, maxOutputTokens: number | null):
 }
 
 /** What the resource reports of the request's settings. */
-export function echoOf(body: ResponsesRequestBody): Json {
+function echoOf(body: ResponsesRequestBody): Json {
   const text: Json = { format: echoedFormat(body.text?.format) };
   if (body.text?.verbosity) text.verbosity = body.text.verbosity;
   return {
@@ -120,23 +105,25 @@ export function echoOf(body: ResponsesRequestBody): Json {
   };
 }
 
-/** `priorItems`: earlier turns of the conversation, before this request's input. */
-export function responsesRequestOf(body: ResponsesRequestBody, priorItems: readonly ResponseInputItem[] = []): ResponsesRequest {
+export function responsesRequestOf(body: ResponsesRequestBody): ResponsesRequest {
   const input: ResponseInputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-  const prior = messagesOfItems(priorItems, 'previous_response_id');
-  const messages = [...prior, ...messagesOfItems(input, 'input')];
-  const instructions = body.instructions ?? null;
   const maxOutputTokens = body.max_output_tokens ?? body.max_tokens ?? null;
   return {
     model: body.model,
-    messages: instructions ? [{ role: 'system', content: instructions }, ...messages] : messages,
+    messages: messagesOfItems(input, 'input'),
+    input: body.input,
     stream: body.stream ?? false,
-    instructions,
+    instructions: body.instructions ?? null,
     maxOutputTokens,
     maxToolCalls: body.max_tool_calls ?? null,
     truncation: body.truncation ?? 'auto',
     metadata: body.metadata ?? {},
     sampling: samplingOf(body, maxOutputTokens),
     labels: body.categories?.map((label) => label.trim()) ?? null,
+    echo: echoOf(body),
+    previousResponseId: (body.previous_response_id as string | null | undefined) ?? null,
+    store: body.store !== false,
+    background: body.background === true,
+    body,
   };
 }

@@ -1,7 +1,13 @@
-/** Chat completion wire objects: the full `chat.completion` and the stream's `chat.completion.chunk`s. */
-import { randomString } from '../shared/ids.js';
-import type { CarriedAnswer, TokenUsage, ToolCallOut } from '../models/inference-backend.port.js';
-import type { ChatResult } from './chat-runner.js';
+/**
+ * Chat completion wire objects: the full `chat.completion` and the stream's
+ * `chat.completion.chunk`s. An upstream's answer is relayed as sent (its choices and
+ * fields, every choice and index), with OpenAI's fields filled in where it left them out:
+ * the one writer that reads the engine's raw choices rather than the answer reader's
+ * events (domain/completions/answer-reader.ts).
+ */
+import { randomString } from '../../domain/shared/ids.js';
+import type { CarriedAnswer, ChatStreamEvent, TokenUsage, ToolCallOut } from '../../domain/models/inference-backend.port.js';
+import type { ChatResult } from '../../domain/completions/chat-runner.js';
 
 export const newChatCompletionId = (): string => `chatcmpl-${randomString(15, 'base64url')}`;
 
@@ -109,6 +115,14 @@ export class ChunkWriter {
     const chunk = this.#chunk(choices);
     Object.assign(chunk, carried.fields);
     return chunk;
+  }
+
+  /** One event of the chat call's stream as its chunk (its last, the usage billed: a chunk only with `include_usage`). */
+  event(event: ChatStreamEvent): Record<string, unknown> | null {
+    if (event.type === 'chunk') return this.carried(event.carried);
+    if (event.type === 'delta') return this.delta(event.content, event.reasoning, event.toolCalls);
+    if (event.type === 'finish') return this.finish(event.finishReason);
+    return this.includeUsage ? this.usage(event.usage) : null;
   }
 
   finish(reason: string): Record<string, unknown> {

@@ -5,15 +5,17 @@
  * pulled), or behind an upstream engine sluice.yaml binds it to. `/v1/completions` is
  * served only by chat models behind an upstream engine.
  */
-import { wireEndpoint, type BatchEndpoint } from '../batches/batch-endpoints.js';
-import type { ModelDirectory } from '../models/model-resolver.port.js';
-import type { ModelRoute, ModelSpec } from '../models/model-spec.types.js';
-import { ChatCompletionBody } from '../../wire/chat-completions.js';
-import { CompletionBody } from '../../wire/completions.js';
-import { EmbeddingsBody } from '../../wire/embeddings.js';
-import { ModerationsBody } from '../../wire/moderations.js';
-import { ResponsesBody } from '../../wire/responses.js';
-import type { InferenceServices } from './index.js';
+import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
+import type { ModelDirectory } from '../domain/models/model-resolver.port.js';
+import type { ModelRoute, ModelSpec } from '../domain/models/model-spec.types.js';
+import { wireEndpoint } from './batch-endpoint.js';
+import { ChatCompletionBody } from './chat-completions.js';
+import { CompletionBody } from './completions.js';
+import { EmbeddingsBody } from './embeddings.js';
+import { ModerationsBody } from './moderations.js';
+import { ResponsesBody } from './responses.js';
+import { responsesRequestOf } from './responses/mapper.js';
+import type { InferenceServices } from './inference-services.js';
 
 /** In-process, or an upstream model with at least one engine configured. */
 const runsHere = (model: ModelSpec) => model.binding.backend !== 'openai' || model.binding.deployments.length > 0;
@@ -31,7 +33,7 @@ export function inferenceBatchEndpoints(services: InferenceServices, models: Pic
         servedBy((m) => m.entry.routes.includes('chat') && m.binding.backend === 'openai'),
       ),
     ],
-    ['/v1/responses', wireEndpoint(ResponsesBody, (c, body, ctx) => services.responses.create(c, body, ctx), onRoute('responses'))],
+    ['/v1/responses', wireEndpoint(ResponsesBody, (c, body, ctx) => services.responses.create(c, responsesRequestOf(body), ctx), onRoute('responses'))],
     ['/v1/embeddings', wireEndpoint(EmbeddingsBody, (c, body, ctx) => services.embeddings.create(c, body, ctx), onRoute('embeddings'))],
     ['/v1/moderations', wireEndpoint(ModerationsBody, (c, body, ctx) => services.moderations.create(c, body, ctx), onRoute('moderations'))],
   ]);

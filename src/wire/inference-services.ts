@@ -1,0 +1,32 @@
+/**
+ * The inference services, built once by the composition and shared by routes, MCP and
+ * workers. Chat completions, legacy completions and Responses share one chat call
+ * (domain/completions/chat-call.ts): each is its wire's mapper and writer around it.
+ */
+import { ChatCall, type InferenceServiceDeps } from '../domain/completions/chat-call.js';
+import { EmbeddingsService } from '../domain/completions/embeddings.service.js';
+import { ModerationsService } from '../domain/completions/moderations.service.js';
+import { ResponsesService } from '../domain/responses/responses.service.js';
+import { ChatCompletionsService } from './chat-completions/service.js';
+import { CompletionsService } from './completions/service.js';
+
+export interface InferenceServices {
+  chatCompletions: ChatCompletionsService;
+  completions: CompletionsService;
+  responses: ResponsesService;
+  embeddings: EmbeddingsService;
+  moderations: ModerationsService;
+}
+
+export function createInferenceServices(deps: InferenceServiceDeps): InferenceServices {
+  const chat = new ChatCall(deps);
+  return {
+    chatCompletions: new ChatCompletionsService({ chat, clock: deps.clock }),
+    completions: new CompletionsService({ chat, registry: deps.registry, clock: deps.clock }),
+    responses: new ResponsesService({ chat, clock: deps.clock, logger: deps.logger }),
+    embeddings: new EmbeddingsService(deps),
+    moderations: new ModerationsService(deps),
+  };
+}
+
+export type { InferenceServiceDeps };
