@@ -11,6 +11,8 @@ import { ChatCompletionsService } from './chat-completions/service.js';
 import { CompletionsService } from './completions/service.js';
 
 export interface InferenceServices {
+  /** The one chat call: what a chat-shaped wire's run and open go through. */
+  chat: ChatCall;
   chatCompletions: ChatCompletionsService;
   completions: CompletionsService;
   responses: ResponsesService;
@@ -21,6 +23,7 @@ export interface InferenceServices {
 export function createInferenceServices(deps: InferenceServiceDeps): InferenceServices {
   const chat = new ChatCall(deps);
   return {
+    chat,
     chatCompletions: new ChatCompletionsService({ chat, clock: deps.clock }),
     completions: new CompletionsService({ chat, registry: deps.registry, clock: deps.clock }),
     responses: new ResponsesService({ chat, clock: deps.clock, logger: deps.logger }),
