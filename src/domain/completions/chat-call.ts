@@ -66,6 +66,11 @@ export interface OpenedChat extends AsyncIterable<ChatStreamEvent> {
   readonly model: string;
   readonly outputCap: number | undefined;
   /**
+   * The events as a wire writes them, in the same relay (no second generator per event):
+   * `write` turns each into the wire's frame, or null to leave it out.
+   */
+  written<T>(write: (event: ChatStreamEvent) => T | null): AsyncIterable<T>;
+  /**
    * Ends the call if its events were not read to the end (idempotent): what a writer that
    * stopped before reading them calls. Resolves with the usage billed for a cut stream.
    */
@@ -79,18 +84,27 @@ function deliveredText(event: ChatStreamEvent): string {
   return '';
 }
 
-/** The relay of an opened stream: records what it delivered, settles at its end (or when stopped or cut). */
-async function* relay(events: AsyncIterator<ChatStreamEvent>, first: IteratorResult<ChatStreamEvent>, settlement: StreamSettlement): AsyncGenerator<ChatStreamEvent> {
+type Write<T> = (event: ChatStreamEvent) => T | null;
+
+const asSent: Write<ChatStreamEvent> = (event) => event;
+
+/**
+ * The relay of an opened stream: records what it delivered, yields it as the wire
+ * writes it, and settles at its end (or when stopped or cut).
+ */
+async function* relay<T>(events: AsyncIterator<ChatStreamEvent>, first: IteratorResult<ChatStreamEvent>, settlement: StreamSettlement, write: Write<T>): AsyncGenerator<T> {
   try {
     for (let step = first; !step.done; step = await events.next()) {
       const event = step.value;
       if (event.type === 'usage') settlement.reported(event.usage);
       else {
         settlement.delivered(deliveredText(event));
-        yield event;
+        const frame = write(event);
+        if (frame !== null) yield frame;
       }
     }
-    yield { type: 'usage', usage: await settlement.finish() };
+    const frame = write({ type: 'usage', usage: await settlement.finish() });
+    if (frame !== null) yield frame;
   } finally {
     await events.return?.(undefined)?.catch(() => {});
     await settlement.close();
@@ -105,18 +119,18 @@ async function* relay(events: AsyncIterator<ChatStreamEvent>, first: IteratorRes
  * a writer that stops before reading it closes it.
  */
 class OpenedStream implements OpenedChat {
-  readonly #relay: AsyncGenerator<ChatStreamEvent>;
+  readonly #first: IteratorResult<ChatStreamEvent>;
   readonly #events: AsyncIterator<ChatStreamEvent>;
   readonly #settlement: StreamSettlement;
   readonly #stopRelease: () => void;
   #released = false;
 
   constructor(
-    opened: { relay: AsyncGenerator<ChatStreamEvent>; events: AsyncIterator<ChatStreamEvent>; settlement: StreamSettlement; admission: Admission; signal: AbortSignal },
+    opened: { events: AsyncIterator<ChatStreamEvent>; first: IteratorResult<ChatStreamEvent>; settlement: StreamSettlement; admission: Admission; signal: AbortSignal },
     readonly model: string,
     readonly outputCap: number | undefined,
   ) {
-    this.#relay = opened.relay;
+    this.#first = opened.first;
     this.#events = opened.events;
     this.#settlement = opened.settlement;
     this.#stopRelease = onAbort(opened.signal, () => {
@@ -126,8 +140,17 @@ class OpenedStream implements OpenedChat {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ChatStreamEvent> {
+    return this.#start(asSent);
+  }
+
+  written<T>(write: Write<T>): AsyncIterable<T> {
+    return { [Symbol.asyncIterator]: () => this.#start(write) };
+  }
+
+  /** The first read: from now on the relay settles the call, whatever happens. */
+  #start<T>(write: Write<T>): AsyncGenerator<T> {
     this.#stopRelease();
-    return this.#relay;
+    return relay(this.#events, this.#first, this.#settlement, write);
   }
 
   async close(): Promise<TokenUsage | null> {
@@ -210,7 +233,7 @@ export class ChatCall {
       logger: this.deps.logger,
       requestId: context.requestId,
     });
-    const opened = { relay: relay(events, first, settlement), events, settlement, admission, signal: context.signal };
+    const opened = { events, first, settlement, admission, signal: context.signal };
     return new OpenedStream(opened, served.modelOr(call.model.id), admission.outputCap);
   }
 }

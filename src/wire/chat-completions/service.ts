@@ -12,7 +12,6 @@ import { invalidRequest } from '../../domain/shared/errors.js';
 import { conversationOf } from '../../domain/completions/chat-request.js';
 import type { ChatCall } from '../../domain/completions/chat-call.js';
 import type { ChatCompletionRequestBody } from '../chat-completions.js';
-import { writtenStream } from '../written-stream.js';
 import { chatRequestOf } from './mapper.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './writer.js';
 
@@ -59,7 +58,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
     const call = await this.deps.chat.prepare(request.model, 'chat', conversationOf(request), true, originOf(context));
     const opened = await this.deps.chat.open(caller, call, context);
     const writer = new ChunkWriter(newChatCompletionId(), this.#now(), opened.model, request.includeUsage);
-    return writtenStream(opened, (event) => writer.event(event));
+    return opened.written((event) => writer.event(event));
   }
 
   #now(): number {

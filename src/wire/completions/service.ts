@@ -12,7 +12,6 @@ import type { ChatCall } from '../../domain/completions/chat-call.js';
 import { COMPLETIONS_ROUTE, completionCallOf } from '../../domain/completions/completion-call.js';
 import type { CompletionRequestBody } from '../completions.js';
 import type { ChatCompletionsContext } from '../chat-completions/service.js';
-import { writtenStream } from '../written-stream.js';
 import { completionRequestOf } from './mapper.js';
 import { CompletionChunkWriter, newCompletionId, textCompletionWire } from './writer.js';
 
@@ -37,7 +36,7 @@ export class CompletionsService {
     const call = await completionCallOf(this.deps.registry, request, originOf(context), true);
     const opened = await this.deps.chat.open(caller, call, context);
     const writer = new CompletionChunkWriter(newCompletionId(), this.#now(), opened.model, request.includeUsage);
-    return writtenStream(opened, (event) => writer.event(event));
+    return opened.written((event) => writer.event(event));
   }
 
   #now(): number {
