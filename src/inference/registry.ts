@@ -117,7 +117,8 @@ export class ModelRegistry implements ModelDirectory {
         model.binding.backend === model.entry.defaultBackend
           ? 'this build has no runtime for it'
           : `remove models.${model.id}.backend and base_url from sluice.yaml to run it on its default runtime, ${model.entry.defaultBackend}`;
-      throw notAvailable(model, `the ${backend.kind} backend cannot serve ${model.entry.task} models (${capability})`, remedy);
+      const servedBy = model.binding.upstream?.protocol ?? backend.kind;
+      throw notAvailable(model, `the ${servedBy} backend cannot serve ${model.entry.task} models (${capability})`, remedy);
     }
     return backend;
   }
