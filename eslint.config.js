@@ -48,7 +48,7 @@ const protocolZone = (name) => ({
   from: [`${PROTOCOLS_DIR}/!(${name})/**`, 'src/inference/backends/**'],
   message: 'An upstream protocol folder imports no other protocol folder and no in-process runtime; what protocols share lives in src/inference/upstream.',
 });
-const PROTOCOL_ZONES = readdirSync(new URL(PROTOCOLS_DIR, import.meta.url), { withFileTypes: true })
+const PROTOCOL_ZONES = readdirSync(`${import.meta.dirname}/${PROTOCOLS_DIR}`, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => protocolZone(entry.name));
 
