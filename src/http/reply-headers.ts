@@ -7,7 +7,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { ReplyHeaders } from '../domain/identity/caller.js';
-import { scopePolicyOf } from './scopes/scope-policy.js';
+import { scopePolicyOf } from './scope-policy.js';
 
 /** Replies whose stream Fastify already holds, its headers staged on the raw response (sse.ts). */
 const stagedOnRaw = new WeakSet<FastifyReply>();

@@ -12,7 +12,7 @@
  * Origin costs one constant header.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { scopePolicyOf, type ScopeCors } from '../scopes/scope-policy.js';
+import { scopePolicyOf, type ScopeCors } from '../scope-policy.js';
 
 export interface CorsOptions extends ScopeCors {
   methods: readonly string[];
