@@ -1,5 +1,5 @@
 /**
- * The http side of the caller's reply channel (domain/access/caller.ts ReplyHeaders): what
+ * The http side of the caller's reply channel (domain/identity/caller.ts ReplyHeaders): what
  * a meter says when it admits or settles a call reaches the client as headers while the
  * answer has not started, and as HTTP trailers once a stream has (only the names its
  * scope declared, which sse.ts announced in `Trailer:`; Node sends them after the last
