@@ -40,7 +40,7 @@ function withCap(fields: Record<string, unknown>, cap: number | undefined): Reco
 /** The completion's engine call: refused here when the model is no upstream chat model. */
 export async function completionCallOf(registry: ModelResolver, request: CompletionRequest, origin: CallOrigin, streaming: boolean): Promise<EngineCall<CompletionOutput>> {
   const model = registry.require(request.model, 'chat');
-  if (model.entry.task !== 'chat' || model.binding.backend !== 'openai') {
+  if (model.entry.task !== 'chat' || !model.binding.upstream) {
     throw invalidRequest(`Model ${model.id} is not supported on ${COMPLETIONS_ROUTE}; it serves chat models of an upstream engine`, 'model', 'model_not_found');
   }
   const backend: InferenceBackend = await registry.backendFor(model, streaming ? 'completeStream' : 'complete');
