@@ -4,7 +4,7 @@
  * (same routing, validation, quota check, metering and credit debit).
  */
 import type { Caller } from '../identity/caller.js';
-import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
+import type { ChatCompletionRequestBody } from '../../wire/chat-completions/body.js';
 
 export interface ChatCompletionsContext {
   requestId: string;

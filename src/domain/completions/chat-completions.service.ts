@@ -12,7 +12,7 @@ import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { ChatCompletionsContext, ChatCompletionsPort } from './chat-completions.port.js';
-import type { ChatCompletionRequestBody } from '../../wire/chat-completions.js';
+import type { ChatCompletionRequestBody } from '../../wire/chat-completions/body.js';
 import { chatRequestOf, type ChatRequest } from './chat-request.js';
 import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from './chat-runner.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './chat-wire.js';

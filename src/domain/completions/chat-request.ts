@@ -1,5 +1,5 @@
 /**
- * A validated chat-completion body (src/wire/chat-completions.ts) → the ChatRequest the
+ * A validated chat-completion body (src/wire/chat-completions/body.ts) → the ChatRequest the
  * service runs. Roles: developer becomes system. Content: a string, or text parts joined
  * with newlines (other parts are carried as sent). Every field Sluice does not interpret
  * is carried through (`sampling`); `metadata` carries model options; `categories`
@@ -7,7 +7,7 @@
  */
 import { invalidRequest } from '../shared/errors.js';
 import type { ChatMessage, ChatRole } from '../models/inference-backend.port.js';
-import type { ChatCompletionRequestBody, ChatMessageIn } from '../../wire/chat-completions.js';
+import type { ChatCompletionRequestBody, ChatMessageIn } from '../../wire/chat-completions/body.js';
 
 export interface ChatRequest {
   model: string;

@@ -12,7 +12,7 @@ import { toUnixSeconds } from '../shared/clock.js';
 import { invalidRequest } from '../shared/errors.js';
 import { randomString } from '../shared/ids.js';
 import type { CarriedAnswer, ChatStreamEvent, CompletionParams, InferenceBackend, TokenUsage } from '../models/inference-backend.port.js';
-import type { CompletionRequestBody } from '../../wire/completions.js';
+import type { CompletionRequestBody } from '../../wire/completions/body.js';
 import type { ChatCompletionsContext } from './chat-completions.port.js';
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { chatUsageWire } from './chat-wire.js';

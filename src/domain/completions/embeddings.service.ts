@@ -12,7 +12,7 @@ import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
 import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
 import { float32Base64, vectorNumbers } from './float32.js';
-import type { EmbeddingsRequestBody } from '../../wire/embeddings.js';
+import type { EmbeddingsRequestBody } from '../../wire/embeddings/body.js';
 import { ServedListener } from './served-call.js';
 
 export const EMBEDDINGS_ROUTE = '/v1/embeddings';

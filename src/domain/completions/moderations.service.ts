@@ -12,7 +12,7 @@ import type { CallContext, ModerationResult } from '../models/inference-backend.
 import type { InferenceServiceDeps } from './chat-completions.service.js';
 import { assertWithinContext } from './chat-runner.js';
 import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
-import type { ModerationsRequestBody } from '../../wire/moderations.js';
+import type { ModerationsRequestBody } from '../../wire/moderations/body.js';
 import { ServedListener } from './served-call.js';
 
 export const MODERATIONS_ROUTE = '/v1/moderations';

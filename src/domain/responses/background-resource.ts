@@ -3,7 +3,7 @@
  * with at once (`queued`: the request's settings, no output, no usage yet), and one that
  * ends without its run's own answer (`failed`, with why). Each says `background: true`.
  */
-import type { ResponsesRequestBody } from '../../wire/responses.js';
+import type { ResponsesRequestBody } from '../../wire/responses/body.js';
 import { headOf, responseResource } from './resource.js';
 
 /** A run's object, as a background response shows it. */

@@ -7,7 +7,7 @@
  */
 import type { ChatMessage } from '../models/inference-backend.port.js';
 import { invalidRequest } from '../shared/errors.js';
-import type { ResponseContentPartIn } from '../../wire/responses.js';
+import type { ResponseContentPartIn } from '../../wire/responses/body.js';
 import type { ResponseInputItem } from './responses.types.js';
 import { CHAT_ROLES, TEXT_PARTS } from '../completions/chat-request.js';
 

@@ -5,7 +5,7 @@
  */
 import type { TokenUsage } from '../models/inference-backend.port.js';
 import { randomString } from '../shared/ids.js';
-import type { ResponsesRequestBody } from '../../wire/responses.js';
+import type { ResponsesRequestBody } from '../../wire/responses/body.js';
 import { echoOf } from './responses-request.js';
 
 type Json = Record<string, unknown>;

@@ -1,12 +1,12 @@
 /**
- * A validated Responses body (src/wire/responses.ts) → the ResponsesRequest the service
+ * A validated Responses body (src/wire/responses/body.ts) → the ResponsesRequest the service
  * runs: the conversation as chat messages (`instructions` first, then earlier items, then
  * this request's input), the chat fields the engine reads (tools, tool_choice,
  * response_format, sampling), and what the resource echoes. Fields the Responses API has
  * and chat does not are Sluice's; every other field is carried to the engine unchanged.
  */
 import type { ChatMessage } from '../models/inference-backend.port.js';
-import type { FunctionToolIn, ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from '../../wire/responses.js';
+import type { FunctionToolIn, ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from '../../wire/responses/body.js';
 import { messagesOfItems } from './input-items.js';
 import type { ResponseInputItem } from './responses.types.js';
 

@@ -15,7 +15,7 @@ import { meteredOf } from '../completions/chat-completions.service.js';
 import { ChatRunner, withOutputCap, type Conversation, type PreparedCall } from '../completions/chat-runner.js';
 import { openMeteredStream, recordEvent, type StreamDeps } from '../completions/metered-stream.js';
 import { ServedListener } from '../completions/served-call.js';
-import type { ResponsesRequestBody } from '../../wire/responses.js';
+import type { ResponsesRequestBody } from '../../wire/responses/body.js';
 import { applyResult, applyStreamEvent } from './chat-output.js';
 import { hexId, headOf } from './resource.js';
 import { ResponseRun } from './response-run.js';

@@ -3,7 +3,7 @@
  * background runs): the context a run takes and the events it produces.
  */
 import type { CallContext } from '../models/inference-backend.port.js';
-import type { ResponseInputItemIn } from '../../wire/responses.js';
+import type { ResponseInputItemIn } from '../../wire/responses/body.js';
 
 /** An input item as a validated body holds it: message, function_call, function_call_output or reasoning. */
 export type ResponseInputItem = ResponseInputItemIn;

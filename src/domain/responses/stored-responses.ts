@@ -10,7 +10,7 @@ import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
 import { randomString } from '../shared/ids.js';
-import type { ResponsesRequestBody } from '../../wire/responses.js';
+import type { ResponsesRequestBody } from '../../wire/responses/body.js';
 import { payerRef } from '../identity/caller.js';
 import { queuedResource } from './background-resource.js';
 import type { ResponseInputItem, ResponsesContext, ResponseStreamEvent } from './responses.types.js';

@@ -1,6 +1,6 @@
 /**
- * `/gateway/v1`: the same route modules as `/v1` (chat completions, responses,
- * embeddings), admitted by the intermediary's signature and paid by the intermediary.
+ * `/gateway/v1`: the same route modules as `/v1` (the wire formats that say `gateway`:
+ * chat completions, responses, embeddings), admitted by the intermediary's signature and paid by the intermediary.
  * Everything the gateway's wire does differently is declared here, on the scope, never in
  * the shared handlers: the models a route serves, error statuses (420 for an input over
  * the model's limit) and bodies (a failed Responses object on /responses), `gw-usage` as
@@ -13,7 +13,7 @@ import { toUnixSeconds } from '../../domain/shared/clock.js';
 import { GatewayStrategy, type GatewayStrategyOptions } from '../auth/gateway-strategy.js';
 import type { ErrorEnvelope } from '../errors.js';
 import { failedResponseObject } from '../mappers/failed-response.js';
-import type { BoundRoutes } from '../route-module.js';
+import type { BoundWireRoute } from '../routes/v1/wire-route.js';
 import type { RateLimiter } from '../../domain/identity/rate-limiter.port.js';
 import type { ScopeDeclaration } from './api-scope.js';
 
@@ -32,26 +32,22 @@ export interface GatewayScopeDeps {
   logger: Logger;
 }
 
-export interface GatewayRoutes {
-  chatCompletions: BoundRoutes;
-  responses: BoundRoutes;
-  embeddings: BoundRoutes;
-}
+/** The wire formats' routes the gateway serves (those whose format says `gateway`). */
+export type GatewayRoutes = readonly BoundWireRoute[];
 
 const isEnvelope = (body: unknown): body is ErrorEnvelope =>
   typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'object';
 
-/** The stream event that reports the call's usage: chat's usage chunk, or a response's last event. */
-const FINAL_RESPONSE_EVENTS: ReadonlySet<unknown> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
-const carriesUsage = (event: Record<string, unknown>): boolean =>
-  (typeof event.usage === 'object' && event.usage !== null) || FINAL_RESPONSE_EVENTS.has(event.type);
-
 export function gatewayScope(deps: GatewayScopeDeps, routes: GatewayRoutes): ScopeDeclaration {
   const responsesUrl = `${PREFIX}/responses`;
+  // By route url, the stream event that reports the call's usage (its wire format's: chat's usage chunk, a response's last event).
+  const usageEvents = new Map<string | undefined, (event: Record<string, unknown>) => boolean>(
+    routes.flatMap(({ format }) => (format.stream ? [[`${PREFIX}${format.path}`, format.stream.carriesUsage]] : [])),
+  );
   return {
     prefix: PREFIX,
     strategy: new GatewayStrategy(deps.strategy),
-    routes: [routes.chatCompletions, routes.responses, routes.embeddings],
+    routes: routes.map((route) => route.routes),
     policy: {
       rateLimit: {
         limiter: deps.rateLimiter,
@@ -73,8 +69,8 @@ export function gatewayScope(deps: GatewayScopeDeps, routes: GatewayRoutes): Sco
           ? failedResponseObject(request, mapped.body, toUnixSeconds(deps.clock.nowMs()))
           : mapped.body,
       trailers: ['gw-usage'],
-      streamEventFields: (_request, event, trailers) =>
-        carriesUsage(event) && trailers['gw-usage'] !== undefined ? { ...event, gw_usage: trailers['gw-usage'] } : event,
+      streamEventFields: (request, event, trailers) =>
+        trailers['gw-usage'] !== undefined && usageEvents.get(request.routeOptions.url)?.(event) === true ? { ...event, gw_usage: trailers['gw-usage'] } : event,
       // The intermediary's request id comes back on every answer, for its own correlation.
       echoHeaders: ['gw-request-id'],
       // The intermediary's ids beside Sluice's, one line per call.

@@ -4,8 +4,8 @@
  * them. Each item's `type` is checked first, then what that type must carry.
  */
 import { Type } from '@sinclair/typebox';
-import { MESSAGE_WORDING, messageProperties, type ChatMessageIn } from './chat-completions.js';
-import { OptionalString, typed } from './fields.js';
+import { MESSAGE_WORDING, messageProperties, type ChatMessageIn } from '../chat-completions/body.js';
+import { OptionalString, typed } from '../fields.js';
 
 export type ResponseContentPartIn =
   | { type: 'input_text' | 'output_text' | 'text'; text: string }
