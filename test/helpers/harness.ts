@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
 import { assemble, type Assembly, type CoreOverrides, type Features } from '../../src/composition/features.js';
 import type { CoreServices } from '../../src/composition/core.js';
 import { buildApp } from '../../src/http/app.js';
@@ -39,6 +40,8 @@ export interface TestServerOptions {
   /** YAML text written to a temp file and passed as SLUICE_CONFIG. */
   yaml?: string;
   overrides?: CoreOverrides;
+  /** Adjusts the loaded configuration, for what neither env nor YAML can say (e.g. a batch endpoint only a test's wire format serves). */
+  config?: (loaded: Config) => Config;
   startWorkers?: boolean;
   /** Called after buildApp and before listen, e.g. to register test-only routes. */
   extendApp?: (app: FastifyInstance, assembly: Assembly) => void | Promise<void>;
@@ -74,7 +77,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     writeFileSync(file, options.yaml);
     env.SLUICE_CONFIG = file;
   }
-  const config = loadConfig(env, dataDir);
+  const loaded = loadConfig(env, dataDir);
+  const config = options.config ? options.config(loaded) : loaded;
   const assembly = await assemble(config, {
     logger: pino({ level: env.LOG_LEVEL ?? 'silent' }),
     ...options.overrides,
