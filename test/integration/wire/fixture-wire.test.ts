@@ -4,13 +4,12 @@
  * stream), on the signed gateway (with gw_usage on the event its descriptor says carries
  * the usage), runs the lines of a batch on its endpoint, and is in the OpenAPI document.
  */
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WIRE_FORMATS } from '../../../src/wire/formats.js';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
-import { KID, SECRET, gatewayEnvVars, nowSeconds, signedCall } from '../gateway/setup.js';
-import { sign, startFakeIntermediary, type FakeIntermediary } from '../../helpers/fake-intermediary.js';
+import { gatewayEnvVars, signedCall, signedStream } from '../gateway/setup.js';
+import { startFakeIntermediary, type FakeIntermediary } from '../../helpers/fake-intermediary.js';
 import { inferenceYaml } from '../inference/setup.js';
 import { createBatch, isTerminal, jsonl, resultsOf, uploadOk, waitForBatch } from '../batches/support/batch-helpers.js';
 import { echoWire } from './fixture-wire.js';
@@ -51,26 +50,6 @@ const framesOf = (text: string) =>
       return { event: event!.replace(/^event: /, ''), data: JSON.parse(data!.replace(/^data: /, '')) };
     });
 
-/** A signed streamed request read with node:http, which exposes trailers. */
-function signedStream(path: string, body: unknown, requestId: string) {
-  const bytes = Buffer.from(JSON.stringify(body));
-  const headers = {
-    'content-type': 'application/json',
-    'gw-request-id': requestId,
-    'gw-agent-id': 'agt_echo',
-    'gw-signature': sign({ secret: SECRET, kid: KID, t: nowSeconds(), method: 'POST', path, body: bytes, requestId, agentId: 'agt_echo' }),
-  };
-  return new Promise<{ status: number; trailers: NodeJS.Dict<string>; text: string }>((resolve, reject) => {
-    const request = http.request(`${server.baseUrl}${path}`, { method: 'POST', headers, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, trailers: res.trailers, text }));
-    });
-    request.on('error', reject);
-    request.end(bytes);
-  });
-}
-
 const answer = { kind: 'echo.answer', text: expect.any(String), tokens: { in: 11, out: 7 } };
 
 describe('a wire format added to the list', () => {
@@ -103,7 +82,7 @@ describe('a wire format added to the list', () => {
     expect(json.status, JSON.stringify(json.body)).toBe(200);
     expect(json.body).toEqual(answer);
 
-    const streamed = await signedStream('/gateway/v1/echo', { model: MODEL, say: 'Hi', stream: true }, 'gwreq_echo_1');
+    const streamed = await signedStream(server.baseUrl, '/gateway/v1/echo', { model: MODEL, say: 'Hi', stream: true }, 'gwreq_echo_1', 'agt_echo');
     expect(streamed.status).toBe(200);
     expect(streamed.trailers['gw-usage']).toBe('input_tokens=11, output_tokens=7');
     const frames = framesOf(streamed.text);
@@ -134,5 +113,6 @@ describe('a wire format added to the list', () => {
     const ok = operation.responses['200'].content;
     expect(ok['application/json'].schema.properties.kind).toBeDefined();
     expect(ok['text/event-stream'].schema.description).toBe('server-sent events, `echo.delta` then `echo.done`');
+    expect(document.paths['/gateway/v1/echo'].post.summary).toBe(echoWire.summary);
   });
 });
