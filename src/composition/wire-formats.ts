@@ -23,7 +23,7 @@ export function wireRouteOf(routes: readonly BoundWireRoute[], format: WireForma
 }
 
 /** In-process, or an upstream model with at least one engine configured. */
-const runsHere = (model: ModelSpec) => model.binding.backend !== 'openai' || model.binding.deployments.length > 0;
+const runsHere = (model: ModelSpec) => !model.binding.upstream || model.binding.upstream.deployments.length > 0;
 
 /**
  * The batch endpoints, by `/v1` url: a line's body checked by its format's body schema

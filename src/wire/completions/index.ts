@@ -20,5 +20,5 @@ export const completionsWire: WireFormat<CompletionRequestBody> = {
   },
   gateway: false,
   // Served only by chat models behind an upstream engine.
-  batch: { serves: (model) => model.entry.routes.includes('chat') && model.binding.backend === 'openai' },
+  batch: { serves: (model) => model.entry.routes.includes('chat') && model.binding.upstream !== null },
 };
