@@ -56,17 +56,13 @@ const nameOf = (event: unknown): string => {
 type Events = AsyncIterable<unknown> | Promise<AsyncIterable<unknown>>;
 
 /** The frame that ends a stream cut by `err`: its route's wire's, with the status the error would have been answered with. */
-type ErrorFrame = (err: unknown) => string;
-
-function errorFrameOf(reply: FastifyReply): ErrorFrame {
-  return (err) => {
-    const error = asAppError(err);
-    const { overrides, format } = errorContextOf(reply.request);
-    return format.streamFrame(error, { status: statusOf(error, overrides), requestId: reply.request.id, requestBody: reply.request.body });
-  };
+function errorFrame(reply: FastifyReply, err: unknown): string {
+  const error = asAppError(err);
+  const { overrides, format } = errorContextOf(reply.request);
+  return format.streamFrame(error, { status: statusOf(error, overrides), requestId: reply.request.id, requestBody: reply.request.body });
 }
 
-async function* frames(opening: Events, signal: AbortSignal, onError: (err: unknown) => void, errorFrame: ErrorFrame, decorate: Decorate | null, named: boolean): AsyncGenerator<string> {
+async function* frames(opening: Events, signal: AbortSignal, reply: FastifyReply, decorate: Decorate | null, named: boolean): AsyncGenerator<string> {
   // Outside the try: a stream that fails to open fails before its first byte, as an HTTP error (FrameStream).
   const events = await opening;
   try {
@@ -74,8 +70,8 @@ async function* frames(opening: Events, signal: AbortSignal, onError: (err: unkn
     if (!named) yield 'data: [DONE]\n\n';
   } catch (err) {
     if (signal.aborted) return;
-    onError(err);
-    yield errorFrame(err);
+    reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started');
+    yield errorFrame(reply, err);
   }
 }
 
@@ -167,7 +163,7 @@ const STREAM_HEADERS: Readonly<Record<string, string>> = {
  * failure to open is still an ordinary HTTP error: nothing has been written yet.
  */
 export async function sendSse(reply: FastifyReply, events: Events, signal: AbortSignal, options: SseOptions = {}): Promise<FastifyReply> {
-  const produced = frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started'), errorFrameOf(reply), decoratorOf(reply), options.named === true);
+  const produced = frames(events, signal, reply, decoratorOf(reply), options.named === true);
   let stream: FrameStream;
   if (events instanceof Promise) {
     // Its rejection is read by the frames, once the pipe pulls them: not an unhandled one meanwhile.

@@ -43,8 +43,13 @@ export interface StorefrontRoutes {
   chat: BoundRoutes;
 }
 
-/** A server fault: OpenAI's envelope of an internal error, without its code and param. */
-const INTERNAL_BODY = (({ message, type }) => ({ error: { message, type } }))(openAIErrorEnvelope(new AppError('internal', 'Internal server error')).error);
+/** A server fault: the message and type of OpenAI's envelope of an internal error, without its code and param. */
+function internalBody(): { error: { message: string; type: string } } {
+  const { message, type } = openAIErrorEnvelope(new AppError('internal', 'Internal server error')).error;
+  return { error: { message, type } };
+}
+
+const INTERNAL_BODY = internalBody();
 
 const storefrontBody: ScopeErrorBody = (_request, error, mapped) => {
   if (error.challenge?.body !== undefined) return mapped.body;
