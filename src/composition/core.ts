@@ -45,7 +45,7 @@ import { createOpenAIBackend } from '../inference/backends/openai/index.js';
 import { TranscriptionService } from '../domain/audio/transcription.service.js';
 import { FfmpegDecoder } from '../adapters/ffmpeg/ffmpeg-decoder.js';
 import { bindRoutes, type BoundRoutes } from '../http/route-module.js';
-import type { ScopeRateLimit } from '../http/scopes/scope-policy.js';
+import type { ScopeRateLimit } from '../http/scope-policy.js';
 import { v1Scope } from '../http/scopes/v1.js';
 import { adminScope } from '../http/scopes/admin.js';
 import { registerChatCompletionsRoute } from '../http/routes/v1/chat-completions.js';

@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { asAppError, statusOf } from './errors.js';
 import { errorContextOf } from './route-errors.js';
-import { scopePolicyOf } from './scopes/scope-policy.js';
+import { scopePolicyOf } from './scope-policy.js';
 import { ReplyHeaderChannel, stageHeadersOnRaw } from './reply-headers.js';
 
 const DISCONNECTED = Symbol('sluice.clientDisconnected');

@@ -24,7 +24,7 @@ import type { WireErrorFormat } from '../../wire/error-format.js';
 import { exposedMessage, OPENAI_ERRORS, openAIErrorEnvelope } from '../../wire/openai-errors.js';
 import type { BoundRoutes } from '../route-module.js';
 import type { ScopeDeclaration } from './api-scope.js';
-import type { ScopeErrorBody } from './scope-policy.js';
+import type { ScopeErrorBody } from '../scope-policy.js';
 
 export interface StorefrontScopeDeps {
   prefix: string;
