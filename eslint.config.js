@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
@@ -37,8 +38,20 @@ const layerZone = ([dir, layers]) => ({
   message: `${dir} imports only from ${layers.map((l) => `src/${l}`).join(', ')} (docs/development.md, Import boundaries).`,
 });
 
+// One folder per upstream protocol (src/inference/upstream/protocols/<name>): what two protocols share lives in upstream/.
+const PROTOCOLS_DIR = 'src/inference/upstream/protocols';
+const protocolZone = (name) => ({
+  target: `${PROTOCOLS_DIR}/${name}/**`,
+  from: [`${PROTOCOLS_DIR}/!(${name})/**`, 'src/inference/backends/**'],
+  message: 'An upstream protocol folder imports no other protocol folder and no in-process runtime; what protocols share lives in src/inference/upstream.',
+});
+const PROTOCOL_ZONES = readdirSync(`${import.meta.dirname}/${PROTOCOLS_DIR}`, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => protocolZone(entry.name));
+
 const ZONES = [
   ...Object.entries(LAYER_IMPORTS).map(layerZone),
+  ...PROTOCOL_ZONES,
   {
     target: 'src/domain/shared/**',
     from: ['src/domain/!(shared)/**', 'src/wire/**'],

@@ -66,6 +66,8 @@ describe('import boundaries', () => {
     ['src/inference/decision/probe.ts', "import { used } from '../../domain/files/files.service.js';", ADAPTER_DOMAIN],
     ['src/inference/backends/openai/probe.ts', "import { used } from '../../../domain/decision/answers.js';", ADAPTER_DOMAIN],
     ['src/inference/probe.ts', "import { used } from '../storage/blobs/s3.js';", 'src/inference imports only from'],
+    // An upstream protocol folder: no other protocol's folder, no in-process runtime.
+    ['src/inference/upstream/protocols/openai/probe.ts', "import { used } from '../../../backends/onnx/index.js';", 'An upstream protocol folder imports no other protocol folder'],
     ['src/inference/classifier/probe.ts', "import { used } from '../../http/errors.js';", 'src/inference imports only from'],
     ['src/inference/probe.ts', "import { used } from '../config/schema.js';", 'config schema as types only'],
     ['src/storage/db/probe.ts', "import { used } from '../../domain/billing/billing.service.js';", ADAPTER_DOMAIN],
