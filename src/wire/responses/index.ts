@@ -1,6 +1,7 @@
 /** The Responses wire (`POST /v1/responses`): JSON, or with `stream: true` named events, each with a sequence_number. */
 import { streamsWhenAsked, type WireFormat } from '../wire-format.js';
 import { ResponsesBody, type ResponsesRequestBody } from './body.js';
+import { RESPONSES_ERRORS } from './errors.js';
 import { ResponseObject, ResponseStreamEvent } from './response.js';
 
 /** The events that end a response, each carrying it whole, its usage included. */
@@ -23,4 +24,6 @@ export const responsesWire: WireFormat<ResponsesRequestBody> = {
   },
   gateway: true,
   batch: { serves: (model) => model.entry.routes.includes('responses') },
+  // OpenAI's envelope, under this wire's name: a scope may answer this wire's errors its own way (the gateway's failed Responses object).
+  errors: RESPONSES_ERRORS,
 };
