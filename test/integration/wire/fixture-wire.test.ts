@@ -2,7 +2,8 @@
  * A wire is served by being in the list: the toy wire (fixture-wire.ts), added to the list
  * the app is assembled with and named nowhere else, answers on /v1 (JSON and its named
  * stream), on the signed gateway (with gw_usage on the event its descriptor says carries
- * the usage), runs the lines of a batch on its endpoint, and is in the OpenAPI document.
+ * the usage), answers its errors in its own envelope on both, runs the lines of a batch on
+ * its endpoint, and is in the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WIRE_FORMATS } from '../../../src/wire/formats.js';
@@ -53,13 +54,13 @@ const framesOf = (text: string) =>
 const answer = { kind: 'echo.answer', text: expect.any(String), tokens: { in: 11, out: 7 } };
 
 describe('a wire format added to the list', () => {
-  it('is served on /v1: its body validated, its answer written by its writer', async () => {
+  it('is served on /v1: its body validated, its answer written by its writer, its errors in its envelope', async () => {
     const res = await call(server.baseUrl, 'POST', '/v1/echo', { key, body: { model: MODEL, say: 'Hi' } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual(answer);
     const refused = await call(server.baseUrl, 'POST', '/v1/echo', { key, body: { model: MODEL } });
     expect(refused.status).toBe(400);
-    expect(refused.body.error.type).toBe('invalid_request_error');
+    expect(refused.body).toEqual({ echo_error: { message: expect.any(String), status: 400 } });
   });
 
   it('streams on /v1 in its framing: named events, no [DONE]', async () => {
@@ -81,6 +82,9 @@ describe('a wire format added to the list', () => {
     const json = await signedCall(server.baseUrl, '/gateway/v1/echo', { model: MODEL, say: 'Hi' });
     expect(json.status, JSON.stringify(json.body)).toBe(200);
     expect(json.body).toEqual(answer);
+    const refused = await signedCall(server.baseUrl, '/gateway/v1/echo', { model: MODEL });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ echo_error: { message: expect.any(String), status: 400 } });
 
     const streamed = await signedStream(server.baseUrl, '/gateway/v1/echo', { model: MODEL, say: 'Hi', stream: true }, 'gwreq_echo_1', 'agt_echo');
     expect(streamed.status).toBe(200);

@@ -1,9 +1,11 @@
 /**
  * A toy inbound wire format, to prove a wire is served by being in the list: a body, a
- * mapper to a chat completion, and a writer of the chat answer (JSON) and chunks (named
- * events, the last one with the usage). Nothing else in the app names it.
+ * mapper to a chat completion, a writer of the chat answer (JSON) and chunks (named
+ * events, the last one with the usage), and its own error envelope. Nothing else in the
+ * app names it.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import type { WireErrorFormat } from '../../../src/wire/error-format.js';
 import type { WireFormat } from '../../../src/wire/wire-format.js';
 
 const EchoBody = Type.Object({ model: Type.String(), say: Type.String(), stream: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
@@ -35,6 +37,12 @@ async function* eventsOf(chunks: AsyncIterable<object>): AsyncIterable<object> {
   }
 }
 
+/** Errors in the toy's own envelope. */
+const echoErrors: WireErrorFormat = {
+  envelope: (error, answer) => ({ echo_error: { message: error.message, status: answer.status } }),
+  streamFrame: (error) => `event: echo.error\ndata: ${JSON.stringify({ message: error.message })}\n\n`,
+};
+
 export const echoWire: WireFormat<EchoBody> = {
   path: '/echo',
   summary: 'Echo through a chat model (a test wire)',
@@ -52,4 +60,5 @@ export const echoWire: WireFormat<EchoBody> = {
   },
   gateway: true,
   batch: { serves: (model) => model.entry.routes.includes('chat') },
+  errors: echoErrors,
 };
