@@ -9,7 +9,7 @@
 import secureJson from 'secure-json-parse';
 import type { BenchRow } from './run.js';
 import { MAX_JSON_DEPTH, jsonNestsDeeperThan } from '../src/domain/shared/json-depth.js';
-import { ChatCompletionBody } from '../src/wire/chat-completions.js';
+import { ChatCompletionBody } from '../src/wire/chat-completions/body.js';
 import { validatorOf } from '../src/wire/validate.js';
 import { chatRequestOf } from '../src/wire/chat-completions/mapper.js';
 import { chatInputOf } from '../src/domain/completions/metered-call.js';

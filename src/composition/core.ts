@@ -4,6 +4,7 @@
  * registry and the inference services; the /v1 and admin scopes that mount every
  * feature's shared routes, and the core's own route modules.
  */
+import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { sql } from 'kysely';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
@@ -37,7 +38,6 @@ import { gatheringLogDestination } from '../observability/log-destination.js';
 import { TracingBlobStore } from '../observability/tracing-blob-store.js';
 import { traceBackendFactories, traceBilling } from '../observability/trace-decorators.js';
 import { createInferenceServices, type InferenceServices } from '../wire/inference-services.js';
-import { inferenceBatchEndpoints } from '../wire/inference-batch-endpoints.js';
 import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
 import { BACKEND_FACTORIES, ModelRegistry } from '../inference/registry.js';
 import { createOnnxBackend } from '../inference/backends/onnx/index.js';
@@ -49,11 +49,7 @@ import { bindRoutes, type BoundRoutes } from '../http/route-module.js';
 import type { ScopeRateLimit } from '../http/scope-policy.js';
 import { v1Scope } from '../http/scopes/v1.js';
 import { adminScope } from '../http/scopes/admin.js';
-import { registerChatCompletionsRoute } from '../http/routes/v1/chat-completions.js';
-import { registerCompletionsRoute } from '../http/routes/v1/completions.js';
-import { registerResponsesRoute } from '../http/routes/v1/responses.js';
-import { registerEmbeddingsRoute } from '../http/routes/v1/embeddings.js';
-import { registerModerationsRoute } from '../http/routes/v1/moderations.js';
+import type { BoundWireRoute } from '../http/routes/v1/wire-route.js';
 import { registerModelsRoutes } from '../http/routes/v1/models.js';
 import { registerAudioRoutes } from '../http/routes/v1/audio.js';
 import { registerUsageRoutes } from '../http/routes/v1/usage.js';
@@ -63,6 +59,10 @@ import { registerOutboxAdmin } from '../http/routes/admin/outbox.js';
 import type { Feature } from './feature.js';
 import { createLineMeters, createOutbox, type Outbox } from './outbox.js';
 import { createStoredResponses, type StoredResponsesParts } from './responses.js';
+import { wireBatchEndpoints, wireRouteOf, wireRoutes } from './wire-formats.js';
+import { WIRE_FORMATS } from '../wire/formats.js';
+import type { WireFormat } from '../wire/wire-format.js';
+import { chatCompletionsWire } from '../wire/chat-completions/index.js';
 
 export interface CoreOverrides {
   database?: Database;
@@ -72,6 +72,8 @@ export interface CoreOverrides {
   metrics?: Metrics;
   /** Replace the OTLP exporter when tracing is on (tests: an in-memory exporter). */
   spanProcessors?: SpanProcessor[];
+  /** The inbound wire formats served (default: src/wire/formats.ts's list). */
+  wireFormats?: readonly WireFormat[];
   /** The upstream protocols models may speak (default: this build's; tests add a fixture protocol). */
   upstreamProtocols?: readonly UpstreamProtocolEntry[];
 }
@@ -109,12 +111,12 @@ export interface CoreServices {
   inference: InferenceServices;
   /** POST /v1/responses with storing, continuations and background mode, and the stores behind them. */
   storedResponses: StoredResponsesParts;
-  /** The service of each endpoint a batch may use, by url: the inference routes' (features register theirs). */
+  /** The service of each endpoint a batch may use, by url: the wire formats' (features register theirs). */
   batchEndpoints: Map<string, BatchEndpoint>;
   /** Speech to text (the audio transcription and translation routes). */
   transcription: TranscriptionService;
-  /** Core route modules that other scopes mount too (the gateway, the storefront's chat). */
-  routes: { chatCompletions: BoundRoutes; responses: BoundRoutes; embeddings: BoundRoutes };
+  /** Core route modules that other scopes mount too: every wire format's (the gateway), and chat's (the storefront). */
+  routes: { wire: readonly BoundWireRoute[]; chatCompletions: BoundRoutes };
   /** Per upstream model: `reachable` or `unreachable since …`, for /readyz. */
   upstreams(): Promise<Pick<Readiness, 'upstreams' | 'deployments'>>;
   /** The in-process runtimes pulled models need and this install lacks. */
@@ -182,27 +184,23 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
     onAudio: (model, route, seconds) => metrics.audioSeconds.inc({ model, route }, seconds),
   });
   const apiKeyRateLimit = { limiter: rateLimiter, requestsPerMinute: config.rateLimit.requestsPerMinute };
-  const routes = {
-    chatCompletions: bindRoutes(registerChatCompletionsRoute, { chat: inference.chatCompletions }),
-    responses: bindRoutes(registerResponsesRoute, { responses: storedResponses.service }),
-    embeddings: bindRoutes(registerEmbeddingsRoute, { embeddings: inference.embeddings }),
-  };
+  const wireFormats = overrides.wireFormats ?? WIRE_FORMATS;
+  // A route's /v1/responses stores, continues and runs in the background; a batch line's does not.
+  const wire = wireRoutes(wireFormats, { ...inference, responses: storedResponses.service });
+  // Looked up when mounted: a list without chat fails only where a scope mounts chat.
+  const routes = { wire, chatCompletions: (scope: FastifyInstance) => wireRouteOf(wire, chatCompletionsWire)(scope) };
 
   return {
     services: {
       config, logger, clock, metrics, traced: tracing !== null, database, blobs, rateLimiter, apiKeyRateLimit, repositories, authenticator, projects,
       billing, creditMeter, reservations, meters, payerDebits, outbox, registry, priceOf, inference, storedResponses, transcription, routes,
-      batchEndpoints: inferenceBatchEndpoints(inference, registry),
+      batchEndpoints: wireBatchEndpoints(wireFormats, inference, registry),
       upstreams: () => upstreamReadiness(registry),
       missingRuntimes: () => missingRuntimes(registry),
     },
     routes: {
       api: [
-        routes.chatCompletions,
-        bindRoutes(registerCompletionsRoute, { completions: inference.completions }),
-        routes.responses,
-        routes.embeddings,
-        bindRoutes(registerModerationsRoute, { moderations: inference.moderations }),
+        ...wire.map((route) => route.routes),
         bindRoutes(registerModelsRoutes, { registry }),
         bindRoutes(registerAudioRoutes, { transcription }),
         bindRoutes(registerUsageRoutes, { projects, clock }),

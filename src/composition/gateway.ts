@@ -123,7 +123,7 @@ export async function createGatewayFeature(deps: CoreServices): Promise<Feature<
     scopes: () => [
       gatewayScope(
         { strategy, rateLimiter, requestsPerMinute: settings.requestsPerMinute, clock, logger: deps.logger },
-        { chatCompletions: deps.routes.chatCompletions, responses: deps.routes.responses, embeddings: deps.routes.embeddings },
+        deps.routes.wire.filter((route) => route.format.gateway),
       ),
     ],
     outboxHandlers: new Map([[INTERMEDIARY_TARGET, usageReportHandler(client)]]),

@@ -12,11 +12,12 @@ import type { TSchema } from '@sinclair/typebox';
 import type { ErrorKind } from '../domain/shared/errors.js';
 import { statusOfKind, type StatusOverrides } from './errors.js';
 import { describeKinds, ErrorEnvelope, KINDS_BY_TAG, NAMED_COMPONENTS } from './schemas/openapi-components.js';
-import { ResponseStreamEvent } from './schemas/responses.js';
 import { withoutWording } from '../wire/wording.js';
 
 /** A route schema key naming the event a streamed answer sends (text/event-stream). */
 export const STREAM_EVENT = 'x-stream-event';
+/** A route schema key saying, in words, how that stream is written. */
+export const STREAM_DESCRIPTION = 'x-stream-description';
 /** A route schema key listing error kinds the route answers beyond those its scope, body and parameters bring. */
 export const ERROR_KINDS = 'x-error-kinds';
 
@@ -51,19 +52,13 @@ function statusesOf(kinds: readonly ErrorKind[], route: RouteOptions): Map<numbe
 
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 
-const CHUNK_STREAM = 'server-sent events, one `data: <ChatCompletionChunk JSON>` per chunk, ending `data: [DONE]`';
-/** How a stream whose events are not chunks is written. */
-const STREAM_DESCRIPTIONS: ReadonlyMap<TSchema, string> = new Map([
-  [ResponseStreamEvent, 'server-sent events, each `event: <type>` and `data: <ResponseStreamEvent JSON>`, numbered by `sequence_number`; no `[DONE]`'],
-]);
-
 function transformRoute({ schema, url, route }: { schema: Schema; url: string; route: RouteOptions }) {
   if (!schema || schema.hide) return { schema, url };
-  const { [STREAM_EVENT]: streamEvent, [ERROR_KINDS]: _kinds, ...rest } = schema;
+  const { [STREAM_EVENT]: streamEvent, [STREAM_DESCRIPTION]: streamDescription, [ERROR_KINDS]: _kinds, ...rest } = schema;
   const response: Record<string, unknown> = { ...rest.response };
   if (streamEvent && response['200']) {
     const event = withoutWording(JSON.parse(JSON.stringify(streamEvent)) as Record<string, unknown>);
-    const sse = { type: 'string', description: STREAM_DESCRIPTIONS.get(streamEvent as TSchema) ?? CHUNK_STREAM, 'x-event': event };
+    const sse = { type: 'string', description: streamDescription, 'x-event': event };
     response['200'] = { description: 'the answer as JSON, or with `stream: true` as server-sent events', content: { ...json(response['200']), 'text/event-stream': { schema: sse } } };
   }
   for (const [status, kinds] of statusesOf(errorKinds(schema, route), route)) {

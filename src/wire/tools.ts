@@ -6,7 +6,7 @@
  * the route would have received, checked again by that body's validator.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ChatCompletionBody } from './chat-completions.js';
+import { ChatCompletionBody } from './chat-completions/body.js';
 import { JsonBody, OptionalLabels, OptionalNumber, OptionalObject, RequiredString, typed } from './fields.js';
 
 const chat = ChatCompletionBody.properties;

@@ -23,7 +23,7 @@ import type { ResponsesEngine } from '../domain/responses/stored-responses.js';
 import type { ResponseInputItem, ResponseStreamEvent } from '../domain/responses/responses.types.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { isAppError } from '../domain/shared/errors.js';
-import type { ResponsesRequestBody } from '../wire/responses.js';
+import type { ResponsesRequestBody } from '../wire/responses/body.js';
 import { responsesRequestOf } from '../wire/responses/mapper.js';
 
 export interface BackgroundRunDeps {

@@ -9,9 +9,11 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/schema.js';
 import { assemble, type Assembly, type CoreOverrides, type Features } from '../../src/composition/features.js';
 import type { CoreServices } from '../../src/composition/core.js';
 import { buildApp } from '../../src/http/app.js';
+import type { ScopeDeclaration } from '../../src/http/scopes/api-scope.js';
 import { usdToMicros } from '../../src/domain/shared/money.js';
 import { postgresSchema, tempDir } from './databases.js';
 import pino from 'pino';
@@ -39,7 +41,11 @@ export interface TestServerOptions {
   /** YAML text written to a temp file and passed as SLUICE_CONFIG. */
   yaml?: string;
   overrides?: CoreOverrides;
+  /** Adjusts the loaded configuration, for what neither env nor YAML can say (e.g. a batch endpoint only a test's wire format serves). */
+  config?: (loaded: Config) => Config;
   startWorkers?: boolean;
+  /** The scope declarations buildApp mounts, changed: e.g. a route module added to /v1 and the gateway. */
+  scopes?: (scopes: readonly ScopeDeclaration[]) => readonly ScopeDeclaration[];
   /** Called after buildApp and before listen, e.g. to register test-only routes. */
   extendApp?: (app: FastifyInstance, assembly: Assembly) => void | Promise<void>;
 }
@@ -74,12 +80,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     writeFileSync(file, options.yaml);
     env.SLUICE_CONFIG = file;
   }
-  const config = loadConfig(env, dataDir);
+  const loaded = loadConfig(env, dataDir);
+  const config = options.config ? options.config(loaded) : loaded;
   const assembly = await assemble(config, {
     logger: pino({ level: env.LOG_LEVEL ?? 'silent' }),
     ...options.overrides,
   });
-  const app = await buildApp(assembly);
+  const app = await buildApp(options.scopes ? { ...assembly, scopes: options.scopes(assembly.scopes) } : assembly);
   await options.extendApp?.(app, assembly);
   const { core, features } = assembly;
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -45,12 +45,12 @@ describe('import boundaries', () => {
     ['src/domain/shared/classification/probe.ts', "import { used } from '../../models/inference-backend.port.js';", SHARED_KERNEL],
     ['src/domain/shared/probe.ts', "import { used } from '../../inference/token-counter.js';", DOMAIN_ONLY],
     // wire (each format's body, mapper and writer): the domain, TypeBox and Ajv; no outer layer. The domain imports no wire.
-    ['src/domain/completions/probe.ts', "import type { used } from '../../wire/chat-completions.js';", 'src/domain imports only from'],
+    ['src/domain/completions/probe.ts', "import type { used } from '../../wire/chat-completions/body.js';", 'src/domain imports only from'],
     ['src/wire/probe.ts', "import { used } from '../http/errors.js';", 'src/wire imports only from'],
     ['src/wire/probe.ts', "import type { used } from '../inference/registry.js';", 'src/wire imports only from'],
     ['src/wire/probe.ts', "import type { used } from '../config/schema.js';", 'src/wire imports only from'],
-    ['src/domain/shared/probe.ts', "import type { used } from '../../wire/chat-completions.js';", DOMAIN_ONLY],
-    ['src/inference/backends/openai/probe.ts', "import type { used } from '../../../wire/chat-completions.js';", 'src/inference imports only from'],
+    ['src/domain/shared/probe.ts', "import type { used } from '../../wire/chat-completions/body.js';", DOMAIN_ONLY],
+    ['src/inference/backends/openai/probe.ts', "import type { used } from '../../../wire/chat-completions/body.js';", 'src/inference imports only from'],
     ['src/storage/probe.ts', "import { used } from '../wire/validate.js';", 'src/storage imports only from'],
     // http: no storage (a route module importing a repository), adapters, inference or composition.
     ['src/http/routes/v1/probe.ts', "import { used } from '../../../storage/db/repositories/files.repository.js';", 'src/http imports only from'],

@@ -25,7 +25,7 @@ interface EmbeddingsRequest {
   dimensions: number | undefined;
 }
 
-/** An embeddings request as the domain takes it: the fields of a validated body it reads (src/wire/embeddings.ts). */
+/** An embeddings request as the domain takes it: the fields of a validated body it reads (src/wire/embeddings/body.ts). */
 export interface EmbeddingsRequestIn {
   model: string;
   input: string | string[];

@@ -20,7 +20,7 @@ const OPENAI_ALIASES = new Set(['omni-moderation-latest', 'text-moderation-stabl
 
 
 /** Inputs and, for each, the param that names it in errors. */
-/** A moderations request as the domain takes it: the fields of a validated body it reads (src/wire/moderations.ts). */
+/** A moderations request as the domain takes it: the fields of a validated body it reads (src/wire/moderations/body.ts). */
 export interface ModerationsRequestIn {
   model?: string | null;
   /** A string, strings (one result each) or text parts (one input together). */

@@ -2,7 +2,7 @@
  * The Responses API's input items as the domain reads them: messages (with text, image,
  * file and audio parts), function calls, their outputs and reasoning. A request's input
  * and a stored conversation are lists of these; the wire's body schema
- * (src/wire/responses-items.ts) checks a request's against them.
+ * (src/wire/responses/items.ts) checks a request's against them.
  */
 export type ResponseContentPartIn =
   | { type: 'input_text' | 'output_text' | 'text'; text: string }

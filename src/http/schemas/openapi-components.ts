@@ -7,9 +7,9 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { ErrorKind } from '../../domain/shared/errors.js';
-import { ChatCompletionChunk, ChatCompletionObject, ChatUsage } from './chat-completions.js';
+import { ChatCompletionChunk, ChatCompletionObject, ChatUsage } from '../../wire/chat-completions/response.js';
 import { BatchObject, FileObject } from './files-batches.js';
-import { ResponseObject, ResponseStreamEvent } from './responses.js';
+import { ResponseObject, ResponseStreamEvent } from '../../wire/responses/response.js';
 
 /** `{error: {message, type, code, param[, line]}}`: every error Sluice answers, one shape. */
 export const ErrorEnvelope = Type.Object({

@@ -8,7 +8,7 @@
  *   {
  *     prefix: '/gateway/v1',
  *     strategy: new GatewayStrategy({ verifier, meter, … }),
- *     routes: [routes.chatCompletions, routes.responses, routes.embeddings],
+ *     routes: routes.map((route) => route.routes),   // the wire formats' routes the gateway serves
  *     policy: { rateLimit: { limiter, requestsPerMinute: 120, keyOf: (p) => p.subject ?? '', exceededMessage: '… for this agent' },
  *               security: [{ name: 'GatewaySignature', scheme: { type: 'apiKey', in: 'header', name: 'gw-signature' } }],
  *               echoHeaders: ['gw-request-id'], trailers: ['gw-usage'] },

@@ -1,5 +1,5 @@
 /**
- * A validated chat-completion body (src/wire/chat-completions.ts) → the ChatRequest the
+ * A validated chat-completion body (src/wire/chat-completions/body.ts) → the ChatRequest the
  * domain's chat call runs. Roles: developer becomes system. Content: a string, or text
  * parts joined with newlines (other parts are carried as sent). Every field Sluice does
  * not interpret is carried through (`sampling`); `metadata` carries model options;
@@ -8,7 +8,7 @@
 import { invalidRequest } from '../../domain/shared/errors.js';
 import type { ChatMessage } from '../../domain/models/inference-backend.port.js';
 import { CHAT_ROLES, TEXT_PARTS, type ChatRequest } from '../../domain/completions/chat-request.js';
-import type { ChatCompletionRequestBody, ChatMessageIn } from '../chat-completions.js';
+import type { ChatCompletionRequestBody, ChatMessageIn } from './body.js';
 
 /**
  * The message's text, and the content to carry as sent when it is more than text. Text

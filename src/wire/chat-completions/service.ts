@@ -11,7 +11,7 @@ import { toUnixSeconds } from '../../domain/shared/clock.js';
 import { invalidRequest } from '../../domain/shared/errors.js';
 import { conversationOf } from '../../domain/completions/chat-request.js';
 import type { ChatCall } from '../../domain/completions/chat-call.js';
-import type { ChatCompletionRequestBody } from '../chat-completions.js';
+import type { ChatCompletionRequestBody } from './body.js';
 import { chatRequestOf } from './mapper.js';
 import { ChunkWriter, chatCompletionWire, newChatCompletionId } from './writer.js';
 

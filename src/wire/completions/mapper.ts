@@ -1,6 +1,6 @@
-/** A validated text-completion body (src/wire/completions.ts) → the CompletionRequest the domain runs. */
+/** A validated text-completion body (src/wire/completions/body.ts) → the CompletionRequest the domain runs. */
 import type { CompletionRequest } from '../../domain/completions/completion-call.js';
-import type { CompletionRequestBody } from '../completions.js';
+import type { CompletionRequestBody } from './body.js';
 import { samplingOf } from '../chat-completions/mapper.js';
 
 export function completionRequestOf(body: CompletionRequestBody): CompletionRequest {

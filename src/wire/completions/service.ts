@@ -10,7 +10,7 @@ import { toUnixSeconds } from '../../domain/shared/clock.js';
 import type { ModelResolver } from '../../domain/models/model-resolver.port.js';
 import type { ChatCall } from '../../domain/completions/chat-call.js';
 import { COMPLETIONS_ROUTE, completionCallOf } from '../../domain/completions/completion-call.js';
-import type { CompletionRequestBody } from '../completions.js';
+import type { CompletionRequestBody } from './body.js';
 import type { ChatCompletionsContext } from '../chat-completions/service.js';
 import { completionRequestOf } from './mapper.js';
 import { CompletionChunkWriter, newCompletionId, textCompletionWire } from './writer.js';

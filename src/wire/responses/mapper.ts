@@ -1,5 +1,5 @@
 /**
- * A validated Responses body (src/wire/responses.ts) → the ResponsesRequest the domain
+ * A validated Responses body (src/wire/responses/body.ts) → the ResponsesRequest the domain
  * runs: this request's input as chat messages (the domain puts `instructions` and earlier
  * turns before them), the chat fields the engine reads (tools, tool_choice,
  * response_format, sampling), and what the resource echoes. Fields the Responses API has
@@ -7,7 +7,7 @@
  */
 import { messagesOfItems } from '../../domain/responses/input-items.js';
 import type { ResponseInputItem, ResponsesRequest } from '../../domain/responses/responses.types.js';
-import type { FunctionToolIn, ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from '../responses.js';
+import type { FunctionToolIn, ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from './body.js';
 
 type Json = Record<string, unknown>;
 

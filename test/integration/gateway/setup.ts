@@ -4,6 +4,7 @@
  * request helper built on the documented signer (test/helpers/fake-intermediary.ts).
  */
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { READ_KEY, WRITE_KEY, sign, startFakeIntermediary, type FakeIntermediary } from '../../helpers/fake-intermediary.js';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
@@ -93,4 +94,24 @@ export async function signedCall(baseUrl: string, path: string, body: unknown, o
     /* stays text */
   }
   return { status: response.status, headers: response.headers, body: parsed, requestId, signature };
+}
+
+/** A signed streamed POST read with node:http, which exposes trailers. */
+export function signedStream(baseUrl: string, path: string, body: unknown, requestId: string, agentId = 'agt_stream') {
+  const bytes = Buffer.from(JSON.stringify(body));
+  const headers = {
+    'content-type': 'application/json',
+    'gw-request-id': requestId,
+    'gw-agent-id': agentId,
+    'gw-signature': sign({ secret: SECRET, kid: KID, t: nowSeconds(), method: 'POST', path, body: bytes, requestId, agentId }),
+  };
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; trailers: NodeJS.Dict<string>; text: string }>((resolve, reject) => {
+    const request = http.request(`${baseUrl}${path}`, { method: 'POST', headers, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, trailers: res.trailers, text }));
+    });
+    request.on('error', reject);
+    request.end(bytes);
+  });
 }

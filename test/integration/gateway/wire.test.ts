@@ -4,10 +4,8 @@
  * for errors of /gateway/v1/responses; 420 for an input over the model's limit; a rate
  * limit per agent. The same route modules on /v1 answer as before.
  */
-import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sign } from '../../helpers/fake-intermediary.js';
-import { KID, SECRET, nowSeconds, signedCall, startGatewayEnv, type GatewayEnv } from './setup.js';
+import { signedCall, signedStream as signedStreamTo, startGatewayEnv, type GatewayEnv } from './setup.js';
 
 let env: GatewayEnv;
 beforeAll(async () => {
@@ -21,25 +19,7 @@ beforeEach(() => {
 
 const LONG = 'word '.repeat(400);
 
-/** A signed streamed request read with node:http, which exposes trailers. */
-function signedStream(path: string, body: unknown, requestId: string) {
-  const bytes = Buffer.from(JSON.stringify(body));
-  const headers = {
-    'content-type': 'application/json',
-    'gw-request-id': requestId,
-    'gw-agent-id': 'agt_stream',
-    'gw-signature': sign({ secret: SECRET, kid: KID, t: nowSeconds(), method: 'POST', path, body: bytes, requestId, agentId: 'agt_stream' }),
-  };
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; trailers: NodeJS.Dict<string>; text: string }>((resolve, reject) => {
-    const request = http.request(`${env.server.baseUrl}${path}`, { method: 'POST', headers, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, trailers: res.trailers, text }));
-    });
-    request.on('error', reject);
-    request.end(bytes);
-  });
-}
+const signedStream = (path: string, body: unknown, requestId: string) => signedStreamTo(env.server.baseUrl, path, body, requestId);
 
 const chunksOf = (text: string) =>
   text

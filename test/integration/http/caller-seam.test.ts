@@ -13,7 +13,7 @@ import type { Admission, Meter, MeteredCall, SettledUsage } from '../../../src/d
 import { AppError, insufficientQuota } from '../../../src/domain/shared/errors.js';
 import { apiScope } from '../../../src/http/scopes/api-scope.js';
 import type { AuthStrategy } from '../../../src/http/auth/strategy.js';
-import { ChatCompletionBody } from '../../../src/wire/chat-completions.js';
+import { ChatCompletionBody } from '../../../src/wire/chat-completions/body.js';
 import { parseBody } from '../../../src/wire/validate.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';

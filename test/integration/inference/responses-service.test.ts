@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fail } from '../../helpers/fake-upstream.js';
 import { apiKeyPrincipal, type Caller } from '../../../src/domain/identity/caller.js';
 import type { ResponseInputItem, ResponseStreamEvent } from '../../../src/domain/responses/responses.types.js';
-import { ResponsesBody } from '../../../src/wire/responses.js';
+import { ResponsesBody } from '../../../src/wire/responses/body.js';
 import { parseBody } from '../../../src/wire/validate.js';
 import { responsesRequestOf } from '../../../src/wire/responses/mapper.js';
 import { startInferenceEnv, usageOf, type InferenceEnv } from './setup.js';

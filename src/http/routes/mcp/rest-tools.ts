@@ -4,9 +4,9 @@
  */
 import type { McpToolName } from '../../../domain/mcp/tool-catalogue.js';
 import { AppError } from '../../../domain/shared/errors.js';
-import { ChatCompletionBody } from '../../../wire/chat-completions.js';
-import { EmbeddingsBody } from '../../../wire/embeddings.js';
-import { ModerationsBody } from '../../../wire/moderations.js';
+import { ChatCompletionBody } from '../../../wire/chat-completions/body.js';
+import { EmbeddingsBody } from '../../../wire/embeddings/body.js';
+import { ModerationsBody } from '../../../wire/moderations/body.js';
 import { parseBody } from '../../../wire/validate.js';
 import { batchWire } from '../../mappers/files-batches.js';
 import { DecisionBody } from '../../schemas/decision.js';

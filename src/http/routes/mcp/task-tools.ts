@@ -9,7 +9,7 @@
 import type { Caller } from '../../../domain/identity/caller.js';
 import type { ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
 import { AppError, invalidRequest, isAppError } from '../../../domain/shared/errors.js';
-import { ChatCompletionBody, type ChatCompletionRequestBody } from '../../../wire/chat-completions.js';
+import { ChatCompletionBody, type ChatCompletionRequestBody } from '../../../wire/chat-completions/body.js';
 import { ClassifyToolBody, ExtractToolBody, type ExtractToolArgs } from '../../../wire/tools.js';
 import { parseBody } from '../../../wire/validate.js';
 import { narrowed, serviceContext, type McpToolServices, type RunContext, type ToolSpec } from './tool-spec.js';

@@ -12,8 +12,8 @@ import type { FilesService } from '../../../domain/files/files.service.js';
 import type { TranscriptionService } from '../../../domain/audio/transcription.service.js';
 import type { McpPayments } from '../../../domain/mcp/paid-calls.js';
 import type { ToolOffer } from '../../../domain/mcp/tool-catalogue.js';
-import type { EmbeddingsRequestBody } from '../../../wire/embeddings.js';
-import type { ModerationsRequestBody } from '../../../wire/moderations.js';
+import type { EmbeddingsRequestBody } from '../../../wire/embeddings/body.js';
+import type { ModerationsRequestBody } from '../../../wire/moderations/body.js';
 import { WORDING_KEYWORD } from '../../../wire/wording.js';
 import type { StatusOverrides } from '../../errors.js';
 

@@ -11,7 +11,7 @@ import { invalidRequest } from '../../../domain/shared/errors.js';
 import { principalOf } from '../../auth/caller-auth.js';
 import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
-import { ResponseObject } from '../../schemas/responses.js';
+import { ResponseObject } from '../../../wire/responses/response.js';
 import {
   InputItemList,
   InputItemsQuery,

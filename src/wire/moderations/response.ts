@@ -1,4 +1,4 @@
-/** The results POST /v1/moderations answers; the request body is src/wire/moderations.ts. */
+/** The results POST /v1/moderations answers; the request body is body.ts, beside it. */
 import { Type } from '@sinclair/typebox';
 
 export const ModerationResponse = Type.Object({

@@ -5,7 +5,7 @@
  * logprobs, best_of, stop, ...) is carried to the engine unchanged.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { JsonBody, OptionalBoolean, OptionalInteger, OptionalShape, RequiredString, typed } from './fields.js';
+import { JsonBody, OptionalBoolean, OptionalInteger, OptionalShape, RequiredString, typed } from '../fields.js';
 
 /** A string, strings, a token list, or token lists (one completion each). */
 export type PromptIn = string | string[] | number[] | number[][];

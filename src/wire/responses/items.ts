@@ -4,8 +4,8 @@
  * them. Each item's `type` is checked first, then what that type must carry.
  */
 import { Type } from '@sinclair/typebox';
-import { MESSAGE_WORDING, messageProperties } from './chat-completions.js';
-import { OptionalString, typed } from './fields.js';
+import { MESSAGE_WORDING, messageProperties } from '../chat-completions/body.js';
+import { OptionalString, typed } from '../fields.js';
 
 /** The items as the domain reads them (domain/responses/response-items.types.ts), under the wire's names. */
 export type {
@@ -15,8 +15,8 @@ export type {
   ReasoningItemIn,
   ResponseContentPartIn,
   ResponseInputItemIn,
-} from '../domain/responses/response-items.types.js';
-import type { ResponseContentPartIn, ResponseInputItemIn } from '../domain/responses/response-items.types.js';
+} from '../../domain/responses/response-items.types.js';
+import type { ResponseContentPartIn, ResponseInputItemIn } from '../../domain/responses/response-items.types.js';
 
 const PART_TYPES = ['input_text', 'output_text', 'text', 'input_image', 'input_file', 'input_audio', 'refusal'];
 const PART_TYPE_WORDING = '{param} must be one of input_text, input_image, input_file, input_audio, output_text, refusal';

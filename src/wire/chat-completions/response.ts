@@ -3,7 +3,7 @@
  * documentation, and Fastify compiles the object into a serializer for the route, faster
  * than JSON.stringify on an answer written on every call. Every field the service sets
  * must be listed there, or it would be dropped from the wire. The request body is
- * src/wire/chat-completions.ts.
+ * body.ts, beside it.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 

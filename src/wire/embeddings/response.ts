@@ -1,6 +1,6 @@
-/** The list of vectors POST /v1/embeddings answers; the request body is src/wire/embeddings.ts. */
+/** The list of vectors POST /v1/embeddings answers; the request body is body.ts, beside it. */
 import { Type } from '@sinclair/typebox';
-import { typed } from '../../wire/fields.js';
+import { typed } from '../fields.js';
 
 export const EmbeddingList = Type.Object({
   object: Type.Literal('list'),

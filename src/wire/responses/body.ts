@@ -15,10 +15,10 @@ import {
   OptionalString,
   RequiredString,
   typed,
-} from './fields.js';
-import { FunctionTool, InputItem, TextFormat, ToolChoice, type FunctionToolIn, type ResponseInputItemIn, type TextFormatIn } from './responses-items.js';
+} from '../fields.js';
+import { FunctionTool, InputItem, TextFormat, ToolChoice, type FunctionToolIn, type ResponseInputItemIn, type TextFormatIn } from './items.js';
 
-export type { FunctionToolIn, ResponseContentPartIn, ResponseInputItemIn, TextFormatIn, ToolChoiceIn } from './responses-items.js';
+export type { FunctionToolIn, ResponseContentPartIn, ResponseInputItemIn, TextFormatIn, ToolChoiceIn } from './items.js';
 
 /**
  * `max_tokens` is read only when `max_output_tokens` is absent (or null), so it is checked

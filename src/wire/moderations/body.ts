@@ -4,7 +4,7 @@
  * each) or text parts (one input together); its first element decides which.
  */
 import type { Static } from '@sinclair/typebox';
-import { JsonBody, OptionalObject, OptionalString, typed } from './fields.js';
+import { JsonBody, OptionalObject, OptionalString, typed } from '../fields.js';
 
 export interface ModerationTextPartIn {
   type: 'text';

@@ -1,4 +1,4 @@
-/** The `text_completion` object of POST /v1/completions and its stream chunk; the request body is src/wire/completions.ts. */
+/** The `text_completion` object of POST /v1/completions and its stream chunk; the request body is body.ts, beside it. */
 import { Type } from '@sinclair/typebox';
 
 /** An engine's other fields are carried too: `additionalProperties`, which the serializer writes as sent. */

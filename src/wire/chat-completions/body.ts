@@ -15,7 +15,7 @@ import {
   OptionalString,
   RequiredString,
   typed,
-} from './fields.js';
+} from '../fields.js';
 
 export type ChatRoleIn = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 

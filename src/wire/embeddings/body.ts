@@ -1,6 +1,6 @@
 /** The body of POST /v1/embeddings: the one definition the route validates against, and the typed value the domain receives. */
 import type { Static } from '@sinclair/typebox';
-import { JsonBody, OptionalInteger, OptionalString, RequiredString, typed } from './fields.js';
+import { JsonBody, OptionalInteger, OptionalString, RequiredString, typed } from '../fields.js';
 
 export const MAX_EMBEDDING_INPUTS = 2048;
 

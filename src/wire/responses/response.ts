@@ -1,9 +1,9 @@
 /**
  * The response object of POST /v1/responses (every field of Open Responses'
- * ResponseResource) and its stream events; the request body is src/wire/responses.ts.
+ * ResponseResource) and its stream events; the request body is body.ts, beside it.
  */
 import { Type } from '@sinclair/typebox';
-import { typed } from '../../wire/fields.js';
+import { typed } from '../fields.js';
 
 const Nullable = (type: string, doc: Record<string, unknown> = {}) => typed([type, 'null'], doc);
 

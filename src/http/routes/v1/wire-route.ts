@@ -1,0 +1,63 @@
+/**
+ * The route of an inbound wire format (src/wire/wire-format.ts): `POST <path>` validated
+ * by its body's shared validator, answered with its call's JSON, or, when the body asks
+ * for a stream, with its events as server-sent events in its framing. Its error format
+ * goes on the route config (`wireErrors`); its answer and stream event into the OpenAPI
+ * document. One module for every format: a format is served by being in the list.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { WireFormat, WireServices } from '../../../wire/wire-format.js';
+import { v1PathOf } from '../../../wire/wire-format.js';
+import { wireValidatorCompiler } from '../../../wire/validate.js';
+import { callerOf } from '../../auth/caller-auth.js';
+import { bindRoutes, type BoundRoutes } from '../../route-module.js';
+import { STREAM_DESCRIPTION, STREAM_EVENT } from '../../openapi-document.js';
+import { serializeAsBefore } from '../../schemas/document-only.js';
+import { clientAbortSignal, sendSse } from '../../sse.js';
+
+export interface WireRouteDeps {
+  format: WireFormat;
+  services: WireServices;
+}
+
+function schemaOf(format: WireFormat) {
+  return {
+    tags: ['inference'],
+    summary: format.summary,
+    body: format.body,
+    response: { 200: format.response },
+    // Documented only: a stream is written by sendSse, not serialized from this schema.
+    ...(format.stream ? { [STREAM_EVENT]: format.stream.event, [STREAM_DESCRIPTION]: format.stream.description } : {}),
+  };
+}
+
+export function registerWireRoute(scope: FastifyInstance, { format, services }: WireRouteDeps): void {
+  const { stream } = format;
+  // The usage records name the format's /v1 path on every scope that mounts it.
+  const route = v1PathOf(format);
+  const named = stream?.framing === 'named';
+  const options = {
+    schema: schemaOf(format),
+    validatorCompiler: wireValidatorCompiler,
+    ...(format.serializedBySchema ? {} : serializeAsBefore),
+    ...(format.errors ? { config: { wireErrors: format.errors } } : {}),
+  };
+  scope.post(format.path, options, async (request, reply) => {
+    const caller = callerOf(request);
+    const signal = clientAbortSignal(reply);
+    const context = { requestId: request.id, signal, route };
+    if (stream?.requested(request.body)) return sendSse(reply, stream.open(services, caller, request.body, context), signal, { named });
+    return format.run(services, caller, request.body, context);
+  });
+}
+
+/** A format's route bound to its services, with the format it serves (what a scope reads of it, e.g. the gateway's usage event). */
+export interface BoundWireRoute {
+  format: WireFormat;
+  routes: BoundRoutes;
+}
+
+export const bindWireRoute = (format: WireFormat, services: WireServices): BoundWireRoute => ({
+  format,
+  routes: bindRoutes(registerWireRoute, { format, services }),
+});

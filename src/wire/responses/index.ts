@@ -1,0 +1,30 @@
+/** The Responses wire (`POST /v1/responses`): JSON, or with `stream: true` named events, each with a sequence_number. */
+import { streamsWhenAsked, type WireFormat } from '../wire-format.js';
+import { ResponsesBody, type ResponsesRequestBody } from './body.js';
+import { RESPONSES_ERRORS } from './errors.js';
+import { ResponseObject, ResponseStreamEvent } from './response.js';
+import { responsesRequestOf } from './mapper.js';
+
+/** The events that end a response, each carrying it whole, its usage included. */
+const FINAL_EVENTS: ReadonlySet<unknown> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+export const responsesWire: WireFormat<ResponsesRequestBody> = {
+  path: '/responses',
+  summary: 'Create a model response (OpenAI Responses shape; `stream: true` for SSE)',
+  body: ResponsesBody,
+  response: ResponseObject,
+  serializedBySchema: false,
+  run: (services, caller, body, context) => services.responses.create(caller, responsesRequestOf(body), context),
+  stream: {
+    requested: streamsWhenAsked,
+    open: (services, caller, body, context) => services.responses.open(caller, responsesRequestOf(body), context),
+    framing: 'named',
+    event: ResponseStreamEvent,
+    description: 'server-sent events, each `event: <type>` and `data: <ResponseStreamEvent JSON>`, numbered by `sequence_number`; no `[DONE]`',
+    carriesUsage: (event) => FINAL_EVENTS.has(event.type),
+  },
+  gateway: true,
+  batch: { serves: (model) => model.entry.routes.includes('responses') },
+  // OpenAI's envelope, under this wire's name: a scope may answer this wire's errors its own way (the gateway's failed Responses object).
+  errors: RESPONSES_ERRORS,
+};
