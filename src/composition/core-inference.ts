@@ -1,0 +1,121 @@
+/**
+ * The core's inference part: the model registry and its backends, the inference services
+ * and speech to text, the inference routes of /v1 (and those other scopes mount too), the
+ * batch endpoints they serve, and the upstreams' and runtimes' state for /readyz.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { routingMetricsOf, type Metrics } from '../observability/metrics.js';
+import type { Readiness } from '../http/routes/ops.js';
+import { traceBackendFactories } from '../observability/trace-decorators.js';
+import { createInferenceServices, type InferenceServices } from '../domain/completions/index.js';
+import { inferenceBatchEndpoints } from '../domain/completions/batch-endpoints.js';
+import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
+import { BACKEND_FACTORIES, ModelRegistry } from '../inference/registry.js';
+import { createOnnxBackend } from '../inference/backends/onnx/index.js';
+import { createOpenAIBackend } from '../inference/backends/openai/index.js';
+import { TranscriptionService } from '../domain/audio/transcription.service.js';
+import { FfmpegDecoder } from '../adapters/ffmpeg/ffmpeg-decoder.js';
+import { bindRoutes, type BoundRoutes } from '../http/route-module.js';
+import { registerChatCompletionsRoute } from '../http/routes/v1/chat-completions.js';
+import { registerCompletionsRoute } from '../http/routes/v1/completions.js';
+import { registerEmbeddingsRoute } from '../http/routes/v1/embeddings.js';
+import { registerModerationsRoute } from '../http/routes/v1/moderations.js';
+import { registerModelsRoutes } from '../http/routes/v1/models.js';
+import { registerAudioRoutes } from '../http/routes/v1/audio.js';
+import { registerCatalogRoute } from '../http/routes/v1/catalog.js';
+import type { CoreInfrastructure, CorePart } from './core-infrastructure.js';
+import { lateRoutes, type LateRoutes } from './late-routes.js';
+
+export interface CoreInference {
+  /** Model id → configuration and backend. */
+  registry: ModelRegistry;
+  inference: InferenceServices;
+  /** The service of each endpoint a batch may use, by url: the inference routes' (features register theirs). */
+  batchEndpoints: Map<string, BatchEndpoint>;
+  /** Speech to text (the audio transcription and translation routes). */
+  transcription: TranscriptionService;
+  /** Core route modules that other scopes mount too (the gateway, the storefront's chat). */
+  routes: { chatCompletions: BoundRoutes; responses: BoundRoutes; embeddings: BoundRoutes };
+  /** POST /v1/responses (`routes.responses`): bound by the responses feature, which stores, continues and queues. */
+  responsesRoute: LateRoutes;
+  /** The inference routes of /v1. */
+  apiRoutes: readonly BoundRoutes[];
+  /** Per upstream model: `reachable` or `unreachable since …`, for /readyz. */
+  upstreams(): Promise<Pick<Readiness, 'upstreams' | 'deployments'>>;
+  /** The in-process runtimes pulled models need and this install lacks. */
+  missingRuntimes(): Promise<Record<string, string>>;
+}
+
+export function createInference(infra: CoreInfrastructure): CorePart<CoreInference> {
+  const { config, logger, clock, metrics } = infra;
+  const registry = createRegistry(config, logger, metrics, infra.traced);
+  const inference = createInferenceServices({ registry, clock, logger });
+  const transcription = new TranscriptionService({
+    registry,
+    decoder: new FfmpegDecoder(),
+    onAudio: (model, route, seconds) => metrics.audioSeconds.inc({ model, route }, seconds),
+  });
+  const responsesRoute = lateRoutes('POST /v1/responses');
+  const routes = {
+    chatCompletions: bindRoutes(registerChatCompletionsRoute, { chat: inference.chatCompletions }),
+    responses: responsesRoute.routes,
+    embeddings: bindRoutes(registerEmbeddingsRoute, { embeddings: inference.embeddings }),
+  };
+  const apiRoutes = [
+    routes.chatCompletions,
+    bindRoutes(registerCompletionsRoute, { completions: inference.completions }),
+    routes.responses,
+    routes.embeddings,
+    bindRoutes(registerModerationsRoute, { moderations: inference.moderations }),
+    bindRoutes(registerModelsRoutes, { registry }),
+    bindRoutes(registerAudioRoutes, { transcription }),
+    bindRoutes(registerCatalogRoute, { registry }),
+  ];
+  return {
+    services: {
+      registry, inference, transcription, routes, responsesRoute, apiRoutes,
+      batchEndpoints: inferenceBatchEndpoints(inference, registry),
+      upstreams: () => upstreamReadiness(registry),
+      missingRuntimes: () => missingRuntimes(registry),
+    },
+    close: () => registry.close(),
+  };
+}
+
+function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metrics, traced: boolean): ModelRegistry {
+  const backendFactories: typeof BACKEND_FACTORIES = {
+    ...BACKEND_FACTORIES,
+    onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
+    openai: (deps) => createOpenAIBackend(deps, { metrics: routingMetricsOf(metrics) }),
+  };
+  return new ModelRegistry(config, logger, traced ? traceBackendFactories(backendFactories) : backendFactories);
+}
+
+/** What the last probe of each upstream model found (probing the stale ones first), and the state of each deployment of the models that list several. */
+async function upstreamReadiness(registry: ModelRegistry): Promise<Pick<Readiness, 'upstreams' | 'deployments'>> {
+  await registry.refreshUpstreams();
+  const upstreams: Record<string, string> = {};
+  const deployments: Record<string, string> = {};
+  for (const model of registry.list()) {
+    if (model.binding.backend !== 'openai' || !model.binding.baseUrl) continue;
+    const status = await registry.status(model);
+    upstreams[model.id] = status.unreachable ? `unreachable since ${status.unreachable.since} (${status.unreachable.reason})` : 'reachable';
+    if (model.binding.deployments.length < 2) continue;
+    for (const d of status.deployments ?? []) {
+      deployments[d.id] = d.state === 'cooling_down' ? `cooling down until ${d.until}` : d.state === 'unreachable' ? `unreachable since ${d.since} (${d.reason})` : 'ready';
+    }
+  }
+  return { upstreams, deployments };
+}
+
+/** The runtimes that stand between a pulled in-process model and its first call, e.g. `gguf: GGUF runtime not installed: run …`. */
+async function missingRuntimes(registry: ModelRegistry): Promise<Record<string, string>> {
+  const missing: Record<string, string> = {};
+  for (const model of registry.list()) {
+    if (model.binding.backend === 'openai') continue;
+    const status = await registry.status(model);
+    if (status.missingRuntime) missing[status.missingRuntime] = `${status.publicDetail ?? status.detail}: ${status.remedy ?? 'see the server log'}`;
+  }
+  return missing;
+}
