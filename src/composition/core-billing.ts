@@ -19,7 +19,7 @@ import type { MeterResolver } from '../domain/billing/meter-resolver.js';
 import { ReservationBook } from '../domain/billing/reservations.js';
 import type { TokenPrice } from '../domain/shared/money.js';
 import { traceBilling } from '../observability/trace-decorators.js';
-import type { ScopeRateLimit } from '../http/scopes/scope-policy.js';
+import type { ScopeRateLimit } from '../http/scope-policy.js';
 import type { CoreInfrastructure, CorePart } from './core-infrastructure.js';
 import { createLineMeters, createOutbox, type Outbox } from './outbox.js';
 

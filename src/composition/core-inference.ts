@@ -13,7 +13,8 @@ import { inferenceBatchEndpoints } from '../domain/completions/batch-endpoints.j
 import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
 import { BACKEND_FACTORIES, ModelRegistry } from '../inference/registry.js';
 import { createOnnxBackend } from '../inference/backends/onnx/index.js';
-import { createOpenAIBackend } from '../inference/backends/openai/index.js';
+import { createUpstreamBackend } from '../inference/upstream/upstream-backend.js';
+import type { UpstreamProtocolEntry } from '../inference/upstream/protocol.js';
 import { TranscriptionService } from '../domain/audio/transcription.service.js';
 import { FfmpegDecoder } from '../adapters/ffmpeg/ffmpeg-decoder.js';
 import { bindRoutes, type BoundRoutes } from '../http/route-module.js';
@@ -47,9 +48,10 @@ export interface CoreInference {
   missingRuntimes(): Promise<Record<string, string>>;
 }
 
-export function createInference(infra: CoreInfrastructure): CorePart<CoreInference> {
+/** `protocols`: the upstream protocols models may speak (default: this build's). */
+export function createInference(infra: CoreInfrastructure, protocols?: readonly UpstreamProtocolEntry[]): CorePart<CoreInference> {
   const { config, logger, clock, metrics } = infra;
-  const registry = createRegistry(config, logger, metrics, infra.traced);
+  const registry = createRegistry(config, logger, metrics, infra.traced, protocols);
   const inference = createInferenceServices({ registry, clock, logger });
   const transcription = new TranscriptionService({
     registry,
@@ -83,13 +85,13 @@ export function createInference(infra: CoreInfrastructure): CorePart<CoreInferen
   };
 }
 
-function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metrics, traced: boolean): ModelRegistry {
+function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metrics, traced: boolean, protocols?: readonly UpstreamProtocolEntry[]): ModelRegistry {
   const backendFactories: typeof BACKEND_FACTORIES = {
     ...BACKEND_FACTORIES,
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
-    openai: (deps) => createOpenAIBackend(deps, { metrics: routingMetricsOf(metrics) }),
+    upstream: (deps) => createUpstreamBackend(deps, { metrics: routingMetricsOf(metrics) }),
   };
-  return new ModelRegistry(config, logger, traced ? traceBackendFactories(backendFactories) : backendFactories);
+  return new ModelRegistry(config, logger, { factories: traced ? traceBackendFactories(backendFactories) : backendFactories, protocols });
 }
 
 /** What the last probe of each upstream model found (probing the stale ones first), and the state of each deployment of the models that list several. */
@@ -98,7 +100,7 @@ async function upstreamReadiness(registry: ModelRegistry): Promise<Pick<Readines
   const upstreams: Record<string, string> = {};
   const deployments: Record<string, string> = {};
   for (const model of registry.list()) {
-    if (model.binding.backend !== 'openai' || !model.binding.baseUrl) continue;
+    if (!model.binding.upstream || !model.binding.baseUrl) continue;
     const status = await registry.status(model);
     upstreams[model.id] = status.unreachable ? `unreachable since ${status.unreachable.since} (${status.unreachable.reason})` : 'reachable';
     if (model.binding.deployments.length < 2) continue;
@@ -113,7 +115,7 @@ async function upstreamReadiness(registry: ModelRegistry): Promise<Pick<Readines
 async function missingRuntimes(registry: ModelRegistry): Promise<Record<string, string>> {
   const missing: Record<string, string> = {};
   for (const model of registry.list()) {
-    if (model.binding.backend === 'openai') continue;
+    if (model.binding.upstream) continue;
     const status = await registry.status(model);
     if (status.missingRuntime) missing[status.missingRuntime] = `${status.publicDetail ?? status.detail}: ${status.remedy ?? 'see the server log'}`;
   }

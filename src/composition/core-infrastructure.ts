@@ -6,6 +6,7 @@
 import pino, { type Logger } from 'pino';
 import { sql } from 'kysely';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import type { UpstreamProtocolEntry } from '../inference/upstream/protocol.js';
 import type { Config } from '../config/schema.js';
 import { openDatabase, type Database } from '../storage/db/database.js';
 import { migrateToLatest, pendingMigrations } from '../storage/db/migrate.js';
@@ -28,6 +29,8 @@ export interface CoreOverrides {
   metrics?: Metrics;
   /** Replace the OTLP exporter when tracing is on (tests: an in-memory exporter). */
   spanProcessors?: SpanProcessor[];
+  /** The upstream protocols models may speak (default: this build's; tests add a fixture protocol). */
+  upstreamProtocols?: readonly UpstreamProtocolEntry[];
 }
 
 export interface CoreInfrastructure {

@@ -30,7 +30,7 @@ export type Core = Feature<CoreServices>;
 export async function createCore(config: Readonly<Config>, overrides: CoreOverrides = {}): Promise<Core> {
   const infrastructure = await createInfrastructure(config, overrides);
   const billing = createBilling(infrastructure.services);
-  const inference = createInference(infrastructure.services);
+  const inference = createInference(infrastructure.services, overrides.upstreamProtocols);
   const { projects, outbox, authenticator, creditMeter, apiKeyRateLimit } = billing.services;
   const { clock } = infrastructure.services;
   return {

@@ -9,6 +9,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ModelRoutingFileFields, RoutingFileSchema } from './routing-config.js';
 import { NonNegative, PositiveInt } from './schema-kit.js';
+import { DEFAULT_UPSTREAM_PROTOCOL, RUNTIME_KINDS } from '../domain/models/model-spec.types.js';
 
 export type { Deployment, RoutingConfig, RoutingStrategy } from './routing-config.js';
 export type { Config } from './sections.js';
@@ -22,7 +23,11 @@ export type { StorefrontConfig } from './storefront-config.js';
 
 export const ModelFileSchema = Type.Object(
   {
-    backend: Type.Optional(Type.Union([Type.Literal('openai'), Type.Literal('onnx'), Type.Literal('gguf')])),
+    backend: Type.Optional(
+      Type.Union([Type.Literal(DEFAULT_UPSTREAM_PROTOCOL), ...RUNTIME_KINDS.map((kind) => Type.Literal(kind))], {
+        description: `an in-process runtime, or ${DEFAULT_UPSTREAM_PROTOCOL}: an upstream speaking that protocol (as upstream.protocol)`,
+      }),
+    ),
     kind: Type.Optional(
       Type.Union([Type.Literal('chat'), Type.Literal('embeddings'), Type.Literal('moderation')], {
         description: 'what a declared model serves: chat (chat completions, responses, batches), embeddings or moderation',
