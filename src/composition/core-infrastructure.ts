@@ -6,7 +6,6 @@
 import pino, { type Logger } from 'pino';
 import { sql } from 'kysely';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node';
-import type { UpstreamProtocolEntry } from '../inference/upstream/protocol.js';
 import type { Config } from '../config/schema.js';
 import { openDatabase, type Database } from '../storage/db/database.js';
 import { migrateToLatest, pendingMigrations } from '../storage/db/migrate.js';
@@ -21,7 +20,8 @@ import { startTracing, type Tracing } from '../observability/tracing.js';
 import { gatheringLogDestination } from '../observability/log-destination.js';
 import { TracingBlobStore } from '../observability/tracing-blob-store.js';
 
-export interface CoreOverrides {
+/** What tests (and the CLI) may supply in place of what the configuration would build. */
+export interface InfrastructureOverrides {
   database?: Database;
   blobs?: BlobStore;
   clock?: Clock;
@@ -29,8 +29,6 @@ export interface CoreOverrides {
   metrics?: Metrics;
   /** Replace the OTLP exporter when tracing is on (tests: an in-memory exporter). */
   spanProcessors?: SpanProcessor[];
-  /** The upstream protocols models may speak (default: this build's; tests add a fixture protocol). */
-  upstreamProtocols?: readonly UpstreamProtocolEntry[];
 }
 
 export interface CoreInfrastructure {
@@ -68,7 +66,7 @@ export function createLogger(config: Config): Logger {
 }
 
 /** Opens the database and applies pending migrations; starts tracing when configured. */
-export async function createInfrastructure(config: Readonly<Config>, overrides: CoreOverrides): Promise<InfrastructurePart> {
+export async function createInfrastructure(config: Readonly<Config>, overrides: InfrastructureOverrides): Promise<InfrastructurePart> {
   const logger = overrides.logger ?? createLogger(config);
   const clock = overrides.clock ?? systemClock;
   const metrics = overrides.metrics ?? new Metrics();

@@ -14,12 +14,18 @@ import { registerUsageRoutes } from '../http/routes/v1/usage.js';
 import { registerAdminRoutes } from '../http/routes/admin/index.js';
 import { registerOutboxAdmin } from '../http/routes/admin/outbox.js';
 import type { Feature } from './feature.js';
-import { createInfrastructure, type CoreInfrastructure, type CoreOverrides } from './core-infrastructure.js';
+import type { UpstreamProtocolEntry } from '../inference/upstream/protocol.js';
+import { createInfrastructure, type CoreInfrastructure, type InfrastructureOverrides } from './core-infrastructure.js';
 import { createBilling, type CoreBilling } from './core-billing.js';
 import { createInference, type CoreInference } from './core-inference.js';
 
-export type { CoreOverrides, CoreInfrastructure, CoreBilling, CoreInference };
+export type { CoreInfrastructure, CoreBilling, CoreInference };
 export { createLogger } from './core-infrastructure.js';
+
+export interface CoreOverrides extends InfrastructureOverrides {
+  /** The upstream protocols models may speak (default: this build's; tests add a fixture protocol). */
+  upstreamProtocols?: readonly UpstreamProtocolEntry[];
+}
 
 /** The core's services: its three parts side by side; a feature names the parts it takes. */
 export type CoreServices = CoreInfrastructure & CoreBilling & CoreInference;
