@@ -1,40 +1,37 @@
 /**
- * The single table from error kinds to HTTP statuses, and the one place that writes
- * the spec's error envelope `{error: {message, type, code, param[, line]}}`. A mounted
- * scope may answer some kinds with other statuses (StatusOverrides), e.g. the decision
- * route's 402 for `insufficient_quota`; an error's challenge adds headers and may
- * replace the envelope.
+ * The single table from error kinds to HTTP statuses, and the translation of any thrown
+ * value into the answer to send. The body is written by the wire format of the route that
+ * failed (src/wire/error-format.ts; OpenAI's envelope, src/wire/openai-errors.ts, when it
+ * names none). A mounted scope may answer some kinds with other statuses
+ * (StatusOverrides), e.g. the decision route's 402 for `insufficient_quota`; an error's
+ * challenge adds headers and may replace the envelope.
  */
 import type { FastifyError } from 'fastify';
 import { AppError, type ErrorKind } from '../domain/shared/errors.js';
+import type { WireErrorFormat } from '../wire/error-format.js';
+import { OPENAI_ERRORS } from '../wire/openai-errors.js';
 import { wordValidationIssue, type ValidationIssue } from '../wire/wording.js';
 
-const STATUS: Record<ErrorKind, { status: number; type: string }> = {
-  invalid_request: { status: 400, type: 'invalid_request_error' },
-  context_length: { status: 400, type: 'invalid_request_error' },
-  authentication: { status: 401, type: 'authentication_error' },
-  payment_required: { status: 402, type: 'insufficient_quota' },
-  permission: { status: 403, type: 'authentication_error' },
-  not_found: { status: 404, type: 'invalid_request_error' },
-  conflict: { status: 409, type: 'invalid_request_error' },
-  payload_too_large: { status: 413, type: 'invalid_request_error' },
-  unprocessable: { status: 422, type: 'invalid_request_error' },
-  insufficient_quota: { status: 429, type: 'insufficient_quota' },
-  rate_limit: { status: 429, type: 'rate_limit_exceeded' },
-  internal: { status: 500, type: 'internal_error' },
-  upstream: { status: 502, type: 'internal_error' },
-  // A model not installed or not configured: the server is fine, so not internal_error; the
-  // envelope's types are a closed set, and of them this is a request the server cannot serve as asked.
-  unavailable: { status: 503, type: 'invalid_request_error' },
+const STATUS: Record<ErrorKind, number> = {
+  invalid_request: 400,
+  context_length: 400,
+  authentication: 401,
+  payment_required: 402,
+  permission: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unprocessable: 422,
+  insufficient_quota: 429,
+  rate_limit: 429,
+  internal: 500,
+  upstream: 502,
+  unavailable: 503,
 };
-
-export interface ErrorEnvelope {
-  error: { message: string; type: string; code: string | null; param: string | null; line?: number };
-}
 
 export interface HttpError {
   status: number;
-  /** The envelope, or a challenge's own body. */
+  /** The wire's envelope, or a challenge's own body. */
   body: unknown;
   headers: Record<string, string>;
 }
@@ -42,17 +39,21 @@ export interface HttpError {
 /** Statuses a scope answers differently from the default table. */
 export type StatusOverrides = Partial<Readonly<Record<ErrorKind, number>>>;
 
-export const statusOfKind = (kind: ErrorKind): number => STATUS[kind].status;
-
-export function errorEnvelope(error: AppError): ErrorEnvelope {
-  const message = error.expose ? error.message : 'Internal server error';
-  const body: ErrorEnvelope = { error: { message, type: STATUS[error.kind].type, code: error.code, param: error.param } };
-  if (error.line !== undefined) body.error.line = error.line;
-  return body;
+/** Where an error is answered: the statuses and the wire format of the route that failed, and its request. */
+export interface ErrorContext {
+  overrides?: StatusOverrides;
+  /** Absent: OpenAI's envelope. */
+  format?: WireErrorFormat;
+  request?: { id: string; body?: unknown };
 }
 
-export function appErrorToHttp(error: AppError, overrides?: StatusOverrides): HttpError {
-  const status = overrides?.[error.kind] ?? STATUS[error.kind].status;
+export const statusOfKind = (kind: ErrorKind): number => STATUS[kind];
+
+/** The status of `error` where it is answered, after the scope's and the route's overrides. */
+export const statusOf = (error: AppError, overrides?: StatusOverrides): number => overrides?.[error.kind] ?? STATUS[error.kind];
+
+export function appErrorToHttp(error: AppError, context: ErrorContext = {}): HttpError {
+  const status = statusOf(error, context.overrides);
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
   // The OpenAI SDKs retry 409, 429 and 5xx by default; say so when a retry cannot help
@@ -62,7 +63,11 @@ export function appErrorToHttp(error: AppError, overrides?: StatusOverrides): Ht
   }
   const { challenge } = error;
   if (challenge?.headers) Object.assign(headers, challenge.headers);
-  const body = challenge?.body !== undefined ? challenge.body : errorEnvelope(error);
+  const format = context.format ?? OPENAI_ERRORS;
+  const body =
+    challenge?.body !== undefined
+      ? challenge.body
+      : format.envelope(error, { status, requestId: context.request?.id ?? '', requestBody: context.request?.body });
   return { status, body, headers };
 }
 
@@ -97,10 +102,14 @@ export function fastifyErrorToApp(error: FastifyError): AppError | null {
   return null;
 }
 
+/** Any thrown value as an AppError: a Fastify error translated, anything else an opaque 500. */
+export const asAppError = (error: unknown): AppError =>
+  (error instanceof AppError ? error : fastifyErrorToApp(error as FastifyError)) ?? INTERNAL;
+
 /** Any thrown value → the response to send, and whether it is a server fault to log. */
-export function toHttpError(error: unknown, overrides?: StatusOverrides): HttpError & { serverFault: boolean; code: string | null; error: AppError } {
-  const app = (error instanceof AppError ? error : fastifyErrorToApp(error as FastifyError)) ?? INTERNAL;
-  const mapped = appErrorToHttp(app, overrides);
+export function toHttpError(error: unknown, context: ErrorContext = {}): HttpError & { serverFault: boolean; code: string | null; error: AppError } {
+  const app = asAppError(error);
+  const mapped = appErrorToHttp(app, context);
   // 503 is a configuration state with its remedy in the message, not a fault to log with a stack.
   const serverFault = mapped.status >= 500 && app.kind !== 'unavailable';
   return { status: mapped.status, body: mapped.body, headers: mapped.headers, serverFault, code: app.code, error: app };

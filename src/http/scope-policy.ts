@@ -1,6 +1,7 @@
 /**
  * A mounted scope's own policy: how it limits request rates and names the limit, its CORS
- * headers, its OpenAPI security scheme, its error statuses and bodies, extra fields on its
+ * headers, its OpenAPI security scheme, its error statuses, the bodies of its own refusals
+ * and its variants of a wire's errors, extra fields on its
  * answers, the reply headers its meter sends as trailers on streams, and what the scope
  * does around its routes (its tenant, form bodies, echoed headers, an access log, models
  * served per route). `apiScope` takes one of these, implements each entry once, and stamps
@@ -13,6 +14,7 @@ import type { Logger } from 'pino';
 import type { Principal } from '../domain/identity/caller.js';
 import type { AppError } from '../domain/shared/errors.js';
 import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
+import type { WireErrorFormat } from '../wire/error-format.js';
 import type { HttpError, StatusOverrides } from './errors.js';
 
 export interface ScopeRateLimit {
@@ -23,6 +25,8 @@ export interface ScopeRateLimit {
   keyOf?: (principal: Principal) => string;
   /** The 429's message, naming what is limited (default: "… for this API key"). */
   exceededMessage?: string;
+  /** The 429's code (default: `rate_limit_exceeded`). */
+  exceededCode?: string;
 }
 
 export interface ScopeCors {
@@ -39,7 +43,13 @@ export interface ScopeSecurity {
   scheme: Readonly<Record<string, unknown>>;
 }
 
-/** Replaces the envelope of an error answered in this scope (e.g. a gateway's own error shape). */
+/**
+ * The body of an error answered in this scope, given the one its route's wire format wrote:
+ * for a scope whose routes speak the scope's own API rather than a wire (the storefront's
+ * catalog and purchases, the MCP endpoint's JSON-RPC), in that API's shape. A scope that
+ * mounts wire routes leaves their errors to the wire (`wireErrorVariants` where its spec
+ * answers a wire's errors otherwise).
+ */
 export type ScopeErrorBody = (request: FastifyRequest, error: AppError, mapped: HttpError) => unknown;
 
 /** Adds or changes fields of a 2xx JSON answer of this scope (e.g. fields the gateway adds). */
@@ -83,6 +93,12 @@ export interface ScopePolicy {
   /** Error kinds this scope answers with other statuses (e.g. `insufficient_quota` → 402). */
   statusOverrides?: StatusOverrides;
   errorBody?: ScopeErrorBody;
+  /**
+   * A wire's errors as this scope answers them, in place of the wire's own format (route
+   * config `wireErrors`, route-errors.ts; OpenAI's when it names none): e.g. the gateway
+   * answers the Responses wire's client errors as a failed Responses object.
+   */
+  wireErrorVariants?: ReadonlyMap<WireErrorFormat, WireErrorFormat>;
   answerFields?: ScopeAnswerFields;
   /**
    * Reply headers the scope's meter may set when a call settles. On a stream, whose usage

@@ -1,14 +1,16 @@
 /**
  * Server-Sent Events out, and the client-disconnect signal that stops work in flight.
  * Each event is written as soon as it is produced (no batching); the stream ends with
- * `data: [DONE]` (not on named streams, whose last event says how they ended), or, when it fails after it started, with one `error` event
- * (`event: error` + `data: {"error": …}`) and never a `[DONE]`: a client must not take a
- * cut stream for a finished one.
+ * `data: [DONE]` (not on named streams, whose last event says how they ended), or, when it
+ * fails after it started, with the stream error frame of the route's wire (route-errors.ts;
+ * OpenAI's `event: error` + `data: {"error": …}` by default) and never a `[DONE]`: a client
+ * must not take a cut stream for a finished one.
  */
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import { toHttpError } from './errors.js';
+import { asAppError, statusOf } from './errors.js';
+import { errorContextOf } from './route-errors.js';
 import { scopePolicyOf } from './scope-policy.js';
 import { ReplyHeaderChannel, stageHeadersOnRaw } from './reply-headers.js';
 
@@ -53,7 +55,14 @@ const nameOf = (event: unknown): string => {
 /** The events to stream, or their opening: a stream handed to Fastify before its first event (sendSse). */
 type Events = AsyncIterable<unknown> | Promise<AsyncIterable<unknown>>;
 
-async function* frames(opening: Events, signal: AbortSignal, onError: (err: unknown) => void, decorate: Decorate | null, named: boolean): AsyncGenerator<string> {
+/** The frame that ends a stream cut by `err`: its route's wire's, with the status the error would have been answered with. */
+function errorFrame(reply: FastifyReply, err: unknown): string {
+  const error = asAppError(err);
+  const { overrides, format } = errorContextOf(reply.request);
+  return format.streamFrame(error, { status: statusOf(error, overrides), requestId: reply.request.id, requestBody: reply.request.body });
+}
+
+async function* frames(opening: Events, signal: AbortSignal, reply: FastifyReply, decorate: Decorate | null, named: boolean): AsyncGenerator<string> {
   // Outside the try: a stream that fails to open fails before its first byte, as an HTTP error (FrameStream).
   const events = await opening;
   try {
@@ -61,8 +70,8 @@ async function* frames(opening: Events, signal: AbortSignal, onError: (err: unkn
     if (!named) yield 'data: [DONE]\n\n';
   } catch (err) {
     if (signal.aborted) return;
-    onError(err);
-    yield `event: error\ndata: ${JSON.stringify(toHttpError(err).body)}\n\n`;
+    reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started');
+    yield errorFrame(reply, err);
   }
 }
 
@@ -154,7 +163,7 @@ const STREAM_HEADERS: Readonly<Record<string, string>> = {
  * failure to open is still an ordinary HTTP error: nothing has been written yet.
  */
 export async function sendSse(reply: FastifyReply, events: Events, signal: AbortSignal, options: SseOptions = {}): Promise<FastifyReply> {
-  const produced = frames(events, signal, (err) => reply.log.warn({ err, request_id: reply.request.id }, 'stream failed after it started'), decoratorOf(reply), options.named === true);
+  const produced = frames(events, signal, reply, decoratorOf(reply), options.named === true);
   let stream: FrameStream;
   if (events instanceof Promise) {
     // Its rejection is read by the frames, once the pipe pulls them: not an unhandled one meanwhile.

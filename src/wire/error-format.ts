@@ -11,6 +11,8 @@ export interface ErrorAnswer {
   /** The HTTP status it is answered with (after the scope's and route's overrides). */
   status: number;
   requestId: string;
+  /** The request's parsed body, when it was read: a format may echo its fields (a failed Responses object does). */
+  requestBody?: unknown;
 }
 
 export interface WireErrorFormat {

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { assemble, type Assembly, type CoreOverrides, type Features } from '../../src/composition/features.js';
 import type { CoreServices } from '../../src/composition/core.js';
 import { buildApp } from '../../src/http/app.js';
+import type { ScopeDeclaration } from '../../src/http/scopes/api-scope.js';
 import { usdToMicros } from '../../src/domain/shared/money.js';
 import { postgresSchema, tempDir } from './databases.js';
 import pino from 'pino';
@@ -40,6 +41,8 @@ export interface TestServerOptions {
   yaml?: string;
   overrides?: CoreOverrides;
   startWorkers?: boolean;
+  /** The scope declarations buildApp mounts, changed: e.g. a route module added to /v1 and the gateway. */
+  scopes?: (scopes: readonly ScopeDeclaration[]) => readonly ScopeDeclaration[];
   /** Called after buildApp and before listen, e.g. to register test-only routes. */
   extendApp?: (app: FastifyInstance, assembly: Assembly) => void | Promise<void>;
 }
@@ -79,7 +82,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logger: pino({ level: env.LOG_LEVEL ?? 'silent' }),
     ...options.overrides,
   });
-  const app = await buildApp(assembly);
+  const app = await buildApp(options.scopes ? { ...assembly, scopes: options.scopes(assembly.scopes) } : assembly);
   await options.extendApp?.(app, assembly);
   const { core, features } = assembly;
   await app.listen({ host: '127.0.0.1', port: 0 });

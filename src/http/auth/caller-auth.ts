@@ -60,12 +60,13 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
   const limit = String(rateLimit?.requestsPerMinute);
   const keyOf = rateLimit?.keyOf ?? rateLimitKeyOf;
   const exceededMessage = rateLimit?.exceededMessage ?? API_KEY_LIMIT_MESSAGE;
+  const exceededCode = rateLimit?.exceededCode ?? 'rate_limit_exceeded';
 
   const decide = (request: FastifyRequest, reply: FastifyReply, caller: Caller, decision: RateDecision, done: Done) => {
     reply.header('x-ratelimit-limit-requests', limit);
     reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
     if (!decision.allowed) {
-      done(new AppError('rate_limit', exceededMessage, { code: 'rate_limit_exceeded', retryAfterSeconds: decision.retryAfterSeconds }));
+      done(new AppError('rate_limit', exceededMessage, { code: exceededCode, retryAfterSeconds: decision.retryAfterSeconds }));
       return;
     }
     request.caller = { principal: caller.principal, meter: caller.meter, reply: new ReplyHeaderChannel(reply) };

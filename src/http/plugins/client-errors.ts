@@ -15,7 +15,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { newRequestId } from '../../domain/shared/ids.js';
 import { AppError } from '../../domain/shared/errors.js';
-import type { ErrorEnvelope } from '../errors.js';
+import { openAIRequestFault, type OpenAIErrorEnvelope } from '../../wire/openai-errors.js';
 import { closeAfterAnswer } from '../linger.js';
 
 interface TransportError {
@@ -51,9 +51,7 @@ export function describeClientError(err: NodeJS.ErrnoException): TransportError 
   return { status: 400, code: 'malformed_request', message: `Malformed HTTP request: ${what}` };
 }
 
-export function envelopeOf(error: TransportError): ErrorEnvelope {
-  return { error: { message: error.message, type: 'invalid_request_error', code: error.code, param: null } };
-}
+export const envelopeOf = (error: TransportError): OpenAIErrorEnvelope => openAIRequestFault(error.message, error.code);
 
 /** The whole response as bytes, `connection: close`: the stream cannot be trusted after a parse error. */
 export function rawResponse(error: TransportError, requestId: string): string {

@@ -1,22 +1,18 @@
 /**
- * Every error and every unknown route leaves through here, in the spec's envelope, or in
- * the error body of the scope whose route failed: statuses come from the default table,
- * then the scope's overrides (scope-policy.ts), then the route's own (route config
- * `statusOverrides`, e.g. the decision route's 402 for `insufficient_quota`).
+ * Every error and every unknown route leaves through here: in the error format of the
+ * route that failed (route-errors.ts; OpenAI's envelope by default), with its scope's own
+ * shape for the scope's refusals (scope policy `errorBody`). Statuses come from the
+ * default table, then the route's own (route config `statusOverrides`, e.g. the decision
+ * route's 402 for `insufficient_quota`), then the scope's overrides (scope-policy.ts).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/shared/errors.js';
-import { toHttpError, appErrorToHttp, type StatusOverrides } from '../errors.js';
+import { toHttpError } from '../errors.js';
+import { errorContextOf } from '../route-errors.js';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Statuses this route answers differently from its scope. */
-    statusOverrides?: StatusOverrides;
-  }
-}
-
+/** An error answered outside any route (before routing, or on an unknown one): OpenAI's envelope. */
 export function sendError(reply: FastifyReply, error: unknown): FastifyReply {
-  const mapped = toHttpError(error);
+  const mapped = toHttpError(error, { request: reply.request });
   return reply.code(mapped.status).headers(mapped.headers).type('application/json').send(mapped.body);
 }
 
@@ -30,20 +26,9 @@ export function handleFrameworkError(error: FastifyError, request: FastifyReques
   sendError(reply, error);
 }
 
-/**
- * A route's own statuses (the decision route's wire), under its scope's: the scope owns its
- * policy, so a refusal the scope's strategy makes (the console's CSRF 403) keeps the
- * status the scope declares on every route it mounts.
- */
-function overridesOf(request: FastifyRequest): StatusOverrides | undefined {
-  const { scope, statusOverrides } = request.routeOptions.config;
-  if (!statusOverrides) return scope?.statusOverrides;
-  return scope?.statusOverrides ? { ...statusOverrides, ...scope.statusOverrides } : statusOverrides;
-}
-
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request: FastifyRequest, reply: FastifyReply) => {
-    const mapped = toHttpError(error, overridesOf(request));
+    const mapped = toHttpError(error, errorContextOf(request));
     const errorBody = request.routeOptions.config.scope?.errorBody;
     if (errorBody) mapped.body = errorBody(request, mapped.error, mapped);
     if (mapped.serverFault) {
@@ -60,7 +45,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const error = new AppError('not_found', `Unknown route: ${request.method} ${request.url.split('?')[0]}`, {
       code: 'unknown_route',
     });
-    const mapped = appErrorToHttp(error);
+    const mapped = toHttpError(error, { request });
     return reply.code(mapped.status).type('application/json').send(mapped.body);
   });
 }

@@ -3,7 +3,8 @@
  * embeddings), admitted by the intermediary's signature and paid by the intermediary.
  * Everything the gateway's wire does differently is declared here, on the scope, never in
  * the shared handlers: the models a route serves, error statuses (420 for an input over
- * the model's limit) and bodies (a failed Responses object on /responses), `gw-usage` as
+ * the model's limit), its variant of the Responses wire's errors (a client error is a
+ * failed Responses object), `gw-usage` as
  * a trailer on streams and in the final usage chunk, a rate limit per agent, the
  * intermediary's request id echoed, and one access-log line per call with its ids.
  */
@@ -11,8 +12,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../domain/shared/clock.js';
 import { toUnixSeconds } from '../../domain/shared/clock.js';
 import { GatewayStrategy, type GatewayStrategyOptions } from '../auth/gateway-strategy.js';
-import type { ErrorEnvelope } from '../errors.js';
-import { failedResponseObject } from '../mappers/failed-response.js';
+import { failedResponseErrors, RESPONSES_ERRORS } from '../../wire/responses/errors.js';
 import type { BoundRoutes } from '../route-module.js';
 import type { RateLimiter } from '../../domain/identity/rate-limiter.port.js';
 import type { ScopeDeclaration } from './api-scope.js';
@@ -38,16 +38,12 @@ export interface GatewayRoutes {
   embeddings: BoundRoutes;
 }
 
-const isEnvelope = (body: unknown): body is ErrorEnvelope =>
-  typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'object';
-
 /** The stream event that reports the call's usage: chat's usage chunk, or a response's last event. */
 const FINAL_RESPONSE_EVENTS: ReadonlySet<unknown> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 const carriesUsage = (event: Record<string, unknown>): boolean =>
   (typeof event.usage === 'object' && event.usage !== null) || FINAL_RESPONSE_EVENTS.has(event.type);
 
 export function gatewayScope(deps: GatewayScopeDeps, routes: GatewayRoutes): ScopeDeclaration {
-  const responsesUrl = `${PREFIX}/responses`;
   return {
     prefix: PREFIX,
     strategy: new GatewayStrategy(deps.strategy),
@@ -67,11 +63,8 @@ export function gatewayScope(deps: GatewayScopeDeps, routes: GatewayRoutes): Sco
       },
       statusOverrides: { context_length: 420 },
       // A refusal with its own body (the signature's 401, the intermediary's 402) keeps it;
-      // on /responses, other client errors are a failed Responses object.
-      errorBody: (request, error, mapped) =>
-        request.routeOptions.url === responsesUrl && error.challenge?.body === undefined && mapped.status < 500 && isEnvelope(mapped.body)
-          ? failedResponseObject(request, mapped.body, toUnixSeconds(deps.clock.nowMs()))
-          : mapped.body,
+      // other client errors of the Responses wire are a failed Responses object.
+      wireErrorVariants: new Map([[RESPONSES_ERRORS, failedResponseErrors(() => toUnixSeconds(deps.clock.nowMs()))]]),
       trailers: ['gw-usage'],
       streamEventFields: (_request, event, trailers) =>
         carriesUsage(event) && trailers['gw-usage'] !== undefined ? { ...event, gw_usage: trailers['gw-usage'] } : event,

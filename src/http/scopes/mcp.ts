@@ -14,7 +14,8 @@ import type { ApiKeyAuthenticator } from '../../domain/identity/authenticator.js
 import type { AppError } from '../../domain/shared/errors.js';
 import { ApiKeyStrategy } from '../auth/api-key-strategy.js';
 import { McpCallerStrategy } from '../auth/mcp-caller-strategy.js';
-import { errorEnvelope, type HttpError } from '../errors.js';
+import { openAIErrorEnvelope } from '../../wire/openai-errors.js';
+import type { HttpError } from '../errors.js';
 import { bindRoutes } from '../route-module.js';
 import { registerMcpEndpoint, type McpEndpointDeps } from '../routes/mcp/endpoint.js';
 import type { ScopeDeclaration } from './api-scope.js';
@@ -30,7 +31,7 @@ const PARSE_CODES = new Set(['invalid_json', 'json_too_deep']);
 /** A refusal before the SDK runs, as a JSON-RPC error (no id: the request was not read as one). */
 export function jsonRpcRefusal(error: AppError, mapped: HttpError): unknown {
   const code = PARSE_CODES.has(error.code ?? '') ? PARSE_ERROR : mapped.status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST;
-  const { message, ...data } = errorEnvelope(error).error;
+  const { message, ...data } = openAIErrorEnvelope(error).error;
   return { jsonrpc: '2.0', id: null, error: { code, message, data: { status: mapped.status, ...data } } };
 }
 

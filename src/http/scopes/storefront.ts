@@ -7,8 +7,9 @@
  *
  * Error bodies: the storefront's own refusals as they are (`{error: "<code>", …}`); on the
  * storefront's routes anything else is `{error: "invalid_request" | "not_found", message}`,
- * on chat the envelope with the spec's statuses (420 for context_length_exceeded, 429
- * requests_per_minute_exceeded per agent); a server fault is `500 {error: {message, type}}`.
+ * on chat the chat wire's envelope with the spec's statuses (420 for
+ * context_length_exceeded, 429 requests_per_minute_exceeded per agent); a server fault is
+ * `500 {error: {message, type}}` (on chat, the storefront's variant of OpenAI's envelope).
  */
 import type { Meter } from '../../domain/billing/meter.js';
 import type { AgentTokenService } from '../../domain/storefront/agent-tokens.port.js';
@@ -19,7 +20,8 @@ import { OUTPUT_CAP_HEADER, REMAINING_CREDIT_HEADER } from '../../domain/storefr
 import type { RateLimiter } from '../../domain/identity/rate-limiter.port.js';
 import { SELLER_PROPERTY, tokenAudience } from '../auth/storefront-context.js';
 import { StorefrontStrategy } from '../auth/storefront-strategy.js';
-import { errorEnvelope, type ErrorEnvelope } from '../errors.js';
+import type { WireErrorFormat } from '../../wire/error-format.js';
+import { exposedMessage, OPENAI_ERRORS, openAIErrorEnvelope } from '../../wire/openai-errors.js';
 import type { BoundRoutes } from '../route-module.js';
 import type { ScopeDeclaration } from './api-scope.js';
 import type { ScopeErrorBody } from '../scope-policy.js';
@@ -41,22 +43,24 @@ export interface StorefrontRoutes {
   chat: BoundRoutes;
 }
 
-const INTERNAL_BODY = { error: { message: 'Internal server error', type: 'internal_error' } };
+/** A server fault: the message and type of OpenAI's envelope of an internal error, without its code and param. */
+function internalBody(): { error: { message: string; type: string } } {
+  const { message, type } = openAIErrorEnvelope(new AppError('internal', 'Internal server error')).error;
+  return { error: { message, type } };
+}
 
-const isEnvelope = (body: unknown): body is ErrorEnvelope =>
-  typeof body === 'object' && body !== null && typeof (body as { error?: unknown }).error === 'object';
+const INTERNAL_BODY = internalBody();
 
 const storefrontBody: ScopeErrorBody = (_request, error, mapped) => {
   if (error.challenge?.body !== undefined) return mapped.body;
   if (mapped.status >= 500) return INTERNAL_BODY;
-  const message = isEnvelope(mapped.body) ? mapped.body.error.message : 'Invalid request';
-  return { error: mapped.status === 404 ? 'not_found' : 'invalid_request', message };
+  return { error: mapped.status === 404 ? 'not_found' : 'invalid_request', message: exposedMessage(error) };
 };
 
-const chatBody: ScopeErrorBody = (_request, error, mapped) => {
-  if (mapped.status >= 500) return INTERNAL_BODY;
-  if (error.kind !== 'rate_limit') return mapped.body;
-  return errorEnvelope(new AppError('rate_limit', error.message, { code: 'requests_per_minute_exceeded', retryAfterSeconds: error.retryAfterSeconds }));
+/** OpenAI's envelope on the storefront's chat, but a server fault in the storefront's shape. */
+const CHAT_ERRORS: WireErrorFormat = {
+  envelope: (error, answer) => (answer.status >= 500 ? INTERNAL_BODY : OPENAI_ERRORS.envelope(error, answer)),
+  streamFrame: OPENAI_ERRORS.streamFrame,
 };
 
 export function storefrontScope(deps: StorefrontScopeDeps, routes: StorefrontRoutes): ScopeDeclaration {
@@ -102,6 +106,7 @@ export function storefrontScope(deps: StorefrontScopeDeps, routes: StorefrontRou
             limiter: deps.limiter,
             keyOf: (principal) => `storefront|${principal.projectId}|${principal.subject ?? ''}`,
             exceededMessage: 'Rate limit exceeded: too many requests per minute for this agent',
+            exceededCode: 'requests_per_minute_exceeded',
           },
           cors: {
             allowedHeaders: ['authorization', 'content-type', 'gw-agent-authorization'],
@@ -112,7 +117,7 @@ export function storefrontScope(deps: StorefrontScopeDeps, routes: StorefrontRou
             { name: 'StorefrontReceipt', scheme: { type: 'apiKey', in: 'header', name: 'Authorization', description: '"Receipt <receipt id>" from an anonymous Credits purchase' } },
           ],
           statusOverrides: { context_length: 420 },
-          errorBody: chatBody,
+          wireErrorVariants: new Map([[OPENAI_ERRORS, CHAT_ERRORS]]),
           trailers: [REMAINING_CREDIT_HEADER],
         },
       },

@@ -14,7 +14,8 @@ import { fromJsonSchema, type CallToolResult, type jsonSchemaValidator, type Jso
 import { mcpUsageRoute, type McpToolName, type ToolOffer, type ToolPrice } from '../../../domain/mcp/tool-catalogue.js';
 import { PAYABLE_TOOLS, type CallRun, type McpPayments, type PaidCall } from '../../../domain/mcp/paid-calls.js';
 import { AppError, isAppError } from '../../../domain/shared/errors.js';
-import { errorEnvelope, statusOfKind, type StatusOverrides } from '../../errors.js';
+import { openAIErrorEnvelope } from '../../../wire/openai-errors.js';
+import { statusOfKind, type StatusOverrides } from '../../errors.js';
 import { REST_TOOLS } from './rest-tools.js';
 import { TASK_TOOLS } from './task-tools.js';
 import { TRANSCRIBE_TOOL } from './transcribe-tool.js';
@@ -65,7 +66,7 @@ const answered = (spec: ToolSpec, value: unknown): CallToolResult => {
 
 /** A refusal as a tool result: the REST error envelope and status, so codes match the REST route's. */
 export function refused(error: AppError, statuses?: StatusOverrides): CallToolResult {
-  const envelope = errorEnvelope(error);
+  const envelope = openAIErrorEnvelope(error);
   return {
     isError: true,
     content: [{ type: 'text', text: envelope.error.message }],

@@ -6,6 +6,7 @@ import { callerOf } from '../../auth/caller-auth.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { ResponseObject, ResponseStreamEvent } from '../../schemas/responses.js';
 import { ResponsesBody, type ResponsesRequestBody } from '../../../wire/responses.js';
+import { RESPONSES_ERRORS } from '../../../wire/responses/errors.js';
 import { wireValidatorCompiler } from '../../../wire/validate.js';
 import { STREAM_EVENT } from '../../openapi-document.js';
 import { clientAbortSignal, sendSse } from '../../sse.js';
@@ -20,7 +21,7 @@ const schema = {
 };
 
 export function registerResponsesRoute(scope: FastifyInstance, { responses: service }: { responses: Pick<ResponsesService, 'create' | 'open'> }): void {
-  scope.post<{ Body: ResponsesRequestBody }>('/responses', { schema, validatorCompiler: wireValidatorCompiler, ...serializeAsBefore }, async (request, reply) => {
+  scope.post<{ Body: ResponsesRequestBody }>('/responses', { schema, validatorCompiler: wireValidatorCompiler, config: { wireErrors: RESPONSES_ERRORS }, ...serializeAsBefore }, async (request, reply) => {
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
     const context = { requestId: request.id, signal, route: RESPONSES_ROUTE };

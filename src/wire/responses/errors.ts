@@ -1,11 +1,26 @@
 /**
- * The gateway's Responses errors: a Responses object with `status: "failed"` and `error`
- * populated (spec, Responses object; the intermediary's clients read every answer of this
- * route as a Responses object). Request fields are echoed where the body was readable.
+ * The Responses wire's errors. Its own format is OpenAI's envelope and stream error frame,
+ * under the wire's name (RESPONSES_ERRORS), so a scope can answer this wire's errors its own
+ * way without naming a URL: the gateway's variant (failedResponseErrors) answers a client
+ * error as a Responses object with `status: "failed"` and `error` populated (spec, Responses
+ * object; the intermediary's clients read every answer of this route as a Responses
+ * object), echoing the request's fields where its body was readable. A server fault, and a
+ * stream cut after it started, stay in OpenAI's shape.
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
-import type { ErrorEnvelope } from '../errors.js';
+import type { WireErrorFormat } from '../error-format.js';
+import { OPENAI_ERRORS, openAIErrorEnvelope, type OpenAIErrorEnvelope } from '../openai-errors.js';
+
+export const RESPONSES_ERRORS: WireErrorFormat = { envelope: OPENAI_ERRORS.envelope, streamFrame: OPENAI_ERRORS.streamFrame };
+
+/** The Responses wire's errors with a client error answered as a failed Responses object created at `nowSeconds()`. */
+export function failedResponseErrors(nowSeconds: () => number): WireErrorFormat {
+  return {
+    envelope: (error, answer) =>
+      answer.status < 500 ? failedResponseObject(answer.requestBody, openAIErrorEnvelope(error), nowSeconds()) : RESPONSES_ERRORS.envelope(error, answer),
+    streamFrame: RESPONSES_ERRORS.streamFrame,
+  };
+}
 
 const pick = <T>(value: unknown, guard: (v: unknown) => v is T, fallback: T | null): T | null => (guard(value) ? value : fallback);
 const isString = (v: unknown): v is string => typeof v === 'string';
@@ -14,8 +29,8 @@ const isBoolean = (v: unknown): v is boolean => typeof v === 'boolean';
 const isStringMap = (v: unknown): v is Record<string, string> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
 
-export function failedResponseObject(request: FastifyRequest, envelope: ErrorEnvelope, nowSeconds: number): Record<string, unknown> {
-  const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
+function failedResponseObject(requestBody: unknown, envelope: OpenAIErrorEnvelope, nowSeconds: number): Record<string, unknown> {
+  const body = (typeof requestBody === 'object' && requestBody !== null ? requestBody : {}) as Record<string, unknown>;
   const { message, type, param, code } = envelope.error;
   return {
     id: `resp_${randomBytes(24).toString('hex')}`,
