@@ -3,7 +3,7 @@
 # built on the project's own machines: they have no Docker engine or registry access).
 #   docker build -t sluice .
 #   docker run -p 8080:8080 -v sluice-data:/data sluice             # HTTP server
-#   docker run -v sluice-data:/data sluice node dist/src/worker/main.js   # batch worker
+#   docker run -v sluice-data:/data sluice node dist/src/worker-main.js   # batch worker
 
 # Node 24 (active LTS). No compiler: every native module ships its binary (better-sqlite3 13,
 # onnxruntime-node, ffmpeg).

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
@@ -18,30 +19,39 @@ const LAYER_IMPORTS = {
   'src/adapters': ['adapters', 'domain', 'config'],
   'src/observability': ['observability', 'domain', 'config'],
   'src/http': ['http', 'domain', 'wire', 'observability', 'config'],
-  'src/worker': ['worker', 'domain', 'wire', 'storage', 'observability', 'config'],
+  'src/worker': ['worker', 'domain', 'wire', 'observability', 'config'],
   'src/composition': ['composition', 'domain', 'wire', 'config', 'inference', 'storage', 'adapters', 'observability', 'http', 'worker'],
 };
 
 /*
- * Entry points (src/main.ts, src/worker/main.ts, src/cli, and their start-up helpers
+ * Entry points (src/main.ts, src/worker-main.ts, src/cli, and their start-up helpers
  * src/entry-point.ts and src/listen-errors.ts) belong to no layer: they may import anything
  * under src/, and no layer imports them. Composition is imported by entry points only (no
  * other layer lists it).
  */
-const LAYER_FILES = {
-  'src/worker': ['src/worker/**/!(main).ts'],
-};
 // Adapters: they implement the domain's ports and read the config's types.
 const ADAPTERS = ['src/inference/**', 'src/storage/**', 'src/adapters/**'];
 
 const layerZone = ([dir, layers]) => ({
-  target: LAYER_FILES[dir] ?? `${dir}/**`,
+  target: `${dir}/**`,
   from: [`src/!(${layers.join('|')})/**`, 'src/*.ts'],
   message: `${dir} imports only from ${layers.map((l) => `src/${l}`).join(', ')} (docs/development.md, Import boundaries).`,
 });
 
+// One folder per upstream protocol (src/inference/upstream/protocols/<name>): what two protocols share lives in upstream/.
+const PROTOCOLS_DIR = 'src/inference/upstream/protocols';
+const protocolZone = (name) => ({
+  target: `${PROTOCOLS_DIR}/${name}/**`,
+  from: [`${PROTOCOLS_DIR}/!(${name})/**`, 'src/inference/backends/**'],
+  message: 'An upstream protocol folder imports no other protocol folder and no in-process runtime; what protocols share lives in src/inference/upstream.',
+});
+const PROTOCOL_ZONES = readdirSync(`${import.meta.dirname}/${PROTOCOLS_DIR}`, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => protocolZone(entry.name));
+
 const ZONES = [
   ...Object.entries(LAYER_IMPORTS).map(layerZone),
+  ...PROTOCOL_ZONES,
   {
     target: 'src/domain/shared/**',
     from: ['src/domain/!(shared)/**', 'src/wire/**'],
@@ -59,7 +69,7 @@ const ZONES = [
     message: 'src/config imports from the domain only record types (*.types.ts) and the shared kernel (domain/shared).',
   },
   {
-    target: [...ADAPTERS, 'src/worker/**/!(main).ts', 'src/http/**', 'src/observability/**'],
+    target: [...ADAPTERS, 'src/worker/**', 'src/http/**', 'src/observability/**'],
     from: 'src/config/!(schema).ts',
     message: 'Only src/config, composition and the entry points load the configuration; other layers take its values, typed by config/schema.ts.',
   },
@@ -114,7 +124,6 @@ export default tseslint.config(
   },
   {
     files: SCHEMA_USERS,
-    ignores: ['src/worker/main.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

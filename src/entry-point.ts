@@ -1,5 +1,5 @@
 /**
- * How the server (`src/main.ts`) and the worker (`src/worker/main.ts`) start when run as
+ * How the server (`src/main.ts`) and the worker (`src/worker-main.ts`) start when run as
  * scripts: each module is also imported (by the CLI, by tests), so it starts only when it
  * is the process's entry script, and a start-up failure is one line and an exit code.
  */

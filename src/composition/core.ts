@@ -41,11 +41,12 @@ import { inferenceBatchEndpoints } from '../domain/completions/batch-endpoints.j
 import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
 import { BACKEND_FACTORIES, ModelRegistry } from '../inference/registry.js';
 import { createOnnxBackend } from '../inference/backends/onnx/index.js';
-import { createOpenAIBackend } from '../inference/backends/openai/index.js';
+import { createUpstreamBackend } from '../inference/upstream/upstream-backend.js';
+import type { UpstreamProtocolEntry } from '../inference/upstream/protocol.js';
 import { TranscriptionService } from '../domain/audio/transcription.service.js';
 import { FfmpegDecoder } from '../adapters/ffmpeg/ffmpeg-decoder.js';
 import { bindRoutes, type BoundRoutes } from '../http/route-module.js';
-import type { ScopeRateLimit } from '../http/scopes/scope-policy.js';
+import type { ScopeRateLimit } from '../http/scope-policy.js';
 import { v1Scope } from '../http/scopes/v1.js';
 import { adminScope } from '../http/scopes/admin.js';
 import { registerChatCompletionsRoute } from '../http/routes/v1/chat-completions.js';
@@ -71,6 +72,8 @@ export interface CoreOverrides {
   metrics?: Metrics;
   /** Replace the OTLP exporter when tracing is on (tests: an in-memory exporter). */
   spanProcessors?: SpanProcessor[];
+  /** The upstream protocols models may speak (default: this build's; tests add a fixture protocol). */
+  upstreamProtocols?: readonly UpstreamProtocolEntry[];
 }
 
 export interface CoreServices {
@@ -167,7 +170,7 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
     freeCreditsMicros: config.billing.freeCreditsMicros,
   });
 
-  const registry = createRegistry(config, logger, metrics, tracing !== null);
+  const registry = createRegistry(config, logger, metrics, tracing !== null, overrides.upstreamProtocols);
   const reservations = new ReservationBook();
   const creditMeter = new CreditMeter(billing, reservations, config.billing);
   const inference = createInferenceServices({ registry, clock, logger });
@@ -235,13 +238,13 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
   };
 }
 
-function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metrics, traced: boolean): ModelRegistry {
+function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metrics, traced: boolean, protocols?: readonly UpstreamProtocolEntry[]): ModelRegistry {
   const backendFactories: typeof BACKEND_FACTORIES = {
     ...BACKEND_FACTORIES,
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
-    openai: (deps) => createOpenAIBackend(deps, { metrics: routingMetricsOf(metrics) }),
+    upstream: (deps) => createUpstreamBackend(deps, { metrics: routingMetricsOf(metrics) }),
   };
-  return new ModelRegistry(config, logger, traced ? traceBackendFactories(backendFactories) : backendFactories);
+  return new ModelRegistry(config, logger, { factories: traced ? traceBackendFactories(backendFactories) : backendFactories, protocols });
 }
 
 /** What the last probe of each upstream model found (probing the stale ones first), and the state of each deployment of the models that list several. */
@@ -250,7 +253,7 @@ async function upstreamReadiness(registry: ModelRegistry): Promise<Pick<Readines
   const upstreams: Record<string, string> = {};
   const deployments: Record<string, string> = {};
   for (const model of registry.list()) {
-    if (model.binding.backend !== 'openai' || !model.binding.baseUrl) continue;
+    if (!model.binding.upstream || !model.binding.baseUrl) continue;
     const status = await registry.status(model);
     upstreams[model.id] = status.unreachable ? `unreachable since ${status.unreachable.since} (${status.unreachable.reason})` : 'reachable';
     if (model.binding.deployments.length < 2) continue;
@@ -265,7 +268,7 @@ async function upstreamReadiness(registry: ModelRegistry): Promise<Pick<Readines
 async function missingRuntimes(registry: ModelRegistry): Promise<Record<string, string>> {
   const missing: Record<string, string> = {};
   for (const model of registry.list()) {
-    if (model.binding.backend === 'openai') continue;
+    if (model.binding.upstream) continue;
     const status = await registry.status(model);
     if (status.missingRuntime) missing[status.missingRuntime] = `${status.publicDetail ?? status.detail}: ${status.remedy ?? 'see the server log'}`;
   }

@@ -33,12 +33,12 @@ function entry(
 }
 
 export const CATALOG: readonly CatalogEntry[] = Object.freeze([
-  entry('gpt-oss-120b', 'chat', BOTH, 131_072, [0.15, 0.6], 'openai', null),
-  entry('qwen3-30b-a3b-fp8', 'chat', CHAT_ONLY, 32_768, [0.05, 0.3], 'openai', null),
-  entry('glm-5.2', 'chat', CHAT_ONLY, 1_048_576, [1.1, 3.5], 'openai', null),
-  entry('deepseek-v4-flash', 'chat', CHAT_ONLY, 1_048_576, [0.07, 0.14], 'openai', null),
+  entry('gpt-oss-120b', 'chat', BOTH, 131_072, [0.15, 0.6], 'upstream', null),
+  entry('qwen3-30b-a3b-fp8', 'chat', CHAT_ONLY, 32_768, [0.05, 0.3], 'upstream', null),
+  entry('glm-5.2', 'chat', CHAT_ONLY, 1_048_576, [1.1, 3.5], 'upstream', null),
+  entry('deepseek-v4-flash', 'chat', CHAT_ONLY, 1_048_576, [0.07, 0.14], 'upstream', null),
   // The docs disagree on llama's Responses support; the main OpenAPI enum lists it, so both.
-  entry('llama-3.1-8b-instruct-fast', 'chat', BOTH, 131_072, [0.02, 0.05], 'openai', null),
+  entry('llama-3.1-8b-instruct-fast', 'chat', BOTH, 131_072, [0.02, 0.05], 'upstream', null),
   entry('LFM2.5-1.2B-Instruct', 'chat', BOTH, 32_768, [0.02, 0.05], 'gguf', 'LiquidAI/LFM2.5-1.2B-Instruct-GGUF'),
   entry('LFM2.5-1.2B-Thinking', 'chat', BOTH, 32_768, [0.02, 0.05], 'gguf', 'LiquidAI/LFM2.5-1.2B-Thinking-GGUF'),
   entry('deberta-v3-small', 'classification', BOTH, 400, [0.02, 0.05], 'onnx', 'Xenova/nli-deberta-v3-small'),

@@ -1,14 +1,22 @@
 /**
  * The `models:` section of sluice.yaml → the served models. Every catalog id is served
  * with its catalog defaults; an entry for a catalog id overrides those defaults; any
- * other id is a model the operator declares, served by an OpenAI-compatible upstream
- * under the `kind` it names. Ids are checked before anything is keyed by them, and the
+ * other id is a model the operator declares, served by an upstream (OpenAI-compatible
+ * unless `upstream.protocol` names another protocol) under the `kind` it names. Ids are checked before anything is keyed by them, and the
  * file's map is read only through a Map (a YAML key named like an Object.prototype
  * member must never find the member).
  */
 import path from 'node:path';
 import { CATALOG } from './catalog.js';
-import type { CatalogEntry, ModelRoute, ModelTask } from '../domain/models/model-spec.types.js';
+import {
+  DEFAULT_UPSTREAM_PROTOCOL,
+  RUNTIME_KINDS,
+  type BackendKind,
+  type CatalogEntry,
+  type ModelRoute,
+  type ModelTask,
+  type RuntimeKind,
+} from '../domain/models/model-spec.types.js';
 import type { ConfigFile, ModelConfig, ModelFileConfig } from './schema.js';
 import { checkRouting, resolveDeployments } from './routing-config.js';
 
@@ -56,23 +64,45 @@ function declaredEntry(id: string, kind: DeclaredKind, m: ModelFileConfig): Cata
     truncatesInput: false,
     inputPerMillionUsd: 0,
     outputPerMillionUsd: 0,
-    defaultBackend: 'openai',
+    defaultBackend: 'upstream',
     hubRepo: null,
   };
 }
 
-function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: Env, modelsDir: string, problems: string[]): ModelConfig {
-  const upstream = m.base_url ?? m.deployments?.[0]?.base_url;
-  const backend = m.backend ?? (upstream ? 'openai' : entry.defaultBackend);
-  // A catalog upstream model without a base_url is merely not ready; one the file binds or declares needs it.
-  if (backend === 'openai' && !upstream && (m.backend === 'openai' || m.kind !== undefined)) {
-    problems.push(`models.${id}.base_url: required when backend is openai`);
+/** What serves the model: the runtime sluice.yaml names, else an upstream when it configures one, else the catalog's default. */
+function backendOf(entry: CatalogEntry, m: ModelFileConfig): BackendKind {
+  if (m.backend !== undefined) return isRuntime(m.backend) ? m.backend : 'upstream';
+  return m.upstream || m.base_url || m.deployments ? 'upstream' : entry.defaultBackend;
+}
+
+const isRuntime = (backend: string): backend is RuntimeKind => (RUNTIME_KINDS as readonly string[]).includes(backend);
+
+/** The model's upstream keys as one: its protocol, and its engines from `upstream.deployments`, `deployments` or `base_url`. */
+function upstreamOf(id: string, m: ModelFileConfig, problems: string[]): { protocol: string; engines: ModelFileConfig } {
+  const protocol = m.upstream?.protocol ?? DEFAULT_UPSTREAM_PROTOCOL;
+  if (m.backend !== undefined && !isRuntime(m.backend) && m.upstream?.protocol !== undefined && m.upstream.protocol !== m.backend) {
+    problems.push(`models.${id}.upstream.protocol: ${m.upstream.protocol}, but backend says ${m.backend}; give one of them`);
   }
-  if (backend !== 'openai' && m.deployments) problems.push(`models.${id}.deployments: only a model served by upstreams (backend: openai) has deployments`);
+  if (!m.upstream?.deployments) return { protocol, engines: m };
+  if (m.deployments || m.base_url) problems.push(`models.${id}.upstream.deployments: give the engines once, under upstream or as the model's base_url or deployments`);
+  return { protocol, engines: { ...m, base_url: undefined, deployments: m.upstream.deployments } };
+}
+
+function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: Env, modelsDir: string, problems: string[]): ModelConfig {
+  const backend = backendOf(entry, m);
+  const { protocol, engines } = upstreamOf(id, m, problems);
+  const engineUrl = engines.base_url ?? engines.deployments?.[0]?.base_url;
+  // A catalog upstream model without an engine is merely not ready; one the file binds or declares needs it.
+  if (backend === 'upstream' && !engineUrl && (m.backend !== undefined || m.kind !== undefined || m.upstream)) {
+    problems.push(`models.${id}.base_url: required when backend is ${m.backend ?? protocol}`);
+  }
+  if (backend !== 'upstream' && (m.deployments || m.upstream)) {
+    problems.push(`models.${id}.${m.upstream ? 'upstream' : 'deployments'}: only a model served by an upstream has deployments; ${backend} runs in-process`);
+  }
   const timeoutMs = m.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  const deployments = backend === 'openai' ? resolveDeployments(id, m, timeoutMs, env, problems) : [];
+  const deployments = backend === 'upstream' ? resolveDeployments(id, engines, timeoutMs, env, problems) : [];
   let apiKey: string | null = null;
-  if (m.api_key_env && !m.deployments) {
+  if (m.api_key_env && !engines.deployments) {
     apiKey = env[m.api_key_env] ?? null;
     if (!apiKey) problems.push(`models.${id}.api_key_env: environment variable ${m.api_key_env} is not set`);
   }
@@ -88,6 +118,7 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
     },
     binding: {
       backend,
+      upstream: backend === 'upstream' ? { protocol, deployments } : null,
       baseUrl: deployments[0]?.baseUrl ?? null,
       upstreamModel: m.upstream_model ?? deployments[0]?.upstreamModel ?? null,
       apiKey: apiKey ?? deployments[0]?.apiKey ?? null,
@@ -102,22 +133,29 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
   });
 }
 
-/** A declaration outside the catalog: an upstream (backend openai) with a base_url, under a valid id. */
+/** A declaration outside the catalog: an upstream with a base_url (or deployments), under a valid id. */
 function checkDeclared(id: string, m: ModelFileConfig, problems: string[]): boolean {
   const idProblem = modelIdProblem(id);
   if (idProblem) {
     problems.push(`models.${JSON.stringify(id)}: ${idProblem}`);
     return false;
   }
-  if (m.backend !== undefined && m.backend !== 'openai') {
-    problems.push(`models.${id}.backend: a model id outside the catalog is served by an upstream (backend: openai); the in-process ${m.backend} runtime serves catalog ids only`);
+  if (m.backend !== undefined && isRuntime(m.backend)) {
+    problems.push(
+      `models.${id}.backend: a model id outside the catalog is served by an upstream (backend: ${DEFAULT_UPSTREAM_PROTOCOL}); the in-process ${m.backend} runtime serves catalog ids only`,
+    );
     return false;
   }
-  if (!m.base_url && !m.deployments) {
+  if (!m.base_url && !m.deployments && !m.upstream?.deployments) {
     problems.push(`models.${id}.base_url: required: the OpenAI-compatible server that serves ${id} (e.g. http://127.0.0.1:11434/v1 for Ollama)`);
     return false;
   }
   return true;
+}
+
+function engineCount(m: ModelFileConfig): string {
+  const listed = m.deployments ?? m.upstream?.deployments;
+  return listed ? `${listed.length} deployments` : 'no upstream';
 }
 
 export interface ResolvedModels {
@@ -146,13 +184,13 @@ export function resolveModels(file: ConfigFile, env: Env, modelsDir: string, pro
       continue;
     }
     const entry = m.kind ? declaredEntry(catalogEntry.id, m.kind, m) : catalogEntry;
-    if (m.kind && m.backend !== undefined && m.backend !== 'openai') {
-      problems.push(`models.${yamlId}.backend: a model declared with kind is served by an upstream (backend: openai)`);
+    if (m.kind && m.backend !== undefined && isRuntime(m.backend)) {
+      problems.push(`models.${yamlId}.backend: a model declared with kind is served by an upstream (backend: ${DEFAULT_UPSTREAM_PROTOCOL})`);
     }
     models[catalogEntry.id] = resolveOne(catalogEntry.id, entry, m, env, modelsDir, problems);
     notices.push(
       m.kind
-        ? `models.${yamlId} in sluice.yaml replaces the catalog model ${catalogEntry.id}: now kind ${m.kind}, served by ${m.base_url ?? (m.deployments ? `${m.deployments.length} deployments` : 'no upstream')}`
+        ? `models.${yamlId} in sluice.yaml replaces the catalog model ${catalogEntry.id}: now kind ${m.kind}, served by ${m.base_url ?? engineCount(m)}`
         : `models.${yamlId} in sluice.yaml overrides the catalog defaults of ${catalogEntry.id} (${Object.keys(m).join(', ') || 'nothing set'})`,
     );
   }

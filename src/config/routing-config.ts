@@ -5,7 +5,7 @@
  * start-up with its path.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { Deployment } from '../domain/models/model-spec.types.js';
+import { DEFAULT_UPSTREAM_PROTOCOL, type Deployment } from '../domain/models/model-spec.types.js';
 
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
 
@@ -14,7 +14,7 @@ export const DeploymentFileSchema = Type.Object(
     id: Type.Optional(
       Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'operator-facing name of the deployment (default <model>#<n>)' }),
     ),
-    base_url: Type.String({ pattern: '^https?://', description: 'OpenAI-compatible base URL, ending in /v1' }),
+    base_url: Type.String({ pattern: '^https?://', description: 'the engine\'s base URL (an OpenAI-compatible one ends in /v1)' }),
     upstream_model: Type.Optional(Type.String({ minLength: 1 })),
     api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
     weight: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'share of calls under the weighted strategy (default 1)' })),
@@ -24,9 +24,23 @@ export const DeploymentFileSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const DeploymentsFileSchema = Type.Array(DeploymentFileSchema, { minItems: 1, maxItems: 64, description: 'several engines serving the model' });
+
+/** `upstream:` the protocol the model's engines speak, and the engines (or the model's `base_url`/`deployments`). */
+export const UpstreamFileSchema = Type.Object(
+  {
+    protocol: Type.Optional(
+      Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$', description: `a registered upstream protocol (default ${DEFAULT_UPSTREAM_PROTOCOL})` }),
+    ),
+    deployments: Type.Optional(DeploymentsFileSchema),
+  },
+  { additionalProperties: false },
+);
+
 /** The model-level keys, merged into ModelFileSchema. */
 export const ModelRoutingFileFields = {
-  deployments: Type.Optional(Type.Array(DeploymentFileSchema, { minItems: 1, maxItems: 64, description: 'several engines serving the model' })),
+  upstream: Type.Optional(UpstreamFileSchema),
+  deployments: Type.Optional(DeploymentsFileSchema),
   fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 8, description: 'models tried in order when every deployment failed' })),
   context_window_fallbacks: Type.Optional(
     Type.Array(Type.String({ minLength: 1 }), { maxItems: 8, description: 'models tried in order when the engine says the input is too long' }),

@@ -7,6 +7,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { StorefrontFileSchema } from './storefront-config.js';
 import { ModelRoutingFileFields, RoutingFileSchema } from './routing-config.js';
+import { DEFAULT_UPSTREAM_PROTOCOL, RUNTIME_KINDS } from '../domain/models/model-spec.types.js';
 
 export type { Deployment, RoutingConfig, RoutingStrategy } from './routing-config.js';
 
@@ -15,7 +16,11 @@ const NonNegative = (description: string) => Type.Number({ minimum: 0, descripti
 
 export const ModelFileSchema = Type.Object(
   {
-    backend: Type.Optional(Type.Union([Type.Literal('openai'), Type.Literal('onnx'), Type.Literal('gguf')])),
+    backend: Type.Optional(
+      Type.Union([Type.Literal(DEFAULT_UPSTREAM_PROTOCOL), ...RUNTIME_KINDS.map((kind) => Type.Literal(kind))], {
+        description: `an in-process runtime, or ${DEFAULT_UPSTREAM_PROTOCOL}: an upstream speaking that protocol (as upstream.protocol)`,
+      }),
+    ),
     kind: Type.Optional(
       Type.Union([Type.Literal('chat'), Type.Literal('embeddings'), Type.Literal('moderation')], {
         description: 'what a declared model serves: chat (chat completions, responses, batches), embeddings or moderation',

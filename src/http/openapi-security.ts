@@ -4,7 +4,7 @@
  * (@fastify/swagger keeps a reference to it and reads it whenever the document is built).
  */
 import type { FastifyInstance } from 'fastify';
-import type { ScopeSecurity } from './scopes/scope-policy.js';
+import type { ScopeSecurity } from './scope-policy.js';
 
 type Schemes = Record<string, Readonly<Record<string, unknown>>>;
 

@@ -1,5 +1,5 @@
 /**
- * The http side of the caller's reply channel (domain/access/caller.ts ReplyHeaders): what
+ * The http side of the caller's reply channel (domain/identity/caller.ts ReplyHeaders): what
  * a meter says when it admits or settles a call reaches the client as headers while the
  * answer has not started, and as HTTP trailers once a stream has (only the names its
  * scope declared, which sse.ts announced in `Trailer:`; Node sends them after the last
@@ -7,7 +7,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { ReplyHeaders } from '../domain/identity/caller.js';
-import { scopePolicyOf } from './scopes/scope-policy.js';
+import { scopePolicyOf } from './scope-policy.js';
 
 /** Replies whose stream Fastify already holds, its headers staged on the raw response (sse.ts). */
 const stagedOnRaw = new WeakSet<FastifyReply>();

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { toHttpError } from './errors.js';
-import { scopePolicyOf } from './scopes/scope-policy.js';
+import { scopePolicyOf } from './scope-policy.js';
 import { ReplyHeaderChannel, stageHeadersOnRaw } from './reply-headers.js';
 
 const DISCONNECTED = Symbol('sluice.clientDisconnected');

@@ -1,10 +1,11 @@
 /**
  * The model registry: model id → its configuration and the backend instance that serves
- * it, built from the config (`models.<id>.backend`). It owns the routing rules (which
- * model answers on which route) and the "why can't this model run" messages.
+ * it, built from the config (`models.<id>.backend`, `upstream`). It owns the routing rules
+ * (which model answers on which route) and the "why can't this model run" messages.
  *
- * Backends register in BACKEND_FACTORIES, one line per runtime. One instance per
- * runtime is created lazily and shared by all of its models.
+ * Backends register in BACKEND_FACTORIES, one line per kind: the upstream backend (every
+ * protocol in UPSTREAM_PROTOCOLS) and the in-process runtimes. One instance per kind is
+ * created lazily and shared by all of its models.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
@@ -13,24 +14,25 @@ import type { InferenceBackend } from '../domain/models/inference-backend.port.j
 import { modelNotFound, ROUTE_PATHS, type Capability, type ModelDirectory, type ModelStatus, type TokenCount } from '../domain/models/model-resolver.port.js';
 import { AppError, invalidRequest } from '../domain/shared/errors.js';
 import { TokenCounter } from './token-counter.js';
-import { createOpenAIBackend } from './backends/openai/index.js';
+import type { BackendFactory } from './backend-deps.js';
+import { createUpstreamBackend } from './upstream/upstream-backend.js';
+import type { UpstreamProtocolEntry } from './upstream/protocol.js';
+import { UPSTREAM_PROTOCOLS } from './upstream/protocols.js';
 import { createOnnxBackend } from './backends/onnx/index.js';
 import { createGgufBackend } from './backends/gguf/index.js';
 
-export interface BackendDeps {
-  config: Readonly<Config>;
-  logger: Logger;
-  tokens: TokenCounter;
-}
-
-export type BackendFactory = (deps: BackendDeps) => InferenceBackend;
-
-/** The runtimes this build can run. Add a runtime with one line here. */
+/** The kinds this build can run. Add an in-process runtime with one line here (an upstream protocol: upstream/protocols.ts). */
 export const BACKEND_FACTORIES: Partial<Record<BackendKind, BackendFactory>> = {
-  openai: createOpenAIBackend,
+  upstream: createUpstreamBackend,
   onnx: createOnnxBackend,
   gguf: createGgufBackend,
 };
+
+export interface RegistryOptions {
+  factories?: Partial<Record<BackendKind, BackendFactory>>;
+  /** The protocols upstream models may speak (default: this build's, UPSTREAM_PROTOCOLS). */
+  protocols?: readonly UpstreamProtocolEntry[];
+}
 
 /** Readiness is cheap but not free; remember it briefly on the hot path. */
 const READY_TTL_MS = 5_000;
@@ -42,11 +44,18 @@ export class ModelRegistry implements ModelDirectory {
   readonly #backends = new Map<BackendKind, InferenceBackend>();
   readonly #status = new Map<string, { status: ModelStatus; expiresAtMs: number }>();
 
+  readonly #factories: Partial<Record<BackendKind, BackendFactory>>;
+  readonly #protocols: readonly UpstreamProtocolEntry[];
+
+  /** Throws when a model is bound to a protocol this build does not speak (a start-up fault, with the known ones). */
   constructor(
     private readonly config: Readonly<Config>,
     private readonly logger: Logger,
-    private readonly factories: Partial<Record<BackendKind, BackendFactory>> = BACKEND_FACTORIES,
+    options: RegistryOptions = {},
   ) {
+    this.#factories = options.factories ?? BACKEND_FACTORIES;
+    this.#protocols = options.protocols ?? UPSTREAM_PROTOCOLS;
+    checkProtocols(Object.values(config.models), this.#protocols);
     for (const model of Object.values(config.models)) this.#byName.set(model.id.toLowerCase(), model);
     // A response-name alias (all-MiniLM-L6-v2) never hides a model declared under that id.
     for (const model of Object.values(config.models)) {
@@ -108,7 +117,8 @@ export class ModelRegistry implements ModelDirectory {
         model.binding.backend === model.entry.defaultBackend
           ? 'this build has no runtime for it'
           : `remove models.${model.id}.backend and base_url from sluice.yaml to run it on its default runtime, ${model.entry.defaultBackend}`;
-      throw notAvailable(model, `the ${backend.kind} backend cannot serve ${model.entry.task} models (${capability})`, remedy);
+      const servedBy = model.binding.upstream?.protocol ?? backend.kind;
+      throw notAvailable(model, `the ${servedBy} backend cannot serve ${model.entry.task} models (${capability})`, remedy);
     }
     return backend;
   }
@@ -137,9 +147,9 @@ export class ModelRegistry implements ModelDirectory {
    * when done; status() then reports what they found. Never called on an inference call.
    */
   async refreshUpstreams(models: readonly ModelSpec[] = this.list()): Promise<void> {
-    const upstream = models.filter((m) => m.binding.backend === 'openai' && m.binding.baseUrl);
+    const upstream = models.filter((m) => m.binding.upstream && m.binding.baseUrl);
     if (upstream.length === 0) return;
-    await this.#backend('openai')?.probe?.(upstream);
+    await this.#backend('upstream')?.probe?.(upstream);
     for (const m of upstream) this.#status.delete(m.id);
   }
 
@@ -162,8 +172,8 @@ export class ModelRegistry implements ModelDirectory {
   }
 
   async #probe(model: ModelSpec): Promise<ModelStatus> {
-    const kind = model.binding.backend;
-    const backend = this.#backend(kind);
+    const kind = model.binding.upstream?.protocol ?? model.binding.backend;
+    const backend = this.#backend(model.binding.backend);
     if (!backend) {
       return {
         backend: kind,
@@ -189,9 +199,9 @@ export class ModelRegistry implements ModelDirectory {
   #backend(kind: BackendKind): InferenceBackend | undefined {
     let backend = this.#backends.get(kind);
     if (!backend) {
-      const factory = this.factories[kind];
+      const factory = this.#factories[kind];
       if (!factory) return undefined;
-      backend = factory({ config: this.config, logger: this.logger.child({ backend: kind }), tokens: this.tokens });
+      backend = factory({ config: this.config, logger: this.logger.child({ backend: kind }), tokens: this.tokens, protocols: this.#protocols });
       this.#backends.set(kind, backend);
     }
     return backend;
@@ -200,8 +210,17 @@ export class ModelRegistry implements ModelDirectory {
 
 /** What fixes a model whose backend gave no remedy of its own: pull its files, or point it at an upstream. */
 function defaultRemedy(model: ModelSpec): string {
-  if (model.binding.backend !== 'openai' && model.entry.hubRepo) return `run \`sluice models pull ${model.id}\``;
+  if (!model.binding.upstream && model.entry.hubRepo) return `run \`sluice models pull ${model.id}\``;
   return `set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server and restart`;
+}
+
+/** Every upstream model's protocol is one of `protocols`; else the error names the model and the known ones. */
+function checkProtocols(models: readonly ModelSpec[], protocols: readonly UpstreamProtocolEntry[]): void {
+  const known = new Set(protocols.map((p) => p.name));
+  const unknown = models.filter((m) => m.binding.upstream && !known.has(m.binding.upstream.protocol));
+  if (unknown.length === 0) return;
+  const lines = unknown.map((m) => `models.${m.id}.upstream.protocol: unknown protocol ${m.binding.upstream!.protocol}`);
+  throw new Error(`${lines.join('; ')} (known protocols: ${[...known].join(', ')})`);
 }
 
 /** 503 `model_not_available`: the state, then the one remedy. A configuration fault, not a server fault. */

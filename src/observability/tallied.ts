@@ -1,7 +1,7 @@
 /**
  * Counters and histograms for the per-request hot path. prom-client validates and hashes
  * the label object on every inc() and observe(), several times per proxied request
- * (bench/RESULTS.md has the cost); these find each series through one Map level per label value, and give the
+ * (bench/RESULTS-archive.md has the cost); these find each series through one Map level per label value, and give the
  * registry prom-client's own value shapes only when it is scraped.
  */
 import type { Metric, Registry } from 'prom-client';

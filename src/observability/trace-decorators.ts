@@ -6,12 +6,13 @@
  */
 import type { Span } from '@opentelemetry/api';
 import type { InferenceBackend } from '../domain/models/inference-backend.port.js';
+import type { ModelSpec } from '../domain/models/model-spec.types.js';
 import type { BillingService } from '../domain/billing/billing.service.js';
 import { failSpan, inSpan, tracer } from './tracing.js';
 
 const PROMISE_CAPABILITIES = ['chat', 'runTask', 'embed', 'moderate', 'transcribe'] as const;
 
-type ModelParams = { model: { id: string } };
+type ModelParams = { model: Pick<ModelSpec, 'id' | 'binding'> };
 
 /** Whatever a runtime's factory takes (the registry's BackendDeps), it returns a backend. */
 type BackendFactory<Deps> = (deps: Deps) => InferenceBackend;
@@ -29,13 +30,13 @@ export function traceBackend(backend: InferenceBackend): InferenceBackend {
     const call = backend[capability] as ((params: ModelParams) => Promise<unknown>) | undefined;
     if (!call) continue;
     methods.set(capability, (params: ModelParams) =>
-      inSpan(`inference.${capability}`, { 'sluice.model': params.model.id, 'sluice.runtime': backend.kind }, () => call.call(backend, params)),
+      inSpan(`inference.${capability}`, { 'sluice.model': params.model.id, 'sluice.runtime': runtimeOf(backend, params.model) }, () => call.call(backend, params)),
     );
   }
   const stream = backend.chatStream;
   if (stream) {
     const traced: InferenceBackend['chatStream'] = (params) =>
-      tracedStream(`inference.chatStream`, params.model.id, backend.kind, () => stream.call(backend, params));
+      tracedStream(`inference.chatStream`, params.model.id, runtimeOf(backend, params.model), () => stream.call(backend, params));
     methods.set('chatStream', traced);
   }
   return new Proxy(backend, {
@@ -50,6 +51,9 @@ export function traceBackend(backend: InferenceBackend): InferenceBackend {
     },
   });
 }
+
+/** What serves the model: its upstream's protocol (e.g. `openai`), or the in-process runtime. */
+const runtimeOf = (backend: InferenceBackend, model: ModelParams['model']): string => model.binding.upstream?.protocol ?? backend.kind;
 
 async function* tracedStream<T>(name: string, model: string, runtime: string, open: () => AsyncIterable<T>): AsyncIterable<T> {
   const span: Span = tracer().startSpan(name, { attributes: { 'sluice.model': model, 'sluice.runtime': runtime } });

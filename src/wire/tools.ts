@@ -22,8 +22,6 @@ export const ClassifyToolBody = JsonBody({
   metadata: chat.metadata,
 });
 
-export type ClassifyToolArgs = Static<typeof ClassifyToolBody>;
-
 /** `extract`: entities by label (GLiNER models), or JSON by a JSON Schema (chat models). */
 export const ExtractToolBody = JsonBody({
   model: chat.model,

@@ -13,19 +13,21 @@ import type { BatchRecord } from '../domain/batches/batch.types.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { newId } from '../domain/shared/ids.js';
 import type { BlobStore } from '../domain/files/blob-store.port.js';
-import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
-import type { BatchFinalizationRepository } from '../storage/db/repositories/batch-finalization.repository.js';
-import type { TerminalPatch } from '../domain/batches/batch-stores.port.js';
-import type { BatchLineResultsRepository } from '../storage/db/repositories/batch-line-results.repository.js';
+import type {
+  BatchFinalizationLeaseStore,
+  BatchLineResultStore,
+  BatchRunStore,
+  TerminalPatch,
+} from '../domain/batches/batch-stores.port.js';
 
 export interface BatchFinalizerDeps {
   owner: string;
-  batches: BatchesRepository;
+  batches: BatchRunStore;
   /** Status transitions (the batches service). */
   lifecycle: BatchesService;
-  finalization: BatchFinalizationRepository;
-  results: BatchLineResultsRepository;
+  finalization: BatchFinalizationLeaseStore;
+  results: BatchLineResultStore;
   files: FilesService;
   blobs: BlobStore;
   clock: Clock;

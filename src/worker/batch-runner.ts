@@ -20,10 +20,12 @@ import type { Clock } from '../domain/shared/clock.js';
 import { randomToken } from '../domain/shared/ids.js';
 import type { Shard } from '../domain/batches/batch.types.js';
 import type { BlobStore } from '../domain/files/blob-store.port.js';
-import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
-import type { BatchFinalizationRepository } from '../storage/db/repositories/batch-finalization.repository.js';
-import type { BatchLineResultsRepository } from '../storage/db/repositories/batch-line-results.repository.js';
-import type { BatchShardsRepository } from '../storage/db/repositories/batch-shards.repository.js';
+import type {
+  BatchFinalizationLeaseStore,
+  BatchLineResultStore,
+  BatchRunStore,
+  BatchShardStore,
+} from '../domain/batches/batch-stores.port.js';
 import { BatchFinalizer } from './batch-finalizer.js';
 import { LineExecutor } from './line-executor.js';
 import { ResultWriter } from './result-writer.js';
@@ -32,12 +34,12 @@ import { ShardRun } from './shard-run.js';
 import { LeaseLoop, type LeasedRun } from './lease-loop.js';
 
 export interface BatchRunnerDeps {
-  batches: BatchesRepository;
+  batches: BatchRunStore;
   /** Status transitions (the batches service). */
   lifecycle: BatchesService;
-  shards: BatchShardsRepository;
-  results: BatchLineResultsRepository;
-  finalization: BatchFinalizationRepository;
+  shards: BatchShardStore;
+  results: BatchLineResultStore;
+  finalization: BatchFinalizationLeaseStore;
   files: FilesService;
   blobs: BlobStore;
   billing: BillingService;

@@ -26,7 +26,7 @@ import {
   type LineFailure,
 } from '../domain/batches/batch-lines.js';
 import { isTerminal, NO_USAGE, type BatchRunInfo, type LineGate, type LineResult } from '../domain/batches/batch.types.js';
-import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
+import type { BatchRunStore } from '../domain/batches/batch-stores.port.js';
 import type { UsageRecord } from '../domain/billing/usage.types.js';
 import type { OutboxMessage } from '../domain/outbox/outbox.types.js';
 import { payerOf, type Caller, type Principal } from '../domain/identity/caller.js';
@@ -50,7 +50,7 @@ export interface LineExecutorDeps {
   endpoints: BatchEndpoints;
   /** Each line's meter, by its batch's payer. */
   meters: MeterResolver;
-  batches: BatchesRepository;
+  batches: BatchRunStore;
   writer: ResultWriter;
   clock: Clock;
   maxAttempts: number;

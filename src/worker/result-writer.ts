@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { BillingService } from '../domain/billing/billing.service.js';
 import type { Clock } from '../domain/shared/clock.js';
 import type { LineResult } from '../domain/batches/batch.types.js';
-import type { BatchLineResultsRepository, ResultEntry } from '../storage/db/repositories/batch-line-results.repository.js';
+import type { BatchLineResultStore, ResultEntry } from '../domain/batches/batch-stores.port.js';
 import type { UsageRecord } from '../domain/billing/usage.types.js';
 import { newOutboxEntry, type OutboxMessage } from '../domain/outbox/outbox.types.js';
 import { sleep } from './sleep.js';
@@ -26,7 +26,7 @@ export class ResultWriter {
   #flushing = false;
 
   constructor(
-    private readonly deps: { results: BatchLineResultsRepository; billing: BillingService; clock: Clock; logger: Logger },
+    private readonly deps: { results: BatchLineResultStore; billing: BillingService; clock: Clock; logger: Logger },
   ) {}
 
   /**

@@ -11,20 +11,18 @@ import { inputObjectMissing } from '../domain/batches/batch-input.js';
 import { splitJsonlLines } from '../domain/batches/jsonl-lines.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { BlobNotFoundError, type BlobStore } from '../domain/files/blob-store.port.js';
-import type { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import type { BatchesService } from '../domain/batches/batches.service.js';
-import type { BatchLineResultsRepository } from '../storage/db/repositories/batch-line-results.repository.js';
-import type { BatchShardsRepository } from '../storage/db/repositories/batch-shards.repository.js';
+import type { BatchLineResultStore, BatchRunStore, BatchShardStore } from '../domain/batches/batch-stores.port.js';
 import { gateFailure, type LineExecutor, type LineTask } from './line-executor.js';
 import type { Semaphore } from './semaphore.js';
 
 export interface ShardRunDeps {
   owner: string;
-  batches: BatchesRepository;
+  batches: BatchRunStore;
   /** Status transitions (the batches service). */
   lifecycle: BatchesService;
-  shards: BatchShardsRepository;
-  results: BatchLineResultsRepository;
+  shards: BatchShardStore;
+  results: BatchLineResultStore;
   blobs: BlobStore;
   executor: LineExecutor;
   clock: Clock;

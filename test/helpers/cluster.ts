@@ -1,6 +1,6 @@
 /**
  * Processes for the multi-replica proof: HTTP replicas (src/main.ts) and batch workers
- * (src/worker/main.ts) spawned through tsx with one shared configuration, and a
+ * (src/worker-main.ts) spawned through tsx with one shared configuration, and a
  * round-robin HTTP proxy standing in for a load balancer (a connection refused by one
  * replica is retried on the next, as balancers do; nothing else is retried).
  */
@@ -22,7 +22,7 @@ export interface ClusterProcess {
 }
 
 export async function spawnProcess(kind: 'replica' | 'worker', env: Record<string, string>): Promise<ClusterProcess> {
-  const entry = kind === 'replica' ? 'src/main.ts' : 'src/worker/main.ts';
+  const entry = kind === 'replica' ? 'src/main.ts' : 'src/worker-main.ts';
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },

@@ -198,7 +198,7 @@ describe('start-up with a bad config file', { timeout: 90_000 }, () => {
   });
 
   // The worker too: it once compared argv[1] with its URL as text, so through this path it did nothing and exited 0.
-  it.each(['src/main.ts', 'src/worker/main.ts'])('%s starts (and so exits 78) when launched through a symlinked path containing a space', (entry) => {
+  it.each(['src/main.ts', 'src/worker-main.ts'])('%s starts (and so exits 78) when launched through a symlinked path containing a space', (entry) => {
     const dir = tempDir('sluice-config-');
     mkdirSync(path.join(dir, 'with space'));
     symlinkSync(REPO, path.join(dir, 'with space', 'sluice'));

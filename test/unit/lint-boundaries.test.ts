@@ -66,6 +66,8 @@ describe('import boundaries', () => {
     ['src/inference/decision/probe.ts', "import { used } from '../../domain/files/files.service.js';", ADAPTER_DOMAIN],
     ['src/inference/backends/openai/probe.ts', "import { used } from '../../../domain/decision/answers.js';", ADAPTER_DOMAIN],
     ['src/inference/probe.ts', "import { used } from '../storage/blobs/s3.js';", 'src/inference imports only from'],
+    // An upstream protocol folder: no other protocol's folder, no in-process runtime.
+    ['src/inference/upstream/protocols/openai/probe.ts', "import { used } from '../../../backends/onnx/index.js';", 'An upstream protocol folder imports no other protocol folder'],
     ['src/inference/classifier/probe.ts', "import { used } from '../../http/errors.js';", 'src/inference imports only from'],
     ['src/inference/probe.ts', "import { used } from '../config/schema.js';", 'config schema as types only'],
     ['src/storage/db/probe.ts', "import { used } from '../../domain/billing/billing.service.js';", ADAPTER_DOMAIN],
@@ -80,8 +82,11 @@ describe('import boundaries', () => {
     // observability: the domain and config types; not the adapters it measures, not http.
     ['src/observability/probe.ts', "import type { used } from '../storage/rate-limit/rate-limiter.js';", 'src/observability imports only from'],
     ['src/observability/probe.ts', "import { used } from '../http/errors.js';", 'src/observability imports only from'],
-    // worker: no http, engines or composition (only its entry point, worker/main.ts, imports composition).
+    // worker: no http, engines, storage (it runs on the domain's store ports) or composition
+    // (its entry point, src/worker-main.ts, lies outside the layer; a main.ts inside it is no exception).
     ['src/worker/probe.ts', "import { used } from '../http/errors.js';", 'src/worker imports only from'],
+    ['src/worker/probe.ts', "import type { used } from '../storage/db/repositories/batches.repository.js';", 'src/worker imports only from'],
+    ['src/worker/main.ts', "import { used } from '../composition/outbox.js';", 'src/worker imports only from'],
     ['src/worker/probe.ts', "import type { used } from '../inference/registry.js';", 'src/worker imports only from'],
     ['src/worker/probe.ts', "import { used } from '../composition/outbox.js';", 'src/worker imports only from'],
     ['src/worker/probe.ts', "import { used } from '../config/load.js';", CONFIG_LOADING],
@@ -129,9 +134,9 @@ describe('import boundaries', () => {
     ['src/config/probe.ts', "import type { used } from '../domain/models/model-spec.types.js';"],
     ['src/config/probe.ts', "import { used } from '../domain/shared/money.js';"],
     ['src/observability/probe.ts', "import type { used } from '../domain/billing/billing.service.js';"],
-    ['src/worker/probe.ts', "import type { used } from '../storage/db/repositories/batches.repository.js';"],
+    ['src/worker/probe.ts', "import type { used } from '../domain/batches/batch-stores.port.js';"],
     ['src/worker/probe.ts', "import { used } from '../observability/batch-tracing.js';"],
-    ['src/worker/main.ts', "import { used } from '../composition/outbox.js';"],
+    ['src/worker-main.ts', "import { used } from './composition/outbox.js';"],
     ['src/composition/probe.ts', "import { used } from '../storage/db/repositories/files.repository.js';"],
     ['src/composition/probe.ts', "import { used } from '../http/errors.js';"],
     ['src/composition/probe.ts', "import { used } from '../config/load.js';"],

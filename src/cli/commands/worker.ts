@@ -5,7 +5,7 @@ export function registerWorkerCommands(program: Command): void {
     .command('worker')
     .description('run background workers (batch runner) without HTTP; SIGTERM drains and exits')
     .action(async () => {
-      const { runWorker } = await import('../../worker/main.js');
+      const { runWorker } = await import('../../worker-main.js');
       await runWorker();
     });
 }

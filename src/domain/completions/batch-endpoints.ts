@@ -16,7 +16,7 @@ import { ResponsesBody } from '../../wire/responses.js';
 import type { InferenceServices } from './index.js';
 
 /** In-process, or an upstream model with at least one engine configured. */
-const runsHere = (model: ModelSpec) => model.binding.backend !== 'openai' || model.binding.deployments.length > 0;
+const runsHere = (model: ModelSpec) => !model.binding.upstream || model.binding.upstream.deployments.length > 0;
 
 export function inferenceBatchEndpoints(services: InferenceServices, models: Pick<ModelDirectory, 'list'>): Map<string, BatchEndpoint> {
   const servedBy = (test: (model: ModelSpec) => boolean) => () => models.list().some((m) => runsHere(m) && test(m));
@@ -28,7 +28,7 @@ export function inferenceBatchEndpoints(services: InferenceServices, models: Pic
       wireEndpoint(
         CompletionBody,
         (c, body, ctx) => services.completions.create(c, body, ctx),
-        servedBy((m) => m.entry.routes.includes('chat') && m.binding.backend === 'openai'),
+        servedBy((m) => m.entry.routes.includes('chat') && m.binding.upstream !== null),
       ),
     ],
     ['/v1/responses', wireEndpoint(ResponsesBody, (c, body, ctx) => services.responses.create(c, body, ctx), onRoute('responses'))],

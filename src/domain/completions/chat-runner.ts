@@ -145,7 +145,7 @@ export class ChatRunner {
         ? conversation.messages
         : await this.#fitConversation(model, conversation);
       const backend = await this.registry.backendFor(model, streaming ? 'chatStream' : 'chat');
-      if (backend.kind !== 'openai') refuseUncarried(model, `served in-process by ${backend.kind}`, conversation, backend);
+      if (!model.binding.upstream) refuseUncarried(model, `served in-process by ${backend.kind}`, conversation, backend);
       return { kind: 'chat', model, backend, messages, conversation };
     }
     const input = conversation.messages

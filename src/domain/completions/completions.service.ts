@@ -79,7 +79,7 @@ export class CompletionsService {
 
   async #prepare(body: CompletionRequestBody, context: ChatCompletionsContext, streaming: boolean) {
     const model = this.deps.registry.require(body.model, 'chat');
-    if (model.entry.task !== 'chat' || model.binding.backend !== 'openai') {
+    if (model.entry.task !== 'chat' || !model.binding.upstream) {
       throw invalidRequest(`Model ${model.id} is not supported on ${COMPLETIONS_ROUTE}; it serves chat models of an upstream engine`, 'model', 'model_not_found');
     }
     const backend: InferenceBackend = await this.deps.registry.backendFor(model, streaming ? 'completeStream' : 'complete');

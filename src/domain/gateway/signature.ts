@@ -5,7 +5,7 @@
  * timingSafeEqual) are node:crypto's. The verifier's HMAC is RFC 2104 composed from two
  * one-shot `crypto.hash` calls over a key prepared once (HmacKey), rather than a
  * `createHmac` per request: that sets up three digest contexts and looks the algorithm up
- * on every call, which costs more than the hashing itself on this path (bench/RESULTS.md,
+ * on every call, which costs more than the hashing itself on this path (bench/RESULTS-archive.md,
  * Gateway). Tests check it against `createHmac` (test/unit/gateway/signature.test.ts).
  *
  * The signed message is six LF-joined fields: t, METHOD, path with query, the raw body

@@ -5,7 +5,7 @@
  * built or probed. The model routes (list, readiness) read the wider ModelDirectory.
  */
 import type { BackendStatus, InferenceBackend } from './inference-backend.port.js';
-import type { BackendKind, ModelRoute, ModelSpec } from './model-spec.types.js';
+import type { ModelRoute, ModelSpec } from './model-spec.types.js';
 import { invalidRequest } from '../shared/errors.js';
 
 /** Where each model route is served: the resolver names them when it refuses a model on a route. */
@@ -46,9 +46,9 @@ export interface ModelResolver {
   countTokens(model: ModelSpec, text: string): Promise<TokenCount>;
 }
 
-/** A model's readiness, with the runtime that serves it. */
+/** A model's readiness, with what serves it: its upstream's protocol (e.g. `openai`), or the in-process runtime. */
 export interface ModelStatus extends BackendStatus {
-  backend: BackendKind;
+  backend: string;
 }
 
 /** The resolver plus what the model listing routes read: every model, and whether each can run now. */

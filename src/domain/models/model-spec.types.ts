@@ -17,7 +17,18 @@ export type ModelTask =
 
 export type ModelRoute = 'chat' | 'responses' | 'embeddings' | 'moderations' | 'transcriptions' | 'translations' | 'systemone';
 
-export type BackendKind = 'openai' | 'onnx' | 'gguf';
+/** The in-process runtimes: every model not served by one is served by an upstream. */
+export const RUNTIME_KINDS = ['onnx', 'gguf'] as const;
+export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
+
+/** The one union of backend kinds: an upstream (whatever protocol it speaks) or an in-process runtime. */
+export type BackendKind = 'upstream' | RuntimeKind;
+
+/**
+ * The protocol of an upstream that sluice.yaml binds without naming one (`base_url`,
+ * `deployments`, and `backend: openai`, which names it as a backend).
+ */
+export const DEFAULT_UPSTREAM_PROTOCOL = 'openai';
 
 export interface CatalogEntry {
   id: string;
@@ -29,7 +40,7 @@ export interface CatalogEntry {
   truncatesInput: boolean;
   inputPerMillionUsd: number;
   outputPerMillionUsd: number;
-  /** The runtime that serves the model in-process when no upstream is configured. */
+  /** What serves the model when sluice.yaml binds it to nothing: an in-process runtime, or `upstream` (then it needs one configured). */
   defaultBackend: BackendKind;
   /** Hugging Face Hub repository `sluice models pull` fetches, when the model runs in-process. */
   hubRepo: string | null;
@@ -39,8 +50,17 @@ export interface CatalogEntry {
   embeddingDimensions?: number;
 }
 
+/** The upstream a model is bound to: the protocol its engines speak and the engines. */
+export interface UpstreamBinding {
+  /** A registered upstream protocol's name (`openai` unless sluice.yaml's `upstream.protocol` names another). */
+  protocol: string;
+  deployments: readonly Deployment[];
+}
+
 export interface ModelBinding {
   backend: BackendKind;
+  /** Set exactly when backend is `upstream`: ask this, not the kind, whether a model is an upstream's. */
+  upstream: UpstreamBinding | null;
   baseUrl: string | null;
   upstreamModel: string | null;
   /** The resolved secret from `api_key_env`; never logged. */
@@ -50,7 +70,7 @@ export interface ModelBinding {
   dropParams: readonly string[];
   /** Directory of the model's files for in-process runtimes. */
   path: string | null;
-  /** The engines that serve the model (backend openai); `base_url` is one of them. Empty: none configured. */
+  /** The engines that serve the model (its upstream's deployments); `base_url` is one of them. Empty: none configured, or in-process. */
   deployments: readonly Deployment[];
 }
 

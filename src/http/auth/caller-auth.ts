@@ -17,7 +17,7 @@ import type { RateDecision } from '../../domain/identity/rate-limiter.port.js';
 import { captureBody } from '../raw-body.js';
 import { jsonParseOptions, parseJsonText } from '../plugins/json-body.js';
 import { ReplyHeaderChannel } from '../reply-headers.js';
-import type { ScopeRateLimit } from '../scopes/scope-policy.js';
+import type { ScopeRateLimit } from '../scope-policy.js';
 import type { AuthStrategy } from './strategy.js';
 
 declare module 'fastify' {

@@ -8,11 +8,11 @@
  * Written here rather than taken from @fastify/cors (same behaviour with `origin: true`),
  * because that plugin copies its options object and sets its headers on every request,
  * browser or not, though SDKs, servers and curl send no Origin header: a measurable share
- * of the proxy path's CPU at saturation (bench/RESULTS.md). Here a request without
+ * of the proxy path's CPU at saturation (bench/RESULTS-archive.md). Here a request without
  * Origin costs one constant header.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { scopePolicyOf, type ScopeCors } from '../scopes/scope-policy.js';
+import { scopePolicyOf, type ScopeCors } from '../scope-policy.js';
 
 export interface CorsOptions extends ScopeCors {
   methods: readonly string[];

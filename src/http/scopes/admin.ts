@@ -6,7 +6,7 @@ import type { Meter } from '../../domain/billing/meter.js';
 import { AdminTokenStrategy } from '../auth/admin-token-strategy.js';
 import type { BoundRoutes } from '../route-module.js';
 import type { ScopeDeclaration } from './api-scope.js';
-import type { ScopeRateLimit } from './scope-policy.js';
+import type { ScopeRateLimit } from '../scope-policy.js';
 
 export interface AdminScopeDeps {
   adminToken: string | null;

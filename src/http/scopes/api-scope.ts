@@ -23,7 +23,7 @@ import { registerScopeCors } from '../plugins/cors.js';
 import { declareSecurityScheme } from '../openapi-security.js';
 import type { BoundRoutes } from '../route-module.js';
 import { serializeAsBefore } from '../schemas/document-only.js';
-import type { ScopeAccessLog, ScopePolicy, ScopeTenant } from './scope-policy.js';
+import type { ScopeAccessLog, ScopePolicy, ScopeTenant } from '../scope-policy.js';
 
 export interface ScopeDeclaration {
   /** Where the scope is mounted (under its parent's prefix, for a nested scope). */

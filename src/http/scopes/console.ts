@@ -13,7 +13,7 @@ import { bindRoutes, type BoundRoutes } from '../route-module.js';
 import { registerSessionRoutes } from '../routes/console/session-routes.js';
 import { CONSOLE_SECURITY_HEADERS, consoleBuildDir, registerConsoleAssets, registerRootRedirect } from '../routes/console/static-assets.js';
 import type { ScopeDeclaration } from './api-scope.js';
-import type { ScopePolicy, ScopeRateLimit } from './scope-policy.js';
+import type { ScopePolicy, ScopeRateLimit } from '../scope-policy.js';
 
 export interface ConsoleScopeDeps {
   sessions: ConsoleSessions;

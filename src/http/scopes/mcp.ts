@@ -19,7 +19,7 @@ import { bindRoutes } from '../route-module.js';
 import { registerMcpEndpoint, type McpEndpointDeps } from '../routes/mcp/endpoint.js';
 import type { ScopeDeclaration } from './api-scope.js';
 import { mcpStorefront, resourceMetadataRoute, type McpStorefrontDeps } from './mcp-storefront.js';
-import type { ScopeRateLimit } from './scope-policy.js';
+import type { ScopeRateLimit } from '../scope-policy.js';
 import { API_KEY_SECURITY } from './v1.js';
 
 /** The largest MCP request body: a tool call's arguments are bounded like a REST body. */

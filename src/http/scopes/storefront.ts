@@ -22,7 +22,7 @@ import { StorefrontStrategy } from '../auth/storefront-strategy.js';
 import { errorEnvelope, type ErrorEnvelope } from '../errors.js';
 import type { BoundRoutes } from '../route-module.js';
 import type { ScopeDeclaration } from './api-scope.js';
-import type { ScopeErrorBody } from './scope-policy.js';
+import type { ScopeErrorBody } from '../scope-policy.js';
 
 export interface StorefrontScopeDeps {
   prefix: string;

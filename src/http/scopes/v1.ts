@@ -8,7 +8,7 @@ import { ApiKeyStrategy } from '../auth/api-key-strategy.js';
 import type { BoundRoutes } from '../route-module.js';
 import { OPENAPI_PATH, registerOpenApiRoute } from '../routes/openapi.js';
 import type { ScopeDeclaration } from './api-scope.js';
-import type { ScopeRateLimit } from './scope-policy.js';
+import type { ScopeRateLimit } from '../scope-policy.js';
 
 /** How /v1 callers authenticate: an API key, in `x-api-key` or as a bearer token. */
 export const API_KEY_SECURITY = [

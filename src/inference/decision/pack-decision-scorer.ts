@@ -106,7 +106,7 @@ export class PackDecisionScorer implements DecisionScorer {
         return (await backend.nextTokenLogprobs!({ model, messages, candidates, ...call })).logprobs;
       } catch (err) {
         // A call stopped because the client left or a sibling question failed is not the upstream's fault.
-        if (backend.kind !== 'openai' || signal?.aborted || stop.aborted) throw err;
+        if (!model.binding.upstream || signal?.aborted || stop.aborted) throw err;
         const why = isAppError(err) ? err.message : 'the upstream request failed';
         throw new AppError('upstream', `The llm scorer's model ${model.id} failed: ${why}`, { code: 'upstream_error', retryable: isAppError(err) && err.retryable, cause: err });
       }

@@ -4,7 +4,7 @@
  * A statement sent without a name is parsed and planned by its backend every time. The
  * hot ones repeat verbatim (the usage commit's statement for a given number of records,
  * the balance read, the key lookup: Kysely compiles them to the same text every time),
- * and for them the parse and plan is most of the backend's work (bench/RESULTS.md has the
+ * and for them the parse and plan is most of the backend's work (bench/RESULTS-archive.md has the
  * usage commit's backend CPU both ways).
  *
  * Why this file and not a library: `pg` prepares a statement only when the query names

@@ -5,7 +5,7 @@
  * Written here rather than taken from rate-limiter-flexible's RateLimiterMemory, which
  * counts the same way, because that one answers only through a promise. The check runs on
  * every request; its promise and the turns after it were a measurable share of the proxy
- * path's CPU at saturation (bench/RESULTS.md). This answers synchronously.
+ * path's CPU at saturation (bench/RESULTS-archive.md). This answers synchronously.
  */
 import type { RateDecision, RateLimiter } from '../../domain/identity/rate-limiter.port.js';
 

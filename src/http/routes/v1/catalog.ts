@@ -24,7 +24,7 @@ function fixesOf(model: ModelConfig, status: ModelStatus): string[] {
   const fixes = [`set models.${model.id}.base_url in sluice.yaml to an OpenAI-compatible server (vLLM, SGLang, llama.cpp server, Ollama)`];
   // Its files are there; the runtime that runs them is what is missing.
   if (status.missingRuntime && status.remedy) fixes.push(status.remedy);
-  else if (model.entry.hubRepo && model.binding.backend !== 'openai') fixes.push(`run \`sluice models pull ${model.id}\``);
+  else if (model.entry.hubRepo && !model.binding.upstream) fixes.push(`run \`sluice models pull ${model.id}\``);
   return fixes;
 }
 
@@ -41,7 +41,7 @@ export function registerCatalogRoute(scope: FastifyInstance, { registry }: { reg
           task: model.entry.task,
           routes: model.entry.routes.map((route) => ROUTE_PATHS[route]),
           runtime: status.backend,
-          upstream: model.binding.backend === 'openai',
+          upstream: model.binding.upstream !== null,
           ready: status.ready,
           unreachable_since: status.unreachable?.since ?? null,
           unreachable_reason: status.unreachable?.reason ?? null,

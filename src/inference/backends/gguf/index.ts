@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
 import type { RuntimesConfig } from '../../../config/schema.js';
 import type { BackendStatus, ChatOutput, ChatParams, ChatStreamEvent, InferenceBackend, NextTokenOutput, NextTokenParams } from '../../../domain/models/inference-backend.port.js';
-import type { BackendDeps } from '../../registry.js';
+import type { BackendDeps } from '../../backend-deps.js';
 import { LazyResource } from '../../runtime/lazy-resource.js';
 import { findGguf, GgufModel, sharedLlama } from './loader.js';
 import { generateChat } from './generate.js';

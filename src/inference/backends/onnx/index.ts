@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
 import type { RuntimesConfig } from '../../../config/schema.js';
 import type { BackendStatus, EmbeddingOutput, EmbeddingParams, InferenceBackend, ModerationOutput, ModerationParams, TaskOutput, TaskParams, TranscriptionOutput, TranscriptionParams } from '../../../domain/models/inference-backend.port.js';
-import type { BackendDeps } from '../../registry.js';
+import type { BackendDeps } from '../../backend-deps.js';
 import { OrtRuntime } from '../../runtime/ort-runtime.js';
 import { LazyResource } from '../../runtime/lazy-resource.js';
 import type { BatcherStats } from '../../runtime/dynamic-batcher.js';

@@ -15,12 +15,3 @@ export function argmax(values: ArrayLike<number>, from = 0, to = values.length):
   for (let i = from + 1; i < to; i++) if (values[i]! > values[best]!) best = i;
   return best;
 }
-
-/** log-softmax of one entry, without materialising the row. */
-export function logSoftmaxAt(data: ArrayLike<number>, index: number): number {
-  let max = -Infinity;
-  for (let i = 0; i < data.length; i++) if (data[i]! > max) max = data[i]!;
-  let sum = 0;
-  for (let i = 0; i < data.length; i++) sum += Math.exp(data[i]! - max);
-  return data[index]! - max - Math.log(sum);
-}

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 /**
  * Who paid: `payer_kind` and `payer_id` on usage records and batches (kinds as
- * `PayerRef` in src/domain/access/caller.ts: project, intermediary, agent, receipt).
+ * `PayerRef` in src/domain/identity/caller.ts: project, intermediary, agent, receipt).
  * Existing rows were all paid from their project's credit, so they become `project`
  * payers with `payer_id = project_id`.
  *

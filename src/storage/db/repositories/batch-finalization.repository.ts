@@ -9,12 +9,12 @@ import { fileRow } from './files.repository.js';
 import { dropLedger } from './batch-line-results.repository.js';
 import type { FileRecord } from '../../../domain/files/files.types.js';
 import type { BatchStatus } from '../../../domain/batches/batch.types.js';
-import type { BatchFinalizationStore, TerminalPatch } from '../../../domain/batches/batch-stores.port.js';
+import type { BatchFinalizationLeaseStore, BatchFinalizationStore, TerminalPatch } from '../../../domain/batches/batch-stores.port.js';
 
 const TIMESTAMP_OF = { completed: 'completed_at', expired: 'expired_at', cancelled: 'cancelled_at' } as const;
 const FINISHABLE: BatchStatus[] = ['in_progress', 'finalizing', 'cancelling'];
 
-export class BatchFinalizationRepository implements BatchFinalizationStore {
+export class BatchFinalizationRepository implements BatchFinalizationStore, BatchFinalizationLeaseStore {
   constructor(private readonly database: Database) {}
 
   /** Batches with all shards done and no live finalization lease. */

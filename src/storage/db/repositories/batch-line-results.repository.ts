@@ -14,17 +14,8 @@ import type { Kysely } from 'kysely';
 import type { Database, Tables } from '../database.js';
 import type { UsageRepository } from './usage.repository.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
-import type { OutboxEntry } from '../../../domain/outbox/outbox.types.js';
 import { ACTIVE_STATUSES, NO_USAGE, type BatchUsage, type LineResult } from '../../../domain/batches/batch.types.js';
-import type { BatchResultCounts, ResultCounts } from '../../../domain/batches/batch-stores.port.js';
-
-export interface ResultEntry {
-  result: LineResult;
-  /** The usage the line's calls produced, written only if this entry is the one recorded. */
-  usage: readonly UsageRecord[];
-  /** Settlement messages of that usage, written with it. */
-  outbox?: readonly OutboxEntry[];
-}
+import type { BatchLineResultStore, ResultCounts, ResultEntry } from '../../../domain/batches/batch-stores.port.js';
 
 /**
  * Writes the usage of a batch's recorded lines on the batch, then drops its line results
@@ -79,7 +70,7 @@ const keyOf = (batchId: string, lineNo: number) => `${batchId}\n${lineNo}`;
 
 const PAGE = 1_000;
 
-export class BatchLineResultsRepository implements BatchResultCounts {
+export class BatchLineResultsRepository implements BatchLineResultStore {
   constructor(
     private readonly database: Database,
     private readonly usage: UsageRepository,

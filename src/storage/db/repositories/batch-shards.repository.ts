@@ -5,6 +5,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { BatchShardsTable, Database } from '../database.js';
 import type { Shard } from '../../../domain/batches/batch.types.js';
+import type { BatchShardStore } from '../../../domain/batches/batch-stores.port.js';
 import { CLAIM_CANDIDATES, claimFirst } from './lease-claim.js';
 
 const toShard = (row: Selectable<BatchShardsTable>): Shard => ({
@@ -21,7 +22,7 @@ const toShard = (row: Selectable<BatchShardsTable>): Shard => ({
 /** Statuses whose pending shards are worth running (cancelled/expired lines are written by the runner too). */
 const RUNNABLE = ['validating', 'in_progress', 'cancelling'];
 
-export class BatchShardsRepository {
+export class BatchShardsRepository implements BatchShardStore {
   constructor(private readonly database: Database) {}
 
   /** Claims one pending, unleased shard (oldest batch first), or returns undefined. */

@@ -3,7 +3,7 @@ import type { BatchesTable, Database, Tables } from '../database.js';
 import { dropLedger } from './batch-line-results.repository.js';
 import { payerOfRow } from './payer-columns.js';
 import type { Page } from '../../../domain/shared/pagination.js';
-import type { BatchStore, SweptBatch } from '../../../domain/batches/batch-stores.port.js';
+import type { BatchRunStore, BatchStore, SweptBatch } from '../../../domain/batches/batch-stores.port.js';
 import {
   ACTIVE_STATUSES,
   CANCELLABLE_STATUSES,
@@ -65,7 +65,7 @@ const validationStale = (eb: ExpressionBuilder<Tables, 'batches'>, staleBeforeMs
   ]);
 
 /** Batch records and their status transitions; every transition is a conditional UPDATE. */
-export class BatchesRepository implements BatchStore {
+export class BatchesRepository implements BatchStore, BatchRunStore {
   constructor(private readonly database: Database) {}
 
   async insert(batch: BatchRecord): Promise<void> {

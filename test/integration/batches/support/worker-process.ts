@@ -1,4 +1,4 @@
-/** Spawns `src/worker/main.ts` (through tsx) as its own process, configured like a test server. */
+/** Spawns `src/worker-main.ts` (through tsx) as its own process, configured like a test server. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ export interface WorkerProcess {
 }
 
 export function spawnWorker(env: Record<string, string>): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/worker/main.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/worker-main.ts')], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,11 @@
 /**
- * Whether each upstream answers: `GET {base_url}/models`, bounded by a short timeout,
- * remembered briefly, one probe in flight per upstream. Probes run only when asked
- * (readiness, `sluice models list`, a model lookup), never on an inference call, and
- * what they find only informs: a call still tries its upstream.
+ * Whether each engine answers, as its protocol's probe finds (for OpenAI's,
+ * `GET {base_url}/models`), remembered briefly, one probe in flight per engine. Probes
+ * run only when asked (readiness, `sluice models list`, a model lookup), never on an
+ * inference call, and what they find only informs: a call still tries its upstream.
  */
-import { request } from 'undici';
+import type { ProbeTarget } from './protocol.js';
 
-const PROBE_TIMEOUT_MS = 2_000;
 /** How long a finding stands before the next ask probes again. */
 const REACHABLE_TTL_MS = 10_000;
 const UNREACHABLE_TTL_MS = 3_000;
@@ -16,10 +15,8 @@ export type UpstreamState =
   | { kind: 'reachable'; checkedAtMs: number }
   | { kind: 'unreachable'; sinceMs: number; reason: string; checkedAtMs: number };
 
-export interface ProbeTarget {
-  baseUrl: string;
-  apiKey: string | null;
-}
+/** An engine to probe, with its protocol's probe. */
+export type ProbeJob = ProbeTarget & { probe: (target: ProbeTarget) => Promise<string | null> };
 
 export class UpstreamProbes {
   readonly #states = new Map<string, UpstreamState>();
@@ -33,7 +30,7 @@ export class UpstreamProbes {
   }
 
   /** Probes every target whose finding is stale; resolves when those probes end. */
-  refresh(targets: Iterable<ProbeTarget>): Promise<void> {
+  refresh(targets: Iterable<ProbeJob>): Promise<void> {
     const pending: Promise<void>[] = [];
     for (const target of targets) {
       const running = this.#inFlight.get(target.baseUrl);
@@ -50,8 +47,9 @@ export class UpstreamProbes {
     return this.now() - state.checkedAtMs >= ttl;
   }
 
-  #start(target: ProbeTarget): Promise<void> {
-    const probe = probeOnce(target)
+  #start(target: ProbeJob): Promise<void> {
+    const probe = target
+      .probe(target)
       .then((failure) => this.#record(target.baseUrl, failure))
       .finally(() => this.#inFlight.delete(target.baseUrl));
     this.#inFlight.set(target.baseUrl, probe);
@@ -68,24 +66,5 @@ export class UpstreamProbes {
     // "Since" is the first failure after the last success.
     const sinceMs = previous?.kind === 'unreachable' ? previous.sinceMs : checkedAtMs;
     this.#states.set(baseUrl, { kind: 'unreachable', sinceMs, reason: failure, checkedAtMs });
-  }
-}
-
-/** null when the upstream answered (any status below 500); else why not, without hosts or paths. */
-async function probeOnce(target: ProbeTarget): Promise<string | null> {
-  try {
-    const response = await request(`${target.baseUrl}/models`, {
-      method: 'GET',
-      headers: target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
-      headersTimeout: PROBE_TIMEOUT_MS,
-      bodyTimeout: PROBE_TIMEOUT_MS,
-      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-    });
-    await response.body.dump();
-    return response.statusCode < 500 ? null : `GET /models answered ${response.statusCode}`;
-  } catch (err) {
-    const { code, name } = err as { code?: unknown; name?: unknown };
-    if (name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'no answer within 2 s';
-    return typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : 'connection failed';
   }
 }

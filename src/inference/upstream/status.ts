@@ -1,19 +1,8 @@
-/** The openai backend's side of routing: one deployment's request target, and the model's state for status pages. */
-import type { Deployment, ModelConfig } from '../../../config/schema.js';
-import type { BackendStatus } from '../../../domain/models/inference-backend.port.js';
-import type { Router } from '../../routing/router.js';
-import type { UpstreamTarget } from './client.js';
-import type { UpstreamProbes } from './upstream-probes.js';
-
-/** The request for one deployment; a model with other deployments moves on instead of retrying a refused connection. */
-export function targetOf(model: ModelConfig, deployment: Deployment): UpstreamTarget {
-  const connectAttempts = model.binding.deployments.length > 1 ? 1 : SINGLE_ENGINE_CONNECT_ATTEMPTS;
-  return { modelId: model.id, baseUrl: deployment.baseUrl, apiKey: deployment.apiKey, timeoutMs: deployment.timeoutMs, connectAttempts };
-}
-
-const SINGLE_ENGINE_CONNECT_ATTEMPTS = 3;
-
-export const upstreamName = (model: ModelConfig, deployment: Deployment): string => deployment.upstreamModel ?? model.id;
+/** An upstream model's state for readiness and the model pages: each deployment's, from the router and the probes. */
+import type { ModelConfig } from '../../config/schema.js';
+import type { BackendStatus } from '../../domain/models/inference-backend.port.js';
+import type { Router } from '../routing/router.js';
+import type { UpstreamProbes } from './probes.js';
 
 /** The model's state for readiness and the model pages: each deployment's, and `unreachable` once none answers. */
 export function upstreamStatus(model: ModelConfig, router: Router, probes: UpstreamProbes): BackendStatus {

@@ -1,14 +1,15 @@
 /**
- * The worker process (`sluice worker`, or `node dist/src/worker/main.js`): the same
- * features as the server (src/composition/features.ts), no HTTP. It runs the background workers (the batch runner
- * and the janitor) against the configured database; start as many as the load needs, on any host that
+ * The worker process (`sluice worker`, or `node dist/src/worker-main.js`), an entry point
+ * beside src/main.ts: the same features as the server (src/composition/features.ts), no
+ * HTTP. It runs the background workers (src/worker: the batch runner and the janitor)
+ * against the configured database; start as many as the load needs, on any host that
  * reaches the database and the blob storage. SIGTERM/SIGINT drain: no new work, work in
  * hand finishes or is released, then the process exits.
  */
 import closeWithGrace from 'close-with-grace';
-import { describeConfig, loadConfigOrExit } from '../config/load.js';
-import { assemble } from '../composition/features.js';
-import { startIfEntryPoint } from '../entry-point.js';
+import { describeConfig, loadConfigOrExit } from './config/load.js';
+import { assemble } from './composition/features.js';
+import { startIfEntryPoint } from './entry-point.js';
 
 /** Longer than the runner's own drain (30 s), so leases are released before exit. */
 const SHUTDOWN_GRACE_MS = 45_000;

@@ -3,10 +3,10 @@
  * events (chunks as they arrive, then the usage, counted when the engine reports none),
  * and an error event or a cut stream as the upstream's fault.
  */
-import type { Deployment, ModelSpec } from '../../../domain/models/model-spec.types.js';
-import type { CallContext, ChatStreamEvent, TokenUsage } from '../../../domain/models/inference-backend.port.js';
+import type { Deployment, ModelSpec } from '../../../../domain/models/model-spec.types.js';
+import type { CallContext, ChatStreamEvent, TokenUsage } from '../../../../domain/models/inference-backend.port.js';
 import type { UpstreamClient } from './client.js';
-import { targetOf } from './deployments.js';
+import { targetOf } from './target.js';
 import { upstreamProtocolError, upstreamTransportError } from './errors.js';
 import { finishesAChoice, readStreamChunk } from './map-response.js';
 import { SseDecoder } from './sse-decoder.js';

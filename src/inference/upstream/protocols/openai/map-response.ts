@@ -4,7 +4,7 @@
  * absent), so everything is read defensively and a missing usage is reported as null
  * for the backend to count.
  */
-import type { CarriedAnswer, ChatStreamEvent, ModerationResult, OutputTokenLogprobs, TokenLogprob, TokenUsage } from '../../../domain/models/inference-backend.port.js';
+import type { CarriedAnswer, ChatStreamEvent, ModerationResult, OutputTokenLogprobs, TokenLogprob, TokenUsage } from '../../../../domain/models/inference-backend.port.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 /** Port parameters → OpenAI wire request bodies, with the upstream's own model name (the deployment's). */
-import type { ModelSpec } from '../../../domain/models/model-spec.types.js';
-import type { ChatParams, CompletionParams, EmbeddingParams, ModerationParams, TaskParams } from '../../../domain/models/inference-backend.port.js';
+import type { ModelSpec } from '../../../../domain/models/model-spec.types.js';
+import type { ChatParams, CompletionParams, EmbeddingParams, ModerationParams, TaskParams } from '../../../../domain/models/inference-backend.port.js';
 
 function wireMessages(params: ChatParams) {
   return params.messages.map((m) => {

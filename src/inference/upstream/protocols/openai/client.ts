@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import { upstreamHttpError, upstreamNotJson, upstreamTransportError } from './errors.js';
-import { onAbort } from '../../../domain/shared/abort.js';
+import { onAbort } from '../../../../domain/shared/abort.js';
 
 export interface UpstreamTarget {
   modelId: string;

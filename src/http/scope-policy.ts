@@ -10,10 +10,10 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { Principal } from '../../domain/identity/caller.js';
-import type { AppError } from '../../domain/shared/errors.js';
-import type { RateLimiter } from '../../domain/identity/rate-limiter.port.js';
-import type { HttpError, StatusOverrides } from '../errors.js';
+import type { Principal } from '../domain/identity/caller.js';
+import type { AppError } from '../domain/shared/errors.js';
+import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
+import type { HttpError, StatusOverrides } from './errors.js';
 
 export interface ScopeRateLimit {
   /** Requests per minute per key; the limiter counts with it. */

@@ -4,7 +4,10 @@
  * retryable 429; the client's own 4xx mistakes keep their status, message, param and
  * code; an upstream refusing Sluice itself (401/403, odd statuses) is Sluice's fault: 502.
  */
-import { AppError, type ErrorKind } from '../../../domain/shared/errors.js';
+import { AppError, type ErrorKind } from '../../../../domain/shared/errors.js';
+import { upstreamProtocolError } from '../../errors.js';
+
+export { upstreamProtocolError };
 
 const PASSTHROUGH: Record<number, ErrorKind> = {
   400: 'invalid_request',
@@ -143,12 +146,4 @@ export function upstreamTransportError(modelId: string, err: unknown, signal: Ab
 /** A success status whose body is not JSON (an HTML page, a proxy's text). */
 export function upstreamNotJson(modelId: string, status: number, contentType: string | undefined): AppError {
   return upstreamProtocolError(modelId, `it answered status ${status} with a body that is not JSON (content-type ${contentType ?? 'none'})`);
-}
-
-/** An answer Sluice cannot use: malformed JSON or SSE, a missing result, an SSE `error` event. */
-export function upstreamProtocolError(modelId: string, message: string): AppError {
-  return new AppError('upstream', `Upstream for model ${modelId} answered unexpectedly: ${message}`, {
-    code: 'upstream_error',
-    retryable: true,
-  });
 }
