@@ -12,7 +12,7 @@ import { Janitor } from '../worker/janitor.js';
 import { bindRoutes } from '../http/route-module.js';
 import { registerFilesRoutes } from '../http/routes/v1/files.js';
 import { registerBatchesRoutes } from '../http/routes/v1/batches.js';
-import type { CoreServices } from './core.js';
+import type { CoreBilling, CoreInference, CoreInfrastructure } from './core.js';
 import type { Feature } from './feature.js';
 
 export interface BatchesParts {
@@ -25,7 +25,7 @@ export interface BatchesParts {
 /** How often the janitor runs: every minute, or more often when the validation timeout is short. */
 const janitorIntervalMs = (validationTimeoutSeconds: number) => Math.min(60_000, Math.max(1_000, (validationTimeoutSeconds * 1000) / 2));
 
-export function createBatchesFeature(core: CoreServices): Feature<BatchesParts> {
+export function createBatchesFeature(core: CoreInfrastructure & CoreBilling & CoreInference): Feature<BatchesParts> {
   const { config, database, blobs, clock } = core;
   const logger = core.logger.child({ component: 'batches' });
   const repos = {

@@ -4,7 +4,7 @@ import { ConsoleSessionsRepository } from '../storage/db/repositories/console-se
 import { createRateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
 import { consoleScope } from '../http/scopes/console.js';
-import type { CoreServices } from './core.js';
+import type { CoreBilling, CoreInfrastructure } from './core.js';
 import type { Feature } from './feature.js';
 
 export interface ConsoleParts {
@@ -13,7 +13,7 @@ export interface ConsoleParts {
   signInLimiter: RateLimiter;
 }
 
-export function createConsoleFeature(core: CoreServices): Feature<ConsoleParts> {
+export function createConsoleFeature(core: CoreInfrastructure & CoreBilling): Feature<ConsoleParts> {
   const { config } = core;
   const sessions = new ConsoleSessions({
     store: new ConsoleSessionsRepository(core.database),

@@ -4,10 +4,10 @@ import { DecisionService } from '../domain/decision/decision.service.js';
 import { PackDecisionScorer } from '../inference/decision/pack-decision-scorer.js';
 import { bindRoutes } from '../http/route-module.js';
 import { registerDecisionRoute } from '../http/routes/v1/systemone.js';
-import type { CoreServices } from './core.js';
+import type { CoreInference, CoreInfrastructure } from './core.js';
 import type { Feature } from './feature.js';
 
-export function createDecisionFeature({ config, registry }: CoreServices): Feature<DecisionService> {
+export function createDecisionFeature({ config, registry }: CoreInfrastructure & CoreInference): Feature<DecisionService> {
   const { scorers, nliModel, llmModel } = config.decision;
   const decision = new DecisionService(registry, new PackDecisionScorer(registry, { byModel: scorers, nliModel, llmModel }), config.decision);
   return {

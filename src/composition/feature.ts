@@ -5,7 +5,8 @@
  * outbox handlers and payer debits by kind, batch endpoints by url, readiness checks and
  * `close`. The list of
  * features is src/composition/features.ts; adding one is a file like the others and one
- * line there.
+ * line there. A feature takes the parts of the core it needs (core-*.ts) and the earlier
+ * features it builds on, typed (`Peers`).
  */
 import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
 import type { LineMeterFactory } from '../domain/billing/meter-resolver.js';
@@ -44,12 +45,9 @@ export interface Feature<Services> {
   close?(): Promise<void>;
 }
 
-/** The features assembled before this one, by their name in FEATURES: a feature may build on earlier ones. */
-export type EarlierFeatures = Readonly<Record<string, Feature<unknown>>>;
-
-/** The services of an earlier feature; FEATURES lists a feature after those it builds on. */
-export function peerServices<Services>(earlier: EarlierFeatures, name: string): Services {
-  const feature = earlier[name];
-  if (!feature) throw new Error(`feature ${name} must come before the features that use it in FEATURES`);
-  return feature.services as Services;
-}
+/**
+ * The features a feature builds on, by their name in FEATURES, typed by their services
+ * (e.g. `Peers<{ batches: BatchesParts }>`): FEATURES lists a feature after those it names,
+ * and assemble checks that it does.
+ */
+export type Peers<Services> = { readonly [Name in keyof Services]: Feature<Services[Name]> };

@@ -1,6 +1,6 @@
 /**
  * The composition root, shared by the server, the worker process and the CLI: the core,
- * then every feature in FEATURES, each given the core's services. Adding a feature is its
+ * then every feature in FEATURES, each given the core's services and the features before it. Adding a feature is its
  * file under src/composition and one line in FEATURES; what it returns (shared routes,
  * scopes, workers, outbox handlers, payer debits, line meters, readiness, close) is
  * wired here, and closed in reverse order.
@@ -47,8 +47,7 @@ export type { CoreOverrides };
 /** Builds the core (applying pending migrations) and every feature. */
 export async function assemble(config: Readonly<Config>, overrides: CoreOverrides = {}): Promise<Assembly> {
   const core = await createCore(config, overrides);
-  const features: Record<string, Feature<unknown>> = {};
-  for (const [name, create] of Object.entries(FEATURES)) features[name] = await create(core.services, features);
+  const features = await createFeatures(core.services);
   const all: Feature<unknown>[] = [core, ...Object.values(features)];
   register(core.services, all);
   const shared: SharedRoutes = { api: all.flatMap((f) => f.routes?.api ?? []), admin: all.flatMap((f) => f.routes?.admin ?? []) };
@@ -60,7 +59,7 @@ export async function assemble(config: Readonly<Config>, overrides: CoreOverride
     logger: core.services.logger,
     metrics: core.services.metrics,
     core: core.services,
-    features: features as Features,
+    features,
     scopes,
     workers,
     startWorkers() {
@@ -74,6 +73,23 @@ export async function assemble(config: Readonly<Config>, overrides: CoreOverride
       for (const feature of all.toReversed()) await feature.close?.();
     },
   };
+}
+
+/**
+ * Each feature in FEATURES order, given the core and the features before it; a feature
+ * that names one listed after it fails here, at start-up, saying so.
+ */
+async function createFeatures(core: CoreServices): Promise<Features> {
+  const built: Partial<Record<keyof Features, Feature<unknown>>> = {};
+  const earlier = new Proxy(built, {
+    get(target, name) {
+      const feature = target[name as keyof Features];
+      if (!feature) throw new Error(`feature ${String(name)} must come before the features that use it in FEATURES`);
+      return feature;
+    },
+  }) as Features;
+  for (const name of Object.keys(FEATURES) as (keyof Features)[]) built[name] = await FEATURES[name](core, earlier);
+  return built as Features;
 }
 
 /** The features' outbox handlers, payer debits and line meters join the core's tables, by kind; their batch endpoints, by url. */

@@ -19,7 +19,7 @@ import { createRateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
 import { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { gatewayScope } from '../http/scopes/gateway.js';
-import type { CoreServices } from './core.js';
+import type { CoreBilling, CoreInference, CoreInfrastructure } from './core.js';
 import type { Feature } from './feature.js';
 
 export interface Gateway {
@@ -72,7 +72,7 @@ function usageReportHandler(client: IntermediaryClient): OutboxHandler {
   };
 }
 
-export async function createGatewayFeature(deps: CoreServices): Promise<Feature<Gateway>> {
+export async function createGatewayFeature(deps: CoreInfrastructure & CoreBilling & CoreInference): Promise<Feature<Gateway>> {
   const { config, clock } = deps;
   const settings = config.gateway;
   const logger = deps.logger.child({ component: 'gateway' });

@@ -6,15 +6,17 @@
 import type { DecisionService } from '../domain/decision/decision.service.js';
 import { mcpScopes } from '../http/scopes/mcp.js';
 import type { BatchesParts } from './batches.js';
-import type { CoreServices } from './core.js';
-import type { EarlierFeatures, Feature } from './feature.js';
-import { peerServices } from './feature.js';
+import type { CoreBilling, CoreInference, CoreInfrastructure } from './core.js';
+import type { Feature, Peers } from './feature.js';
 import type { Storefront } from './storefront.js';
 
-export function createMcpFeature(core: CoreServices, earlier: EarlierFeatures): Feature<null> {
-  const decision = peerServices<DecisionService>(earlier, 'decision');
-  const { batches, files } = peerServices<BatchesParts>(earlier, 'batches');
-  const storefront = peerServices<Storefront | null>(earlier, 'storefront');
+export function createMcpFeature(
+  core: CoreInfrastructure & CoreBilling & CoreInference,
+  earlier: Peers<{ decision: DecisionService; batches: BatchesParts; storefront: Storefront | null }>,
+): Feature<null> {
+  const decision = earlier.decision.services;
+  const { batches, files } = earlier.batches.services;
+  const storefront = earlier.storefront.services;
   const { inference } = core;
   const scopes = mcpScopes({
     prefix: core.config.mcp.prefix,

@@ -1,9 +1,11 @@
 /**
- * Stored responses: the store and the background queue (database rows shared by every
- * replica and worker), the POST side that stores, continues and queues (built with the
- * core, whose /responses route it serves: `createStoredResponses`), and the feature: the
- * retrieval routes, the background runner and the janitor's sweep of expired responses.
+ * Stored responses, wholly: the store and the background queue (database rows shared by
+ * every replica and worker), POST /v1/responses (it stores, continues and queues; bound
+ * into the core's late slot, so /v1 and the gateway serve it with the other wire
+ * routes), the retrieval routes, the background runner and the janitor's sweep
+ * of expired responses.
  */
+import type { Config } from '../config/schema.js';
 import type { ModelRegistry } from '../inference/registry.js';
 import type { ResponsesService } from '../domain/responses/responses.service.js';
 import type { MeterResolver } from '../domain/billing/meter-resolver.js';
@@ -17,10 +19,9 @@ import { BackgroundResponsesRepository } from '../storage/db/repositories/backgr
 import { ResponsesRepository } from '../storage/db/repositories/responses.repository.js';
 import type { UsageRepository } from '../storage/db/repositories/usage.repository.js';
 import { BackgroundResponsesRunner } from '../worker/background-responses.js';
-import type { Config } from '../config/schema.js';
 import type { BatchesParts } from './batches.js';
-import type { CoreServices } from './core.js';
-import { peerServices, type EarlierFeatures, type Feature } from './feature.js';
+import type { CoreBilling, CoreInference, CoreInfrastructure } from './core.js';
+import type { Feature, Peers } from './feature.js';
 
 const DAY_MS = 86_400_000;
 /** Expired responses removed per janitor pass (the next pass takes the rest). */
@@ -44,8 +45,8 @@ interface StoredResponsesDeps {
   clock: Clock;
 }
 
-/** Built with the core: its /responses route (on /v1, the gateway, the storefront) stores what it answers. */
-export function createStoredResponses(deps: StoredResponsesDeps): StoredResponsesParts {
+/** POST /v1/responses and what it stores to: the store, the background queue and the service. */
+function createStoredResponses(deps: StoredResponsesDeps): StoredResponsesParts {
   const store = new ResponsesRepository(deps.database);
   const queue = new BackgroundResponsesRepository(deps.database, deps.usage);
   const engine = deps.responses;
@@ -61,13 +62,21 @@ export function createStoredResponses(deps: StoredResponsesDeps): StoredResponse
 }
 
 export interface ResponsesParts {
+  stored: StoredResponsesParts;
   access: StoredResponsesAccess;
   runner: BackgroundResponsesRunner;
 }
 
-export function createResponsesFeature(core: CoreServices, earlier: EarlierFeatures): Feature<ResponsesParts> {
-  const { store, queue, engine, service } = core.storedResponses;
+export function createResponsesFeature(
+  core: CoreInfrastructure & CoreBilling & CoreInference,
+  earlier: Peers<{ batches: BatchesParts }>,
+): Feature<ResponsesParts> {
   const { clock, config } = core;
+  const stored = createStoredResponses({
+    config, database: core.database, usage: core.repositories.usage, responses: core.inference.responses, registry: core.registry, meters: core.meters, clock,
+  });
+  const { store, queue, engine, service } = stored;
+  core.storedResponsesService.bind(service);
   const access = new StoredResponsesAccess({ store, queue, clock });
   const runner = new BackgroundResponsesRunner({
     queue,
@@ -82,9 +91,9 @@ export function createResponsesFeature(core: CoreServices, earlier: EarlierFeatu
   });
   service.onQueued(() => runner.wake());
   access.onCancelled((id) => runner.cancelled(id));
-  peerServices<BatchesParts>(earlier, 'batches').janitor.addSweep({ name: 'responses', sweep: () => store.sweepExpired(clock.nowMs(), SWEEP_LIMIT) });
+  earlier.batches.services.janitor.addSweep({ name: 'responses', sweep: () => store.sweepExpired(clock.nowMs(), SWEEP_LIMIT) });
   return {
-    services: { access, runner },
+    services: { stored, access, runner },
     routes: { api: [bindRoutes(registerStoredResponsesRoutes, { stored: access })] },
     workers: [runner],
   };

@@ -38,7 +38,7 @@ import { registerPurchaseRoutes } from '../http/routes/storefront/purchases.js';
 import { registerTokenRoute } from '../http/routes/storefront/tokens.js';
 import { registerCheckoutRoutes } from '../http/routes/storefront/checkout.js';
 import { registerStorefrontAdmin } from '../http/routes/admin/storefront.js';
-import type { CoreServices } from './core.js';
+import type { CoreBilling, CoreInference, CoreInfrastructure } from './core.js';
 import type { Feature } from './feature.js';
 import { StripeCardRail } from '../adapters/payments/card/stripe-card-rail.js';
 
@@ -135,7 +135,7 @@ export function modelPrices(config: Readonly<Config>): ModelPrices {
   return prices;
 }
 
-export async function createStorefrontFeature(core: CoreServices): Promise<Feature<Storefront | null>> {
+export async function createStorefrontFeature(core: CoreInfrastructure & CoreBilling & CoreInference): Promise<Feature<Storefront | null>> {
   const { config, database } = core;
   const storefront = createStorefront(config.storefront, {
     database,

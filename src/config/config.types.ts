@@ -1,9 +1,9 @@
 /**
- * The resolved, typed configuration the rest of the code receives (load.ts builds it from
- * the file schema in schema.ts and the environment).
+ * The resolved, typed configuration of the core (load.ts builds it from the file schema
+ * in schema.ts and the environment); the features' sections add theirs (sections.ts), and
+ * `Config` is both.
  */
 import type { ModelSpec } from '../domain/models/model-spec.types.js';
-import type { StorefrontConfig } from './storefront-config.js';
 import type { RoutingConfig } from './routing-config.js';
 
 /** A model as the config resolves it: the domain's ModelSpec (catalog entry, price, limits, binding). */
@@ -28,20 +28,6 @@ export interface TracingConfig {
   enabled: boolean;
   endpoint: string | null;
   serviceName: string;
-}
-
-/** The signed gateway; secrets and keys are never logged. */
-export interface GatewayConfig {
-  /** kid → secret; empty: the gateway is off and every gateway route answers 401. */
-  signingSecrets: ReadonlyMap<string, string>;
-  apiUrl: string | null;
-  readKey: string | null;
-  writeKey: string | null;
-  checkTimeoutMs: number;
-  toleranceSeconds: number;
-  intermediaryId: string;
-  allowanceCacheMs: number;
-  requestsPerMinute: number;
 }
 
 export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;
@@ -73,27 +59,6 @@ export interface BillingConfig {
   holdWaitMs: number;
 }
 
-export interface BatchConfig {
-  completionWindowSeconds: number;
-  globalConcurrency: number;
-  perBatchConcurrency: number;
-  maxAttempts: number;
-  leaseSeconds: number;
-  shardLines: number;
-  retryBaseMs: number;
-  /** A batch `validating` with no heartbeat for this long is failed as interrupted. */
-  validationTimeoutSeconds: number;
-  /** The endpoints a batch may use (`batches.endpoints`); default the spec's, chat completions only. */
-  endpoints: readonly string[];
-}
-
-export interface ResponsesConfig {
-  /** Stored responses, and background responses' events, are deleted this long after creation. */
-  retentionDays: number;
-  /** Runs of a background response that lost its worker before it began to answer, before it is failed. */
-  maxAttempts: number;
-}
-
 /** In-process model runtimes (onnx, gguf). */
 export interface RuntimesConfig {
   /** Where on-demand runtimes (the GGUF runtime) are installed and loaded from. */
@@ -121,7 +86,7 @@ export interface ServerTimeouts {
   requestMs: number;
 }
 
-export interface Config {
+export interface CoreConfig {
   server: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean; shutdownGraceMs: number; timeouts: ServerTimeouts };
   logLevel: string;
   dataDir: string;
@@ -131,8 +96,6 @@ export interface Config {
   redisUrl: string | null;
   adminToken: string | null;
   auth: { cacheTtlMs: number };
-  /** The web console at /console: session lifetime and sign-in attempts per client address. */
-  console: { sessionTtlMs: number; signInAttemptsPerMinute: number };
   billing: BillingConfig;
   rateLimit: { requestsPerMinute: number; redisPrefix: string };
   modelsDir: string;
@@ -142,30 +105,11 @@ export interface Config {
   /** Start-up log lines: catalog models that sluice.yaml overrides or replaces. */
   modelNotices: readonly string[];
   workers: { inProcess: boolean };
-  batches: BatchConfig;
-  /** Stored responses (`store`, `previous_response_id`, background mode). */
-  responses: ResponsesConfig;
   /** The settlement outbox's deliverer. */
   outbox: { maxAttempts: number };
   runtimes: RuntimesConfig;
-  /** POST /v1/systemone: the model System One aliases (`jev-latest`) resolve to; null: the one decision model ready, if exactly one is. */
-  decision: {
-    defaultModel: string | null;
-    aliases: readonly string[];
-    /** Zero-shot scorer per decision model; absent: `embedding`. */
-    scorers: Readonly<Record<string, 'embedding' | 'nli' | 'llm'>>;
-    nliModel: string;
-    /** The chat model the `llm` scorer asks; null when no scorer is `llm`. */
-    llmModel: string | null;
-  };
-  /** The signed gateway (`/gateway/v1`); see src/config/gateway-config.ts. */
-  gateway: GatewayConfig;
   /** Where `sluice models pull` downloads from; the token is a secret, never logged. */
   hub: { endpoint: string; token: string | null; connectTimeoutMs: number; idleTimeoutMs: number };
-  /** The agent storefront (src/config/storefront-config.ts); null when no plan is configured. */
-  storefront: StorefrontConfig | null;
-  /** The MCP endpoint (models as tools): where it is mounted on the main listener. */
-  mcp: { prefix: string };
   /** Where the file was read from, for the start-up summary. */
   configFile: string | null;
 }

@@ -1,14 +1,52 @@
 /**
- * The signed gateway's settings: GATEWAY_* variables, each with a twin under `gateway:`.
+ * The signed gateway's configuration section, `gateway:`, and its GATEWAY_* variables.
  * Signing secrets come as a JSON object `{kid: secret}` (GATEWAY_SIGNING_SECRETS), or
  * from a file holding one (GATEWAY_SIGNING_SECRETS_FILE, `gateway.signing_secrets_file`).
  * No secret or key ever appears in a problem message or the start-up summary.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ConfigFile, GatewayConfig } from './schema.js';
+import { Type, type Static } from '@sinclair/typebox';
+import { PositiveInt } from './schema-kit.js';
+import { configSection, type Env } from './section.js';
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** The signed gateway; secrets and keys are never logged. */
+export interface GatewayConfig {
+  /** kid → secret; empty: the gateway is off and every gateway route answers 401. */
+  signingSecrets: ReadonlyMap<string, string>;
+  apiUrl: string | null;
+  readKey: string | null;
+  writeKey: string | null;
+  checkTimeoutMs: number;
+  toleranceSeconds: number;
+  intermediaryId: string;
+  allowanceCacheMs: number;
+  requestsPerMinute: number;
+}
+
+const GatewayFileSchema = Type.Object(
+  {
+    signing_secrets: Type.Optional(
+      Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }), {
+        description: 'signing secret by key id ({kid: secret}); the gateway is off without one',
+      }),
+    ),
+    signing_secrets_file: Type.Optional(Type.String({ minLength: 1, description: 'a JSON file holding {kid: secret}' })),
+    api_url: Type.Optional(Type.String({ pattern: '^https?://', description: "the intermediary's API (allowance checks, usage reports)" })),
+    read_key: Type.Optional(Type.String({ minLength: 1, description: "Sluice's read key at the intermediary (allowance checks)" })),
+    write_key: Type.Optional(Type.String({ minLength: 1, description: "Sluice's write key at the intermediary (usage reports)" })),
+    check_timeout_ms: Type.Optional(PositiveInt('how long an allowance check may take before the call proceeds (fail open; default 1500)')),
+    tolerance_seconds: Type.Optional(PositiveInt('how far a signature timestamp may be from now, either way (default 300)')),
+    intermediary_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the payer id usage records name (default "default")' })),
+    allowance_cache_ms: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 60_000, description: "how long an agent's allowed answer is reused (default 0: every call asks)" }),
+    ),
+    rate_limit_rpm: Type.Optional(PositiveInt('requests per minute per agent (default: rate_limits.requests_per_minute)')),
+  },
+  { additionalProperties: false },
+);
+
+type GatewayFile = Static<typeof GatewayFileSchema>;
 
 const KID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -48,10 +86,9 @@ function readSecretsFile(fileName: string, source: string, cwd: string, problems
   return parseSecrets(text, source, problems);
 }
 
-function resolveSecrets(env: Env, file: ConfigFile, cwd: string, problems: string[]): Map<string, string> {
+function resolveSecrets(env: Env, g: GatewayFile | undefined, cwd: string, problems: string[]): Map<string, string> {
   if (env.GATEWAY_SIGNING_SECRETS_FILE) return readSecretsFile(env.GATEWAY_SIGNING_SECRETS_FILE, 'GATEWAY_SIGNING_SECRETS_FILE', cwd, problems);
   if (env.GATEWAY_SIGNING_SECRETS) return parseSecrets(env.GATEWAY_SIGNING_SECRETS, 'GATEWAY_SIGNING_SECRETS', problems);
-  const g = file.gateway;
   if (g?.signing_secrets_file) return readSecretsFile(g.signing_secrets_file, 'gateway.signing_secrets_file', cwd, problems);
   if (g?.signing_secrets) return checkedSecrets(Object.entries(g.signing_secrets), 'gateway.signing_secrets', problems);
   return new Map();
@@ -67,8 +104,8 @@ function envPositive(env: Env, name: string, problems: string[]): number | undef
   return Number(raw);
 }
 
-export function resolveGatewayConfig(env: Env, file: ConfigFile, cwd: string, defaultRpm: number, problems: string[]): GatewayConfig {
-  const g = file.gateway ?? {};
+function resolveGatewayConfig(env: Env, file: GatewayFile | undefined, cwd: string, defaultRpm: number, problems: string[]): GatewayConfig {
+  const g = file ?? {};
   const apiUrl = (env.GATEWAY_API_URL || g.api_url || null)?.replace(/\/+$/, '') ?? null;
   if (apiUrl !== null && !/^https?:\/\/[^/]+/.test(apiUrl)) problems.push('GATEWAY_API_URL: must be an http:// or https:// URL');
   const signingSecrets = resolveSecrets(env, file, cwd, problems);
@@ -87,6 +124,13 @@ export function resolveGatewayConfig(env: Env, file: ConfigFile, cwd: string, de
     requestsPerMinute: g.rate_limit_rpm ?? defaultRpm,
   };
 }
+
+export const gatewaySection = configSection({
+  key: 'gateway',
+  schema: GatewayFileSchema,
+  // An agent's rate limit defaults to an API key's.
+  resolve: ({ file, env, cwd, core, problems }) => resolveGatewayConfig(env, file, cwd, core.rateLimit.requestsPerMinute, problems),
+});
 
 /** For the start-up summary: whether it is on, with which key ids; never a secret. */
 export function describeGatewayConfig(gateway: GatewayConfig): string {

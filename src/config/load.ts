@@ -1,21 +1,24 @@
 /**
  * loadConfig(env): reads the optional YAML file and the environment, validates both,
- * and returns a frozen Config. Every problem is collected and reported at once, each
- * naming the key or variable and why it is wrong.
+ * and returns a frozen Config: the core's keys (resolved here), then each feature's
+ * section in CONFIG_SECTIONS (resolved by its own file). Every problem is collected and
+ * reported at once, each naming the key or variable and why it is wrong.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Type, type TSchema } from '@sinclair/typebox';
 import { Value, type ValueError } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import { usdToMicros } from '../domain/shared/money.js';
 import { describeBlobConfig, resolveBlobConfig } from './blob-config.js';
 import { resolveTracingConfig } from './tracing-config.js';
-import { resolveBatchEndpoints } from './batch-config.js';
-import { describeGatewayConfig, resolveGatewayConfig } from './gateway-config.js';
-import { resolveStorefront } from './storefront-config.js';
+import { describeGatewayConfig } from './gateway-config.js';
 import { resolveModels } from './models-config.js';
 import { resolveRouting } from './routing-config.js';
-import { ConfigFileSchema, type Config, type ConfigFile, type ModelConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
+import { envBoolean, envInteger, envNumber, envSecret } from './env.js';
+import type { ConfigSection, Env, SectionInput } from './section.js';
+import { CONFIG_SECTIONS, type SectionsConfig } from './sections.js';
+import { CoreFileSchema, type Config, type ConfigFile, type CoreConfig, type DatabaseConfig, type ServerTimeouts } from './schema.js';
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -26,9 +29,16 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** The whole file: the core's keys and each feature's section, and no other key. */
+const FileSchema = Type.Object(
+  { ...CoreFileSchema.properties, ...Object.fromEntries(CONFIG_SECTIONS.map((section) => [section.key, Type.Optional(section.schema)])) },
+  { additionalProperties: false },
+);
 
-function readConfigFile(env: Env, cwd: string, problems: string[]): { file: ConfigFile; source: string | null } {
+/** The file as validated: the core's keys typed, the sections' read by their sections. */
+type FileContents = ConfigFile & Readonly<Record<string, unknown>>;
+
+function readConfigFile(env: Env, cwd: string, problems: string[]): { file: FileContents; source: string | null } {
   const explicit = env.SLUICE_CONFIG;
   const candidate = explicit ? path.resolve(cwd, explicit) : path.resolve(cwd, 'sluice.yaml');
   if (!existsSync(candidate)) {
@@ -42,12 +52,12 @@ function readConfigFile(env: Env, cwd: string, problems: string[]): { file: Conf
     problems.push(`${candidate}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
     return { file: {}, source: candidate };
   }
-  for (const error of Value.Errors(ConfigFileSchema, raw)) {
+  for (const error of Value.Errors(FileSchema, raw)) {
     const key = error.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
     problems.push(`${key}: ${describeSchemaError(error)}`);
   }
   if (problems.length > 0) return { file: {}, source: candidate };
-  return { file: raw as ConfigFile, source: candidate };
+  return { file: raw as FileContents, source: candidate };
 }
 
 /** Why a value failed the schema: the allowed values of an enum, else TypeBox's message and the key's description. */
@@ -59,53 +69,6 @@ function describeSchemaError(error: ValueError): string {
   }
   const why = error.schema.description ? `${error.message} (${error.schema.description})` : error.message;
   return error.message === 'Unexpected property' ? `${why} (unknown key)` : `${why}${got}`;
-}
-
-const range = (min: number, max: number): string =>
-  max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
-
-function envNumber(env: Env, name: string, problems: string[], min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
-    problems.push(`${name}: must be a number ${range(min, max)}, got "${raw}"`);
-    return undefined;
-  }
-  return value;
-}
-
-function envInteger(env: Env, name: string, problems: string[], min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!/^\s*[+-]?\d+\s*$/.test(raw) || value < min || value > max) {
-    problems.push(`${name}: must be an integer ${range(min, max)}, got "${raw}"`);
-    return undefined;
-  }
-  return value;
-}
-
-function envBoolean(env: Env, name: string, problems: string[]): boolean | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  problems.push(`${name}: must be true or false, got "${raw}"`);
-  return undefined;
-}
-
-function envSecret(env: Env, name: string, cwd: string, problems: string[]): string | null {
-  const fileName = env[`${name}_FILE`];
-  if (fileName) {
-    try {
-      return readFileSync(path.resolve(cwd, fileName), 'utf8').trim() || null;
-    } catch {
-      problems.push(`${name}_FILE: cannot read ${fileName}`);
-      return null;
-    }
-  }
-  return env[name] ? env[name]! : null;
 }
 
 interface PostgresOptions {
@@ -137,55 +100,34 @@ function resolveTimeouts(file: ConfigFile, problems: string[]): ServerTimeouts {
   return timeouts;
 }
 
-/** The decision route's alias target: one of the models served on /v1/systemone. */
-function resolveDecision(env: Env, file: ConfigFile, models: Map<string, ModelConfig>, problems: string[]): Config['decision'] {
-  const decides = (id: string) => models.get(id)?.entry.routes.includes('systemone') === true;
-  const defaultModel = env.DECISION_DEFAULT_MODEL || file.decision?.default_model || null;
-  if (defaultModel !== null && !decides(defaultModel)) {
-    const decisionModels = [...models.values()].filter((m) => m.entry.routes.includes('systemone')).map((m) => m.id);
-    problems.push(`decision.default_model (DECISION_DEFAULT_MODEL): ${defaultModel} is not a decision model (one of ${decisionModels.join(', ')})`);
-  }
-  const scorers = file.decision?.scorers ?? {};
-  for (const id of Object.keys(scorers)) {
-    if (!decides(id)) problems.push(`decision.scorers.${id}: not a decision model`);
-  }
-  const nliModel = file.decision?.nli_model ?? 'deberta-v3-small';
-  if (!models.has(nliModel)) problems.push(`decision.nli_model: unknown model id ${nliModel}`);
-  const llmModel = file.decision?.llm_model ?? null;
-  if (llmModel !== null && !models.has(llmModel)) problems.push(`decision.llm_model: unknown model id ${llmModel}`);
-  else if (llmModel !== null && models.get(llmModel)?.entry.task !== 'chat') problems.push(`decision.llm_model: ${llmModel} is not a chat model`);
-  if (llmModel === null && Object.values(scorers).includes('llm')) {
-    problems.push('decision.llm_model: required when a decision scorer is llm (the chat model it asks)');
-  }
-  return { defaultModel, aliases: file.decision?.aliases ?? ['jev-latest', 'jev'], scorers, nliModel, llmModel };
-}
-
 /** Pure apart from reading the config file named by the environment. */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Readonly<Config> {
   const problems: string[] = [];
   const { file, source } = readConfigFile(env, cwd, problems);
+  const core = resolveCore(file, env, cwd, problems, source);
+  const sections: Record<string, unknown> = {};
+  for (const section of CONFIG_SECTIONS) sections[section.key] = resolveSection(section, { file: file[section.key], env, cwd, core, problems });
+  if (env.HF_ENDPOINT && !/^https?:\/\//.test(env.HF_ENDPOINT)) problems.push('HF_ENDPOINT: must start with http:// or https://');
+  if (problems.length > 0) throw new ConfigError(problems, source ?? 'environment');
+  return deepFreeze({ ...core, ...(sections as SectionsConfig) });
+}
 
+/** A section's value, from its key of the file (which readConfigFile validated against the section's schema). */
+function resolveSection(section: ConfigSection<string, TSchema, unknown>, input: SectionInput<unknown>): unknown {
+  return section.resolve(input);
+}
+
+/** The core's keys: the server, storage, identity, billing, models and runtimes. */
+function resolveCore(file: ConfigFile, env: Env, cwd: string, problems: string[], source: string | null): CoreConfig {
   const dataDir = path.resolve(cwd, env.DATA_DIR ?? file.data_dir ?? './data');
   const modelsDir = path.resolve(cwd, env.MODELS_DIR ?? file.models_dir ?? path.join(dataDir, 'models'));
-  const port = envInteger(env, 'PORT', problems, 0, 65535) ?? file.server?.port ?? 8080;
-  const freeCreditsUsd = envNumber(env, 'FREE_CREDITS_USD', problems, 0) ?? file.free_credits_usd ?? 1;
-  const rpm = envInteger(env, 'RATE_LIMIT_RPM', problems, 1) ?? file.rate_limits?.requests_per_minute ?? 600;
   const redisUrl = env.REDIS_URL || file.redis_url || null;
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL: must start with redis:// or rediss://');
   const workersEnv = env.SLUICE_WORKERS;
   if (workersEnv && !['in-process', 'off'].includes(workersEnv)) problems.push('SLUICE_WORKERS: must be "in-process" or "off"');
-  const b = file.batches ?? {};
   const { models, notices: modelNotices } = resolveModels(file, env, modelsDir, problems);
-
-  const config: Config = {
-    server: {
-      host: env.HOST ?? file.server?.host ?? '127.0.0.1',
-      port,
-      bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
-      trustProxy: file.server?.trust_proxy ?? false,
-      shutdownGraceMs: (envInteger(env, 'SHUTDOWN_GRACE_SECONDS', problems, 1, 3600) ?? file.server?.shutdown_grace_seconds ?? 30) * 1000,
-      timeouts: resolveTimeouts(file, problems),
-    },
+  return {
+    server: resolveServer(file, env, problems),
     logLevel: env.LOG_LEVEL ?? file.log_level ?? 'info',
     dataDir,
     database: resolveDatabase(
@@ -203,64 +145,60 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     redisUrl,
     adminToken: envSecret(env, 'SLUICE_ADMIN_TOKEN', cwd, problems),
     auth: { cacheTtlMs: envInteger(env, 'AUTH_CACHE_TTL_MS', problems, 0, 60_000) ?? file.auth?.cache_ttl_ms ?? 5_000 },
-    console: {
-      sessionTtlMs: (file.console?.session_ttl_minutes ?? 720) * 60_000,
-      signInAttemptsPerMinute: file.console?.sign_in_attempts_per_minute ?? 10,
+    billing: resolveBilling(file, env, problems),
+    rateLimit: {
+      requestsPerMinute: envInteger(env, 'RATE_LIMIT_RPM', problems, 1) ?? file.rate_limits?.requests_per_minute ?? 600,
+      redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl',
     },
-    billing: {
-      freeCreditsMicros: usdToMicros(freeCreditsUsd),
-      lowerOutputCap: envBoolean(env, 'BILLING_LOWER_OUTPUT_CAP', problems) ?? file.billing?.lower_output_cap ?? true,
-      minOutputTokens: envInteger(env, 'BILLING_MIN_OUTPUT_TOKENS', problems, 1) ?? file.billing?.min_output_tokens ?? 16,
-      defaultHoldTokens: envInteger(env, 'BILLING_DEFAULT_HOLD_TOKENS', problems, 1) ?? file.billing?.default_hold_tokens ?? 1024,
-      holdWaitMs: envInteger(env, 'BILLING_HOLD_WAIT_MS', problems, 0) ?? file.billing?.hold_wait_ms ?? 2_000,
-    },
-    rateLimit: { requestsPerMinute: rpm, redisPrefix: file.rate_limits?.redis_prefix ?? 'sluice:rl' },
     modelsDir,
     models,
     routing: resolveRouting(file.routing),
     modelNotices,
     workers: { inProcess: workersEnv ? workersEnv === 'in-process' : (file.workers?.in_process ?? true) },
-    batches: {
-      completionWindowSeconds:
-        envInteger(env, 'BATCH_COMPLETION_WINDOW_SECONDS', problems, 1) ?? b.completion_window_seconds ?? 86_400,
-      globalConcurrency: b.global_concurrency ?? 64,
-      perBatchConcurrency: b.per_batch_concurrency ?? 32,
-      maxAttempts: b.max_attempts ?? 4,
-      leaseSeconds: b.lease_seconds ?? 30,
-      shardLines: b.shard_lines ?? 500,
-      retryBaseMs: b.retry_base_ms ?? 500,
-      validationTimeoutSeconds: b.validation_timeout_seconds ?? 600,
-      endpoints: resolveBatchEndpoints(b.endpoints, problems),
-    },
-    responses: {
-      retentionDays: envInteger(env, 'RESPONSES_RETENTION_DAYS', problems, 1) ?? file.responses?.retention_days ?? 30,
-      maxAttempts: file.responses?.max_attempts ?? 3,
-    },
     outbox: { maxAttempts: envInteger(env, 'OUTBOX_MAX_ATTEMPTS', problems, 1) ?? file.outbox?.max_attempts ?? 10 },
-    runtimes: {
-      dir: path.resolve(cwd, env.SLUICE_RUNTIMES_DIR || file.runtimes?.dir || path.join(dataDir, 'runtimes')),
-      idleUnloadSeconds: envInteger(env, 'RUNTIMES_IDLE_UNLOAD_SECONDS', problems, 0) ?? file.runtimes?.idle_unload_seconds ?? 900,
-      onnxThreads: file.runtimes?.onnx_threads ?? null,
-      ggufThreads: file.runtimes?.gguf_threads ?? null,
-      ggufContextSize: file.runtimes?.gguf_context_size ?? 4096,
-      embeddingBatchSize: file.runtimes?.embedding_batch_size ?? 32,
-      embeddingBatchWaitMs: file.runtimes?.embedding_batch_wait_ms ?? 2,
-    },
-    decision: resolveDecision(env, file, new Map(Object.entries(models)), problems),
-    gateway: resolveGatewayConfig(env, file, cwd, rpm, problems),
+    runtimes: resolveRuntimes(file, env, cwd, dataDir, problems),
     hub: {
       endpoint: (env.HF_ENDPOINT || file.hub?.endpoint || 'https://huggingface.co').replace(/\/+$/, ''),
       token: envSecret(env, 'HF_TOKEN', cwd, problems),
       connectTimeoutMs: file.hub?.connect_timeout_ms ?? 10_000,
       idleTimeoutMs: file.hub?.idle_timeout_ms ?? 30_000,
     },
-    storefront: resolveStorefront(env, file.storefront, problems),
-    mcp: { prefix: (file.mcp?.prefix ?? '/mcp').replace(/\/+$/, '') || '/mcp' },
     configFile: source,
   };
-  if (env.HF_ENDPOINT && !/^https?:\/\//.test(env.HF_ENDPOINT)) problems.push('HF_ENDPOINT: must start with http:// or https://');
-  if (problems.length > 0) throw new ConfigError(problems, source ?? 'environment');
-  return deepFreeze(config);
+}
+
+function resolveServer(file: ConfigFile, env: Env, problems: string[]): CoreConfig['server'] {
+  return {
+    host: env.HOST ?? file.server?.host ?? '127.0.0.1',
+    port: envInteger(env, 'PORT', problems, 0, 65535) ?? file.server?.port ?? 8080,
+    bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
+    trustProxy: file.server?.trust_proxy ?? false,
+    shutdownGraceMs: (envInteger(env, 'SHUTDOWN_GRACE_SECONDS', problems, 1, 3600) ?? file.server?.shutdown_grace_seconds ?? 30) * 1000,
+    timeouts: resolveTimeouts(file, problems),
+  };
+}
+
+function resolveBilling(file: ConfigFile, env: Env, problems: string[]): CoreConfig['billing'] {
+  const freeCreditsUsd = envNumber(env, 'FREE_CREDITS_USD', problems, 0) ?? file.free_credits_usd ?? 1;
+  return {
+    freeCreditsMicros: usdToMicros(freeCreditsUsd),
+    lowerOutputCap: envBoolean(env, 'BILLING_LOWER_OUTPUT_CAP', problems) ?? file.billing?.lower_output_cap ?? true,
+    minOutputTokens: envInteger(env, 'BILLING_MIN_OUTPUT_TOKENS', problems, 1) ?? file.billing?.min_output_tokens ?? 16,
+    defaultHoldTokens: envInteger(env, 'BILLING_DEFAULT_HOLD_TOKENS', problems, 1) ?? file.billing?.default_hold_tokens ?? 1024,
+    holdWaitMs: envInteger(env, 'BILLING_HOLD_WAIT_MS', problems, 0) ?? file.billing?.hold_wait_ms ?? 2_000,
+  };
+}
+
+function resolveRuntimes(file: ConfigFile, env: Env, cwd: string, dataDir: string, problems: string[]): CoreConfig['runtimes'] {
+  return {
+    dir: path.resolve(cwd, env.SLUICE_RUNTIMES_DIR || file.runtimes?.dir || path.join(dataDir, 'runtimes')),
+    idleUnloadSeconds: envInteger(env, 'RUNTIMES_IDLE_UNLOAD_SECONDS', problems, 0) ?? file.runtimes?.idle_unload_seconds ?? 900,
+    onnxThreads: file.runtimes?.onnx_threads ?? null,
+    ggufThreads: file.runtimes?.gguf_threads ?? null,
+    ggufContextSize: file.runtimes?.gguf_context_size ?? 4096,
+    embeddingBatchSize: file.runtimes?.embedding_batch_size ?? 32,
+    embeddingBatchWaitMs: file.runtimes?.embedding_batch_wait_ms ?? 2,
+  };
 }
 
 /** loadConfig for process entry points: an invalid configuration is printed and exits 78 (EX_CONFIG). */

@@ -1,18 +1,25 @@
 /**
- * The one configuration schema: the optional YAML file (`SLUICE_CONFIG`, default
- * `./sluice.yaml`) validated with TypeBox; the resolved, typed `Config` the rest of the
- * code receives is in config.types.ts (re-exported here). Only `src/config/` reads the
+ * The configuration schema of the core's keys in the optional YAML file (`SLUICE_CONFIG`,
+ * default `./sluice.yaml`), validated with TypeBox; each feature's key has its schema in
+ * its own section (sections.ts), and the loader validates the file against both. The
+ * resolved, typed `Config` the rest of the code receives is re-exported here (the core's
+ * part in config.types.ts, the sections' in sections.ts). Only `src/config/` reads the
  * environment.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { StorefrontFileSchema } from './storefront-config.js';
 import { ModelRoutingFileFields, RoutingFileSchema } from './routing-config.js';
+import { NonNegative, PositiveInt } from './schema-kit.js';
 import { DEFAULT_UPSTREAM_PROTOCOL, RUNTIME_KINDS } from '../domain/models/model-spec.types.js';
 
 export type { Deployment, RoutingConfig, RoutingStrategy } from './routing-config.js';
-
-const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
-const NonNegative = (description: string) => Type.Number({ minimum: 0, description });
+export type { Config } from './sections.js';
+export type { BatchConfig } from './batch-config.js';
+export type { ResponsesConfig } from './responses-config.js';
+export type { GatewayConfig } from './gateway-config.js';
+export type { DecisionConfig } from './decision-config.js';
+export type { ConsoleConfig } from './console-config.js';
+export type { McpConfig } from './mcp-config.js';
+export type { StorefrontConfig } from './storefront-config.js';
 
 export const ModelFileSchema = Type.Object(
   {
@@ -54,7 +61,8 @@ export const ModelFileSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const ConfigFileSchema = Type.Object(
+/** The core's keys of sluice.yaml; the features' sections add theirs (sections.ts). */
+export const CoreFileSchema = Type.Object(
   {
     server: Type.Optional(
       Type.Object(
@@ -130,47 +138,7 @@ export const ConfigFileSchema = Type.Object(
     auth: Type.Optional(
       Type.Object({ cache_ttl_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })) }, { additionalProperties: false }),
     ),
-    console: Type.Optional(
-      Type.Object(
-        {
-          session_ttl_minutes: Type.Optional(PositiveInt('how long a console sign-in lasts (default 720)')),
-          sign_in_attempts_per_minute: Type.Optional(PositiveInt('console sign-in attempts per client address per minute (default 10)')),
-        },
-        { additionalProperties: false },
-      ),
-    ),
     workers: Type.Optional(Type.Object({ in_process: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
-    batches: Type.Optional(
-      Type.Object(
-        {
-          completion_window_seconds: Type.Optional(PositiveInt('how long a batch may run before it expires')),
-          global_concurrency: Type.Optional(PositiveInt('lines in flight per worker process')),
-          per_batch_concurrency: Type.Optional(PositiveInt('lines in flight per batch')),
-          max_attempts: Type.Optional(PositiveInt('attempts per line on retryable failures')),
-          lease_seconds: Type.Optional(PositiveInt('how long a claimed shard stays owned without renewal')),
-          shard_lines: Type.Optional(PositiveInt('input lines per shard')),
-          retry_base_ms: Type.Optional(PositiveInt('first retry delay of a batch line; doubles per attempt, with jitter')),
-          validation_timeout_seconds: Type.Optional(
-            PositiveInt('a batch validating this long without a heartbeat (its creating process died) is failed'),
-          ),
-          endpoints: Type.Optional(
-            Type.Array(Type.String(), {
-              description: 'the endpoints a batch may use (default: /v1/chat/completions only)',
-            }),
-          ),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    responses: Type.Optional(
-      Type.Object(
-        {
-          retention_days: Type.Optional(PositiveInt('how long stored responses (and background responses\' events) are kept (default 30)')),
-          max_attempts: Type.Optional(PositiveInt('runs of a background response before one that keeps losing its worker is failed (default 3)')),
-        },
-        { additionalProperties: false },
-      ),
-    ),
     outbox: Type.Optional(
       Type.Object(
         { max_attempts: Type.Optional(PositiveInt('delivery attempts of a settlement message before it is marked dead')) },
@@ -193,56 +161,6 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
-    decision: Type.Optional(
-      Type.Object(
-        {
-          default_model: Type.Optional(Type.String({ minLength: 1, description: 'the decision model `jev-latest` and the other aliases answer with (unset: the one decision model that is ready)' })),
-          aliases: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'model names sent by System One clients (default: jev-latest, jev)' })),
-          scorers: Type.Optional(
-            Type.Record(Type.String(), Type.Union([Type.Literal('embedding'), Type.Literal('nli'), Type.Literal('llm')]), {
-              description: 'zero-shot scorer per decision model (default embedding)',
-            }),
-          ),
-          nli_model: Type.Optional(Type.String({ minLength: 1, description: 'the NLI cross-encoder the nli scorer runs (default deberta-v3-small)' })),
-          llm_model: Type.Optional(
-            Type.String({ minLength: 1, description: 'the chat model the llm scorer asks (an upstream with logprobs, or an in-process gguf model)' }),
-          ),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    gateway: Type.Optional(
-      Type.Object(
-        {
-          signing_secrets: Type.Optional(
-            Type.Record(Type.String({ minLength: 1 }), Type.String({ minLength: 1 }), {
-              description: 'signing secret by key id ({kid: secret}); the gateway is off without one',
-            }),
-          ),
-          signing_secrets_file: Type.Optional(Type.String({ minLength: 1, description: 'a JSON file holding {kid: secret}' })),
-          api_url: Type.Optional(Type.String({ pattern: '^https?://', description: "the intermediary's API (allowance checks, usage reports)" })),
-          read_key: Type.Optional(Type.String({ minLength: 1, description: "Sluice's read key at the intermediary (allowance checks)" })),
-          write_key: Type.Optional(Type.String({ minLength: 1, description: "Sluice's write key at the intermediary (usage reports)" })),
-          check_timeout_ms: Type.Optional(PositiveInt('how long an allowance check may take before the call proceeds (fail open; default 1500)')),
-          tolerance_seconds: Type.Optional(PositiveInt('how far a signature timestamp may be from now, either way (default 300)')),
-          intermediary_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the payer id usage records name (default "default")' })),
-          allowance_cache_ms: Type.Optional(
-            Type.Integer({ minimum: 0, maximum: 60_000, description: "how long an agent's allowed answer is reused (default 0: every call asks)" }),
-          ),
-          rate_limit_rpm: Type.Optional(PositiveInt('requests per minute per agent (default: rate_limits.requests_per_minute)')),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    storefront: Type.Optional(StorefrontFileSchema),
-    mcp: Type.Optional(
-      Type.Object(
-        {
-          prefix: Type.Optional(Type.String({ pattern: '^/[A-Za-z0-9/_-]*$', description: 'mount path of the MCP endpoint on the main listener (default /mcp)' })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
     hub: Type.Optional(
       Type.Object(
         {
@@ -257,7 +175,8 @@ export const ConfigFileSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export type ConfigFile = Static<typeof ConfigFileSchema>;
+/** The core's keys of the file, validated. */
+export type ConfigFile = Static<typeof CoreFileSchema>;
 export type ModelFileConfig = Static<typeof ModelFileSchema>;
 
 export type * from './config.types.js';

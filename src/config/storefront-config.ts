@@ -3,6 +3,7 @@
  * environment twins. The storefront is on when a plan exists.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { configSection } from './section.js';
 
 const Usd = (description: string) => Type.String({ pattern: '^\\d+(\\.\\d{1,2})?$', description });
 
@@ -178,3 +179,10 @@ export function resolveStorefront(env: Env, file: StorefrontFile | undefined, pr
     card: cardOf(env, file, problems),
   };
 }
+
+/** `storefront:`; the storefront is on (`config.storefront` not null) when a plan is configured. */
+export const storefrontSection = configSection({
+  key: 'storefront',
+  schema: StorefrontFileSchema,
+  resolve: ({ file, env, problems }) => resolveStorefront(env, file, problems),
+});

@@ -44,7 +44,16 @@ export function sqliteDatabase(dir = tempDir()): Database {
   return openDatabase({ kind: 'sqlite', path: path.join(dir, 'sluice.db') });
 }
 
-/** A fresh schema on the real server, the URL that selects it, and how to drop it again. */
+/**
+ * A fresh schema on the real server, the URL that selects it, and how to drop it again.
+ * Test files in parallel create and drop such schemas on one server all the time, so no
+ * query may name another schema: Kysely's stock introspector did (has_schema_privilege and
+ * pg_get_serial_sequence on every schema's name, run in a parallel worker once the catalog
+ * is large), and a sibling's schema dropped meanwhile failed a server's start-up migration
+ * with 3F000 `schema "t_…" does not exist`. Sluice's dialect reads only the current schema
+ * (src/storage/db/postgres-dialect.ts; test/integration/storage/postgres-dialect.test.ts
+ * churns schemas to prove it).
+ */
 export async function postgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: POSTGRES_URL });

@@ -64,8 +64,11 @@ export async function proveScaleOut(options: { lines: number; redisUrl: string; 
   const { database, url: databaseUrl } = await postgresSchemaDatabase();
   const s3 = await startFakeS3();
   const upstream = await startFakeUpstream();
-  // Slow enough that the batch is still running when the kill comes, at any size.
-  upstream.chat({ delayMs: 50 });
+  // Slow enough that the batch is still running when the kill comes, at any size: the kill
+  // comes at a quarter of the lines, and the other three quarters take at least
+  // lines × 3/4 × 20 ms ÷ 4 (global_concurrency), 19 s at 5,000 lines and 1 s at 300.
+  // (50 ms made 5,000 lines take at least 62 s whatever the machine.)
+  upstream.chat({ delayMs: 20 });
   const dir = tempDir('sluice-scale-');
   const configFile = path.join(dir, 'sluice.yaml');
   writeFileSync(
