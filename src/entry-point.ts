@@ -5,7 +5,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { databaseConfigOrNull } from './config/load.js';
+import { ConfigError, databaseConfigOrNull } from './config/load.js';
 import { describeStartupFailure } from './storage/db/connect-errors.js';
 import { ListenError } from './listen-errors.js';
 
@@ -26,6 +26,11 @@ export function startIfEntryPoint(moduleUrl: string, start: () => Promise<void>)
     if (err instanceof ListenError) {
       console.error(err.message);
       process.exit(err.exitCode);
+    }
+    // What only the assembled app can check of the configuration (e.g. batches.endpoints), as loadConfigOrExit answers the rest.
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(78);
     }
     const failure = describeStartupFailure(err, databaseConfigOrNull());
     console.error(failure?.message ?? err);

@@ -20,6 +20,8 @@ export interface BatchesParts {
   batches: BatchesService;
   runner: BatchRunner;
   janitor: Janitor;
+  /** The urls a batch can name: the assembled batch endpoints' (the wire formats' and the features'), known once every feature has registered. */
+  batchable(): readonly string[];
 }
 
 /** How often the janitor runs: every minute, or more often when the validation timeout is short. */
@@ -72,6 +74,8 @@ export function createBatchesFeature(core: CoreInfrastructure & CoreBilling & Co
     logger,
     config: config.batches,
   });
+  // Read when the routes are mounted, after every feature has registered its endpoints.
+  const batchable = () => [...core.batchEndpoints.keys()];
   const janitor = new Janitor({
     files,
     batches,
@@ -79,8 +83,8 @@ export function createBatchesFeature(core: CoreInfrastructure & CoreBilling & Co
     intervalMs: janitorIntervalMs(config.batches.validationTimeoutSeconds),
   });
   return {
-    services: { files, batches, runner, janitor },
-    routes: { api: [bindRoutes(registerFilesRoutes, { files }), bindRoutes(registerBatchesRoutes, { batches })] },
+    services: { files, batches, runner, janitor, batchable },
+    routes: { api: [bindRoutes(registerFilesRoutes, { files }), bindRoutes(registerBatchesRoutes, { batches, batchable })] },
     workers: [runner, janitor],
   };
 }

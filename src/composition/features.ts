@@ -5,6 +5,8 @@
  * scopes, workers, outbox handlers, payer debits, line meters, readiness, close) is
  * wired here, and closed in reverse order.
  */
+import { unbatchableEndpoints } from '../config/batch-config.js';
+import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { AppParts } from '../http/app.js';
 import type { Readiness } from '../http/routes/ops.js';
@@ -44,12 +46,24 @@ export interface Assembly extends AppParts {
 
 export type { CoreOverrides };
 
-/** Builds the core (applying pending migrations) and every feature. */
+/**
+ * Builds the core (applying pending migrations) and every feature; a `batches.endpoints`
+ * naming an endpoint none of them batches is a ConfigError, with everything closed again.
+ */
 export async function assemble(config: Readonly<Config>, overrides: CoreOverrides = {}): Promise<Assembly> {
   const core = await createCore(config, overrides);
   const features = await createFeatures(core.services);
   const all: Feature<unknown>[] = [core, ...Object.values(features)];
   register(core.services, all);
+  const closeAll = async () => {
+    for (const feature of all.toReversed()) await feature.close?.();
+  };
+  // Which endpoints can be batched is known now, with every feature's: the configuration may name only those.
+  const unbatchable = unbatchableEndpoints(config.batches.endpoints, [...core.services.batchEndpoints.keys()]);
+  if (unbatchable.length > 0) {
+    await closeAll();
+    throw new ConfigError(unbatchable, config.configFile ?? 'environment');
+  }
   const shared: SharedRoutes = { api: all.flatMap((f) => f.routes?.api ?? []), admin: all.flatMap((f) => f.routes?.admin ?? []) };
   const scopes = all.flatMap((f) => f.scopes?.(shared) ?? []).filter((scope): scope is ScopeDeclaration => scope !== null);
   const workers = all.flatMap((f) => f.workers ?? []);
@@ -70,7 +84,7 @@ export async function assemble(config: Readonly<Config>, overrides: CoreOverride
     readiness: () => readinessOf(all, core.services),
     async close() {
       await Promise.allSettled(workers.map((w) => w.stop()));
-      for (const feature of all.toReversed()) await feature.close?.();
+      await closeAll();
     },
   };
 }

@@ -15,7 +15,7 @@ export function createMcpFeature(
   earlier: Peers<{ decision: DecisionService; batches: BatchesParts; storefront: Storefront | null }>,
 ): Feature<null> {
   const decision = earlier.decision.services;
-  const { batches, files } = earlier.batches.services;
+  const { batches, files, batchable } = earlier.batches.services;
   const storefront = earlier.storefront.services;
   const { inference } = core;
   const scopes = mcpScopes({
@@ -32,6 +32,7 @@ export function createMcpFeature(
         transcription: core.transcription,
         decision,
         batches,
+        batchable,
         files,
       },
       anonymousLimiter: core.rateLimiter,

@@ -1,10 +1,12 @@
 /**
  * The Batch API's configuration section, `batches:` (the runner's concurrency, attempts,
- * leases and shards; the endpoints a batch may use, each one Sluice can batch; absent:
- * the spec's, chat completions only), with BATCH_COMPLETION_WINDOW_SECONDS as a twin.
+ * leases and shards; the endpoints a batch may use; absent: the spec's, chat completions
+ * only), with BATCH_COMPLETION_WINDOW_SECONDS as a twin. Which endpoints Sluice can batch
+ * is known only once the app is assembled (the wire formats' and the features'), so that
+ * `batches.endpoints` names only those is checked there (`unbatchableEndpoints`).
  */
 import { Type } from '@sinclair/typebox';
-import { BATCH_ENDPOINTS, BATCHABLE_ENDPOINTS } from '../domain/batches/batch.types.js';
+import { BATCH_ENDPOINTS } from '../domain/batches/batch.types.js';
 import { envInteger } from './env.js';
 import { PositiveInt } from './schema-kit.js';
 import { configSection } from './section.js';
@@ -44,14 +46,14 @@ const BatchesFileSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export function resolveBatchEndpoints(listed: readonly string[] | undefined, problems: string[]): readonly string[] {
-  if (listed === undefined) return BATCH_ENDPOINTS;
-  for (const endpoint of listed) {
-    if (!BATCHABLE_ENDPOINTS.includes(endpoint)) {
-      problems.push(`batches.endpoints: ${endpoint} cannot be batched (one of ${BATCHABLE_ENDPOINTS.join(', ')})`);
-    }
-  }
-  return [...new Set(listed.filter((e) => BATCHABLE_ENDPOINTS.includes(e)))];
+const resolveBatchEndpoints = (listed: readonly string[] | undefined): readonly string[] =>
+  listed === undefined ? BATCH_ENDPOINTS : [...new Set(listed)];
+
+/** The problems of `batches.endpoints` given the endpoints the app can batch (its assembled ones, by url): one per endpoint it cannot. */
+export function unbatchableEndpoints(endpoints: readonly string[], batchable: readonly string[]): string[] {
+  return endpoints
+    .filter((endpoint) => !batchable.includes(endpoint))
+    .map((endpoint) => `batches.endpoints: ${endpoint} cannot be batched (one of ${batchable.join(', ')})`);
 }
 
 export const batchesSection = configSection({
@@ -66,6 +68,6 @@ export const batchesSection = configSection({
     shardLines: b.shard_lines ?? 500,
     retryBaseMs: b.retry_base_ms ?? 500,
     validationTimeoutSeconds: b.validation_timeout_seconds ?? 600,
-    endpoints: resolveBatchEndpoints(b.endpoints, problems),
+    endpoints: resolveBatchEndpoints(b.endpoints),
   }),
 });

@@ -9,7 +9,6 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config/load.js';
-import type { Config } from '../../src/config/schema.js';
 import { assemble, type Assembly, type CoreOverrides, type Features } from '../../src/composition/features.js';
 import type { CoreServices } from '../../src/composition/core.js';
 import { buildApp } from '../../src/http/app.js';
@@ -41,8 +40,6 @@ export interface TestServerOptions {
   /** YAML text written to a temp file and passed as SLUICE_CONFIG. */
   yaml?: string;
   overrides?: CoreOverrides;
-  /** Adjusts the loaded configuration, for what neither env nor YAML can say (e.g. a batch endpoint only a test's wire format serves). */
-  config?: (loaded: Config) => Config;
   startWorkers?: boolean;
   /** The scope declarations buildApp mounts, changed: e.g. a route module added to /v1 and the gateway. */
   scopes?: (scopes: readonly ScopeDeclaration[]) => readonly ScopeDeclaration[];
@@ -80,8 +77,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     writeFileSync(file, options.yaml);
     env.SLUICE_CONFIG = file;
   }
-  const loaded = loadConfig(env, dataDir);
-  const config = options.config ? options.config(loaded) : loaded;
+  const config = loadConfig(env, dataDir);
   const assembly = await assemble(config, {
     logger: pino({ level: env.LOG_LEVEL ?? 'silent' }),
     ...options.overrides,

@@ -197,6 +197,22 @@ describe('start-up with a bad config file', { timeout: 90_000 }, () => {
     expect(result.stderr).toContain('server.port: Expected integer, got "eighty"');
   });
 
+  // Which endpoints can be batched is the assembled app's: checked there, answered the same way.
+  it.each(['src/main.ts', 'src/worker-main.ts'])('%s exits 78 naming a batches.endpoints entry that cannot be batched', (entry) => {
+    const dir = tempDir('sluice-config-');
+    const file = path.join(dir, 'sluice.yaml');
+    writeFileSync(file, 'batches:\n  endpoints: [/v1/images/generations]\n');
+    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, entry)], {
+      cwd: dir,
+      env: { ...process.env, SLUICE_CONFIG: file, DATA_DIR: dir, LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(78);
+    expect(result.stderr).toContain(`Invalid configuration (${file})`);
+    expect(result.stderr).toContain('batches.endpoints: /v1/images/generations cannot be batched (one of /v1/chat/completions, ');
+  });
+
   // The worker too: it once compared argv[1] with its URL as text, so through this path it did nothing and exited 0.
   it.each(['src/main.ts', 'src/worker-main.ts'])('%s starts (and so exits 78) when launched through a symlinked path containing a space', (entry) => {
     const dir = tempDir('sluice-config-');

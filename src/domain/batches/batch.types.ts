@@ -21,15 +21,6 @@ export const isTerminal = (status: BatchStatus): boolean => TERMINAL_STATUSES.ha
 
 /** The endpoints a batch may use unless `batches.endpoints` in sluice.yaml says otherwise: the spec's. */
 export const BATCH_ENDPOINTS: readonly string[] = ['/v1/chat/completions'];
-/** Every endpoint whose lines Sluice can run; `batches.endpoints` picks among them. */
-export const BATCHABLE_ENDPOINTS: readonly string[] = [
-  '/v1/chat/completions',
-  '/v1/responses',
-  '/v1/embeddings',
-  '/v1/moderations',
-  '/v1/completions',
-  '/v1/systemone',
-];
 export const COMPLETION_WINDOW = '24h';
 
 /** OpenAI's bounds of `output_expires_after.seconds`: one hour to 30 days. */

@@ -5,12 +5,7 @@
  * every refused create must still be recorded as a failed batch by the service.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import {
-  BATCHABLE_ENDPOINTS,
-  COMPLETION_WINDOW,
-  MAX_OUTPUT_EXPIRY_SECONDS,
-  MIN_OUTPUT_EXPIRY_SECONDS,
-} from '../../domain/batches/batch.types.js';
+import { COMPLETION_WINDOW, MAX_OUTPUT_EXPIRY_SECONDS, MIN_OUTPUT_EXPIRY_SECONDS } from '../../domain/batches/batch.types.js';
 import { FILE_PURPOSES, MAX_UPLOAD_BYTES } from '../../domain/files/files.types.js';
 import { typed } from '../../wire/fields.js';
 
@@ -119,11 +114,12 @@ export const FileUploadForm = Type.Object({
 /** Served as stored, streamed. */
 export const FileContent = { content: { 'application/jsonl': { schema: Type.String({ description: 'the file, one JSON object a line' }) } } };
 
-export const BatchCreateBody = Type.Object(
+/** The create-batch body; `endpoint` is one of `batchable`, the urls the app was assembled to batch (its wire formats' and its features'). */
+export const batchCreateBody = (batchable: readonly string[]) => Type.Object(
   {
     input_file_id: Type.String({ description: 'an uploaded file of purpose batch' }),
     endpoint: Type.Union(
-      BATCHABLE_ENDPOINTS.map((e) => Type.Literal(e)),
+      batchable.map((e) => Type.Literal(e)),
       { description: 'the url every line of the file uses; `batches.endpoints` in sluice.yaml says which are allowed (default: /v1/chat/completions)' },
     ),
     completion_window: Type.Optional(Type.Literal(COMPLETION_WINDOW)),

@@ -26,11 +26,10 @@ beforeAll(async () => {
   upstream = await startFakeUpstream();
   intermediary = await startFakeIntermediary();
   server = await startTestServer({
-    yaml: inferenceYaml(upstream.baseUrl),
+    // batches.endpoints may name the toy wire's endpoint: the app assembled with it batches it.
+    yaml: `${inferenceYaml(upstream.baseUrl)}batches:\n  endpoints: [/v1/chat/completions, /v1/echo]\n`,
     env: gatewayEnvVars(intermediary.baseUrl),
     overrides: { wireFormats: [...WIRE_FORMATS, echoWire] },
-    // sluice.yaml's batches.endpoints names only the endpoints Sluice itself can batch.
-    config: (loaded) => ({ ...loaded, batches: { ...loaded.batches, endpoints: [...loaded.batches.endpoints, '/v1/echo'] } }),
     startWorkers: true,
   });
   ({ key } = await server.newTenant({ balanceUsd: 5 }));

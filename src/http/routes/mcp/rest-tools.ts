@@ -10,7 +10,7 @@ import { ModerationsBody } from '../../../wire/moderations/body.js';
 import { parseBody } from '../../../wire/validate.js';
 import { batchWire } from '../../mappers/files-batches.js';
 import { DecisionBody } from '../../schemas/decision.js';
-import { BatchCreateBody, BatchIdParams } from '../../schemas/files-batches.js';
+import { batchCreateBody, BatchIdParams } from '../../schemas/files-batches.js';
 import { DECISION_STATUSES } from '../v1/systemone.js';
 import { field, narrowed, pick, plainSchema, serviceContext, type ToolSpec } from './tool-spec.js';
 
@@ -52,7 +52,7 @@ export const REST_TOOLS: Readonly<Record<Exclude<McpToolName, 'classify' | 'extr
   batch_create: {
     title: 'Create a batch',
     description: 'Start a batch over an uploaded .jsonl file of purpose batch; its lines are paid as they run.',
-    schema: () => plainSchema(BatchCreateBody),
+    schema: (_models, s) => plainSchema(batchCreateBody(s.batchable())),
     run: async (s, caller, args) => batchWire(await s.batches.create(caller.principal, args)),
   },
   batch_get: {

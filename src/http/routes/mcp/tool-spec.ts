@@ -30,6 +30,8 @@ export interface McpToolServices {
   transcription: Pick<TranscriptionService, 'run'>;
   decision: Pick<DecisionService, 'decide'>;
   batches: Pick<BatchesService, 'create' | 'retrieve'>;
+  /** The urls a batch can name (`batch_create`'s `endpoint`). */
+  batchable(): readonly string[];
   /** A project's files (`transcribe` reads audio by file id). */
   files: Pick<FilesService, 'openContent'>;
 }
@@ -63,7 +65,8 @@ export interface ToolSpec {
   description: string;
   /** The REST route's own statuses, where they differ from the default table. */
   statuses?: StatusOverrides;
-  schema: (models: readonly string[]) => Record<string, unknown>;
+  /** The input schema, given the tool's ready models and the services (read when the tools are first listed). */
+  schema: (models: readonly string[], services: McpToolServices) => Record<string, unknown>;
   run: Runner;
   /** How the service's answer becomes the tool's structured content (default: the REST answer as is). */
   answer?: (value: unknown) => Record<string, unknown>;

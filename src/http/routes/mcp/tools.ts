@@ -90,7 +90,7 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
     const config: ToolConfig = {
       title: spec.title,
       description: `${spec.description} ${priceText(offer.price)}`,
-      inputSchema: fromJsonSchema(spec.schema(offer.models) as JsonSchemaType, objectOnly),
+      inputSchema: fromJsonSchema(spec.schema(offer.models, services) as JsonSchemaType, objectOnly),
       _meta: { [PRICE_META_KEY]: offer.price },
     };
     return {

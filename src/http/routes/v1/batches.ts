@@ -8,11 +8,17 @@ import { principalOf } from '../../auth/caller-auth.js';
 import { batchWire } from '../../mappers/files-batches.js';
 import { notValidated } from '../../schemas/document-only.js';
 import { answersErrors } from '../../openapi-document.js';
-import { BatchCreateBody, BatchIdParams, BatchList, BatchListQuery, BatchObject } from '../../schemas/files-batches.js';
+import { batchCreateBody, BatchIdParams, BatchList, BatchListQuery, BatchObject } from '../../schemas/files-batches.js';
 
 const tags = ['batches'];
 
-export function registerBatchesRoutes(scope: FastifyInstance, { batches }: { batches: BatchesService }): void {
+export interface BatchesRouteDeps {
+  batches: BatchesService;
+  /** The urls a batch can name (the assembled batch endpoints), for the documented body; read when the routes are mounted. */
+  batchable(): readonly string[];
+}
+
+export function registerBatchesRoutes(scope: FastifyInstance, { batches, batchable }: BatchesRouteDeps): void {
 
   scope.post(
     '/batches',
@@ -20,7 +26,7 @@ export function registerBatchesRoutes(scope: FastifyInstance, { batches }: { bat
       schema: {
         tags,
         summary: 'Create a batch over an uploaded .jsonl file',
-        body: BatchCreateBody,
+        body: batchCreateBody(batchable()),
         response: { 200: BatchObject },
         // 404: the input file does not exist.
         ...answersErrors('not_found'),
