@@ -181,17 +181,23 @@ describe('config defaults and overrides', () => {
   });
 });
 
+/** Runs an entry point (src/main.ts, src/worker-main.ts) of the repository with `yaml` as its sluice.yaml, in a fresh data directory. */
+function startWith(entry: string, yaml: string) {
+  const dir = tempDir('sluice-config-');
+  const file = path.join(dir, 'sluice.yaml');
+  writeFileSync(file, yaml);
+  const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, entry)], {
+    cwd: dir,
+    env: { ...process.env, SLUICE_CONFIG: file, DATA_DIR: dir, LOG_LEVEL: 'silent' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { ...result, file };
+}
+
 describe('start-up with a bad config file', { timeout: 90_000 }, () => {
   it('exits with code 78 and names the bad key', () => {
-    const dir = tempDir('sluice-config-');
-    const file = path.join(dir, 'sluice.yaml');
-    writeFileSync(file, 'server:\n  port: eighty\n');
-    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/main.ts')], {
-      cwd: dir,
-      env: { ...process.env, SLUICE_CONFIG: file, DATA_DIR: dir, LOG_LEVEL: 'silent' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const { file, ...result } = startWith('src/main.ts', 'server:\n  port: eighty\n');
     expect(result.status).toBe(78);
     expect(result.stderr).toContain(`Invalid configuration (${file})`);
     expect(result.stderr).toContain('server.port: Expected integer, got "eighty"');
@@ -199,15 +205,7 @@ describe('start-up with a bad config file', { timeout: 90_000 }, () => {
 
   // Which endpoints can be batched is the assembled app's: checked there, answered the same way.
   it.each(['src/main.ts', 'src/worker-main.ts'])('%s exits 78 naming a batches.endpoints entry that cannot be batched', (entry) => {
-    const dir = tempDir('sluice-config-');
-    const file = path.join(dir, 'sluice.yaml');
-    writeFileSync(file, 'batches:\n  endpoints: [/v1/images/generations]\n');
-    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, entry)], {
-      cwd: dir,
-      env: { ...process.env, SLUICE_CONFIG: file, DATA_DIR: dir, LOG_LEVEL: 'silent' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const { file, ...result } = startWith(entry, 'batches:\n  endpoints: [/v1/images/generations]\n');
     expect(result.status).toBe(78);
     expect(result.stderr).toContain(`Invalid configuration (${file})`);
     expect(result.stderr).toContain('batches.endpoints: /v1/images/generations cannot be batched (one of /v1/chat/completions, ');
