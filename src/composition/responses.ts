@@ -19,6 +19,7 @@ import { BackgroundResponsesRepository } from '../storage/db/repositories/backgr
 import { ResponsesRepository } from '../storage/db/repositories/responses.repository.js';
 import type { UsageRepository } from '../storage/db/repositories/usage.repository.js';
 import { BackgroundResponsesRunner } from '../worker/background-responses.js';
+import { responsesWriter } from '../wire/responses/writer.js';
 import type { BatchesParts } from './batches.js';
 import type { CoreBilling, CoreInference, CoreInfrastructure } from './core.js';
 import type { Feature, Peers } from './feature.js';
@@ -52,6 +53,7 @@ function createStoredResponses(deps: StoredResponsesDeps): StoredResponsesParts 
   const engine = deps.responses;
   const service = new StoredResponsesService({
     engine,
+    writer: responsesWriter,
     store,
     models: deps.registry,
     clock: deps.clock,

@@ -9,6 +9,7 @@ import { ModerationsService } from '../domain/completions/moderations.service.js
 import { ResponsesService } from '../domain/responses/responses.service.js';
 import { ChatCompletionsService } from './chat-completions/service.js';
 import { CompletionsService } from './completions/service.js';
+import { responsesWriter } from './responses/writer.js';
 
 export interface InferenceServices {
   /** The one chat call: what a chat-shaped wire's run and open go through. */
@@ -26,7 +27,7 @@ export function createInferenceServices(deps: InferenceServiceDeps): InferenceSe
     chat,
     chatCompletions: new ChatCompletionsService({ chat, clock: deps.clock }),
     completions: new CompletionsService({ chat, registry: deps.registry, clock: deps.clock }),
-    responses: new ResponsesService({ chat, clock: deps.clock, logger: deps.logger }),
+    responses: new ResponsesService({ chat, writer: responsesWriter, clock: deps.clock, logger: deps.logger }),
     embeddings: new EmbeddingsService(deps),
     moderations: new ModerationsService(deps),
   };

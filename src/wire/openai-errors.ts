@@ -28,6 +28,9 @@ const TYPE_OF_KIND: Readonly<Record<ErrorKind, string>> = {
   unavailable: 'invalid_request_error',
 };
 
+/** OpenAI's `type` of an error kind (what the envelope and a failed Responses object report). */
+export const openAIErrorType = (kind: ErrorKind): string => TYPE_OF_KIND[kind];
+
 export interface OpenAIErrorEnvelope {
   error: { message: string; type: string; code: string | null; param: string | null; line?: number };
 }

@@ -16,13 +16,13 @@ import { heldByOtherCalls } from '../domain/billing/meter.js';
 import type { LineMeter, MeterResolver } from '../domain/billing/meter-resolver.js';
 import { payerOf, type Caller } from '../domain/identity/caller.js';
 import { newOutboxEntry } from '../domain/outbox/outbox.types.js';
-import { asBackground, failedResource } from '../domain/responses/background-resource.js';
 import type { BackgroundJob, BackgroundQueue, StoredEvent } from '../domain/responses/response-store.port.js';
 import { conversationOf } from '../domain/responses/stored-items.js';
 import type { ResponsesEngine } from '../domain/responses/stored-responses.js';
 import type { ResponseInputItem, ResponseStreamEvent } from '../domain/responses/responses.types.js';
 import type { Clock } from '../domain/shared/clock.js';
 import { isAppError } from '../domain/shared/errors.js';
+import { asBackground, failedResource } from '../wire/responses/background-resource.js';
 import type { ResponsesRequestBody } from '../wire/responses/body.js';
 import { responsesRequestOf } from '../wire/responses/mapper.js';
 

@@ -1,9 +1,10 @@
 /**
  * A Responses API run over the one chat call (ChatCall): the conversation (`instructions`,
  * earlier turns, this request's input) prepared as a chat call, run whole or opened as a
- * stream, and the engine's answer read (answer-reader.ts) into the response's output. A
- * run is a sequence of events: `response.created` once the engine has answered (its
- * first chunk, when streamed), the output items as they grow, then `response.completed`,
+ * stream, and the engine's answer read (answer-reader.ts) into the response's output by
+ * the Responses wire's writer (the ResponseWriter port, injected). A run is a sequence of
+ * events: `response.created` once the engine has answered (its first chunk, when
+ * streamed), the output items as they grow, then `response.completed`,
  * `response.incomplete` or `response.failed`. `open()` resolves with them once the engine
  * answered; `create()` reads them to the final resource. Metered as chat: held on the
  * conversation and the cap, settled on the engine's usage; a stream that ends early is
@@ -17,15 +18,19 @@ import type { TokenUsage } from '../models/inference-backend.port.js';
 import { readResult, readStreamEvent, type AnswerEvent } from '../completions/answer-reader.js';
 import type { Answered, ChatCall, OpenedChat } from '../completions/chat-call.js';
 import type { ChatResult, Conversation } from '../completions/chat-runner.js';
+import { randomString } from '../shared/ids.js';
 import { messagesOfItems } from './input-items.js';
-import { hexId, headOf } from './resource.js';
-import { ResponseRun } from './response-run.js';
+import type { ResponseRunWriter, ResponseWriter } from './response-writer.port.js';
 import type { ResponsesContext, ResponsesRequest, ResponseStreamEvent } from './responses.types.js';
 
 export const RESPONSES_ROUTE = '/v1/responses';
 
+export const newResponseId = (): string => `resp_${randomString(24, 'hex')}`;
+
 export interface ResponsesServiceDeps {
   chat: ChatCall;
+  /** The Responses wire's writer: what the run's events and object look like. */
+  writer: ResponseWriter;
   clock: Clock;
   logger: Pick<Logger, 'error'>;
 }
@@ -45,11 +50,11 @@ function conversationOf(request: ResponsesRequest, priorItems: ResponsesContext[
 }
 
 /** Reads `events` into the run's output; returns the finish reason and usage when they come. */
-function readInto(run: ResponseRun, events: readonly AnswerEvent[], read: { finishReason: string; usage: TokenUsage | null }): void {
+function readInto(run: ResponseRunWriter, events: readonly AnswerEvent[], read: { finishReason: string; usage: TokenUsage | null }): void {
   for (const event of events) {
     if (event.type === 'finish') read.finishReason = event.reason;
     else if (event.type === 'usage') read.usage = event.usage;
-    else run.output.read(event);
+    else run.read(event);
   }
 }
 
@@ -74,7 +79,7 @@ export class ResponsesService {
    * is called once with the final resource (a refusal included), when the events end.
    */
   async open(caller: Caller, request: ResponsesRequest, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
-    const run = new ResponseRun(headOf(request, context.responseId ?? hexId('resp_'), this.#now()));
+    const run = this.deps.writer.run(request, context.responseId ?? newResponseId(), this.#now());
     let answer: Answered<ChatResult> | OpenedChat;
     try {
       const origin = { route: context.route ?? RESPONSES_ROUTE, requestId: context.requestId };
@@ -88,7 +93,7 @@ export class ResponsesService {
     return 'close' in answer ? this.#streamed(run, answer, context) : this.#whole(run, answer, context);
   }
 
-  async *#whole(run: ResponseRun, answered: Answered<ChatResult>, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+  async *#whole(run: ResponseRunWriter, answered: Answered<ChatResult>, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
     try {
       yield* run.start(answered);
       const read = { finishReason: answered.result.finishReason, usage: null };
@@ -99,13 +104,13 @@ export class ResponsesService {
     }
   }
 
-  async *#streamed(run: ResponseRun, opened: OpenedChat, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+  async *#streamed(run: ResponseRunWriter, opened: OpenedChat, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
     try {
       yield* run.start(opened);
       const read: { finishReason: string; usage: TokenUsage | null } = { finishReason: 'stop', usage: null };
       for await (const event of opened) {
         readInto(run, readStreamEvent(event), read);
-        yield* run.output.drain();
+        yield* run.drain();
       }
       yield* run.finish(read.finishReason, read.usage!, this.#now());
     } catch (err) {
@@ -119,7 +124,7 @@ export class ResponsesService {
   }
 
   /** The run ends: cancelled if it stands unfinished, and its final resource handed to `onSettled`. */
-  async #settled(run: ResponseRun, context: ResponsesContext): Promise<void> {
+  async #settled(run: ResponseRunWriter, context: ResponsesContext): Promise<void> {
     run.cancelled();
     await context.onSettled?.(run.resource()).catch((err: unknown) => this.deps.logger.error({ err, request_id: context.requestId }, 'settling a response failed'));
   }

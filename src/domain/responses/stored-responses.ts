@@ -9,9 +9,9 @@ import type { Caller, PayerKind, Principal } from '../identity/caller.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { Clock } from '../shared/clock.js';
 import { toUnixSeconds } from '../shared/clock.js';
-import { randomString } from '../shared/ids.js';
 import { payerRef } from '../identity/caller.js';
-import { queuedResource } from './background-resource.js';
+import { newResponseId } from './responses.service.js';
+import type { ResponseWriter } from './response-writer.port.js';
 import type { ResponseInputItem, ResponsesContext, ResponsesRequest, ResponseStreamEvent } from './responses.types.js';
 import type { ResponseItem, ResponseOwner, ResponseStatus, ResponseStore } from './response-store.port.js';
 import { conversationOf, inputItemsOf } from './stored-items.js';
@@ -30,6 +30,8 @@ export interface ResponsesEngine {
 
 export interface StoredResponsesDeps {
   engine: ResponsesEngine;
+  /** The Responses wire's writer: the object a queued background response answers with. */
+  writer: Pick<ResponseWriter, 'queued'>;
   store: ResponseStore;
   models: ModelResolver;
   clock: Clock;
@@ -50,8 +52,6 @@ interface Turn {
 }
 
 export const ownerOf = (principal: Principal): ResponseOwner => ({ projectId: principal.projectId, subject: principal.subject ?? '' });
-
-export const newResponseId = (): string => `resp_${randomString(24, 'hex')}`;
 
 export class StoredResponsesService {
   readonly #queued = new Set<() => void>();
@@ -127,7 +127,7 @@ export class StoredResponsesService {
     if (!this.deps.runsInBackground(principal.payer.kind)) throw backgroundNotForCaller(principal.payer.kind);
     // An unknown model is refused now, not by the worker later.
     this.deps.models.require(request.model, 'responses');
-    const resource = queuedResource(turn.id, request, toUnixSeconds(turn.createdAtMs));
+    const resource = this.deps.writer.queued(request, turn.id, toUnixSeconds(turn.createdAtMs));
     await this.deps.store.insert(
       {
         id: turn.id,

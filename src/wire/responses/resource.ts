@@ -3,9 +3,9 @@
  * spec lists its own fields, then the others. What the request set is fixed at the start
  * (the head); status, output, error and usage change as the run goes.
  */
-import type { TokenUsage } from '../models/inference-backend.port.js';
-import { randomString } from '../shared/ids.js';
-import type { ResponsesRequest } from './responses.types.js';
+import type { TokenUsage } from '../../domain/models/inference-backend.port.js';
+import { randomString } from '../../domain/shared/ids.js';
+import type { ResponsesRequest } from '../../domain/responses/responses.types.js';
 
 type Json = Record<string, unknown>;
 

@@ -4,9 +4,9 @@
  * its content part is added, deltas, the text's done, the part's done, the item's done).
  * An item is closed when output moves to another item, and all are closed at the end.
  */
-import type { AnswerEvent } from '../completions/answer-reader.js';
+import type { AnswerEvent } from '../../domain/completions/answer-reader.js';
 import { hexId } from './resource.js';
-import type { ResponseStreamEvent } from './responses.types.js';
+import type { ResponseStreamEvent } from '../../domain/responses/responses.types.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,22 +1,30 @@
 /**
- * One response from start to end: its head (what the request set), its output as it
- * grows, and its status. Each step returns the stream events it produced, numbered in
- * order; the resource it stands at is read at any time (for `onSettled`).
+ * The Responses wire's writer (the domain's ResponseWriter port): one response from start
+ * to end, its head (what the request set), its output as it grows (output-items.ts) and
+ * its status. Each step returns the stream events it produced, numbered in order; the
+ * resource it stands at is read at any time (for `onSettled`).
  */
-import type { TokenUsage } from '../models/inference-backend.port.js';
-import { isAppError, type ErrorKind } from '../shared/errors.js';
+import type { AnswerEvent } from '../../domain/completions/answer-reader.js';
+import type { TokenUsage } from '../../domain/models/inference-backend.port.js';
+import type { ResponseRunWriter, ResponseWriter } from '../../domain/responses/response-writer.port.js';
+import type { ResponsesRequest, ResponseStreamEvent } from '../../domain/responses/responses.types.js';
+import { isAppError, type ErrorKind } from '../../domain/shared/errors.js';
+import { openAIErrorType } from '../openai-errors.js';
+import { queuedResource } from './background-resource.js';
 import { ResponseOutput } from './output-items.js';
-import { responseResource, type ResponseHead, type ResponseState } from './resource.js';
-import type { ResponseStreamEvent } from './responses.types.js';
+import { headOf, responseResource, type ResponseHead, type ResponseState } from './resource.js';
 
-/** The error `type` a failed response reports, by kind (a Map: the kind is never a client's string, but stays a lookup). */
-const ERROR_TYPES: ReadonlyMap<ErrorKind, string> = new Map([
-  ['invalid_request', 'invalid_request_error'],
-  ['context_length', 'invalid_request_error'],
-  ['not_found', 'invalid_request_error'],
-  ['insufficient_quota', 'insufficient_quota'],
-  ['payment_required', 'insufficient_quota'],
-  ['rate_limit', 'rate_limit_exceeded'],
+/**
+ * The kinds a failed response reports under their own `type` (OpenAI's name for each, the
+ * envelope's); every other failure is a `server_error` (a Set: the kind is never a client's string).
+ */
+const REPORTED_KINDS: ReadonlySet<ErrorKind> = new Set<ErrorKind>([
+  'invalid_request',
+  'context_length',
+  'not_found',
+  'insufficient_quota',
+  'payment_required',
+  'rate_limit',
 ]);
 
 /** An error as a response's `error`: its message only when it may reach the client. */
@@ -24,7 +32,7 @@ function errorOf(err: unknown): NonNullable<ResponseState['error']> {
   if (!isAppError(err)) return { message: 'The response failed on the server', type: 'server_error', param: null, code: 'server_error' };
   return {
     message: err.expose ? err.message : 'The response failed on the server',
-    type: ERROR_TYPES.get(err.kind) ?? 'server_error',
+    type: REPORTED_KINDS.has(err.kind) ? openAIErrorType(err.kind) : 'server_error',
     param: err.param,
     code: err.code ?? (err.kind === 'upstream' ? 'upstream_error' : 'server_error'),
   };
@@ -36,10 +44,9 @@ const INCOMPLETE: ReadonlyMap<string, string> = new Map([
   ['content_filter', 'content_filter'],
 ]);
 
-export class ResponseRun {
+export class ResponseRun implements ResponseRunWriter {
   readonly output: ResponseOutput;
   readonly state: ResponseState = { status: 'in_progress', output: [] };
-  started = false;
 
   constructor(readonly head: ResponseHead) {
     this.output = new ResponseOutput(head.maxToolCalls);
@@ -51,11 +58,18 @@ export class ResponseRun {
 
   /** `response.created` and `response.in_progress`. */
   start(served: { model: string; outputCap?: number }): ResponseStreamEvent[] {
-    this.started = true;
     this.state.model = served.model;
     if (served.outputCap !== undefined) this.state.outputCap = served.outputCap;
     this.output.event('response.created', { response: this.resource() });
     this.output.event('response.in_progress', { response: this.resource() });
+    return this.output.drain();
+  }
+
+  read(event: AnswerEvent): void {
+    this.output.read(event);
+  }
+
+  drain(): ResponseStreamEvent[] {
     return this.output.drain();
   }
 
@@ -96,3 +110,9 @@ export class ResponseRun {
     if (this.state.status === 'in_progress') Object.assign(this.state, { status: 'cancelled', output: this.output.items('incomplete') });
   }
 }
+
+/** The Responses writer the composition gives the responses and stored-responses services. */
+export const responsesWriter: ResponseWriter = {
+  run: (request: ResponsesRequest, id: string, createdAt: number) => new ResponseRun(headOf(request, id, createdAt)),
+  queued: queuedResource,
+};

@@ -4,12 +4,12 @@
  * ends without its run's own answer (`failed`, with why). Each says `background: true`.
  */
 import { headOf, responseResource } from './resource.js';
-import type { ResponsesRequest } from './responses.types.js';
+import type { ResponsesRequest } from '../../domain/responses/responses.types.js';
 
 /** A run's object, as a background response shows it. */
 export const asBackground = (resource: Record<string, unknown>): Record<string, unknown> => ({ ...resource, background: true });
 
-export function queuedResource(id: string, request: ResponsesRequest, createdAt: number): Record<string, unknown> {
+export function queuedResource(request: ResponsesRequest, id: string, createdAt: number): Record<string, unknown> {
   // `queued` is a status only background responses have; the run's own statuses follow.
   return asBackground({ ...responseResource(headOf(request, id, createdAt), { status: 'in_progress', output: [] }), status: 'queued' });
 }
