@@ -86,6 +86,14 @@ export interface Deployment {
   /** null: no limit. */
   maxConcurrency: number | null;
   timeoutMs: number;
+  /** The hosted provider this deployment reaches (`provider:` in sluice.yaml: anthropic, groq, azure, …); absent for a self-hosted engine. */
+  provider?: string;
+  /** `bearer`: the key is a bearer token (Azure's Entra tokens) instead of the protocol's own key header. */
+  auth?: 'key' | 'bearer';
+  /** Azure's classic deployment form: the `api-version` query (absent: the v1 API). */
+  apiVersion?: string;
+  /** `anthropic-beta` flags sent on every call to this deployment. */
+  betas?: readonly string[];
 }
 
 export interface ModelSpec {
