@@ -5,7 +5,7 @@
  * lives in credit-meter.ts.
  */
 import { newId } from '../shared/ids.js';
-import { costMicros, type TokenPrice } from '../shared/money.js';
+import { costMicros, type CacheTokens, type TokenPrice } from '../shared/money.js';
 import type { Clock } from '../shared/clock.js';
 import { payerRef, type Principal } from '../identity/caller.js';
 import { outboxEntriesOf, type OutboxEntry, type OutboxHandlers, type OutboxIntake, type OutboxMessage } from '../outbox/outbox.types.js';
@@ -59,8 +59,9 @@ export class BillingService {
     });
   }
 
-  costOf(model: string, inputTokens: number, outputTokens: number): number {
-    return costMicros(this.priceOf(model), inputTokens, outputTokens);
+  /** `cache`: of the input, what the provider's prompt cache read and wrote (billed at the model's cache prices). */
+  costOf(model: string, inputTokens: number, outputTokens: number, cache?: CacheTokens): number {
+    return costMicros(this.priceOf(model), inputTokens, outputTokens, cache);
   }
 
   /**
@@ -96,7 +97,7 @@ export class BillingService {
       route: call.route,
       inputTokens: usage.inputTokens,
       outputTokens: usage.outputTokens,
-      costMicros: usage.costMicros ?? this.costOf(model, usage.inputTokens, usage.outputTokens),
+      costMicros: usage.costMicros ?? this.costOf(model, usage.inputTokens, usage.outputTokens, usage),
       requestId: call.requestId,
       status: usage.status,
       createdAtMs: this.clock.nowMs(),

@@ -20,7 +20,7 @@ import type { ModelSpec } from '../models/model-spec.types.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import { ChatRunner, withOutputCap, type ChatResult, type Conversation, type PreparedCall } from './chat-runner.js';
 import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
-import { ServedListener } from './served-call.js';
+import { ServedListener, settledOf } from './served-call.js';
 import { StreamSettlement } from './stream-settlement.js';
 
 export interface InferenceServiceDeps {
@@ -206,7 +206,7 @@ export class ChatCall {
       const served = new ServedListener();
       const result = await call.run(admission.outputCap, served.context(context));
       served.announce(caller);
-      const usage = served.usage({ inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 });
+      const usage = served.usage(settledOf(result.usage, 200));
       return { value: { result, model: served.modelOr(call.model.id), outputCap: admission.outputCap }, usage };
     });
   }

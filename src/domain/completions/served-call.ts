@@ -3,12 +3,20 @@
  * names the model that served, a fallback is announced in `x-sluice-fallback`, and the
  * usage record names the model (billed at its price) and the deployment.
  */
-import type { CallContext, ServedCall } from '../models/inference-backend.port.js';
+import type { CallContext, ServedCall, TokenUsage } from '../models/inference-backend.port.js';
 import type { SettledUsage } from '../billing/meter.js';
 import type { Caller } from '../identity/caller.js';
 import { toReply } from '../billing/meter.js';
 
 export const FALLBACK_HEADER = 'x-sluice-fallback';
+
+/** An engine's usage as settled: its tokens, the prompt cache's reads and writes among them (billed at their own prices), and the status. */
+export function settledOf(usage: TokenUsage, status: number): SettledUsage {
+  const settled: SettledUsage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status };
+  if (usage.cachedInputTokens) settled.cachedInputTokens = usage.cachedInputTokens;
+  if (usage.cacheWriteTokens) settled.cacheWriteTokens = usage.cacheWriteTokens;
+  return settled;
+}
 
 export class ServedListener {
   served: ServedCall | null = null;

@@ -31,10 +31,15 @@ export interface ChatMessage {
 }
 
 export interface TokenUsage {
+  /** Every input token, those read from or written to the engine's prompt cache included. */
   inputTokens: number;
   outputTokens: number;
   /** Of outputTokens, those spent on reasoning (thinking models). */
   reasoningTokens?: number;
+  /** Of inputTokens, those the engine read from its prompt cache (priced at the model's cached-input price). */
+  cachedInputTokens?: number;
+  /** Of inputTokens, those the engine wrote to its prompt cache (priced at the model's cache-write price). */
+  cacheWriteTokens?: number;
 }
 
 /** Which model and engine served a call, when an upstream router chose (see src/inference/routing/). */

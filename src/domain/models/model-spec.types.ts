@@ -68,6 +68,8 @@ export interface ModelBinding {
   timeoutMs: number;
   /** Request fields dropped before the call reaches the upstream (`drop_params`). */
   dropParams: readonly string[];
+  /** `drop_params: true`: fields the model's protocol cannot carry are dropped instead of refused with 400. */
+  dropUnsupported?: boolean;
   /** Directory of the model's files for in-process runtimes. */
   path: string | null;
   /** The engines that serve the model (its upstream's deployments); `base_url` is one of them. Empty: none configured, or in-process. */

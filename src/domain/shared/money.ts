@@ -10,14 +10,31 @@ export interface TokenPrice {
   inputPerMillionUsd: number;
   /** USD per million output tokens. */
   outputPerMillionUsd: number;
+  /** USD per million input tokens read from the provider's prompt cache; absent: the input price. */
+  cachedInputPerMillionUsd?: number;
+  /** USD per million input tokens written to the provider's prompt cache; absent: the input price. */
+  cacheWritePerMillionUsd?: number;
+}
+
+/** Of a call's input tokens, those read from and written to the provider's prompt cache (each part of the input count). */
+export interface CacheTokens {
+  cachedInputTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 /**
  * Cost of a call in micro-dollars. USD per million tokens is exactly micro-dollars per
  * token; the sum is rounded up so that no billable call is free.
  */
-export function costMicros(price: TokenPrice, inputTokens: number, outputTokens: number): number {
-  const exact = inputTokens * price.inputPerMillionUsd + outputTokens * price.outputPerMillionUsd;
+export function costMicros(price: TokenPrice, inputTokens: number, outputTokens: number, cache?: CacheTokens): number {
+  let exact = inputTokens * price.inputPerMillionUsd + outputTokens * price.outputPerMillionUsd;
+  if (cache) {
+    // Cache reads and writes are part of the input count: priced at their own rate instead of the input rate.
+    const read = Math.min(cache.cachedInputTokens ?? 0, inputTokens);
+    const written = Math.min(cache.cacheWriteTokens ?? 0, inputTokens - read);
+    exact += read * ((price.cachedInputPerMillionUsd ?? price.inputPerMillionUsd) - price.inputPerMillionUsd);
+    exact += written * ((price.cacheWritePerMillionUsd ?? price.inputPerMillionUsd) - price.inputPerMillionUsd);
+  }
   // `+ 0` turns the -0 of a free call (ceil of a tiny negative) into 0.
   return Math.ceil(exact - 1e-9) + 0;
 }
