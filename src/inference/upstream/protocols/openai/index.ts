@@ -22,7 +22,7 @@ import type { UpstreamAttempt, UpstreamProtocol, UpstreamProtocolDeps, UpstreamP
 import { UsageCounter } from '../../usage-count.js';
 import { UpstreamClient } from '../../http-client.js';
 import { targetOf, upstreamName, type HttpEndpoint, type OpenAIOperation } from '../../endpoint.js';
-import { upstreamProtocolError } from './errors.js';
+import { upstreamProtocolError } from '../../openai-errors.js';
 import { openaiEndpoint } from './endpoint.js';
 import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
 import { readChatCompletion, readCompletion, readEmbeddings, readModerations } from './map-response.js';

@@ -1,11 +1,11 @@
 /**
- * Upstream failures → AppError, the only place that knows how OpenAI-compatible servers
- * fail. 5xx and connection failures are 502 `upstream_error` (retryable); 429 stays a
+ * Upstream failures → AppError, the only place that knows how servers of the OpenAI format
+ * fail (the openai protocol's engines and presets, Azure OpenAI). 5xx and connection failures are 502 `upstream_error` (retryable); 429 stays a
  * retryable 429; the client's own 4xx mistakes keep their status, message, param and
  * code; an upstream refusing Sluice itself (401/403, odd statuses) is Sluice's fault: 502.
  */
-import { AppError, type ErrorKind } from '../../../../domain/shared/errors.js';
-import { retryAfterSeconds, upstreamProtocolError, upstreamTimeout } from '../../errors.js';
+import { AppError, type ErrorKind } from '../../domain/shared/errors.js';
+import { retryAfterSeconds, upstreamProtocolError, upstreamTimeout } from './errors.js';
 
 export { upstreamProtocolError };
 
