@@ -1,0 +1,176 @@
+/**
+ * Real clients against models served by the hosted protocols: the `openai` SDK and the
+ * Vercel AI SDK call an Azure OpenAI model (the v1 API, the classic deployment form with
+ * a key file, and an Entra bearer token) and an Anthropic model, streamed and not, each
+ * with a tool round trip. The fakes on loopback check the auth each provider expects.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText, isStepCount, streamText, tool } from 'ai';
+import { z } from 'zod';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../../helpers/harness.js';
+import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
+import { toolLoop } from '../../helpers/tool-loop-engine.js';
+import { startFakeAzure, type FakeAzure } from '../../helpers/fake-azure.js';
+import { startFakeAnthropic, TOOL_ANSWER, type FakeAnthropic } from '../../helpers/fake-anthropic.js';
+
+const AZURE_KEY = 'azure-key-0123456789abcdef0123';
+const AZURE_TOKEN = 'eyJ0eXAiOiJKV1Qi.entra-token-0123456789';
+const ANTHROPIC_KEY = 'sk-ant-api03-clients-0123456789abcdef';
+const CALL_ID = { azure: 'call_oslo', anthropic: 'toolu_oslo' };
+
+let engine: FakeUpstream;
+let azure: FakeAzure;
+let anthropic: FakeAnthropic;
+let server: TestServer;
+let client: OpenAI;
+let provider: ReturnType<typeof createOpenAICompatible>;
+
+function yaml(keyFile: string): string {
+  return `models:
+  azure-gpt:
+    kind: chat
+    provider: azure
+    base_url: ${azure.baseUrl}
+    upstream_model: gpt-4o
+    api_key_env: AZURE_TEST_KEY
+  azure-classic:
+    kind: chat
+    provider: azure
+    base_url: ${azure.baseUrl}
+    upstream_model: prod-gpt4o
+    api_version: 2024-10-21
+    api_key_file: ${keyFile}
+    price: { input_per_million_usd: 2.5, output_per_million_usd: 10 }
+  azure-entra:
+    kind: chat
+    provider: azure
+    base_url: ${azure.baseUrl}
+    upstream_model: gpt-4o
+    auth: bearer
+    api_key_env: AZURE_TEST_TOKEN
+  claude:
+    kind: chat
+    provider: anthropic
+    base_url: ${anthropic.baseUrl}
+    upstream_model: claude-sonnet-4-5
+    api_key_env: ANTHROPIC_TEST_KEY
+`;
+}
+
+beforeAll(async () => {
+  engine = await startFakeUpstream();
+  [azure, anthropic] = await Promise.all([startFakeAzure(engine, { key: AZURE_KEY, token: AZURE_TOKEN }), startFakeAnthropic(ANTHROPIC_KEY)]);
+  const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'sluice-key-')), 'azure.key');
+  writeFileSync(keyFile, `${AZURE_KEY}\n`, { mode: 0o600 });
+  server = await startTestServer({
+    yaml: yaml(keyFile),
+    env: { AZURE_TEST_KEY: AZURE_KEY, AZURE_TEST_TOKEN: AZURE_TOKEN, ANTHROPIC_TEST_KEY: ANTHROPIC_KEY, RATE_LIMIT_RPM: '1000000' },
+  });
+  const tenant = await server.newTenant({ balanceUsd: 100 });
+  client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: tenant.key, maxRetries: 0 });
+  provider = createOpenAICompatible({ name: 'sluice', baseURL: `${server.baseUrl}/v1`, apiKey: tenant.key, includeUsage: true });
+}, 60_000);
+afterAll(async () => {
+  await server?.close();
+  await Promise.all([azure?.close(), anthropic?.close(), engine?.close()]);
+});
+beforeEach(() => {
+  engine.reset();
+  engine.setDefault('/chat/completions', toolLoop({ id: CALL_ID.azure, name: 'weather', arguments: '{"city":"Oslo"}' }, TOOL_ANSWER));
+  azure.requests.length = 0;
+  anthropic.reset();
+});
+
+const weatherTool: OpenAI.ChatCompletionTool = {
+  type: 'function',
+  function: { name: 'weather', description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+};
+
+/** What the provider's fake saw of the first call: where it went and how it was authenticated. */
+const AZURE_SEEN: Record<string, { path: string; query: string | null; auth: [string, string] }> = {
+  'azure-gpt': { path: '/openai/v1/chat/completions', query: null, auth: ['api-key', AZURE_KEY] },
+  'azure-classic': { path: '/openai/deployments/prod-gpt4o/chat/completions', query: '2024-10-21', auth: ['api-key', AZURE_KEY] },
+  'azure-entra': { path: '/openai/v1/chat/completions', query: null, auth: ['authorization', `Bearer ${AZURE_TOKEN}`] },
+};
+
+async function toolRoundTrip(model: string, stream: boolean): Promise<string> {
+  const question: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Oslo?' }];
+  const first = await client.chat.completions.create({ model, messages: question, tools: [weatherTool] });
+  const message = first.choices[0]!.message;
+  expect(message.tool_calls?.[0]).toMatchObject({ type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } });
+  const messages: OpenAI.ChatCompletionMessageParam[] = [...question, message as OpenAI.ChatCompletionMessageParam, { role: 'tool', tool_call_id: message.tool_calls![0]!.id, content: '{"degrees":21}' }];
+  if (!stream) return (await client.chat.completions.create({ model, messages, tools: [weatherTool] })).choices[0]!.message.content!;
+  let text = '';
+  for await (const chunk of await client.chat.completions.create({ model, messages, tools: [weatherTool], stream: true })) text += chunk.choices[0]?.delta.content ?? '';
+  return text;
+}
+
+describe('the openai SDK', () => {
+  for (const model of Object.keys(AZURE_SEEN)) {
+    for (const stream of [false, true]) {
+      it(`${model}: a tool round trip${stream ? ', the answer streamed' : ''}, sent where and as Azure expects`, async () => {
+        expect(await toolRoundTrip(model, stream)).toBe(TOOL_ANSWER);
+        const seen = AZURE_SEEN[model]!;
+        expect(azure.requests).toHaveLength(2);
+        for (const request of azure.requests) {
+          expect(request.path).toBe(seen.path);
+          expect(request.query.get('api-version')).toBe(seen.query);
+          expect(request.headers[seen.auth[0]]).toBe(seen.auth[1]);
+        }
+        expect(azure.requests[0]!.body.model).toBe(model === 'azure-classic' ? 'prod-gpt4o' : 'gpt-4o');
+        expect(azure.requests[1]!.body.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: CALL_ID.azure, content: '{"degrees":21}' });
+      });
+    }
+  }
+
+  for (const stream of [false, true]) {
+    it(`claude: a tool round trip${stream ? ', the answer streamed' : ''}`, async () => {
+      expect(await toolRoundTrip('claude', stream)).toBe(TOOL_ANSWER);
+      expect(anthropic.requests.map((r) => [r.path, r.headers['x-api-key'], r.headers['anthropic-version']])).toEqual([
+        ['/v1/messages', ANTHROPIC_KEY, '2023-06-01'],
+        ['/v1/messages', ANTHROPIC_KEY, '2023-06-01'],
+      ]);
+    });
+  }
+});
+
+describe('the Vercel AI SDK', () => {
+  const ran: string[] = [];
+  const weather = tool({
+    description: 'Current weather in a city',
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => {
+      ran.push(city);
+      return { city, degrees: 21 };
+    },
+  });
+
+  for (const model of ['azure-gpt', 'claude']) {
+    it(`${model}: generateText runs the tool and answers`, async () => {
+      ran.length = 0;
+      const result = await generateText({ model: provider.chatModel(model), tools: { weather }, stopWhen: isStepCount(3), prompt: 'Weather in Oslo?' });
+      expect(result.text).toBe(TOOL_ANSWER);
+      expect(result.steps[0]!.toolCalls.map((c) => [c.toolName, c.input])).toEqual([['weather', { city: 'Oslo' }]]);
+      expect(ran).toEqual(['Oslo']);
+    });
+
+    it(`${model}: streamText streams the tool call and the answer`, async () => {
+      ran.length = 0;
+      const result = streamText({ model: provider.chatModel(model), tools: { weather }, stopWhen: isStepCount(3), prompt: 'Weather in Oslo?' });
+      let text = '';
+      for await (const part of result.fullStream) {
+        if (part.type === 'text-delta') text += part.text;
+        else if (part.type === 'error') throw part.error;
+      }
+      expect(text).toBe(TOOL_ANSWER);
+      expect(ran).toEqual(['Oslo']);
+      expect(await result.finishReason).toBe('stop');
+      expect((await result.totalUsage).outputTokens).toBeGreaterThan(0);
+    });
+  }
+});
