@@ -62,8 +62,10 @@ export function redactSecret(text: string, secret: string | null): string {
     .split(secret)
     .join(REDACTED)
     .replace(/[^\s"',;:]+/g, (token) => {
-      const masked = /[*\u2026]|\.\.\./.test(token) && token.endsWith(tail);
-      return masked || (head.length === 12 && token.includes(head)) ? REDACTED : token;
+      // A sentence's full stop is not part of the hint.
+      const core = token.replace(/[.!?)]+$/, '');
+      const masked = /[*\u2026]|\.\.\./.test(core) && core.endsWith(tail);
+      return masked || core.includes(head) ? REDACTED + token.slice(core.length) : token;
     });
 }
 
