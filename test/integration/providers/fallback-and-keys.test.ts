@@ -16,11 +16,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { deadEngineUrl } from '../../helpers/engine-process.js';
 import { startFakeAnthropic, TOOL_ANSWER, type FakeAnthropic } from '../../helpers/fake-anthropic.js';
+import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { usageOf } from '../inference/setup.js';
 
 const KEY = 'sk-ant-api03-fallback-0123456789abcdefXYZ';
 const WRONG_KEY = 'sk-ant-api03-revoked-9876543210zyxwvuABC';
 let fake: FakeAnthropic;
+let local: FakeUpstream;
 let server: TestServer;
 let apiKey: string;
 let projectId: string;
@@ -29,6 +31,7 @@ const spans = new InMemorySpanExporter();
 
 beforeAll(async () => {
   fake = await startFakeAnthropic(KEY);
+  local = await startFakeUpstream();
   const dead = await deadEngineUrl();
   const keyFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'sluice-key-')), 'anthropic.key');
   writeFileSync(keyFile, `${WRONG_KEY}\n`, { mode: 0o600 });
@@ -41,7 +44,12 @@ beforeAll(async () => {
   server = await startTestServer({
     yaml: `routing:
   cooldown: { failures: 1, window_seconds: 60, seconds: 30 }
+  queue_timeout_ms: 100
 models:
+  local-busy:
+    kind: chat
+    deployments: [{ id: gpu-a, base_url: ${local.baseUrl}, max_concurrency: 1 }]
+    fallbacks: [claude]
   local-llm:
     kind: chat
     base_url: ${dead}
@@ -66,7 +74,7 @@ models:
 }, 60_000);
 afterAll(async () => {
   await server?.close();
-  await fake?.close();
+  await Promise.all([fake?.close(), local?.close()]);
 });
 beforeEach(() => fake.reset());
 
@@ -104,6 +112,23 @@ describe('a dead local deployment falls back to Anthropic', () => {
     expect(res.body).toMatchObject({ object: 'response', status: 'completed', model: 'claude', usage: { input_tokens: 12, output_tokens: 7 } });
     expect(res.body.output.at(-1).content[0]).toMatchObject({ type: 'output_text', text: TOOL_ANSWER });
     expect(await recordOf(res.headers.get('x-request-id'))).toMatchObject({ ...SERVED_BY_CLAUDE, route: '/v1/responses' });
+  });
+});
+
+describe('a saturated local deployment spills over to Anthropic', () => {
+  it('sends the call that waited queue_timeout_ms for a slot to the fallback instead of answering 429', async () => {
+    local.chat({ delayMs: 1000 });
+    const chat = () => call(server.baseUrl, 'POST', '/v1/chat/completions', { key: apiKey, body: { model: 'local-busy', messages: [{ role: 'user', content: 'Hello' }] } });
+    const first = chat();
+    await local.waitForRequests(1, '/chat/completions');
+    const second = await chat();
+    expect(second.status).toBe(200);
+    expect(second.body.model).toBe('claude');
+    expect(second.headers.get('x-sluice-fallback')).toBe('claude');
+    expect(await recordOf(second.headers.get('x-request-id'))).toMatchObject(SERVED_BY_CLAUDE);
+    const answered = await first;
+    expect([answered.status, answered.body.model]).toEqual([200, 'local-busy']);
+    expect(local.count('/chat/completions')).toBe(1);
   });
 });
 
