@@ -12,7 +12,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, isStepCount, streamText, tool } from 'ai';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../../helpers/harness.js';
+import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { toolLoop } from '../../helpers/tool-loop-engine.js';
 import { startFakeAzure, type FakeAzure } from '../../helpers/fake-azure.js';
@@ -21,6 +21,7 @@ import { startFakeAnthropic, TOOL_ANSWER, type FakeAnthropic } from '../../helpe
 const AZURE_KEY = 'azure-key-0123456789abcdef0123';
 const AZURE_TOKEN = 'eyJ0eXAiOiJKV1Qi.entra-token-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-api03-clients-0123456789abcdef';
+const GROQ_KEY = 'gsk_clients_0123456789abcdef';
 const CALL_ID = { azure: 'call_oslo', anthropic: 'toolu_oslo' };
 
 let engine: FakeUpstream;
@@ -29,6 +30,7 @@ let anthropic: FakeAnthropic;
 let server: TestServer;
 let client: OpenAI;
 let provider: ReturnType<typeof createOpenAICompatible>;
+let tenantKey: string;
 
 function yaml(keyFile: string): string {
   return `models:
@@ -59,6 +61,12 @@ function yaml(keyFile: string): string {
     base_url: ${anthropic.baseUrl}
     upstream_model: claude-sonnet-4-5
     api_key_env: ANTHROPIC_TEST_KEY
+  llama-groq:
+    kind: chat
+    provider: groq
+    base_url: ${engine.baseUrl}
+    upstream_model: llama-3.3-70b-versatile
+    api_key_env: GROQ_TEST_KEY
 `;
 }
 
@@ -69,9 +77,10 @@ beforeAll(async () => {
   writeFileSync(keyFile, `${AZURE_KEY}\n`, { mode: 0o600 });
   server = await startTestServer({
     yaml: yaml(keyFile),
-    env: { AZURE_TEST_KEY: AZURE_KEY, AZURE_TEST_TOKEN: AZURE_TOKEN, ANTHROPIC_TEST_KEY: ANTHROPIC_KEY, RATE_LIMIT_RPM: '1000000' },
+    env: { AZURE_TEST_KEY: AZURE_KEY, AZURE_TEST_TOKEN: AZURE_TOKEN, ANTHROPIC_TEST_KEY: ANTHROPIC_KEY, GROQ_TEST_KEY: GROQ_KEY, RATE_LIMIT_RPM: '1000000' },
   });
   const tenant = await server.newTenant({ balanceUsd: 100 });
+  tenantKey = tenant.key;
   client = new OpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: tenant.key, maxRetries: 0 });
   provider = createOpenAICompatible({ name: 'sluice', baseURL: `${server.baseUrl}/v1`, apiKey: tenant.key, includeUsage: true });
 }, 60_000);
@@ -137,6 +146,19 @@ describe('the openai SDK', () => {
       ]);
     });
   }
+});
+
+describe('an OpenAI-compatible preset', () => {
+  it('groq: the key goes as a bearer token, the model as its upstream name, priced from the catalog', async () => {
+    expect(await toolRoundTrip('llama-groq', true)).toBe(TOOL_ANSWER);
+    const received = engine.requests.filter((r) => r.path === '/chat/completions');
+    expect(received.map((r) => [r.headers.authorization, r.body.model])).toEqual([
+      [`Bearer ${GROQ_KEY}`, 'llama-3.3-70b-versatile'],
+      [`Bearer ${GROQ_KEY}`, 'llama-3.3-70b-versatile'],
+    ]);
+    const catalog = await call(server.baseUrl, 'GET', '/v1/catalog', { key: tenantKey });
+    expect(catalog.body.data.find((m: { id: string }) => m.id === 'llama-groq').price).toEqual({ input_per_million_usd: 0.59, output_per_million_usd: 0.79 });
+  });
 });
 
 describe('the Vercel AI SDK', () => {
