@@ -48,7 +48,10 @@ export async function startFakeAzure(engine: FakeUpstream, credentials: { key: s
       else if (classic && url.searchParams.get('api-version')) operation = classic[2]!;
       else return fail(404, 'Resource not found');
       const answer = await fetch(`${engine.baseUrl}${operation}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
-      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+      const headers: Record<string, string> = { 'content-type': answer.headers.get('content-type') ?? 'application/json' };
+      const retryAfter = answer.headers.get('retry-after');
+      if (retryAfter !== null) headers['retry-after'] = retryAfter;
+      res.writeHead(answer.status, headers);
       for await (const chunk of answer.body!) res.write(chunk);
       res.end();
     });

@@ -13,7 +13,7 @@ import { generateText, isStepCount, streamText, tool } from 'ai';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
-import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
+import { fail, startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { toolLoop } from '../../helpers/tool-loop-engine.js';
 import { startFakeAzure, type FakeAzure } from '../../helpers/fake-azure.js';
 import { startFakeAnthropic, TOOL_ANSWER, type FakeAnthropic } from '../../helpers/fake-anthropic.js';
@@ -146,6 +146,32 @@ describe('the openai SDK', () => {
       ]);
     });
   }
+});
+
+describe('Azure errors in Sluice meaning', () => {
+  const ask = () => call(server.baseUrl, 'POST', '/v1/chat/completions', { key: tenantKey, body: { model: 'azure-gpt', messages: [{ role: 'user', content: 'Hi' }] } });
+
+  it('keeps a prompt the content filter refused the client\'s 400, with the code content_filter', async () => {
+    const message = "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.";
+    engine.enqueue('/chat/completions', fail(400, message, { code: 'content_filter', param: 'prompt' }));
+    const res = await ask();
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ message, code: 'content_filter', param: 'prompt' });
+  });
+
+  it('keeps a 429 a 429', async () => {
+    engine.enqueue('/chat/completions', { type: 'json', status: 429, body: { error: { message: 'Requests to the ChatCompletions_Create Operation have exceeded the rate limit', code: '429' } }, headers: { 'retry-after': '4' } });
+    const res = await ask();
+    expect(res.status).toBe(429);
+    expect(res.body.error.message).toContain('have exceeded the rate limit');
+  });
+
+  it('answers a context-length refusal as 400 context_length_exceeded', async () => {
+    engine.enqueue('/chat/completions', fail(400, "This model's maximum context length is 128000 tokens.", { code: 'context_length_exceeded', param: 'messages' }));
+    const res = await ask();
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'context_length_exceeded' });
+  });
 });
 
 describe('an OpenAI-compatible preset', () => {

@@ -86,7 +86,9 @@ function mapEffort(value: unknown, body: Json, unsupported: Unsupported): void {
 
 /** Writes the Messages equivalents of `sampling` into `body`. */
 export function mapSampling(sampling: Json, body: Json, model: ModelSpec, unsupported: Unsupported): void {
-  body.max_tokens = sampling.max_completion_tokens ?? sampling.max_tokens ?? model.maxOutputTokens;
+  // The smaller of the two caps: billing lowers `max_tokens` to what the payer's credit grants.
+  const caps = [sampling.max_completion_tokens, sampling.max_tokens].filter((n): n is number => typeof n === 'number');
+  body.max_tokens = caps.length > 0 ? Math.min(...caps) : model.maxOutputTokens;
   for (const [name, value] of Object.entries(sampling)) {
     if (isNeutral(name, value)) continue;
     switch (name) {
