@@ -83,7 +83,7 @@ export const InputItem = typed<ResponseInputItemIn>(
       { if: { required: ['type'], properties: { type: { not: { const: 'message' } } } }, else: MESSAGE },
       whenType(['function_call'], {
         required: ['call_id', 'name', 'arguments'],
-        properties: { call_id: requiredString(), name: requiredString(), arguments: requiredString('{param} must be a string (JSON text)') },
+        properties: { call_id: requiredString(), name: requiredString(), namespace: OptionalString(), arguments: requiredString('{param} must be a string (JSON text)') },
       }),
       whenType(['function_call_output'], {
         required: ['call_id', 'output'],
