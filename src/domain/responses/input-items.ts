@@ -109,9 +109,11 @@ export function messagesOfItems(items: readonly ResponseInputItem[], param: stri
       if (text !== null) reasoning = reasoning === null ? text : `${reasoning}\n${text}`;
       continue;
     }
+    const before = messages.at(-1);
     const carrier = appendItem(messages, item, at);
-    // Reasoning belongs to the assistant turn that follows it; before a user's or a tool's message it has none.
-    if (reasoning !== null && carrier.role === 'assistant') carrier.reasoning = carrier.reasoning === undefined ? reasoning : `${carrier.reasoning}\n${reasoning}`;
+    // Reasoning belongs to the assistant turn that follows it, or, just before a user's or a tool's message, to the one it followed.
+    const turn = carrier.role === 'assistant' ? carrier : before?.role === 'assistant' && before !== carrier ? before : null;
+    if (reasoning !== null && turn) turn.reasoning = turn.reasoning === undefined ? reasoning : `${turn.reasoning}\n${reasoning}`;
     reasoning = null;
   }
   return messages;

@@ -120,6 +120,8 @@ export class ResponseOutput {
     let item = this.#tools.get(delta.index);
     if (!item) {
       if (this.options.maxToolCalls !== null && this.#tools.size >= this.options.maxToolCalls) return;
+      // The reasoning or message before the call is done before the call is added (OpenAI's order; Codex keeps items in the order they are done).
+      if (this.#current?.kind !== 'function_call') this.#closeCurrent('completed');
       item = this.#add('function_call');
       item.callId = delta.id ?? hexId('call_');
       item.name = delta.name ?? '';
