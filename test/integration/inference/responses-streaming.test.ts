@@ -112,6 +112,22 @@ describe('event sequences', () => {
     expect(events.at(-1)!.response.output.map((i: { type: string }) => i.type)).toEqual(['reasoning', 'message']);
   });
 
+  it('reasoning then a tool call: the reasoning item is done (sealed when asked) before the call is added', async () => {
+    env.upstream.chat({ reasoning: 'Look it up.', toolCalls: [{ id: 'call_oslo', name: 'get_weather', arguments: '{"city":"Oslo"}' }] });
+    const tenant = await env.server.newTenant();
+    const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} } }];
+    const events = await streamed(tenant.key, { input: 'Weather in Oslo?', tools, store: false, include: ['reasoning.encrypted_content'] });
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created', 'response.in_progress',
+      'response.output_item.added', 'response.content_part.added', 'response.reasoning_text.delta', 'response.reasoning_text.done', 'response.content_part.done', 'response.output_item.done',
+      'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done',
+      'response.completed',
+    ]);
+    const reasoningDone = events[7]!.item;
+    expect(reasoningDone).toEqual({ id: reasoningDone.id, type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Look it up.' }], summary: [], encrypted_content: expect.stringMatching(/^sluice-rs1\./) });
+    expect(events.at(-1)!.response.output[0]).toEqual(reasoningDone);
+  });
+
   it('tool call: a function_call item, its arguments deltas and done', async () => {
     env.upstream.chat({ toolCalls: [{ id: 'call_oslo', name: 'get_weather', arguments: '{"city":"Oslo"}' }] });
     const tenant = await env.server.newTenant();
