@@ -89,7 +89,8 @@ export type OpenReasoning = (sealed: string, param: string) => string;
 /** A reasoning item's text: its sealed content opened, else its reasoning_text parts; null without either. */
 function reasoningOf(item: Extract<ResponseInputItem, { type: 'reasoning' }>, at: string, open: OpenReasoning | null): string | null {
   if (typeof item.encrypted_content === 'string' && open) return open(item.encrypted_content, `${at}.encrypted_content`);
-  const texts = (item.content ?? []).filter((part) => part.type === 'reasoning_text' && typeof part.text === 'string').map((part) => part.text!);
+  const parts = Array.isArray(item.content) ? item.content : [];
+  const texts = parts.filter((part) => part?.type === 'reasoning_text' && typeof part.text === 'string').map((part) => part.text!);
   return texts.length > 0 ? texts.join('') : null;
 }
 

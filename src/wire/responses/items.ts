@@ -85,6 +85,14 @@ export const InputItem = typed<ResponseInputItemIn>(
         required: ['call_id', 'name', 'arguments'],
         properties: { call_id: requiredString(), name: requiredString(), namespace: OptionalString(), arguments: requiredString('{param} must be a string (JSON text)') },
       }),
+      whenType(['reasoning'], {
+        properties: {
+          encrypted_content: OptionalString(),
+          content: Type.Optional(
+            typed(['array', 'null'], { items: typed('object', { properties: { type: OptionalString(), text: OptionalString() } }, { type: '{param} must be an object' }) }, { type: '{param} must be an array of reasoning_text parts, got {got}' }),
+          ),
+        },
+      }),
       whenType(['function_call_output'], {
         required: ['call_id', 'output'],
         properties: { call_id: requiredString(), output: typed(['string', 'array'], { items: ContentPart }, { default: '{param} must be a string or an array of content parts', missing: '{param} is required' }) },
