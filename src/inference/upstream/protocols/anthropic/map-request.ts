@@ -50,7 +50,11 @@ function parseArguments(text: unknown): unknown {
   }
 }
 
-/** An assistant turn: its text, then its tool calls as `tool_use` blocks. */
+/**
+ * An assistant turn: its text, then its tool calls as `tool_use` blocks. An earlier turn's
+ * `reasoning` is not sent: Messages takes thinking back only as a signed `thinking` block,
+ * and a translated answer has no signature (Anthropic drops earlier turns' thinking anyway).
+ */
 function assistantBlocks(message: ChatMessage): Block[] {
   const blocks: Block[] = [];
   if (message.content !== '') blocks.push({ type: 'text', text: message.content });
