@@ -163,4 +163,17 @@ describe('provider keys', () => {
       }
     }
   });
+
+  it('are redacted from an error event mid-stream', async () => {
+    fake.enqueue({ type: 'stream_error', errorType: 'api_error', message: `upstream could not use key ${KEY}` });
+    const res = await fetch(`${server.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude', stream: true, messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    const text = await res.text();
+    expect(text).toContain('failed mid-stream (api_error: upstream could not use key [redacted])');
+    expect(text).not.toContain(KEY);
+    expect(logLines.join('')).not.toContain(KEY);
+  });
 });

@@ -12,7 +12,7 @@ import type { ModelSpec } from '../../../../domain/models/model-spec.types.js';
 import type { CallContext, ChatStreamEvent, TokenUsage } from '../../../../domain/models/inference-backend.port.js';
 import { AppError } from '../../../../domain/shared/errors.js';
 import type { UpstreamClient, UpstreamTarget } from '../../http-client.js';
-import { upstreamProtocolError, upstreamTransportError } from '../../errors.js';
+import { redactSecret, upstreamProtocolError, upstreamTransportError } from '../../errors.js';
 import { SseDecoder } from '../../sse-decoder.js';
 import { finishReasonOf, readUsage } from './map-response.js';
 
@@ -40,10 +40,10 @@ class MessageState {
   }
 }
 
-function streamError(modelId: string, data: Json): AppError {
+function streamError(modelId: string, data: Json, secret: string | null): AppError {
   const error = obj(data.error);
   const type = typeof error?.type === 'string' ? error.type : 'error';
-  const message = typeof error?.message === 'string' ? error.message.slice(0, 500) : 'error event';
+  const message = typeof error?.message === 'string' ? redactSecret(error.message.slice(0, 500), secret) : 'error event';
   if (type === 'overloaded_error' || type === 'api_error') {
     return new AppError('upstream', `Upstream for model ${modelId} failed mid-stream (${type}: ${message})`, { code: 'upstream_error', retryable: true });
   }
@@ -51,7 +51,7 @@ function streamError(modelId: string, data: Json): AppError {
 }
 
 /** One event → the chunks it makes (none for most). */
-function eventChunks(modelId: string, type: string | null, data: Json, state: MessageState): ChatStreamEvent[] {
+function eventChunks(modelId: string, type: string | null, data: Json, state: MessageState, secret: string | null): ChatStreamEvent[] {
   switch (type ?? data.type) {
     case 'message_start':
       state.addUsage(obj(data.message)?.usage);
@@ -84,7 +84,7 @@ function eventChunks(modelId: string, type: string | null, data: Json, state: Me
       state.stopped = true;
       return [];
     case 'error':
-      throw streamError(modelId, data);
+      throw streamError(modelId, data, secret);
     default:
       return [];
   }
@@ -112,7 +112,7 @@ export async function* messagesStreamEvents(client: UpstreamClient, params: Call
         } catch {
           throw upstreamProtocolError(model.id, 'a stream event is not JSON');
         }
-        for (const e of eventChunks(model.id, event.event, data, state)) {
+        for (const e of eventChunks(model.id, event.event, data, state, request.target.secret)) {
           if (e.type === 'chunk') produced += e.text;
           yield e;
         }
