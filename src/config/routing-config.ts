@@ -201,6 +201,11 @@ export function protocolOf(modelId: string, named: string | undefined, deploymen
       problems.push(`models.${modelId}: deployment ${deployments[i]!.id} is provider ${deployments[i]!.provider}, which speaks ${p}, but the model's engines speak ${protocol}`);
     }
   });
+  // A key that only one protocol reads is refused elsewhere rather than ignored.
+  for (const d of deployments) {
+    if (d.apiVersion !== undefined && protocol !== 'azure') problems.push(`models.${modelId}: api_version (deployment ${d.id}) applies to the azure protocol only, not ${protocol}`);
+    if (d.betas !== undefined && protocol !== 'anthropic') problems.push(`models.${modelId}: anthropic_beta (deployment ${d.id}) applies to the anthropic protocol only, not ${protocol}`);
+  }
   return protocol;
 }
 

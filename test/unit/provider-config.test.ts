@@ -80,6 +80,13 @@ describe('provider presets', () => {
 `);
     expect(load(yaml, { K: 'key-0123456789' }).problems).toEqual(["models.m: deployment b is provider groq, which speaks openai, but the model's engines speak anthropic"]);
   });
+  it('refuses a key only another protocol reads, rather than ignoring it', () => {
+    const yaml = model('    provider: groq\n    upstream_model: llama-3.3-70b-versatile\n    api_key_env: K\n    api_version: 2024-10-21\n    anthropic_beta: [x-2025]\n');
+    expect(load(yaml, { K: 'key-0123456789' }).problems).toEqual([
+      'models.m: api_version (deployment m) applies to the azure protocol only, not openai',
+      'models.m: anthropic_beta (deployment m) applies to the anthropic protocol only, not openai',
+    ]);
+  });
 });
 
 describe('the price catalog', () => {
