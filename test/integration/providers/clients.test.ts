@@ -148,6 +148,23 @@ describe('the openai SDK', () => {
   }
 });
 
+describe('the openai SDK on the Responses API', () => {
+  it('claude: a function call, its output sent back, the answer', async () => {
+    const tools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'weather', description: 'Current weather in a city', parameters: weatherTool.function.parameters!, strict: false }];
+    const first = await client.responses.create({ model: 'claude', input: 'Weather in Oslo?', tools, store: false });
+    const call = first.output.find((item) => item.type === 'function_call');
+    expect(call).toMatchObject({ type: 'function_call', name: 'weather', arguments: '{"city":"Oslo"}', call_id: CALL_ID.anthropic });
+    const second = await client.responses.create({
+      model: 'claude',
+      tools,
+      store: false,
+      input: [{ role: 'user', content: 'Weather in Oslo?' }, call as OpenAI.Responses.ResponseFunctionToolCall, { type: 'function_call_output', call_id: CALL_ID.anthropic, output: '{"degrees":21}' }],
+    });
+    expect(second.output_text).toBe(TOOL_ANSWER);
+    expect(anthropic.requests[1]!.body.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: CALL_ID.anthropic, content: '{"degrees":21}' }] });
+  });
+});
+
 describe('Azure errors in Sluice meaning', () => {
   const ask = () => call(server.baseUrl, 'POST', '/v1/chat/completions', { key: tenantKey, body: { model: 'azure-gpt', messages: [{ role: 'user', content: 'Hi' }] } });
 
