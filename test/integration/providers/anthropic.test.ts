@@ -151,6 +151,17 @@ describe('anthropic protocol: answers', () => {
   });
 });
 
+describe('anthropic protocol: turns Messages would refuse', () => {
+  it('joins consecutive user turns into one', async () => {
+    const res = await call(server.baseUrl, 'POST', '/v1/chat/completions', {
+      key: apiKey,
+      body: { model: 'claude', messages: [{ role: 'user', content: 'One' }, { role: 'user', content: 'Two' }] },
+    });
+    expect(res.status).toBe(200);
+    expect(fake.requests[0]!.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'One' }, { type: 'text', text: 'Two' }] }]);
+  });
+});
+
 describe('anthropic protocol: a tool round trip', () => {
   for (const stream of [false, true]) {
     it(`calls the tool and answers with its result${stream ? ', streamed' : ''}`, async () => {

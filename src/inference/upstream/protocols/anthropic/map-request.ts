@@ -76,6 +76,8 @@ export function mapMessages(messages: readonly ChatMessage[], unsupported: Unsup
   const system: string[] = [];
   const out: { role: 'user' | 'assistant'; content: Block[] }[] = [];
   const push = (role: 'user' | 'assistant', blocks: Block[]) => {
+    // An empty turn (null content and no tool calls) says nothing, and Messages refuses empty content.
+    if (blocks.length === 0) return;
     const last = out.at(-1);
     if (last && last.role === role) last.content.push(...blocks);
     else out.push({ role, content: blocks });
