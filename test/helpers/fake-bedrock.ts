@@ -79,6 +79,8 @@ export interface FakeBedrock {
   requests: BedrockRequest[];
   enqueue(...replies: BedrockReply[]): void;
   setDefault(reply: BedrockReply): void;
+  /** Forgets the queued replies and the recorded requests. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -202,6 +204,10 @@ export async function startFakeBedrock(options: { knownModels?: readonly string[
     enqueue: (...replies) => queue.push(...replies),
     setDefault: (reply) => {
       fallback = reply;
+    },
+    reset: () => {
+      queue.length = 0;
+      requests.length = 0;
     },
     close: () => new Promise<void>((resolve) => {
       for (const session of sessions) session.destroy();

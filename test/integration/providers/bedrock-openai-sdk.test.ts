@@ -19,7 +19,7 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(async () => env?.close());
 beforeEach(() => {
-  env.bedrock.requests.length = 0;
+  env.bedrock.reset();
 });
 
 const WEATHER_TOOL = {
