@@ -122,14 +122,19 @@ export function streamEvents(reply: BedrockAnswer): Uint8Array[] {
   return events;
 }
 
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+const bytesOf = (data: SourceData): string | Uint8Array =>
+  typeof data === 'string' ? data : data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+
+/** SHA-256 and HMAC-SHA-256 from node:crypto, in the shape the SDK's signer takes. */
 const sha256 = class {
   #hash = createHash('sha256');
   #hmac: ReturnType<typeof createHmac> | null;
-  constructor(secret?: Uint8Array | string) {
-    this.#hmac = secret === undefined ? null : createHmac('sha256', secret);
+  constructor(secret?: SourceData) {
+    this.#hmac = secret === undefined ? null : createHmac('sha256', bytesOf(secret));
   }
-  update(data: Uint8Array | string) {
-    (this.#hmac ?? this.#hash).update(data);
+  update(data: SourceData) {
+    (this.#hmac ?? this.#hash).update(bytesOf(data));
   }
   async digest() {
     return new Uint8Array((this.#hmac ?? this.#hash).digest());

@@ -14,6 +14,7 @@ import type { UpstreamAttempt, UpstreamProtocol, UpstreamProtocolDeps, UpstreamP
 import { upstreamProtocolError } from '../../errors.js';
 import { UsageCounter } from '../../usage-count.js';
 import { BedrockClients } from './client.js';
+import { checkDeployment } from './check.js';
 import { bedrockError } from './errors.js';
 import { converseRequest } from './map-request.js';
 import { ConverseStreamReader, readConverse } from './map-response.js';
@@ -63,6 +64,11 @@ export class BedrockProtocol implements UpstreamProtocol {
     }
     if (!reader.finished) throw upstreamProtocolError(model.id, 'the stream ended before the answer finished');
     yield { type: 'usage', usage: reader.usage ?? (await this.#usage.chat(params, model, produced)) };
+  }
+
+  check(at: UpstreamAttempt): Promise<string | null> {
+    const client = this.#clients.for(at.deployment);
+    return checkDeployment(client, bedrockModelId(at.model, at.deployment), at, () => this.#clients.redactor(client));
   }
 
   async close(): Promise<void> {
