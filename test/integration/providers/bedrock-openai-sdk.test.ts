@@ -7,6 +7,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { answer, TEST_AWS } from '../../helpers/fake-bedrock.js';
+import { call } from '../../helpers/harness.js';
 import { usageOf } from '../inference/setup.js';
 import { CLAUDE_ID, startBedrockEnv, type BedrockEnv } from './bedrock-setup.js';
 
@@ -174,5 +175,19 @@ describe('chat completions on bedrock', () => {
       textFormat: { type: 'json_schema', structure: { jsonSchema: { schema: JSON.stringify(schema), name: 'reply' } } },
       effort: 'high',
     });
+  });
+
+  it('lists the model in the console\'s catalog with its protocol, readiness and price', async () => {
+    const res = await call(env.server.baseUrl, 'GET', '/v1/catalog', { key: env.key });
+    expect(res.body.data.find((m: { id: string }) => m.id === 'claude-bedrock')).toMatchObject({
+      runtime: 'bedrock',
+      upstream: true,
+      ready: true,
+      price: { input_per_million_usd: 3, output_per_million_usd: 15 },
+    });
+    expect(res.body.data.find((m: { id: string }) => m.id === 'claude-pair').deployments.map((d: { id: string; state: string }) => [d.id, d.state])).toEqual([
+      ['pair-east', 'ready'],
+      ['pair-west', 'ready'],
+    ]);
   });
 });

@@ -33,12 +33,32 @@ const bedrockModel = (id: string, model: string) => `  ${id}:
         - { id: ${id}-use1, region: us-east-1, base_url: ${bedrock.url}, upstream_model: '${model}' }
 `;
 
-async function check(models: string, env: Record<string, string> = AWS_ENV) {
+async function sluice(args: string[], models: string, env: Record<string, string> = AWS_ENV) {
   const dir = tempDir('sluice-providers-');
   const file = path.join(dir, 'sluice.yaml');
   writeFileSync(file, `models:\n${models}`);
-  return runSluiceAsync(['providers', 'check'], { cwd: dir, env: { DATA_DIR: dir, SLUICE_CONFIG: file, ...env } });
+  return runSluiceAsync(args, { cwd: dir, env: { DATA_DIR: dir, SLUICE_CONFIG: file, ...env } });
 }
+
+const check = (models: string, env?: Record<string, string>) => sluice(['providers', 'check'], models, env);
+
+describe('sluice models list', { timeout: 120_000 }, () => {
+  it('shows a bedrock model\'s protocol, price, readiness and each deployment with its region', async () => {
+    const models = `${bedrockModel('claude', 'anthropic.claude-good-v1:0')}    price: { input_per_million_usd: 3, output_per_million_usd: 15 }\n`;
+    const result = await sluice(['models', 'list', '--json'], models);
+    expect(result.status).toBe(0);
+    const row = (JSON.parse(result.stdout) as Array<Record<string, unknown>>).find((r) => r.id === 'claude');
+    expect(row).toEqual({
+      id: 'claude',
+      task: 'chat',
+      backend: 'bedrock',
+      ready: true,
+      price: { input_per_million_usd: 3, output_per_million_usd: 15 },
+      detail: `upstream ${bedrock.url}`,
+      deployments: [{ id: 'claude-use1', region: 'us-east-1', state: 'ready' }],
+    });
+  });
+});
 
 describe('sluice providers check', { timeout: 120_000 }, () => {
   it('passes when every deployment answers: exit 0, a table on stdout, progress on stderr', async () => {
