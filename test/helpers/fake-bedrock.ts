@@ -1,6 +1,6 @@
 /**
- * A fake Amazon Bedrock runtime on loopback that speaks Bedrock's wire (HTTP/2, as the
- * SDK's Bedrock client speaks it; cleartext here), built from the
+ * A fake Amazon Bedrock runtime on loopback that speaks Bedrock's wire (HTTP/1.1, as the
+ * `bedrock` protocol's client speaks it), built from the
  * Converse API reference: `POST /model/{modelId}/converse` answers JSON, `POST
  * /model/{modelId}/converse-stream` answers the binary AWS event stream
  * (`application/vnd.amazon.eventstream`: prelude, headers, CRC32s, encoded with the SDK's
@@ -17,7 +17,7 @@
  *   bedrock.requests[0].body.messages; bedrock.requests[0].modelId;
  */
 import { createHash, createHmac } from 'node:crypto';
-import http2, { type Http2ServerRequest as IncomingMessage, type Http2ServerResponse as ServerResponse, type Http2Session, type IncomingHttpHeaders } from 'node:http2';
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -143,12 +143,13 @@ const sha256 = class {
 };
 
 /** Whether the request carries a valid SigV4 signature by the test credentials; else AWS's refusal. */
-async function checkSignature(req: IncomingMessage, body: Buffer): Promise<{ errorType: string; message: string } | null> {
+async function checkSignature(req: IncomingMessage, body: Buffer, verify: boolean): Promise<{ errorType: string; message: string } | null> {
   const auth = req.headers.authorization ?? '';
   const date = req.headers['x-amz-date'];
   if (!auth.startsWith('AWS4-HMAC-SHA256 ') || typeof date !== 'string') return { errorType: 'MissingAuthenticationTokenException', message: 'Missing Authentication Token' };
   const credential = /Credential=([^/]+)\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request/.exec(auth);
   if (credential?.[1] !== TEST_AWS.accessKeyId) return { errorType: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' };
+  if (!verify) return null;
   const signed = /SignedHeaders=([^,]+)/.exec(auth)?.[1]?.split(';') ?? [];
   const headers: Record<string, string> = {};
   for (const name of signed) headers[name] = String(req.headers[name]);
@@ -172,17 +173,21 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export async function startFakeBedrock(options: { knownModels?: readonly string[] } = {}): Promise<FakeBedrock> {
+/**
+ * `knownModels`: answer ResourceNotFoundException for any other model id.
+ * `verifySignatures: false` checks the signature's presence and credential only, not its
+ * value (the bench: recomputing it costs the fake milliseconds that are not Sluice's).
+ */
+export async function startFakeBedrock(options: { knownModels?: readonly string[]; verifySignatures?: boolean } = {}): Promise<FakeBedrock> {
   const queue: BedrockReply[] = [];
   let fallback: BedrockReply = answer([{ text: 'Hello from Bedrock.' }]);
   const requests: BedrockRequest[] = [];
-  const sessions = new Set<Http2Session>();
-  const server = http2.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     void (async () => {
       const raw = await readBody(req);
       const route = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
       if (req.method !== 'POST' || !route) return sendError(res, 404, 'UnknownOperationException', 'Unknown operation');
-      const refused = await checkSignature(req, raw);
+      const refused = await checkSignature(req, raw, options.verifySignatures ?? true);
       if (refused) return sendError(res, 403, refused.errorType, refused.message);
       const modelId = decodeURIComponent(route[1]!);
       const operation = route[2] as BedrockRequest['operation'];
@@ -196,10 +201,6 @@ export async function startFakeBedrock(options: { knownModels?: readonly string[
     })().catch((err: unknown) => {
       res.destroy(err as Error);
     });
-  });
-  server.on('session', (session: Http2Session) => {
-    sessions.add(session);
-    session.on('close', () => sessions.delete(session));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -215,7 +216,7 @@ export async function startFakeBedrock(options: { knownModels?: readonly string[
       requests.length = 0;
     },
     close: () => new Promise<void>((resolve) => {
-      for (const session of sessions) session.destroy();
+      server.closeAllConnections();
       server.close(() => resolve());
     }),
   };

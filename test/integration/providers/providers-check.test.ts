@@ -25,12 +25,12 @@ afterAll(async () => {
 
 const AWS_ENV = { ...TEST_AWS_ENV, AWS_CONFIG_FILE: '/nonexistent/aws-config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials' };
 
-const bedrockModel = (id: string, model: string) => `  ${id}:
+const bedrockModel = (id: string, model: string, url = bedrock.url) => `  ${id}:
     kind: chat
     upstream:
       protocol: bedrock
       deployments:
-        - { id: ${id}-use1, region: us-east-1, base_url: ${bedrock.url}, upstream_model: '${model}' }
+        - { id: ${id}-use1, region: us-east-1, base_url: ${url}, upstream_model: '${model}' }
 `;
 
 async function sluice(args: string[], models: string, env: Record<string, string> = AWS_ENV) {
@@ -81,13 +81,14 @@ describe('sluice providers check', { timeout: 120_000 }, () => {
   it('says what failed, in words, and exits 1: an unknown model, an unreachable engine, a model the engine does not serve', async () => {
     const dead = await deadEngineUrl();
     const result = await check(
-      `${bedrockModel('ghost', 'anthropic.claude-ghost-v9:0')}  down:\n    kind: chat\n    base_url: ${dead}\n  wrong:\n    kind: chat\n    base_url: ${engine.baseUrl}\n    upstream_model: other-model\n`,
+      `${bedrockModel('ghost', 'anthropic.claude-ghost-v9:0')}${bedrockModel('cold', 'anthropic.claude-good-v1:0', dead.replace(/\/v1$/, ''))}  down:\n    kind: chat\n    base_url: ${dead}\n  wrong:\n    kind: chat\n    base_url: ${engine.baseUrl}\n    upstream_model: other-model\n`,
     );
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('ghost ghost-use1 (bedrock): FAILED: unknown model: Upstream for model ghost: bedrock has no model anthropic.claude-ghost-v9:0 in us-east-1');
     expect(result.stderr).toContain('down down (openai): FAILED: unreachable: ECONNREFUSED\n');
     expect(result.stderr).toContain('wrong wrong (openai): FAILED: unknown model: the engine does not serve other-model (it serves fake-model)\n');
-    expect(result.stderr).toContain('error: 3 of 3 deployments failed the check\n');
+    expect(result.stderr).toContain('cold cold-use1 (bedrock): FAILED: unreachable: Upstream for model cold is unreachable or closed the connection (ECONNREFUSED)\n');
+    expect(result.stderr).toContain('error: 4 of 4 deployments failed the check\n');
   });
 
   it('says that Bedrock refused the credentials, without the secret', async () => {
