@@ -9,8 +9,12 @@
  *      signing and HTTP client against undici's pool, not the mapping alone;
  *  (b) the mapping alone: CPU µs per call of the request and answer translation
  *      (map-request.ts, map-response.ts) against the openai protocol's (chatBody,
- *      readChatCompletion) for the same call.
+ *      readChatCompletion) for the same call;
+ *  (c) the AWS SDK alone: p50 of `client.send(ConverseCommand)` with a request handler
+ *      that answers at once, without a socket (middleware, endpoint rules, SigV4, parsing).
  */
+import { Readable } from 'node:stream';
+import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BenchRow } from './run.js';
@@ -127,13 +131,36 @@ function mappingAlone(): { openai: number; bedrock: number } {
   return { openai, bedrock };
 }
 
+async function sdkAlone(): Promise<number> {
+  const body = JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'Hello there.' }] } }, stopReason: 'end_turn', usage: { inputTokens: 11, outputTokens: 3, totalTokens: 14 } });
+  const handler = {
+    handle: async () => ({ response: { statusCode: 200, headers: { 'content-type': 'application/json' }, body: Readable.from([Buffer.from(body)]) } }),
+    updateHttpClientConfig() {},
+    httpHandlerConfigs: () => ({}),
+    destroy() {},
+  };
+  const client = new BedrockRuntimeClient({ region: 'us-east-1', credentials: { accessKeyId: 'AKIDBENCH', secretAccessKey: 'bench' }, maxAttempts: 1, requestHandler: handler as never });
+  const input = { modelId: 'anthropic.claude-x-v1:0', messages: [{ role: 'user' as const, content: [{ text: 'Say hello in five words.' }] }], inferenceConfig: { maxTokens: 32 } };
+  for (let i = 0; i < 500; i++) await client.send(new ConverseCommand(input));
+  const times: number[] = [];
+  for (let i = 0; i < 2_000; i++) {
+    const started = performance.now();
+    await client.send(new ConverseCommand(input));
+    times.push(performance.now() - started);
+  }
+  client.destroy();
+  return median(times);
+}
+
 export default async function bedrockBench(): Promise<BenchRow[]> {
   const mapping = mappingAlone();
+  const sdk = await sdkAlone();
   const sluice = await throughSluice();
   return [
     { name: 'bedrock p50 − openai p50, same call through Sluice', value: sluice.bedrock - sluice.openai, unit: 'ms', note: `median of ${ROUNDS} rounds of ${CALLS_PER_ROUND} calls (rounds ${sluice.rounds.map((r) => r.toFixed(3)).join(', ')}); target ≤ 0.2 ms` },
     { name: 'openai protocol p50', value: sluice.openai, unit: 'ms' },
     { name: 'bedrock protocol p50', value: sluice.bedrock, unit: 'ms', note: 'AWS SDK: SigV4, HTTP/1.1 keep-alive' },
+    { name: 'AWS SDK send() alone, no socket', value: sdk, unit: 'ms', note: 'p50 of 2,000 calls: middleware, endpoint rules, SigV4, parsing' },
     { name: 'request + answer mapping CPU, bedrock', value: mapping.bedrock, unit: 'µs', note: `openai's ${mapping.openai.toFixed(3)} µs for the same call` },
   ];
 }
