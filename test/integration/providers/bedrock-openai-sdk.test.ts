@@ -191,3 +191,43 @@ describe('chat completions on bedrock', () => {
     ]);
   });
 });
+
+describe('other wires on bedrock', () => {
+  it('responses.create: a function call and its output round trip, in the Responses wire', async () => {
+    const weather: OpenAI.Responses.FunctionTool = { type: 'function', name: 'weather', description: 'Current weather in a city', parameters: WEATHER_TOOL.function.parameters, strict: true };
+    env.bedrock.enqueue(answer([{ toolUse: OSLO_USE }]));
+    const first = await client.responses.create({ model: 'claude-bedrock', input: 'Weather in Oslo?', tools: [weather] });
+    const call = first.output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(call).toMatchObject({ type: 'function_call', call_id: 'tooluse_oslo1', name: 'weather', arguments: '{"city":"Oslo"}' });
+    expect(env.bedrock.requests[0]!.body.toolConfig).toEqual({
+      tools: [{ toolSpec: { name: 'weather', description: 'Current weather in a city', inputSchema: { json: WEATHER_TOOL.function.parameters }, strict: true } }],
+    });
+
+    env.bedrock.enqueue(answer([{ text: 'It is 21 degrees in Oslo.' }], { usage: CACHED_USAGE }));
+    const second = await client.responses.create({
+      model: 'claude-bedrock',
+      tools: [weather],
+      input: [{ role: 'user', content: 'Weather in Oslo?' }, call, { type: 'function_call_output', call_id: 'tooluse_oslo1', output: '{"degrees":21}' }],
+    });
+    expect(second.output_text).toBe('It is 21 degrees in Oslo.');
+    expect(second.usage).toMatchObject({ input_tokens: 1220, output_tokens: 9, input_tokens_details: { cached_tokens: 1000 } });
+    expect(env.bedrock.requests[1]!.body.messages).toEqual([
+      { role: 'user', content: [{ text: 'Weather in Oslo?' }] },
+      { role: 'assistant', content: [{ toolUse: { toolUseId: 'tooluse_oslo1', name: 'weather', input: { city: 'Oslo' } } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_oslo1', content: [{ text: '{"degrees":21}' }] } }] },
+    ]);
+  });
+
+  it('streams a fallback from a dead local engine to bedrock in the client\'s wire', async () => {
+    const stream = await client.chat.completions.create({ model: 'local-llm', messages: [{ role: 'user', content: 'Hello?' }], stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    const models = new Set<string>();
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      models.add(chunk.model);
+    }
+    expect(text).toBe('Hello from Bedrock.');
+    expect([...models]).toEqual(['claude-bedrock']);
+    expect(env.bedrock.requests[0]!.operation).toBe('converse-stream');
+  });
+});

@@ -84,6 +84,7 @@ function toolsOf(value: unknown): Tool[] {
     if (obj(raw)?.type !== 'function' || typeof fn?.name !== 'string') throw notExpressible(`tools[${i}]`, 'only function tools can be carried');
     const spec: Tool.ToolSpecMember['toolSpec'] = { name: fn.name, inputSchema: { json: (obj(fn.parameters) ?? { type: 'object', properties: {} }) as never } };
     if (typeof fn.description === 'string') spec.description = fn.description;
+    if (typeof fn.strict === 'boolean') spec.strict = fn.strict;
     return { toolSpec: spec };
   });
 }
