@@ -92,6 +92,27 @@ describe('bedrock errors', () => {
     );
   });
 
+  it('answers a throttled stream, before its first event, as a 429 in JSON', async () => {
+    env.bedrock.setDefault(bedrockError(429, 'ThrottlingException', 'Too many requests, please wait before trying again.'));
+    const res = await chat('claude-bedrock', { stream: true }).finally(() => env.bedrock.setDefault(answer([{ text: 'Hello from Bedrock.' }])));
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe('rate_limit_exceeded');
+  });
+
+  it('retries a stream whose event stream fails before its first answer event on the other deployment', async () => {
+    env.bedrock.enqueue(streamException('serviceUnavailableException', 'Bedrock is unavailable.', 1));
+    const res = await fetch(`${env.server.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-api-key': env.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-pair', stream: true, messages: [{ role: 'user', content: 'Hello?' }] }),
+    });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).toContain('Bedrock.');
+    expect(text).toContain('[DONE]');
+    expect(env.bedrock.requests).toHaveLength(2);
+  });
+
   it('ends a stream whose event stream raises an exception after it started, as an error event', async () => {
     env.bedrock.enqueue(streamException('modelStreamErrorException', 'The model stream failed.', 3));
     const res = await fetch(`${env.server.baseUrl}/v1/chat/completions`, {
