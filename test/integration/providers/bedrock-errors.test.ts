@@ -81,6 +81,9 @@ describe('bedrock errors', () => {
     expect(res.body.error.message).toContain('[redacted]');
     expect(JSON.stringify(res.body)).not.toContain(TEST_AWS.secretAccessKey);
     expect(env.logs.join('')).not.toContain(TEST_AWS.secretAccessKey);
+    const traces = env.traces();
+    expect(traces).toContain('"http.response.status_code":502');
+    expect(traces).not.toContain(TEST_AWS.secretAccessKey);
   });
 
   it('names the unknown model (ResourceNotFoundException) as a 502', async () => {
@@ -173,8 +176,9 @@ describe('fallback from a local engine to bedrock', () => {
     expect(record).toMatchObject({ model: 'claude-bedrock', deployment: 'bedrock-use1', inputTokens: 100, outputTokens: 20, costMicros: 600, status: 200 });
   });
 
-  it('never logs the AWS secret key', () => {
+  it('never logs or traces the AWS secret key', () => {
     expect(env.logs.length).toBeGreaterThan(0);
     expect(env.logs.join('')).not.toContain(TEST_AWS.secretAccessKey);
+    expect(env.traces()).not.toContain(TEST_AWS.secretAccessKey);
   });
 });

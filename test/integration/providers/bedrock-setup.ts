@@ -6,6 +6,7 @@
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
 import { deadEngineUrl } from '../../helpers/engine-process.js';
 import { startFakeBedrock, TEST_AWS_ENV, type FakeBedrock } from '../../helpers/fake-bedrock.js';
@@ -18,6 +19,8 @@ export interface BedrockEnv {
   key: string;
   projectId: string;
   logs: string[];
+  /** Every span recorded so far, as JSON text (names, attributes, events, status). */
+  traces(): string;
   close(): Promise<void>;
 }
 
@@ -89,10 +92,11 @@ export async function startBedrockEnv(): Promise<BedrockEnv> {
       done();
     },
   });
+  const exporter = new InMemorySpanExporter();
   const server = await startTestServer({
     yaml: yaml(bedrock.url, await deadEngineUrl()),
-    env: { RATE_LIMIT_RPM: '1000000' },
-    overrides: { logger: pino({ level: 'debug' }, sink) },
+    env: { RATE_LIMIT_RPM: '1000000', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' },
+    overrides: { logger: pino({ level: 'debug' }, sink), spanProcessors: [new SimpleSpanProcessor(exporter)] },
   });
   const { key, projectId } = await server.newTenant({ balanceUsd: 100 });
   return {
@@ -101,6 +105,7 @@ export async function startBedrockEnv(): Promise<BedrockEnv> {
     key,
     projectId,
     logs,
+    traces: () => JSON.stringify(exporter.getFinishedSpans().map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status }))),
     async close() {
       await server.close();
       await bedrock.close();
