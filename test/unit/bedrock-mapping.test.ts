@@ -57,7 +57,6 @@ describe('Converse answers', () => {
       stopReason: 'tool_use',
       usage: { inputTokens: 5, outputTokens: 7, totalTokens: 42, cacheReadInputTokens: 20, cacheWriteInputTokens: 10 },
       metrics: { latencyMs: 1 },
-      $metadata: {},
     });
     expect(out).toEqual({
       content: 'Sure.',
@@ -79,7 +78,7 @@ describe('Converse answers', () => {
     ['guardrail_intervened', 'content_filter'],
     ['content_filtered', 'content_filter'],
   ])('maps the stop reason %s to %s', (stopReason, finish) => {
-    expect(readConverse({ output: { message: { role: 'assistant', content: [{ text: 'x' }] } }, stopReason: stopReason as 'end_turn', usage: undefined, metrics: undefined, $metadata: {} })?.finishReason).toBe(finish);
+    expect(readConverse({ output: { message: { role: 'assistant', content: [{ text: 'x' }] } }, stopReason: stopReason as 'end_turn', usage: undefined, metrics: undefined })?.finishReason).toBe(finish);
   });
 
   it('numbers streamed tool calls among themselves, not among content blocks', () => {
