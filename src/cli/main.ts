@@ -16,6 +16,7 @@ import { registerPacksCommands } from './commands/packs.js';
 import { registerCalibrateCommand } from './commands/calibrate.js';
 import { registerRuntimesCommands } from './commands/runtimes.js';
 import { registerConfigCommands } from './commands/config.js';
+import { registerProvidersCommands } from './commands/providers.js';
 import { packageVersion } from './version.js';
 import { ListenError } from '../listen-errors.js';
 
@@ -34,6 +35,7 @@ export function buildProgram(): Command {
   registerCalibrateCommand(program);
   registerRuntimesCommands(program);
   registerConfigCommands(program);
+  registerProvidersCommands(program);
   return program;
 }
 

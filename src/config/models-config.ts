@@ -120,10 +120,26 @@ function pricingOf(id: string, entry: CatalogEntry, m: ModelFileConfig, deployme
   return { price, contextLength: m.context_length ?? found?.contextWindow ?? entry.contextLength };
 }
 
+/** Protocols whose deployments are named by a cloud region (the endpoint follows from it). */
+const REGIONAL_PROTOCOLS = new Set(['bedrock']);
+
+/** A bedrock deployment names its region; no other protocol's does. */
+function checkRegions(id: string, protocol: string, engines: ModelFileConfig, problems: string[]): void {
+  const regional = REGIONAL_PROTOCOLS.has(protocol);
+  if (regional && engines.base_url && !engines.deployments) {
+    problems.push(`models.${id}.base_url: a ${protocol} model lists its deployments under upstream.deployments, each with its region`);
+  }
+  (engines.deployments ?? []).forEach((d, i) => {
+    if (regional && !d.region) problems.push(`models.${id}.upstream.deployments[${i}].region: required by the ${protocol} protocol (e.g. us-east-1)`);
+    if (!regional && d.region) problems.push(`models.${id}.deployments[${i}].region: only a regional protocol (bedrock) has regions; ${protocol} engines are named by base_url`);
+  });
+}
+
 function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: Env, dirs: { models: string; cwd: string }, problems: string[]): ModelConfig {
   const backend = backendOf(entry, m);
   const { engines } = upstreamOf(id, m, problems);
   const hasEngine = Boolean(engines.base_url ?? engines.provider ?? engines.deployments?.[0]);
+  if (backend === 'upstream') checkRegions(id, m.upstream?.protocol ?? DEFAULT_UPSTREAM_PROTOCOL, engines, problems);
   // A catalog upstream model without an engine is merely not ready; one the file binds or declares needs it.
   if (backend === 'upstream' && !hasEngine && (m.backend !== undefined || m.kind !== undefined || m.upstream)) {
     problems.push(`models.${id}.base_url: required when backend is ${m.backend ?? m.upstream?.protocol ?? DEFAULT_UPSTREAM_PROTOCOL}`);

@@ -35,8 +35,9 @@ export const DeploymentFileSchema = Type.Object(
       Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'operator-facing name of the deployment (default <model>#<n>)' }),
     ),
     base_url: Type.Optional(
-      Type.String({ pattern: '^https?://', description: "the engine's base URL (an OpenAI-compatible one ends in /v1); a provider's own by default" }),
+      Type.String({ pattern: '^https?://', description: "the engine's base URL (an OpenAI-compatible one ends in /v1; for bedrock, an endpoint override); a provider's own by default" }),
     ),
+    region: Type.Optional(Type.String({ pattern: '^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$', description: 'AWS region of a bedrock deployment (e.g. us-east-1)' })),
     upstream_model: Type.Optional(Type.String({ minLength: 1 })),
     ...ProviderFileFields,
     weight: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'share of calls under the weighted strategy (default 1)' })),
@@ -168,13 +169,14 @@ export function resolveDeployments(
     // A deployment inherits the model's provider and key unless it names its own.
     const provider = d.provider ?? m.provider;
     const preset = provider === undefined ? undefined : PROVIDER_PRESETS.get(provider);
-    const baseUrl = d.base_url ?? preset?.baseUrl ?? null;
-    if (!baseUrl) problems.push(`${where}.base_url: required${provider ? ` for provider ${provider} (its resource's URL)` : ''}`);
+    const baseUrl = d.base_url ?? preset?.baseUrl ?? (d.region ? awsRegionalEndpoint(d.region) : null);
+    if (!baseUrl) problems.push(provider ? `${where}.base_url: required for provider ${provider} (its resource's URL)` : `${where}: give its base_url (or, for bedrock, its region)`);
     const keySource = d.api_key_env || d.api_key_file ? d : m;
     const apiKey = resolveKey(where, keySource, env, cwd, preset !== undefined || Boolean(keySource.api_key_env), problems);
     const deployment: Deployment = {
       id: d.id ?? (m.deployments ? `${modelId}#${i + 1}` : modelId),
       baseUrl: (baseUrl ?? '').replace(/\/+$/, ''),
+      region: d.region ?? null,
       upstreamModel: d.upstream_model ?? m.upstream_model ?? null,
       apiKey,
       weight: d.weight ?? 1,
@@ -208,6 +210,9 @@ export function protocolOf(modelId: string, named: string | undefined, deploymen
   }
   return protocol;
 }
+
+/** Bedrock's runtime endpoint in a region: where a bedrock deployment without a base_url goes. */
+export const awsRegionalEndpoint = (region: string): string => `https://bedrock-runtime.${region}.amazonaws.com`;
 
 interface FallbackModel {
   id: string;

@@ -33,7 +33,7 @@ export interface SettledUsage {
   inputTokens: number;
   outputTokens: number;
   /** Of inputTokens, those read from the provider's prompt cache (billed at the model's cached-input price). */
-  cachedInputTokens?: number;
+  cachedTokens?: number;
   /** Of inputTokens, those written to the provider's prompt cache (billed at the model's cache-write price). */
   cacheWriteTokens?: number;
   /** HTTP status recorded with the usage (200, or 499 for an abandoned stream). */

@@ -13,7 +13,7 @@ export const FALLBACK_HEADER = 'x-sluice-fallback';
 /** An engine's usage as settled: its tokens, the prompt cache's reads and writes among them (billed at their own prices), and the status. */
 export function settledOf(usage: TokenUsage, status: number): SettledUsage {
   const settled: SettledUsage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status };
-  if (usage.cachedInputTokens) settled.cachedInputTokens = usage.cachedInputTokens;
+  if (usage.cachedTokens) settled.cachedTokens = usage.cachedTokens;
   if (usage.cacheWriteTokens) settled.cacheWriteTokens = usage.cacheWriteTokens;
   return settled;
 }

@@ -18,7 +18,7 @@ export interface TokenPrice {
 
 /** Of a call's input tokens, those read from and written to the provider's prompt cache (each part of the input count). */
 export interface CacheTokens {
-  cachedInputTokens?: number;
+  cachedTokens?: number;
   cacheWriteTokens?: number;
 }
 
@@ -30,7 +30,7 @@ export function costMicros(price: TokenPrice, inputTokens: number, outputTokens:
   let exact = inputTokens * price.inputPerMillionUsd + outputTokens * price.outputPerMillionUsd;
   if (cache) {
     // Cache reads and writes are part of the input count: priced at their own rate instead of the input rate.
-    const read = Math.min(cache.cachedInputTokens ?? 0, inputTokens);
+    const read = Math.min(cache.cachedTokens ?? 0, inputTokens);
     const written = Math.min(cache.cacheWriteTokens ?? 0, inputTokens - read);
     exact += read * ((price.cachedInputPerMillionUsd ?? price.inputPerMillionUsd) - price.inputPerMillionUsd);
     exact += written * ((price.cacheWritePerMillionUsd ?? price.inputPerMillionUsd) - price.inputPerMillionUsd);

@@ -17,6 +17,10 @@ export interface HttpEndpoint {
   /** The auth (and version) headers of a call to the deployment. */
   headers(deployment: Deployment): Record<string, string>;
   errorOf: HttpErrorMapper;
+  /** The path of the models list (`sluice providers check`). */
+  modelsPath(deployment: Deployment): string;
+  /** What to check when that list is not found. */
+  notFoundHint: string;
 }
 
 const SINGLE_ENGINE_CONNECT_ATTEMPTS = 3;

@@ -8,7 +8,8 @@ import type { UpstreamProtocolEntry } from './protocol.js';
 import { OpenAIProtocol, openaiProtocol } from './protocols/openai/index.js';
 import { azureEndpoint } from './protocols/azure/endpoint.js';
 import { anthropicProtocol } from './protocols/anthropic/index.js';
+import { bedrockProtocol } from './protocols/bedrock/index.js';
 
 const azureProtocol: UpstreamProtocolEntry = { name: 'azure', create: (deps) => new OpenAIProtocol(deps, azureEndpoint) };
 
-export const UPSTREAM_PROTOCOLS: readonly UpstreamProtocolEntry[] = [openaiProtocol, azureProtocol, anthropicProtocol];
+export const UPSTREAM_PROTOCOLS: readonly UpstreamProtocolEntry[] = [openaiProtocol, azureProtocol, anthropicProtocol, bedrockProtocol];

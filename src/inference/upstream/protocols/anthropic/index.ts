@@ -25,6 +25,7 @@ import { messagesBody } from './map-request.js';
 import { readMessage } from './map-response.js';
 import { messagesStreamEvents } from './stream.js';
 import { probeMessagesEngine } from './probe.js';
+import { checkModelsList } from '../../models-check.js';
 
 /** The API version every call names (the Messages API's only one). */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -75,6 +76,20 @@ export class AnthropicProtocol implements UpstreamProtocol {
       path: '/messages',
       body,
       count: (produced) => this.#usage.chat(params, model, produced),
+    });
+  }
+
+  /**
+   * `sluice providers check`: the models list (`GET {base_url}/models`) with the
+   * deployment's headers: the key and the version accepted. The model is not looked up in
+   * it: Anthropic lists dated ids only, and its aliases (`claude-sonnet-4-5`) work.
+   */
+  check({ deployment }: UpstreamAttempt): Promise<string | null> {
+    return checkModelsList({
+      url: `${deployment.baseUrl}/models`,
+      headers: anthropicHeaders(deployment),
+      wanted: null,
+      notFoundHint: 'check that it ends in /v1',
     });
   }
 

@@ -34,7 +34,7 @@ export function readUsage(raw: unknown): TokenUsage | null {
   const cacheRead = num(usage.cache_read_input_tokens);
   const cacheWrite = num(usage.cache_creation_input_tokens);
   const out: TokenUsage = { inputTokens: num(usage.input_tokens) + cacheRead + cacheWrite, outputTokens: num(usage.output_tokens) };
-  if (cacheRead > 0) out.cachedInputTokens = cacheRead;
+  if (cacheRead > 0) out.cachedTokens = cacheRead;
   if (cacheWrite > 0) out.cacheWriteTokens = cacheWrite;
   return out;
 }

@@ -29,4 +29,14 @@ function azureHeaders(deployment: Deployment): Record<string, string> {
   return deployment.apiKey ? { 'api-key': deployment.apiKey } : {};
 }
 
-export const azureEndpoint: HttpEndpoint = { path: azurePath, headers: azureHeaders, errorOf: upstreamHttpError };
+/** The resource's models list: the v1 API's, or the classic form's with its api-version. */
+const azureModelsPath = (deployment: Deployment): string =>
+  deployment.apiVersion === undefined ? '/openai/v1/models' : `/openai/models?api-version=${encodeURIComponent(deployment.apiVersion)}`;
+
+export const azureEndpoint: HttpEndpoint = {
+  path: azurePath,
+  headers: azureHeaders,
+  errorOf: upstreamHttpError,
+  modelsPath: azureModelsPath,
+  notFoundHint: "check that base_url is the resource's endpoint (https://<resource>.openai.azure.com)",
+};

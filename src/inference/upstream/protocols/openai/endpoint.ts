@@ -6,4 +6,6 @@ export const openaiEndpoint: HttpEndpoint = {
   path: (operation) => operation,
   headers: bearer,
   errorOf: upstreamHttpError,
+  modelsPath: () => '/models',
+  notFoundHint: 'check that it ends in /v1',
 };

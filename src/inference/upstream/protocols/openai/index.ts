@@ -27,6 +27,7 @@ import { openaiEndpoint } from './endpoint.js';
 import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
 import { readChatCompletion, readCompletion, readEmbeddings, readModerations } from './map-response.js';
 import { probeModels } from './probe.js';
+import { checkDeployment } from './check.js';
 import { upstreamStreamEvents } from './stream.js';
 
 const header = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? (value[0] ?? null) : (value ?? null));
@@ -137,6 +138,9 @@ export class OpenAIProtocol implements UpstreamProtocol {
   }
 
   probe = probeModels;
+  check(at: UpstreamAttempt): Promise<string | null> {
+    return checkDeployment(at, this.endpoint);
+  }
 
   close(): Promise<void> {
     return this.#client.close();

@@ -25,7 +25,7 @@ export function readUsage(raw: unknown): TokenUsage | null {
   if (reasoning !== undefined) out.reasoningTokens = reasoning;
   // OpenAI's convention: prompt_tokens includes the cached ones, which prompt_tokens_details names.
   const cached = num(obj(usage.prompt_tokens_details)?.cached_tokens) ?? num(obj(usage.input_tokens_details)?.cached_tokens);
-  if (cached) out.cachedInputTokens = Math.min(cached, input);
+  if (cached) out.cachedTokens = Math.min(cached, input);
   return out;
 }
 
