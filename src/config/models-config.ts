@@ -92,21 +92,23 @@ function upstreamOf(id: string, m: ModelFileConfig, problems: string[]): { engin
 }
 
 /**
- * The model's price and input limit. A hosted model (a deployment with a `provider`) is
+ * The model's price and input limit. A hosted model (a deployment with a `provider`, or a
+ * protocol only hosted services speak: bedrock) is
  * priced from the catalog (price-catalog.ts) under its upstream name, sluice.yaml's
  * `price` overriding it key by key; one the catalog lacks must be priced in sluice.yaml,
  * and is refused at start-up otherwise: a hosted model never serves at price 0.
  */
-function pricingOf(id: string, entry: CatalogEntry, m: ModelFileConfig, deployments: readonly Deployment[], problems: string[]) {
-  const hosted = deployments.find((d) => d.provider !== undefined);
-  const preset = hosted?.provider === undefined ? undefined : PROVIDER_PRESETS.get(hosted.provider);
+function pricingOf(id: string, entry: CatalogEntry, m: ModelFileConfig, protocol: string, deployments: readonly Deployment[], problems: string[]) {
+  const hosted = deployments.find((d) => d.provider !== undefined) ?? (HOSTED_PROTOCOLS.has(protocol) ? deployments[0] : undefined);
+  const providerName = hosted?.provider ?? protocol;
+  const priceProvider = hosted?.provider === undefined ? HOSTED_PROTOCOLS.get(protocol) : PROVIDER_PRESETS.get(hosted.provider)?.priceProvider;
   const name = hosted?.upstreamModel ?? id;
-  const found = preset ? catalogPrice(preset.priceProvider, name) : null;
+  const found = hosted && priceProvider ? catalogPrice(priceProvider, name) : null;
   const base: TokenPrice = found?.price ?? { inputPerMillionUsd: entry.inputPerMillionUsd, outputPerMillionUsd: entry.outputPerMillionUsd };
   const given = m.price ?? {};
   if (hosted && !found && (given.input_per_million_usd === undefined || given.output_per_million_usd === undefined)) {
     problems.push(
-      `models.${id}.price: ${name} on provider ${hosted.provider} is not in the price catalog; set price.input_per_million_usd and price.output_per_million_usd (a hosted model never serves at price 0)`,
+      `models.${id}.price: ${name} on provider ${providerName} is not in the price catalog; set price.input_per_million_usd and price.output_per_million_usd (a hosted model never serves at price 0)`,
     );
   }
   const price: TokenPrice = {
@@ -119,6 +121,9 @@ function pricingOf(id: string, entry: CatalogEntry, m: ModelFileConfig, deployme
   if (cacheWrite !== undefined) price.cacheWritePerMillionUsd = cacheWrite;
   return { price, contextLength: m.context_length ?? found?.contextWindow ?? entry.contextLength };
 }
+
+/** Protocols only hosted services speak, with their provider id in the price catalog. */
+const HOSTED_PROTOCOLS: ReadonlyMap<string, string> = new Map([['bedrock', 'aws']]);
 
 /** Protocols whose deployments are named by a cloud region (the endpoint follows from it). */
 const REGIONAL_PROTOCOLS = new Set(['bedrock']);
@@ -150,7 +155,7 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
   const timeoutMs = m.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
   const deployments = backend === 'upstream' ? resolveDeployments(id, engines, timeoutMs, env, problems, dirs.cwd) : [];
   const protocol = protocolOf(id, m.upstream?.protocol, deployments, problems);
-  const { price, contextLength } = pricingOf(id, entry, m, deployments, problems);
+  const { price, contextLength } = pricingOf(id, entry, m, protocol, deployments, problems);
   return Object.freeze({
     id,
     entry,

@@ -110,6 +110,19 @@ describe('the price catalog', () => {
     expect(load(yaml.replace('    api_key_env', '    price: { input_per_million_usd: 1, output_per_million_usd: 4 }\n    api_key_env'), { K: 'key-0123456789' }).problems).toEqual([]);
   });
 
+  it('prices a bedrock model from the catalog (AWS), and refuses one it lacks', () => {
+    const bedrock = (upstream: string) => model(`    upstream:\n      protocol: bedrock\n      deployments: [{ region: us-east-1, upstream_model: '${upstream}' }]\n`);
+    expect(load(bedrock('us.anthropic.claude-sonnet-4-5-20250929-v1:0')).config!.models.m!.price).toEqual({
+      inputPerMillionUsd: 3.3,
+      outputPerMillionUsd: 16.5,
+      cachedInputPerMillionUsd: 0.33,
+      cacheWritePerMillionUsd: 4.125,
+    });
+    expect(load(bedrock('anthropic.claude-imaginary-v9:0')).problems).toEqual([
+      'models.m.price: anthropic.claude-imaginary-v9:0 on provider bedrock is not in the price catalog; set price.input_per_million_usd and price.output_per_million_usd (a hosted model never serves at price 0)',
+    ]);
+  });
+
   it('leaves a self-hosted engine free unless priced', () => {
     const { config } = load(model('    base_url: http://127.0.0.1:8000/v1\n'));
     expect(config!.models.m!.price).toEqual({ inputPerMillionUsd: 0, outputPerMillionUsd: 0 });
