@@ -7,6 +7,9 @@
  * `run()` or `open()`, and writes what comes back in its own shape.
  *
  *   const answered = await chat.run(caller, call, context);   // whole: { result, model, outputCap }
+ *
+ * The answer names the model asked for when the request named an alias, else the one
+ * that served; `x-sluice-model` and the usage record name the one that served.
  *   const opened = await chat.open(caller, call, context);    // streamed, once the engine answered
  *   for await (const event of opened) ...                     // the engine's events; the last is the usage billed
  */
@@ -39,6 +42,8 @@ export interface CallOrigin {
 export interface EngineCall<R extends { usage: TokenUsage }> {
   /** The model asked for (the answer names the one that served, a fallback's). */
   model: ModelSpec;
+  /** The alias the request named the model by (the answer names it), or null when it named the model's id. */
+  askedAs: string | null;
   /** What its credit reservation is priced on. */
   metered: MeteredCall;
   /** Runs it whole, with the output cap the meter granted (undefined: its own). */
@@ -190,6 +195,7 @@ export class ChatCall {
     const registry = this.deps.registry;
     return {
       model,
+      askedAs: this.deps.registry.isAlias(modelName) ? modelName : null,
       metered: meteredOf(call, origin.route, origin.requestId),
       run: (cap, ctx) => runner.run(withOutputCap(call, cap), ctx),
       stream: (cap, ctx) => runner.stream(withOutputCap(call, cap), ctx),
@@ -205,9 +211,9 @@ export class ChatCall {
     return meteredCall(caller, call.metered, async (admission) => {
       const served = new ServedListener();
       const result = await call.run(admission.outputCap, served.context(context));
-      served.announce(caller);
+      served.announce(caller, call.model.id);
       const usage = served.usage({ inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 });
-      return { value: { result, model: served.modelOr(call.model.id), outputCap: admission.outputCap }, usage };
+      return { value: { result, model: call.askedAs ?? served.modelOr(call.model.id), outputCap: admission.outputCap }, usage };
     });
   }
 
@@ -223,7 +229,7 @@ export class ChatCall {
       admission.release();
       throw err;
     }
-    served.announce(caller);
+    served.announce(caller, call.model.id);
     const settlement = new StreamSettlement({
       caller,
       admission,
@@ -234,6 +240,6 @@ export class ChatCall {
       requestId: context.requestId,
     });
     const opened = { events, first, settlement, admission, signal: context.signal };
-    return new OpenedStream(opened, served.modelOr(call.model.id), admission.outputCap);
+    return new OpenedStream(opened, call.askedAs ?? served.modelOr(call.model.id), admission.outputCap);
   }
 }

@@ -66,7 +66,7 @@ export class EmbeddingsService {
     const served = new ServedListener();
     const output = await runAdmitted(caller, admission, async () => {
       const value = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs, onServed: served.listen });
-      served.announce(caller);
+      served.announce(caller, model.id);
       return { value, usage: served.usage({ inputTokens: value.usage.inputTokens, outputTokens: 0, status: 200 }) };
     });
     const vectors: readonly (Float32Array | number[])[] = output.vectors;
@@ -78,7 +78,7 @@ export class EmbeddingsService {
     return {
       object: 'list',
       data,
-      model: served.served?.fallback ? served.served.model : (model.entry.responseModel ?? model.id),
+      model: registry.isAlias(request.model) ? request.model : served.served?.fallback ? served.served.model : (model.entry.responseModel ?? model.id),
       usage: { prompt_tokens: output.usage.inputTokens, total_tokens: output.usage.inputTokens },
     };
   }
