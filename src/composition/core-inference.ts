@@ -59,7 +59,7 @@ export interface InferenceOverrides {
 export function createInference(infra: CoreInfrastructure, overrides: InferenceOverrides = {}): CorePart<CoreInference> {
   const { config, logger, clock, metrics } = infra;
   const registry = createRegistry(config, logger, metrics, infra.traced, overrides.upstreamProtocols);
-  const inference = createInferenceServices({ registry, clock, logger });
+  const inference = createInferenceServices({ registry, clock, logger, hygiene: config.agents });
   const transcription = new TranscriptionService({
     registry,
     decoder: new FfmpegDecoder(),

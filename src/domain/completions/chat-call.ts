@@ -24,12 +24,15 @@ import type { ModelResolver } from '../models/model-resolver.port.js';
 import { ChatRunner, withOutputCap, type ChatResult, type Conversation, type PreparedCall } from './chat-runner.js';
 import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
+import type { PromptHygiene } from './prompt-hygiene.js';
 import { StreamSettlement } from './stream-settlement.js';
 
 export interface InferenceServiceDeps {
   registry: ModelResolver;
   clock: Clock;
   logger: Pick<Logger, 'warn' | 'error'>;
+  /** What is removed from prompts before they reach an engine (default: Claude Code's billing header). */
+  hygiene?: PromptHygiene;
 }
 
 /** Where a call came from, for its usage record (`/v1/chat/completions`, `batch`), and its request id. */
@@ -181,7 +184,7 @@ export class ChatCall {
   readonly #runner: ChatRunner;
 
   constructor(private readonly deps: InferenceServiceDeps) {
-    this.#runner = new ChatRunner(deps.registry);
+    this.#runner = new ChatRunner(deps.registry, deps.hygiene);
   }
 
   /**
