@@ -1,9 +1,9 @@
 /**
  * GET /v1/models and /v1/models/{id} in Anthropic's shape (Models API): what an Anthropic
  * client (`@anthropic-ai/sdk`, Claude Code's model picker) reads. Which shape a request
- * gets: Anthropic's when it sends `anthropic-version`, or `x-api-key` without an
- * `Authorization` header (every OpenAI client sends `Authorization: Bearer`); OpenAI's
- * otherwise, byte for byte as before.
+ * gets: Anthropic's when it sends an `anthropic-version` header (every Anthropic SDK does,
+ * Claude Code included); OpenAI's otherwise, byte for byte as before. `x-api-key` alone
+ * says nothing: it is Sluice's own API-key header, which OpenAI-shaped clients send too.
  *
  * The list holds the models that serve chat (the Messages API's), each alias of one (Claude
  * Code's picker keeps only ids with `claude` or `anthropic` in them, so aliases are how local
@@ -42,9 +42,7 @@ export const CLAUDE_CODE_MODEL_NAMES = [
 
 /** Whether `request` asked in Anthropic's dialect (see the file header for the rule). */
 export function wantsAnthropicShape(request: FastifyRequest): boolean {
-  const { headers } = request;
-  if (headers['anthropic-version'] !== undefined) return true;
-  return headers['x-api-key'] !== undefined && headers.authorization === undefined;
+  return request.headers['anthropic-version'] !== undefined;
 }
 
 export interface AnthropicModelInfo {
