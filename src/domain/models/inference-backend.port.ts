@@ -52,6 +52,8 @@ export interface CallContext {
   signal: AbortSignal;
   /** Told which model and deployment serve the call, once one has answered (before a stream's first event). */
   onServed?: (served: ServedCall) => void;
+  /** The coding agent's session the call belongs to (Claude Code's `X-Claude-Code-Session-Id`), when it named one. */
+  sessionId?: string;
 }
 
 export interface ChatParams extends CallContext {
