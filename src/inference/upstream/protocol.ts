@@ -10,7 +10,9 @@
  */
 import type { Logger } from 'pino';
 import type { Deployment, ModelSpec } from '../../domain/models/model-spec.types.js';
+import type { PromptToCount } from '../../domain/models/prompt-count.types.js';
 import type {
+  CallContext,
   ChatOutput,
   ChatParams,
   ChatStreamEvent,
@@ -58,6 +60,12 @@ export interface UpstreamProtocol {
    * Without it, engines are assumed reachable until a call finds otherwise.
    */
   probe?(target: ProbeTarget): Promise<string | null>;
+  /**
+   * The prompt's tokens as the deployment's engine counts them (its tokenizer endpoint);
+   * null when the engine has none or would not count it. Never throws: a failure is null,
+   * and the caller estimates instead.
+   */
+  tokenize?(prompt: PromptToCount, at: UpstreamAttempt, context: Pick<CallContext, 'requestId' | 'signal'>): Promise<number | null>;
   close(): Promise<void>;
 }
 
@@ -75,4 +83,4 @@ export interface UpstreamProtocolEntry {
 }
 
 /** The capabilities an upstream model may have, each a method of its protocol's adapter. */
-export type UpstreamCapability = Exclude<keyof UpstreamProtocol, 'probe' | 'close'>;
+export type UpstreamCapability = Exclude<keyof UpstreamProtocol, 'probe' | 'tokenize' | 'close'>;
