@@ -10,8 +10,8 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { BackendKind, ModelRoute, ModelSpec } from '../domain/models/model-spec.types.js';
-import type { CallContext, InferenceBackend } from '../domain/models/inference-backend.port.js';
-import type { PromptCount, PromptToCount, PromptTokenCounter } from '../domain/models/prompt-count.types.js';
+import type { InferenceBackend } from '../domain/models/inference-backend.port.js';
+import type { EngineCountContext, PromptToCount } from '../domain/models/prompt-count.types.js';
 import {
   modelNotFound,
   ROUTE_PATHS,
@@ -48,7 +48,7 @@ export interface RegistryOptions {
 const READY_TTL_MS = 5_000;
 const NOT_READY_TTL_MS = 1_000;
 
-export class ModelRegistry implements ModelDirectory, PromptTokenCounter {
+export class ModelRegistry implements ModelDirectory {
   readonly tokens = new TokenCounter();
   readonly #byName = new Map<string, ModelSpec>();
   readonly #aliases: AliasTable;
@@ -190,18 +190,10 @@ export class ModelRegistry implements ModelDirectory, PromptTokenCounter {
     return this.tokens.count(model, text);
   }
 
-  /**
-   * A whole prompt counted the best way there is for `model`: its own tokenizer in process
-   * (the rendered text), else its engine's `/tokenize`, else the estimate of the text.
-   */
-  async countPrompt(model: ModelSpec, prompt: PromptToCount, context: Pick<CallContext, 'requestId' | 'signal'>): Promise<PromptCount> {
-    const local = await this.countTokens(model, prompt.text);
-    if (local.exact) return { tokens: local.tokens, method: 'tokenizer' };
-    if (model.binding.upstream) {
-      const counted = await this.#backend(model.binding.backend)?.tokenize?.(model, prompt, context);
-      if (typeof counted === 'number') return { tokens: counted, method: 'engine' };
-    }
-    return { tokens: local.tokens, method: 'estimate' };
+  /** `prompt` counted by `model`'s engine (its `/tokenize`), or null when it has none that can. */
+  async engineTokens(model: ModelSpec, prompt: PromptToCount, context: EngineCountContext): Promise<number | null> {
+    if (!model.binding.upstream) return null;
+    return (await this.#backend(model.binding.backend)?.tokenize?.(model, prompt, context)) ?? null;
   }
 
   async close(): Promise<void> {

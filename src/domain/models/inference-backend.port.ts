@@ -9,7 +9,7 @@
  * either is available.
  */
 import type { BackendKind, ModelSpec } from './model-spec.types.js';
-import type { PromptToCount } from './prompt-count.types.js';
+import type { EngineCountContext, PromptToCount } from './prompt-count.types.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -305,6 +305,6 @@ export interface InferenceBackend {
   /** Counts tokens with the model's own tokenizer, when the backend has one. */
   countTokens?(model: ModelSpec, text: string): Promise<number>;
   /** Asks the model's engine to count a prompt (its `/tokenize`); null when no engine of it can. */
-  tokenize?(model: ModelSpec, prompt: PromptToCount, context: Pick<CallContext, 'requestId' | 'signal'>): Promise<number | null>;
+  tokenize?(model: ModelSpec, prompt: PromptToCount, context: EngineCountContext): Promise<number | null>;
   close(): Promise<void>;
 }

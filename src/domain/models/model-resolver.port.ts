@@ -6,6 +6,7 @@
  */
 import type { BackendStatus, InferenceBackend } from './inference-backend.port.js';
 import type { ModelRoute, ModelSpec } from './model-spec.types.js';
+import type { EngineCountContext, PromptToCount } from './prompt-count.types.js';
 import { invalidRequest } from '../shared/errors.js';
 
 /** Where each model route is served: the resolver names them when it refuses a model on a route. */
@@ -49,6 +50,8 @@ export interface ModelResolver {
   backendFor(model: ModelSpec, capability: Capability): Promise<InferenceBackend>;
   /** Tokens of `text` for `model`: its own tokenizer when it has one, else the estimate. */
   countTokens(model: ModelSpec, text: string): Promise<TokenCount>;
+  /** `prompt` counted by `model`'s engine (its `/tokenize`), or null when none of its engines can. Never throws. */
+  engineTokens(model: ModelSpec, prompt: PromptToCount, context: EngineCountContext): Promise<number | null>;
 }
 
 /** A model's readiness, with what serves it: its upstream's protocol (e.g. `openai`), or the in-process runtime. */

@@ -4,7 +4,6 @@
  * take only text. Which method counted is part of the answer.
  */
 import type { CallContext, ChatMessage } from './inference-backend.port.js';
-import type { ModelSpec } from './model-spec.types.js';
 
 export interface PromptToCount {
   /** The messages as the engine would get them (system first). */
@@ -26,7 +25,5 @@ export interface PromptCount {
   method: CountMethod;
 }
 
-/** What a count_tokens route asks: a prompt of `model`, counted the best way there is for it. */
-export interface PromptTokenCounter {
-  countPrompt(model: ModelSpec, prompt: PromptToCount, context: Pick<CallContext, 'requestId' | 'signal'>): Promise<PromptCount>;
-}
+/** What an engine count is made with: the caller's request id (sent to the engine) and its abort signal. */
+export type EngineCountContext = Pick<CallContext, 'requestId' | 'signal'>;

@@ -10,9 +10,8 @@
  */
 import type { Logger } from 'pino';
 import type { Deployment, ModelSpec } from '../../domain/models/model-spec.types.js';
-import type { PromptToCount } from '../../domain/models/prompt-count.types.js';
+import type { EngineCountContext, PromptToCount } from '../../domain/models/prompt-count.types.js';
 import type {
-  CallContext,
   ChatOutput,
   ChatParams,
   ChatStreamEvent,
@@ -65,7 +64,7 @@ export interface UpstreamProtocol {
    * null when the engine has none or would not count it. Never throws: a failure is null,
    * and the caller estimates instead.
    */
-  tokenize?(prompt: PromptToCount, at: UpstreamAttempt, context: Pick<CallContext, 'requestId' | 'signal'>): Promise<number | null>;
+  tokenize?(prompt: PromptToCount, at: UpstreamAttempt, context: EngineCountContext): Promise<number | null>;
   close(): Promise<void>;
 }
 

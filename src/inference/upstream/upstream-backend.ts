@@ -27,7 +27,7 @@ import type {
   TaskOutput,
   TaskParams,
 } from '../../domain/models/inference-backend.port.js';
-import type { PromptToCount } from '../../domain/models/prompt-count.types.js';
+import type { EngineCountContext, PromptToCount } from '../../domain/models/prompt-count.types.js';
 import { AppError } from '../../domain/shared/errors.js';
 import type { BackendDeps } from '../backend-deps.js';
 import { Router, type RoutingMetrics } from '../routing/router.js';
@@ -171,7 +171,7 @@ export class UpstreamBackend implements InferenceBackend {
    * `tokenize`), or null. An engine that counted nothing is not asked again for a while:
    * a client counting on start-up (dozens of calls) meets one refusal, not dozens.
    */
-  async tokenize(model: ModelSpec, prompt: PromptToCount, context: Pick<CallContext, 'requestId' | 'signal'>): Promise<number | null> {
+  async tokenize(model: ModelSpec, prompt: PromptToCount, context: EngineCountContext): Promise<number | null> {
     const adapter = this.#adapter(model.binding.upstream?.protocol ?? DEFAULT_UPSTREAM_PROTOCOL);
     if (!adapter.tokenize) return null;
     const now = Date.now();

@@ -1,5 +1,5 @@
 /**
- * Counting a prompt through the engine: the registry's countPrompt (what a count_tokens
+ * Counting a prompt through the engine: the domain's PromptCounter (what a count_tokens
  * route calls) asks the model's engine's `POST /tokenize` at the server's root, in the
  * shapes vLLM, llama.cpp and SGLang take, and estimates when the engine has no such
  * endpoint (404) or fails. The engines are scripted fakes on loopback that record the
@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
 import type { PromptToCount } from '../../../src/domain/models/prompt-count.types.js';
+import { PromptCounter } from '../../../src/domain/completions/prompt-counter.js';
 
 interface Received {
   method: string;
@@ -59,7 +60,8 @@ let engine: Engine;
 let failing: Engine;
 let server: TestServer;
 const context = () => ({ requestId: 'req_count', signal: new AbortController().signal });
-const count = (model: string) => server.core.registry.countPrompt(server.core.registry.find(model)!, PROMPT, context());
+const counter = () => new PromptCounter(server.core.registry);
+const count = (model: string) => counter().countPrompt(server.core.registry.find(model)!, PROMPT, context());
 
 beforeAll(async () => {
   engine = await startTokenizeEngine();
@@ -115,6 +117,21 @@ describe('countPrompt through the engine', () => {
       ['/tokenize', expect.objectContaining({ messages: expect.any(Array) })],
       ['/tokenize', { model: 'org/coder-32b', prompt: PROMPT.text }],
     ]);
+  });
+
+  it('a rendered text alone: one request, {model, prompt, content}', async () => {
+    engine.answer((body) => ({ status: 200, body: { count: String(body.prompt).length, max_model_len: 32768, tokens: [] } }));
+    expect(await counter().count(server.core.registry.find('coder')!, 'twelve chars')).toEqual({ tokens: 12, method: 'engine' });
+    expect(engine.received).toEqual([{ method: 'POST', url: '/tokenize', body: { model: 'org/coder-32b', prompt: 'twelve chars', content: 'twelve chars' } }]);
+  });
+
+  it('a model counted in process (the GGUF runtime or a tokenizer.json) never asks an engine', async () => {
+    const inProcess = server.core.registry.list().find((m) => !m.binding.upstream && m.entry.task === 'chat');
+    expect(inProcess).toBeDefined();
+    const counted = await counter().count(inProcess!, 'hello world');
+    expect(['tokenizer', 'estimate']).toContain(counted.method);
+    expect(engine.received).toEqual([]);
+    expect(failing.received).toEqual([]);
   });
 
   it('an engine without /tokenize (404): the estimate, and the engine is not asked again for a while', async () => {

@@ -6,9 +6,8 @@
  * no usage, tokens are counted with the model's tokenizer (../../usage-count.ts).
  */
 import type { Logger } from 'pino';
-import type { PromptToCount } from '../../../../domain/models/prompt-count.types.js';
+import type { EngineCountContext, PromptToCount } from '../../../../domain/models/prompt-count.types.js';
 import type {
-  CallContext,
   ChatOutput,
   ChatParams,
   ChatStreamEvent,
@@ -122,7 +121,7 @@ export class OpenAIProtocol implements UpstreamProtocol {
   probe = probeModels;
 
   /** The engine's `/tokenize` count (vLLM, SGLang, llama.cpp; tokenize.ts), or null when it has none or fails. */
-  async tokenize(prompt: PromptToCount, at: UpstreamAttempt, context: Pick<CallContext, 'requestId' | 'signal'>): Promise<number | null> {
+  async tokenize(prompt: PromptToCount, at: UpstreamAttempt, context: EngineCountContext): Promise<number | null> {
     try {
       return await engineTokenize(this.#client, prompt, at, context);
     } catch (err) {

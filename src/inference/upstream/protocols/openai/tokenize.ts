@@ -7,13 +7,14 @@
  * - llama.cpp's server takes `{content}` (text) and answers `{tokens}`;
  * - SGLang takes `{model, prompt}` and answers `{tokens, count, max_model_len}`.
  *
- * The first request carries the messages and the rendered text together (vLLM reads the
- * messages, llama.cpp the content); an engine that refuses it (400/422) is asked again
- * with `{model, prompt}`. An engine without the endpoint (404, 405, 501), or one that fails
- * or answers no count, counts nothing: null, and the caller estimates.
+ * A prompt with messages is sent as the chat form and the rendered text together (vLLM
+ * reads the messages, llama.cpp the content); an engine that refuses it (400/422) is asked
+ * again with `{model, prompt}`. A text alone is sent once as `{model, prompt, content}`
+ * (vLLM and SGLang read the prompt, llama.cpp the content). An engine without the endpoint
+ * (404, 405, 501), or one that answers no count, counts nothing: null, and the caller
+ * estimates; a failure (5xx, transport) is thrown.
  */
-import type { CallContext } from '../../../../domain/models/inference-backend.port.js';
-import type { PromptToCount } from '../../../../domain/models/prompt-count.types.js';
+import type { EngineCountContext, PromptToCount } from '../../../../domain/models/prompt-count.types.js';
 import { isAppError } from '../../../../domain/shared/errors.js';
 import type { UpstreamAttempt } from '../../protocol.js';
 import type { UpstreamClient, UpstreamTarget } from './client.js';
@@ -36,7 +37,7 @@ function countOf(body: unknown): number | null {
   return Array.isArray(tokens) ? tokens.length : null;
 }
 
-async function ask(client: UpstreamClient, target: UpstreamTarget, body: unknown, context: Pick<CallContext, 'requestId' | 'signal'>): Promise<Asked> {
+async function ask(client: UpstreamClient, target: UpstreamTarget, body: unknown, context: EngineCountContext): Promise<Asked> {
   try {
     const answer = await client.postJson<unknown>(target, '/tokenize', body, context);
     const count = countOf(answer.body);
@@ -59,10 +60,14 @@ function chatMessages(prompt: PromptToCount) {
 }
 
 /** The engine's count of `prompt`, or null (see the file header). Throws on transport and 5xx failures. */
-export async function engineTokenize(client: UpstreamClient, prompt: PromptToCount, { model, deployment }: UpstreamAttempt, context: Pick<CallContext, 'requestId' | 'signal'>): Promise<number | null> {
+export async function engineTokenize(client: UpstreamClient, prompt: PromptToCount, { model, deployment }: UpstreamAttempt, context: EngineCountContext): Promise<number | null> {
   const base = targetOf(model, deployment);
   const target: UpstreamTarget = { ...base, baseUrl: engineRoot(deployment.baseUrl), timeoutMs: Math.min(base.timeoutMs, TOKENIZE_TIMEOUT_MS), connectAttempts: 1 };
   const name = upstreamName(model, deployment);
+  if (prompt.messages.length === 0) {
+    const asked = await ask(client, target, { model: name, prompt: prompt.text, content: prompt.text }, context);
+    return asked === 'refused' ? null : (asked?.count ?? null);
+  }
   const chat: Record<string, unknown> = { model: name, messages: chatMessages(prompt), add_generation_prompt: true, content: prompt.text };
   if (prompt.tools && prompt.tools.length > 0) chat.tools = prompt.tools;
   const first = await ask(client, target, chat, context);
