@@ -105,6 +105,14 @@ describe('aliases on the other wires', () => {
     expect(env.upstream.requests[0]!.body.model).toBe('openai/gpt-oss-120b');
   });
 
+  it('legacy completions by a glob alias', async () => {
+    const res = await call(env.server.baseUrl, 'POST', '/v1/completions', { key, body: { model: 'claude-opus-4-7', prompt: 'Hello' } });
+    expect(res.status).toBe(200);
+    expect(res.body.model).toBe('claude-opus-4-7');
+    expect(res.headers.get('x-sluice-model')).toBe('gpt-oss-120b');
+    expect(env.upstream.requests[0]!.body.model).toBe('openai/gpt-oss-120b');
+  });
+
   it('embeddings by an exact top-level alias', async () => {
     const res = await call(env.server.baseUrl, 'POST', '/v1/embeddings', { key, body: { model: 'my-embedder', input: 'hello' } });
     expect(res.status).toBe(200);
