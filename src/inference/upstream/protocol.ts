@@ -65,6 +65,13 @@ export interface UpstreamProtocol {
    * and the caller estimates instead.
    */
   tokenize?(prompt: PromptToCount, at: UpstreamAttempt, context: EngineCountContext): Promise<number | null>;
+  /**
+   * One cheap, authenticated request to one deployment (`sluice providers check`): a
+   * models list or a one-token call. null when the deployment answered as it should,
+   * else what failed, in words (the key refused, unreachable, no such model); never the
+   * key itself.
+   */
+  check?(at: UpstreamAttempt): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -82,4 +89,4 @@ export interface UpstreamProtocolEntry {
 }
 
 /** The capabilities an upstream model may have, each a method of its protocol's adapter. */
-export type UpstreamCapability = Exclude<keyof UpstreamProtocol, 'probe' | 'tokenize' | 'close'>;
+export type UpstreamCapability = Exclude<keyof UpstreamProtocol, 'probe' | 'check' | 'tokenize' | 'close'>;

@@ -27,6 +27,7 @@ import { upstreamProtocolError } from './errors.js';
 import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
 import { readChatCompletion, readCompletion, readEmbeddings, readModerations } from './map-response.js';
 import { probeModels } from './probe.js';
+import { checkDeployment } from './check.js';
 import { upstreamStreamEvents } from './stream.js';
 import { targetOf, upstreamName } from './target.js';
 import { engineTokenize } from './tokenize.js';
@@ -119,6 +120,7 @@ export class OpenAIProtocol implements UpstreamProtocol {
   }
 
   probe = probeModels;
+  check = checkDeployment;
 
   /** The engine's `/tokenize` count (vLLM, SGLang, llama.cpp; tokenize.ts), or null when it has none or fails. */
   async tokenize(prompt: PromptToCount, at: UpstreamAttempt, context: EngineCountContext): Promise<number | null> {
