@@ -3,13 +3,14 @@
  * Anthropic's for an Anthropic client (anthropic-models.ts says which requests, and what
  * that list holds). A retrieve by alias answers under the name asked.
  */
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ModelDirectory } from '../../../domain/models/model-resolver.port.js';
 import type { ModelConfig } from '../../../config/schema.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
-import { serializeAsBefore } from '../../schemas/document-only.js';
-import { ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
+import { documentOnly, serializeAsBefore } from '../../schemas/document-only.js';
+import { AnthropicModelInfo, AnthropicModelList, AnthropicModelListQuery, ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
 import { deploymentWire } from '../../schemas/deployments.js';
 import { anthropicError, anthropicModelEntries, anthropicModelInfo, anthropicPage, wantsAnthropicShape } from './anthropic-models.js';
 
@@ -30,14 +31,21 @@ const systemOneEntry = (model: ModelConfig) => ({
 export function registerModelsRoutes(scope: FastifyInstance, { registry }: { registry: ModelDirectory }): void {
   const list = { object: 'list', data: registry.list().map((m) => modelWire(m)), models: registry.list().map(systemOneEntry) };
   const anthropicEntries = anthropicModelEntries(registry);
-  scope.get('/models', { schema: { tags: ['models'], summary: 'List models', response: { 200: ModelList } }, ...serializeAsBefore }, async (request, reply) => {
+  // The query is documented only: its values are read (and refused in Anthropic's envelope) by anthropicPage.
+  const listSchema = {
+    tags: ['models'],
+    summary: 'List models (Anthropic’s shape with an anthropic-version header)',
+    querystring: AnthropicModelListQuery,
+    response: { 200: Type.Union([ModelList, AnthropicModelList]) },
+  };
+  scope.get('/models', { schema: listSchema, ...documentOnly }, async (request, reply) => {
     if (!wantsAnthropicShape(request)) return list;
     const answer = anthropicPage(anthropicEntries, request.query as Record<string, string | string[] | undefined>);
     return answer.refused === undefined ? answer.page : anthropicError(reply, 400, answer.refused);
   });
   scope.get<{ Params: { id: string } }>(
     '/models/:id',
-    { schema: { tags: ['models'], summary: 'Retrieve a model', params: ModelIdParams, response: { 200: ModelObject } }, ...serializeAsBefore },
+    { schema: { tags: ['models'], summary: 'Retrieve a model (Anthropic’s shape with an anthropic-version header)', params: ModelIdParams, response: { 200: Type.Union([ModelObject, AnthropicModelInfo]) } }, ...serializeAsBefore },
     async (request, reply) => {
       const { id } = request.params;
       const model = registry.find(id);
