@@ -5,6 +5,8 @@
  * back in the port's shapes, the engine's errors as AppErrors. When the engine reports
  * no usage, tokens are counted with the model's tokenizer (../../usage-count.ts).
  */
+import type { Logger } from 'pino';
+import type { EngineCountContext, PromptToCount } from '../../../../domain/models/prompt-count.types.js';
 import type {
   ChatOutput,
   ChatParams,
@@ -29,12 +31,14 @@ import { readChatCompletion, readCompletion, readEmbeddings, readModerations } f
 import { probeModels } from './probe.js';
 import { checkDeployment } from './check.js';
 import { upstreamStreamEvents } from './stream.js';
+import { engineTokenize } from './tokenize.js';
 
 const header = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? (value[0] ?? null) : (value ?? null));
 
 export class OpenAIProtocol implements UpstreamProtocol {
   readonly #client: UpstreamClient;
   readonly #usage: UsageCounter;
+  readonly #logger: Logger;
 
   /** `endpoint`: where each operation goes and how it is authenticated (another protocol of the OpenAI format, Azure's, passes its own). */
   constructor(
@@ -43,6 +47,7 @@ export class OpenAIProtocol implements UpstreamProtocol {
   ) {
     this.#client = new UpstreamClient(endpoint.errorOf);
     this.#usage = new UsageCounter(deps.tokens, deps.logger);
+    this.#logger = deps.logger;
   }
 
   /** POSTs one operation to the deployment and parses its JSON answer. */
@@ -140,6 +145,16 @@ export class OpenAIProtocol implements UpstreamProtocol {
   probe = probeModels;
   check(at: UpstreamAttempt): Promise<string | null> {
     return checkDeployment(at, this.endpoint);
+  }
+
+  /** The engine's `/tokenize` count (vLLM, SGLang, llama.cpp; tokenize.ts), or null when it has none or fails. */
+  async tokenize(prompt: PromptToCount, at: UpstreamAttempt, context: EngineCountContext): Promise<number | null> {
+    try {
+      return await engineTokenize(this.#client, prompt, at, context, this.endpoint);
+    } catch (err) {
+      this.#logger.warn({ err, model: at.model.id, deployment: at.deployment.id }, 'engine token count failed; estimating');
+      return null;
+    }
   }
 
   close(): Promise<void> {
