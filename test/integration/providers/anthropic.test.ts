@@ -152,6 +152,18 @@ describe('anthropic protocol: answers', () => {
 });
 
 describe('anthropic protocol: turns Messages would refuse', () => {
+  it("keeps a content part's cache_control on its block", async () => {
+    const res = await call(server.baseUrl, 'POST', '/v1/chat/completions', {
+      key: apiKey,
+      body: { model: 'claude', messages: [{ role: 'user', content: [{ type: 'text', text: 'A long, stable prefix', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'The question' }] }] },
+    });
+    expect(res.status).toBe(200);
+    expect(fake.requests[0]!.body.messages[0].content).toEqual([
+      { type: 'text', text: 'A long, stable prefix', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'The question' },
+    ]);
+  });
+
   it('joins consecutive user turns into one', async () => {
     const res = await call(server.baseUrl, 'POST', '/v1/chat/completions', {
       key: apiKey,

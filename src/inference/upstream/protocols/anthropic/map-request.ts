@@ -31,11 +31,16 @@ function userBlocks(message: ChatMessage, unsupported: Unsupported): Block[] {
   const blocks: Block[] = [];
   for (const raw of parts) {
     const part = obj(raw);
-    if (part?.type === 'text' && typeof part.text === 'string') blocks.push({ type: 'text', text: part.text });
+    let block: Block | null = null;
+    if (part?.type === 'text' && typeof part.text === 'string') block = { type: 'text', text: part.text };
     else if (part?.type === 'image_url') {
       const url = obj(part.image_url)?.url ?? part.image_url;
-      if (typeof url === 'string') blocks.push(imageBlock(url));
+      if (typeof url === 'string') block = imageBlock(url);
     } else unsupported.refuse(`messages[].content[].type ${String(part?.type)}`, false);
+    if (!block) continue;
+    // A part's `cache_control` (the extension OpenAI-format clients use for Anthropic's prompt cache) is kept on its block.
+    if (obj(part?.cache_control)) block.cache_control = part!.cache_control;
+    blocks.push(block);
   }
   return blocks;
 }
