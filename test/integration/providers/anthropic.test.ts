@@ -164,6 +164,21 @@ describe('anthropic protocol: turns Messages would refuse', () => {
     ]);
   });
 
+  it('sends a system prompt with cache_control as text blocks', async () => {
+    const res = await call(server.baseUrl, 'POST', '/v1/chat/completions', {
+      key: apiKey,
+      body: {
+        model: 'claude',
+        messages: [
+          { role: 'system', content: [{ type: 'text', text: 'Stable instructions', cache_control: { type: 'ephemeral' } }] },
+          { role: 'user', content: 'Hi' },
+        ],
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(fake.requests[0]!.body.system).toEqual([{ type: 'text', text: 'Stable instructions', cache_control: { type: 'ephemeral' } }]);
+  });
+
   it('joins consecutive user turns into one', async () => {
     const res = await call(server.baseUrl, 'POST', '/v1/chat/completions', {
       key: apiKey,

@@ -76,9 +76,13 @@ function toolResultBlock(message: ChatMessage, unsupported: Unsupported): Block 
   return { type: 'tool_result', tool_use_id: message.tool_call_id, content: parts ?? message.content };
 }
 
-/** System messages → `system`; the rest → alternating turns (tool results join the user turn that follows the tool calls). */
-export function mapMessages(messages: readonly ChatMessage[], unsupported: Unsupported): { system: string | null; messages: Json[] } {
-  const system: string[] = [];
+/**
+ * System messages → `system` (their text, or text blocks when a part carries
+ * `cache_control`); the rest → alternating turns (tool results join the user turn that
+ * follows the tool calls).
+ */
+export function mapMessages(messages: readonly ChatMessage[], unsupported: Unsupported): { system: string | Block[] | null; messages: Json[] } {
+  const system: Block[] = [];
   const out: { role: 'user' | 'assistant'; content: Block[] }[] = [];
   const push = (role: 'user' | 'assistant', blocks: Block[]) => {
     // An empty turn (null content and no tool calls) says nothing, and Messages refuses empty content.
@@ -88,12 +92,14 @@ export function mapMessages(messages: readonly ChatMessage[], unsupported: Unsup
     else out.push({ role, content: blocks });
   };
   for (const m of messages) {
-    if (m.role === 'system') system.push(m.content);
+    if (m.role === 'system') system.push(...userBlocks(m, unsupported));
     else if (m.role === 'assistant') push('assistant', assistantBlocks(m));
     else if (m.role === 'tool') push('user', [toolResultBlock(m, unsupported)]);
     else push('user', userBlocks(m, unsupported));
   }
-  return { system: system.length > 0 ? system.join('\n\n') : null, messages: out };
+  const cached = system.some((b) => b.cache_control !== undefined);
+  const text = system.map((b) => b.text).join('\n\n');
+  return { system: cached ? system : system.length > 0 ? text : null, messages: out };
 }
 
 /** The Messages body of one chat call on the model (its `drop_params` apply), `stream` or not. */
