@@ -18,7 +18,7 @@ import {
   type RuntimeKind,
 } from '../domain/models/model-spec.types.js';
 import type { ConfigFile, ModelConfig, ModelFileConfig } from './schema.js';
-import { checkRouting, resolveDeployments } from './routing-config.js';
+import { checkRouting, resolveAffinity, resolveDeployments } from './routing-config.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -130,6 +130,7 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
     declared: m.kind !== undefined || !CATALOG_BY_LOWER_ID.has(id.toLowerCase()),
     fallbacks: m.fallbacks ?? [],
     contextWindowFallbacks: m.context_window_fallbacks ?? [],
+    ...(m.affinity === undefined ? {} : { affinity: resolveAffinity(m.affinity) }),
   });
 }
 

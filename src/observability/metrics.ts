@@ -76,6 +76,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Label values: outcome (hit, new, moved_cooled, moved_full, moved_overloaded, moved_unknown). */
+  readonly routingAffinity = new TalliedCounter({
+    name: 'sluice_routing_affinity_total',
+    help: 'Session affinity: turns sent to their pinned deployment (hit), new sessions placed (new), sessions moved and why',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   /** Label values: deployment. Until the first byte of the answer (a stream's first event). */
   readonly upstreamTtfb = new TalliedHistogram({
     name: 'sluice_upstream_time_to_first_byte_seconds',
@@ -126,5 +134,6 @@ export function routingMetricsOf(metrics: Metrics): RoutingMetrics {
     ttfb: (deployment, seconds) => metrics.upstreamTtfb.observe([deployment], seconds),
     cooled: (deployment, reason) => metrics.upstreamCooldowns.inc({ deployment, reason }),
     inFlight: (deployment, delta) => metrics.upstreamInFlight.set(deployment, (metrics.upstreamInFlight.get(deployment) ?? 0) + delta),
+    affinity: (outcome) => metrics.routingAffinity.inc([outcome]),
   };
 }

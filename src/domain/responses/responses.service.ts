@@ -36,9 +36,10 @@ export interface ResponsesServiceDeps {
 }
 
 /** The conversation: `instructions` first, then the earlier turns, then this request's input. */
-function conversationOf(request: ResponsesRequest, priorItems: ResponsesContext['priorItems']): Conversation {
+function conversationOf(request: ResponsesRequest, context: ResponsesContext): Conversation {
+  const { priorItems } = context;
   const messages = priorItems?.length ? [...messagesOfItems(priorItems, 'previous_response_id'), ...request.messages] : request.messages;
-  return {
+  const conversation: Conversation = {
     messages: request.instructions ? [{ role: 'system', content: request.instructions }, ...messages] : messages,
     options: request.metadata,
     sampling: request.sampling,
@@ -47,6 +48,10 @@ function conversationOf(request: ResponsesRequest, priorItems: ResponsesContext[
     inputParam: 'input',
     truncation: request.truncation,
   };
+  // The stored path's hints add the chain's root to the request's own.
+  const affinity = context.affinity ?? request.affinity;
+  if (affinity) conversation.affinity = affinity;
+  return conversation;
 }
 
 /** Reads `events` into the run's output; returns the finish reason and usage when they come. */
@@ -83,7 +88,7 @@ export class ResponsesService {
     let answer: Answered<ChatResult> | OpenedChat;
     try {
       const origin = { route: context.route ?? RESPONSES_ROUTE, requestId: context.requestId };
-      const call = await this.deps.chat.prepare(request.model, 'responses', conversationOf(request, context.priorItems), request.stream, origin);
+      const call = await this.deps.chat.prepare(request.model, 'responses', conversationOf(request, context), request.stream, origin);
       answer = request.stream ? await this.deps.chat.open(caller, call, context) : await this.deps.chat.run(caller, call, context);
     } catch (err) {
       run.refused(err);

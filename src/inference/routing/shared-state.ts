@@ -3,20 +3,26 @@
  * `<prefix>:cool:<deployment>` (the time it ends, expiring with it), and each replica
  * writes its calls in flight per deployment into `<prefix>:busy:<deployment>` (a hash by
  * replica, expiring unless refreshed). Every replica reads both back twice a second, so
- * replicas agree within a second while no call waits on Redis. When Redis is unreachable
- * each replica routes on what it knows itself.
+ * replicas agree within a second while no call waits on Redis (but a model's first call
+ * on a replica waits for one read, so that it never goes to a deployment another replica
+ * cooled). Session affinity's pins (affinity.ts) are written through to
+ * `<prefix>:pin:<model>:<session key>` (a deployment id, expiring with the pin), never
+ * read on a call's way: a replica reads a session's pin back only as it places the
+ * session itself, and adopts the other replica's for the next turn. When Redis is
+ * unreachable each replica routes on what it knows itself.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Deployment } from '../../config/schema.js';
 import type { HealthBook } from './deployment-health.js';
+import type { SharedPins } from './affinity.js';
 
 const SYNC_EVERY_MS = 500;
 /** A replica that stopped refreshing its counts (it died) drops out of them after this long. */
 const BUSY_TTL_MS = 3_000;
 const FIRST_CONNECT_WAIT_MS = 1_000;
 
-export class SharedRoutingState {
+export class SharedRoutingState implements SharedPins {
   readonly #redis: Redis;
   readonly #replica = randomUUID();
   readonly #timer: NodeJS.Timeout;
@@ -42,6 +48,25 @@ export class SharedRoutingState {
     if (ttl <= 0 || this.#redis.status !== 'ready') return;
     // Only ever lengthens a cooldown another replica wrote (GT needs Redis 7; a script works on 6).
     this.#redis.eval(LONGER_COOLDOWN, 1, this.#key('cool', deployment), String(untilMs), String(ttl)).catch(() => {});
+  }
+
+  pin(model: string, key: string, deployment: string, ttlMs: number, moved: boolean, adopt: (deployment: string) => void): void {
+    if (this.#redis.status !== 'ready') return;
+    const pinKey = this.#pinKey(model, key);
+    if (moved) {
+      this.#redis.set(pinKey, deployment, 'PX', ttlMs).catch(() => {});
+      return;
+    }
+    this.#redis
+      .eval(CLAIM_PIN, 1, pinKey, deployment, String(ttlMs))
+      .then((theirs) => {
+        if (typeof theirs === 'string' && theirs !== deployment) adopt(theirs);
+      })
+      .catch(() => {});
+  }
+
+  touch(model: string, key: string, ttlMs: number): void {
+    if (this.#redis.status === 'ready') this.#redis.pexpire(this.#pinKey(model, key), ttlMs).catch(() => {});
   }
 
   /**
@@ -101,12 +126,23 @@ export class SharedRoutingState {
   #key(kind: 'cool' | 'busy', deployment: Deployment): string {
     return `${this.prefix}:${kind}:${deployment.id}`;
   }
+
+  #pinKey(model: string, key: string): string {
+    return `${this.prefix}:pin:${model}:${key}`;
+  }
 }
 
 const LONGER_COOLDOWN = `
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) > current then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
 return 1`;
+
+/** Pins the session unless a replica did already: then keeps that pin alive and answers it. */
+const CLAIM_PIN = `
+local theirs = redis.call('GET', KEYS[1])
+if theirs then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return theirs end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false`;
 
 /** The other live replicas' calls in flight (a field not refreshed within BUSY_TTL_MS is a replica that is gone). */
 function othersInFlight(fields: Record<string, string> | null, self: string, nowMs: number): number {

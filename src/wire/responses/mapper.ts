@@ -7,6 +7,7 @@
  */
 import { messagesOfItems } from '../../domain/responses/input-items.js';
 import type { ResponseInputItem, ResponsesRequest } from '../../domain/responses/responses.types.js';
+import { affinityOf } from '../affinity-hints.js';
 import type { FunctionToolIn, ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from './body.js';
 
 type Json = Record<string, unknown>;
@@ -105,10 +106,11 @@ function echoOf(body: ResponsesRequestBody): Json {
   };
 }
 
-export function responsesRequestOf(body: ResponsesRequestBody): ResponsesRequest {
+/** `session`: the request's session header (affinity-hints.ts). */
+export function responsesRequestOf(body: ResponsesRequestBody, session?: string): ResponsesRequest {
   const input: ResponseInputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const maxOutputTokens = body.max_output_tokens ?? body.max_tokens ?? null;
-  return {
+  const request: ResponsesRequest = {
     model: body.model,
     messages: messagesOfItems(input, 'input'),
     input: body.input,
@@ -126,4 +128,7 @@ export function responsesRequestOf(body: ResponsesRequestBody): ResponsesRequest
     background: body.background === true,
     body,
   };
+  const affinity = affinityOf(body, session);
+  if (affinity) request.affinity = affinity;
+  return request;
 }
