@@ -76,7 +76,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Label values: outcome (hit, new, moved_cooled, moved_full, moved_overloaded, moved_unknown). */
+  /** Label values: outcome (hit, new, moved_cooled, moved_full, moved_overloaded, moved_unknown, moved_failed). */
   readonly routingAffinity = new TalliedCounter({
     name: 'sluice_routing_affinity_total',
     help: 'Session affinity: turns sent to their pinned deployment (hit), new sessions placed (new), sessions moved and why',

@@ -8,7 +8,7 @@
  * of virtual nodes (as many per deployment as its weight's share), then clockwise to the
  * first deployment that may take a call and whose calls in flight (this replica's and,
  * with Redis, the others') stay under `load_factor` × its weighted share of all calls in
- * flight plus this one. Every replica computes the same ring, so without any shared state
+ * flight plus this one (and at least MIN_BOUND). Every replica computes the same ring, so without any shared state
  * a new session lands on the same deployment whichever replica it reaches.
  *
  * The placement is then pinned (in memory, bounded, expiring `ttl_seconds` after the last
@@ -45,6 +45,13 @@ export interface SharedPins {
 /** Virtual nodes on the ring per deployment of average weight (enough for an even spread over a few deployments). */
 const NODES_PER_DEPLOYMENT = 160;
 const MAX_NODES = 16_384;
+/**
+ * Below this many calls in flight a deployment keeps its sessions whatever the others
+ * carry: with a handful of calls in all, the bound alone (1.25 × 2 calls ÷ 3 deployments
+ * rounds up to 1) would move a session off a warm engine for one call, a cold prefill
+ * that costs more than the queueing it saves.
+ */
+const MIN_BOUND = 4;
 /** Pins kept in memory per model; the oldest go first beyond this. */
 const MAX_PINS = 100_000;
 
@@ -192,6 +199,23 @@ export class SessionAffinity {
     return placed;
   }
 
+  /** The session's turn was served by `deployment` after its pinned one failed (a retry): the session moves there. */
+  servedElsewhere(key: string, deployment: Deployment, nowMs: number): void {
+    const pin = this.#pins.get(key);
+    if (pin !== undefined && pin.deployment === deployment) return;
+    this.#pin(key, deployment, nowMs, true);
+    this.metrics?.affinity('moved_failed');
+  }
+
+  /** Another replica moved the session `key` to `deployment` (announced through Redis): its next turn goes there. */
+  adopt(key: string, deployment: string, nowMs: number): void {
+    const d = this.#byId.get(deployment);
+    if (d === undefined) return;
+    this.#pins.delete(key);
+    if (this.#pins.size >= MAX_PINS) this.#pins.delete(this.#pins.keys().next().value!);
+    this.#pins.set(key, { deployment: d, expiresAtMs: nowMs + this.settings.ttlMs, sharedAtMs: nowMs });
+  }
+
   /** Pins known in memory (status, tests). */
   get size(): number {
     return this.#pins.size;
@@ -251,7 +275,8 @@ export class SessionAffinity {
       total += h.inFlight + h.remoteInFlight;
     }
     const h = this.health.of(d);
-    return h.inFlight + h.remoteInFlight < Math.ceil((this.settings.loadFactor * total * d.weight) / this.#totalWeight);
+    const bound = Math.max(MIN_BOUND, Math.ceil((this.settings.loadFactor * total * d.weight) / this.#totalWeight));
+    return h.inFlight + h.remoteInFlight < bound;
   }
 
   #pin(key: string, deployment: Deployment, nowMs: number, moved: boolean): void {

@@ -105,6 +105,10 @@ export class Router {
     this.#gate = new ConcurrencyGate(this.health, config.routing.queueTimeoutMs);
     const all = Object.values(config.models).flatMap((m) => m.binding.deployments);
     this.#shared = config.redisUrl && all.length > 0 ? new SharedRoutingState(config.redisUrl, config.routing.redisPrefix, all, this.health) : null;
+    this.#shared?.onPin((modelId, key, deployment) => {
+      const model = Object.hasOwn(this.config.models, modelId) ? this.config.models[modelId] : undefined;
+      if (model && model.binding.deployments.length > 0) this.#route(model).affinity?.adopt(key, deployment, this.now());
+    });
   }
 
   /**
@@ -164,6 +168,8 @@ export class Router {
           continue;
         }
         this.#succeeded(current, deployment, performance.now() - startedMs);
+        // A session whose turn its pinned deployment failed moves to the one that served it.
+        if (n > 0 && route.affinity !== null) this.#movedBy(route.affinity, call, deployment);
         const served = (current === model ? route.served : route.servedAsFallback).get(deployment)!;
         if (hold) {
           call.onServed?.(served);
@@ -229,6 +235,11 @@ export class Router {
     const key = route.affinity?.keyOf(call) ?? null;
     if (key !== null) return route.affinity!.choose(key, route.scratch, count, nowMs);
     return route.picker.pick(route.scratch, count);
+  }
+
+  #movedBy(affinity: SessionAffinity, call: AffineCall, deployment: Deployment): void {
+    const key = affinity.keyOf(call);
+    if (key !== null) affinity.servedElsewhere(key, deployment, this.now());
   }
 
   async #firstSync(route: ModelRoute): Promise<void> {

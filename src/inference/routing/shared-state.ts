@@ -6,10 +6,12 @@
  * replicas agree within a second while no call waits on Redis (but a model's first call
  * on a replica waits for one read, so that it never goes to a deployment another replica
  * cooled). Session affinity's pins (affinity.ts) are written through to
- * `<prefix>:pin:<model>:<session key>` (a deployment id, expiring with the pin), never
- * read on a call's way: a replica reads a session's pin back only as it places the
- * session itself, and adopts the other replica's for the next turn. When Redis is
- * unreachable each replica routes on what it knows itself.
+ * `<prefix>:pin:<model>:<session key>` (a deployment id, expiring with the pin), and a
+ * session that moved is announced on the channel `<prefix>:pins`, which every replica
+ * hears and pins in memory: no call waits on Redis for a pin. A new session needs no
+ * announcement (every replica places it on the same ring); a replica that placed one
+ * another replica had pinned (it started later) adopts that pin for the next turn. When
+ * Redis is unreachable each replica routes on what it knows itself.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -22,11 +24,18 @@ const SYNC_EVERY_MS = 500;
 const BUSY_TTL_MS = 3_000;
 const FIRST_CONNECT_WAIT_MS = 1_000;
 
+/** Hears a session another replica moved: its model, key, new deployment and the pin's lifetime. */
+export type PinListener = (model: string, key: string, deployment: string, ttlMs: number) => void;
+
 export class SharedRoutingState implements SharedPins {
   readonly #redis: Redis;
   readonly #replica = randomUUID();
   readonly #timer: NodeJS.Timeout;
+  /** The connection that listens for moved pins (a subscribed connection serves nothing else). */
+  readonly #subscriber: Redis;
+  #heard: PinListener | null = null;
   #syncing: Promise<void> | null = null;
+  #connecting: Promise<void> | null = null;
   #closed = false;
 
   constructor(
@@ -40,6 +49,16 @@ export class SharedRoutingState implements SharedPins {
     this.#redis.on('error', () => {});
     this.#timer = setInterval(() => void this.sync(), SYNC_EVERY_MS);
     this.#timer.unref();
+    this.#subscriber = this.#redis.duplicate();
+    this.#subscriber.on('error', () => {});
+    // Without an offline queue a command before the connection is ready fails: subscribe on every (re)connection.
+    this.#subscriber.on('ready', () => void this.#subscriber.subscribe(this.#channel()).catch(() => {}));
+    this.#subscriber.on('message', (_channel: string, message: string) => this.#moved(message));
+  }
+
+  /** `listener` hears every session another replica moved. */
+  onPin(listener: PinListener): void {
+    this.#heard = listener;
   }
 
   /** Tells the other replicas that `deployment` is out until `untilMs`. */
@@ -55,6 +74,7 @@ export class SharedRoutingState implements SharedPins {
     const pinKey = this.#pinKey(model, key);
     if (moved) {
       this.#redis.set(pinKey, deployment, 'PX', ttlMs).catch(() => {});
+      this.#redis.publish(this.#channel(), JSON.stringify([this.#replica, model, key, deployment, ttlMs])).catch(() => {});
       return;
     }
     this.#redis
@@ -74,12 +94,7 @@ export class SharedRoutingState implements SharedPins {
    * command such as `sluice models list` asks once, right after start).
    */
   async syncNow(): Promise<void> {
-    if (this.#redis.status === 'connecting' || this.#redis.status === 'connect') {
-      await Promise.race([
-        new Promise((resolve) => this.#redis.once('ready', resolve)),
-        new Promise((resolve) => setTimeout(resolve, FIRST_CONNECT_WAIT_MS).unref()),
-      ]);
-    }
+    if (this.#redis.status === 'connecting' || this.#redis.status === 'connect') await (this.#connecting ??= this.#firstConnection());
     await this.sync();
   }
 
@@ -90,11 +105,38 @@ export class SharedRoutingState implements SharedPins {
     return this.#syncing;
   }
 
+  /** The first connection, or FIRST_CONNECT_WAIT_MS, whichever comes first; one wait however many calls ask. */
+  #firstConnection(): Promise<void> {
+    return Promise.race([
+      new Promise<void>((resolve) => this.#redis.once('ready', () => resolve())),
+      new Promise<void>((resolve) => setTimeout(resolve, FIRST_CONNECT_WAIT_MS).unref()),
+    ]).finally(() => (this.#connecting = null));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#timer);
     await this.#syncing?.catch(() => {});
     await this.#redis.quit().catch(() => this.#redis.disconnect());
+    await this.#subscriber.quit().catch(() => this.#subscriber.disconnect());
+  }
+
+  #moved(message: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(message);
+    } catch {
+      return;
+    }
+    if (!Array.isArray(parsed) || parsed.length !== 5 || parsed[0] === this.#replica) return;
+    const [, model, key, deployment, ttlMs] = parsed as unknown[];
+    if (typeof model === 'string' && typeof key === 'string' && typeof deployment === 'string' && typeof ttlMs === 'number') {
+      this.#heard?.(model, key, deployment, ttlMs);
+    }
+  }
+
+  #channel(): string {
+    return `${this.prefix}:pins`;
   }
 
   async #exchange(): Promise<void> {
