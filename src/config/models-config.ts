@@ -115,6 +115,8 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
     price: {
       inputPerMillionUsd: m.price?.input_per_million_usd ?? entry.inputPerMillionUsd,
       outputPerMillionUsd: m.price?.output_per_million_usd ?? entry.outputPerMillionUsd,
+      ...(m.price?.cached_input_per_million_usd === undefined ? {} : { cachedInputPerMillionUsd: m.price.cached_input_per_million_usd }),
+      ...(m.price?.cache_write_per_million_usd === undefined ? {} : { cacheWritePerMillionUsd: m.price.cache_write_per_million_usd }),
     },
     binding: {
       backend,

@@ -28,7 +28,7 @@ export class Metrics {
   /** Requests being served; read into the gauge when scraped. */
   httpInFlight = 0;
 
-  /** Label values: model, direction (`input` or `output`). */
+  /** Label values: model, direction (`input`, `output`, or `cached_input`: of the input, read from a prompt cache). */
   readonly usageTokens = new TalliedCounter({
     name: 'sluice_usage_tokens_total',
     help: 'Metered tokens by model and direction',

@@ -3,7 +3,7 @@
  * names the model that served, a fallback is announced in `x-sluice-fallback`, and the
  * usage record names the model (billed at its price) and the deployment.
  */
-import type { CallContext, ServedCall } from '../models/inference-backend.port.js';
+import type { CallContext, ServedCall, TokenUsage } from '../models/inference-backend.port.js';
 import type { SettledUsage } from '../billing/meter.js';
 import type { Caller } from '../identity/caller.js';
 import { toReply } from '../billing/meter.js';
@@ -38,6 +38,14 @@ export class ServedListener {
   /** Announces a fallback on the caller's reply (before a stream is committed). */
   announce(caller: Caller): void {
     if (this.served?.fallback) toReply(caller, { [FALLBACK_HEADER]: this.served.model });
+  }
+
+  /** The engine's usage settled with `status`: its tokens, cached input apart. */
+  settled(usage: TokenUsage, status: number): SettledUsage {
+    const settled: SettledUsage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status };
+    if (usage.cachedInputTokens) settled.cachedInputTokens = usage.cachedInputTokens;
+    if (usage.cacheWriteTokens) settled.cacheWriteTokens = usage.cacheWriteTokens;
+    return this.usage(settled);
   }
 
   /** The usage to settle, naming the model and deployment that served. */

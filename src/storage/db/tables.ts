@@ -38,6 +38,9 @@ export interface UsageRecordsTable {
   created_at: number;
   /** The deployment that served the call (migration 0011); NULL for in-process models. */
   deployment: string | null;
+  /** Of input_tokens, those read from / written to the engine's prompt cache (migration 0014). */
+  cached_input_tokens: Generated<number>;
+  cache_write_tokens: Generated<number>;
 }
 
 /** Uploads and batch outputs (migration 0002). `deleted_at` is the soft delete. */
