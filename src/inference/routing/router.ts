@@ -11,7 +11,7 @@
  */
 import type { Config, Deployment, ModelConfig, RoutingConfig } from '../../config/schema.js';
 import { AppError } from '../../domain/shared/errors.js';
-import type { CallContext, DeploymentStatus, ServedCall } from '../../domain/models/inference-backend.port.js';
+import type { CallContext, DeploymentStatus } from '../../domain/models/inference-backend.port.js';
 import { classifyFailure } from './attempt-outcome.js';
 import { ConcurrencyGate } from './concurrency.js';
 import { HealthBook } from './deployment-health.js';
@@ -19,16 +19,10 @@ import type { RoutingMetrics } from '../../domain/models/routing-metrics.port.js
 import { SharedRoutingState } from './shared-state.js';
 import { pickerFor, type Picker } from './strategies.js';
 import { SessionAffinity, type AffineCall } from './affinity.js';
+import { Answer, type Routed, type ServedBy } from './routed-answer.js';
 
-/** Which model and deployment answered a call (the domain's ServedCall); `fallback` when it is not the model the caller named. */
-export type ServedBy = ServedCall;
+export type { Routed, ServedBy };
 
-export interface Routed<T> {
-  value: T;
-  served: ServedBy;
-  /** Ends the call's hold on its deployment (in flight, concurrency slot); once. */
-  release(): void;
-}
 
 /** What the router reports to Prometheus (src/observability/metrics.ts). */
 export type { RoutingMetrics };
@@ -52,26 +46,6 @@ interface ModelRoute {
 /** What a failed attempt leaves the call to do next. */
 type Next = 'retry' | 'stop' | 'context_length';
 
-/** An answer and the hold on its deployment: a class, not a closure per call, as every call makes one. */
-class Answer<T> implements Routed<T> {
-  #deployment: Deployment | null;
-
-  constructor(
-    readonly value: T,
-    readonly served: ServedBy,
-    deployment: Deployment,
-    private readonly leave: (deployment: Deployment) => void,
-  ) {
-    this.#deployment = deployment;
-  }
-
-  release(): void {
-    const deployment = this.#deployment;
-    if (deployment === null) return;
-    this.#deployment = null;
-    this.leave(deployment);
-  }
-}
 
 export class Router {
   readonly health: HealthBook;

@@ -2,7 +2,7 @@
  * Session affinity through the wires, on one replica in front of three fake engines: the
  * key each setting reads reaches the router (the `X-Claude-Code-Session-Id` header on
  * chat completions; a `previous_response_id` chain on the Responses API, through the
- * `openai` SDK), every turn of a session reaches the engine of its first turn, sessions
+ * `openai` SDK; the prompt's prefix), every turn of a session reaches the engine of its first turn, sessions
  * spread over the engines, and the turns are counted in sluice_routing_affinity_total.
  */
 import OpenAI from 'openai';
@@ -27,6 +27,7 @@ beforeAll(async () => {
 models:
 ${modelYaml('header-llm', 'session_header')}
 ${modelYaml('chain-llm', 'previous_response')}
+${modelYaml('prefix-llm', 'prefix, prefix_chars: 64')}
 `;
   server = await startTestServer({ yaml, env: { RATE_LIMIT_RPM: '1000000' } });
   key = (await server.newTenant()).key;
@@ -85,11 +86,30 @@ describe('session affinity through the wires', () => {
     expect(roots.size).toBeGreaterThan(1);
   });
 
+  it('chat completions: a prompt prefix keys the session when the request carries nothing else', async () => {
+    const placed = new Map<number, number>();
+    for (let t = 0; t < 3; t++) {
+      for (let session = 0; session < 6; session++) {
+        const marker = `prefix session ${session} turn ${t}`;
+        const messages = [
+          { role: 'system', content: `You are agent number ${session}, working on repository ${session * 7919}; keep every change small and tested.` },
+          ...Array.from({ length: t }, (_, i) => ({ role: 'user', content: `earlier turn ${i}` })),
+          { role: 'user', content: marker },
+        ];
+        expect((await call(server.baseUrl, 'POST', '/v1/chat/completions', { key, body: { model: 'prefix-llm', messages } })).status).toBe(200);
+        const engine = engineOf(marker);
+        if (t === 0) placed.set(session, engine);
+        else expect(engine).toBe(placed.get(session));
+      }
+    }
+    expect(new Set(placed.values()).size).toBeGreaterThan(1);
+  });
+
   it('counts hits and new sessions in sluice_routing_affinity_total', async () => {
     const res = await fetch(`${server.baseUrl}/metrics`);
     const text = await res.text();
     const count = (outcome: string) => Number(new RegExp(`^sluice_routing_affinity_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
-    expect(count('new')).toBe(9 + 6);
-    expect(count('hit')).toBe(9 * 2 + 6 * 2);
+    expect(count('new')).toBe(9 + 6 + 6);
+    expect(count('hit')).toBe(9 * 2 + 6 * 2 + 6 * 2);
   });
 });
