@@ -156,7 +156,7 @@ function predictedRatio(scatteredShare: number, pinnedShare: number): number {
 
 /** µs per SessionAffinity.choose() over 3 deployments and 10,000 pinned sessions (hits, the common case). */
 function pickCost(): number {
-  const deployments: Deployment[] = ['a', 'b', 'c'].map((id) => ({ id, baseUrl: id, upstreamModel: null, apiKey: null, weight: 1, maxConcurrency: null, timeoutMs: 1 }));
+  const deployments: Deployment[] = ['a', 'b', 'c'].map((id) => ({ id, baseUrl: id, upstreamModel: null, apiKey: null, region: null, weight: 1, maxConcurrency: null, timeoutMs: 1 }));
   const health = new HealthBook({ failures: 3, windowMs: 60_000, durationMs: 30_000 }, { cooled: () => {} });
   const affinity = new SessionAffinity('m', deployments, { keys: ['prompt_cache_key'], prefixChars: 2048, loadFactor: 1.25, ttlMs: 3_600_000 }, health, new LeastBusy(health));
   const keys = Array.from({ length: 10_000 }, (_, i) => `0198c7a2-4f1e-7b3c-9d2e-${String(i).padStart(12, '0')}`);

@@ -40,6 +40,7 @@ const deployment = (id: string, weight = 1, maxConcurrency: number | null = null
   baseUrl: `http://${id}`,
   upstreamModel: null,
   apiKey: null,
+  region: null,
   weight,
   maxConcurrency,
   timeoutMs: 1000,

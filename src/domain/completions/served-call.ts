@@ -43,7 +43,7 @@ export class ServedListener {
   /** The engine's usage settled with `status`: its tokens, cached input apart. */
   settled(usage: TokenUsage, status: number): SettledUsage {
     const settled: SettledUsage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status };
-    if (usage.cachedInputTokens) settled.cachedInputTokens = usage.cachedInputTokens;
+    if (usage.cachedTokens) settled.cachedInputTokens = usage.cachedTokens;
     if (usage.cacheWriteTokens) settled.cacheWriteTokens = usage.cacheWriteTokens;
     return this.usage(settled);
   }

@@ -38,9 +38,9 @@ export interface TokenUsage {
   outputTokens: number;
   /** Of outputTokens, those spent on reasoning (thinking models). */
   reasoningTokens?: number;
-  /** Of inputTokens, those the engine read from its prompt cache (priced at the model's cached-input price). */
-  cachedInputTokens?: number;
-  /** Of inputTokens, those the engine wrote to its prompt cache (priced at the model's cache-write price). */
+  /** Of inputTokens, those read from the provider's prompt cache. */
+  cachedTokens?: number;
+  /** Of inputTokens, those written to the provider's prompt cache. */
   cacheWriteTokens?: number;
 }
 

@@ -24,7 +24,7 @@ export function readUsage(raw: unknown): TokenUsage | null {
   const read: TokenUsage = reasoning === undefined ? { inputTokens: input, outputTokens: output } : { inputTokens: input, outputTokens: output, reasoningTokens: reasoning };
   // Prompt-cache hits, of the input tokens (vLLM, SGLang and OpenAI report them; chat's name, then the Responses API's).
   const cached = num(obj(usage.prompt_tokens_details)?.cached_tokens) ?? num(obj(usage.input_tokens_details)?.cached_tokens);
-  if (cached !== undefined && cached > 0) read.cachedInputTokens = Math.min(Math.floor(cached), input);
+  if (cached !== undefined && cached > 0) read.cachedTokens = Math.min(Math.floor(cached), input);
   return read;
 }
 
