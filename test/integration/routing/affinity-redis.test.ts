@@ -4,7 +4,8 @@
  * - a replica started after another cooled a deployment sends none of its first calls
  *   there (it reads the shared state before its first call of the model);
  * - session affinity: a session's turns stay on one engine whichever replica serves them,
- *   and a session one replica moved (its engine cooled down) is followed by the other.
+ *   a session one replica moved (its engine cooled down) is followed by the other, and a
+ *   replica started later learns the pins from Redis.
  */
 import { randomUUID } from 'node:crypto';
 import OpenAI from 'openai';
@@ -63,6 +64,7 @@ describe.skipIf(!reachable)('session affinity across replicas', () => {
   let replicaB: TestServer;
   let clientA: OpenAI;
   let clientB: OpenAI;
+  let replicaYaml: string;
 
   beforeAll(async () => {
     engines = await Promise.all([startEngineProcess('healthy'), startEngineProcess('healthy'), startEngineProcess('healthy')]);
@@ -77,6 +79,7 @@ models:
     deployments:
 ${engines.map((e, i) => `      - { id: warm-${i}, base_url: ${e.baseUrl} }`).join('\n')}
 `;
+    replicaYaml = yaml;
     [replicaA, replicaB] = await Promise.all([startTestServer({ yaml, env }), startTestServer({ yaml, env })]);
     const [a, b] = await Promise.all([replicaA.newTenant(), replicaB.newTenant()]);
     clientA = new OpenAI({ baseURL: `${replicaA.baseUrl}/v1`, apiKey: a.key, maxRetries: 0 });
@@ -128,5 +131,16 @@ ${engines.map((e, i) => `      - { id: warm-${i}, base_url: ${e.baseUrl} }`).joi
     for (const s of moved) expect(await turn(clientB, s)).toBe(movedTo.get(s));
     // The others never moved.
     for (const s of sessions.filter((x) => placed.get(x) !== cooled)) expect(await turn(clientB, s)).toBe(placed.get(s));
+
+    // A replica started after the moves places each session itself once, is answered the
+    // pin Redis holds, and sends the next turn there.
+    const replicaC = await startTestServer({ yaml: replicaYaml, env });
+    try {
+      const clientC = new OpenAI({ baseURL: `${replicaC.baseUrl}/v1`, apiKey: (await replicaC.newTenant()).key, maxRetries: 0 });
+      for (const s of moved) await turn(clientC, s);
+      for (const s of moved) expect(await turn(clientC, s)).toBe(movedTo.get(s));
+    } finally {
+      await replicaC.close();
+    }
   }, 60_000);
 });
