@@ -1,12 +1,10 @@
 /**
  * What a request says about its session, for the router's session affinity: the body's
- * `prompt_cache_key` and `user`, and the `X-Claude-Code-Session-Id` header (read by the
- * route into the call's context). Nothing is allocated for a request that says nothing.
+ * `prompt_cache_key` and `user`, and the coding agent's session id (Claude Code's
+ * `X-Claude-Code-Session-Id`, read by the route into the call's context:
+ * src/http/agent-session.ts). Nothing is allocated for a request that says nothing.
  */
 import type { AffinityHints } from '../domain/models/inference-backend.port.js';
-
-/** The header Claude Code sends on every request of a session. */
-export const SESSION_HEADER = 'x-claude-code-session-id';
 
 /** Longest hint kept: a key is hashed, and a longer one says nothing more about the session. */
 const MAX_HINT_CHARS = 512;

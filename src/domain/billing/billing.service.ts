@@ -105,6 +105,7 @@ export class BillingService {
     if (usage.cachedInputTokens) record.cachedInputTokens = usage.cachedInputTokens;
     if (usage.cacheWriteTokens) record.cacheWriteTokens = usage.cacheWriteTokens;
     if (usage.deployment !== undefined) record.deployment = usage.deployment;
+    if (call.sessionId !== undefined) record.sessionId = call.sessionId;
     return record;
   }
 

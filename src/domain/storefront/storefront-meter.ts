@@ -217,6 +217,7 @@ class StorefrontAdmission implements Admission {
     if (usage.cachedInputTokens) record.cachedInputTokens = usage.cachedInputTokens;
     if (usage.cacheWriteTokens) record.cacheWriteTokens = usage.cacheWriteTokens;
     if (usage.deployment !== undefined) record.deployment = usage.deployment;
+    if (this.call.sessionId !== undefined) record.sessionId = this.call.sessionId;
     let balance: number;
     try {
       await this.deps.usage.write(record);

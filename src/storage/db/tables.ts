@@ -38,7 +38,9 @@ export interface UsageRecordsTable {
   created_at: number;
   /** The deployment that served the call (migration 0011); NULL for in-process models. */
   deployment: string | null;
-  /** Of input_tokens, those read from / written to the engine's prompt cache (migration 0014). */
+  /** The coding agent's session (X-Claude-Code-Session-Id, migration 0014); NULL without one. */
+  session_id: string | null;
+  /** Of input_tokens, those read from / written to the engine's prompt cache (migration 0015). */
   cached_input_tokens: Generated<number>;
   cache_write_tokens: Generated<number>;
 }

@@ -55,7 +55,7 @@ export function samplingOf(body: Readonly<Record<string, unknown>>): Record<stri
   return sampling;
 }
 
-/** `session`: the request's session header (affinity-hints.ts). */
+/** `session`: the coding agent's session id from the request's header (affinity-hints.ts). */
 export function chatRequestOf(body: ChatCompletionRequestBody, session?: string): ChatRequest {
   const request: ChatRequest = {
     model: body.model,

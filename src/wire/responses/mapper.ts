@@ -90,7 +90,7 @@ function echoOf(body: ResponsesRequestBody, tools: ToolPlan): Json {
   };
 }
 
-/** `session`: the request's session header (affinity-hints.ts). */
+/** `session`: the coding agent's session id from the request's header (affinity-hints.ts). */
 export function responsesRequestOf(body: ResponsesRequestBody, session?: string): ResponsesRequest {
   const input: ResponseInputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const maxOutputTokens = body.max_output_tokens ?? body.max_tokens ?? null;

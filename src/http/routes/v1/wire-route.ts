@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { WireCallContext, WireFormat, WireServices } from '../../../wire/wire-format.js';
-import { SESSION_HEADER } from '../../../wire/affinity-hints.js';
+import { agentSessionOf } from '../../agent-session.js';
 import { v1PathOf } from '../../../wire/wire-format.js';
 import { wireValidatorCompiler } from '../../../wire/validate.js';
 import { callerOf } from '../../auth/caller-auth.js';
@@ -47,8 +47,8 @@ export function registerWireRoute(scope: FastifyInstance, { format, services }: 
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
     const context: WireCallContext = { requestId: request.id, signal, route };
-    const session = request.headers[SESSION_HEADER];
-    if (typeof session === 'string') context.session = session;
+    const sessionId = agentSessionOf(request);
+    if (sessionId !== undefined) context.sessionId = sessionId;
     if (stream?.requested(request.body)) return sendSse(reply, stream.open(services, caller, request.body, context), signal, { named });
     return format.run(services, caller, request.body, context);
   });
