@@ -18,7 +18,7 @@ import {
   type RuntimeKind,
 } from '../domain/models/model-spec.types.js';
 import type { ConfigFile, ModelConfig, ModelFileConfig } from './schema.js';
-import { checkRouting, protocolOf, resolveDeployments } from './routing-config.js';
+import { checkRouting, protocolOf, resolveAffinity, resolveDeployments } from './routing-config.js';
 import { PROVIDER_PRESETS } from './providers.js';
 import { catalogPrice } from './price-catalog.js';
 import type { TokenPrice } from '../domain/shared/money.js';
@@ -178,6 +178,7 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
     declared: m.kind !== undefined || !CATALOG_BY_LOWER_ID.has(id.toLowerCase()),
     fallbacks: m.fallbacks ?? [],
     contextWindowFallbacks: m.context_window_fallbacks ?? [],
+    ...(m.affinity === undefined ? {} : { affinity: resolveAffinity(m.affinity) }),
   });
 }
 

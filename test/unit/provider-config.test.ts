@@ -11,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { catalogPrice } from '../../src/config/price-catalog.js';
 import { costMicros } from '../../src/domain/shared/money.js';
+import { ServedListener } from '../../src/domain/completions/served-call.js';
+import type { TokenUsage } from '../../src/domain/models/inference-backend.port.js';
 import { redactSecret } from '../../src/inference/upstream/errors.js';
 import { readUsage as readAnthropicUsage } from '../../src/inference/upstream/protocols/anthropic/map-response.js';
 import { readUsage as readOpenAIUsage } from '../../src/inference/upstream/protocols/openai/map-response.js';
@@ -133,24 +135,27 @@ describe('the price catalog', () => {
   });
 });
 
+/** The engine's usage as the chat call settles it (what billing prices). */
+const settled = (usage: TokenUsage) => new ServedListener().settled(usage, 200);
+
 describe('cache billing conventions', () => {
   const sonnet = { inputPerMillionUsd: 3, outputPerMillionUsd: 15, cachedInputPerMillionUsd: 0.3, cacheWritePerMillionUsd: 3.75 };
 
   it("Anthropic's input_tokens excludes the cache: the three are added, the cache's parts billed at their prices", () => {
     const usage = readAnthropicUsage({ input_tokens: 100, cache_read_input_tokens: 1000, cache_creation_input_tokens: 200, output_tokens: 50 })!;
     expect(usage).toEqual({ inputTokens: 1300, outputTokens: 50, cachedTokens: 1000, cacheWriteTokens: 200 });
-    expect(costMicros(sonnet, usage.inputTokens, usage.outputTokens, usage)).toBe(100 * 3 + 1000 * 0.3 + 200 * 3.75 + 50 * 15);
+    expect(costMicros(sonnet, usage.inputTokens, usage.outputTokens, settled(usage))).toBe(100 * 3 + 1000 * 0.3 + 200 * 3.75 + 50 * 15);
   });
 
   it("OpenAI's prompt_tokens includes cached_tokens: they are not counted twice", () => {
     const usage = readOpenAIUsage({ prompt_tokens: 1100, completion_tokens: 50, prompt_tokens_details: { cached_tokens: 1000 } })!;
     expect(usage).toEqual({ inputTokens: 1100, outputTokens: 50, cachedTokens: 1000 });
     const gpt4o = { inputPerMillionUsd: 2.5, outputPerMillionUsd: 10, cachedInputPerMillionUsd: 1.25 };
-    expect(costMicros(gpt4o, usage.inputTokens, usage.outputTokens, usage)).toBe(100 * 2.5 + 1000 * 1.25 + 50 * 10);
+    expect(costMicros(gpt4o, usage.inputTokens, usage.outputTokens, settled(usage))).toBe(100 * 2.5 + 1000 * 1.25 + 50 * 10);
   });
 
   it('a model without cache prices bills cached tokens at the input price', () => {
-    expect(costMicros({ inputPerMillionUsd: 2, outputPerMillionUsd: 4 }, 1000, 10, { cachedTokens: 900 })).toBe(1000 * 2 + 10 * 4);
+    expect(costMicros({ inputPerMillionUsd: 2, outputPerMillionUsd: 4 }, 1000, 10, { cachedInputTokens: 900 })).toBe(1000 * 2 + 10 * 4);
   });
 });
 

@@ -23,7 +23,7 @@ import type { ModelSpec } from '../models/model-spec.types.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import { ChatRunner, withOutputCap, type ChatResult, type Conversation, type PreparedCall } from './chat-runner.js';
 import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, inSession, meteredCallOf, outputCapOf } from './metered-call.js';
-import { ServedListener, settledOf } from './served-call.js';
+import { ServedListener } from './served-call.js';
 import type { PromptHygiene } from './prompt-hygiene.js';
 import { StreamSettlement } from './stream-settlement.js';
 
@@ -215,7 +215,7 @@ export class ChatCall {
       const served = new ServedListener();
       const result = await call.run(admission.outputCap, served.context(context));
       served.announce(caller, call.model.id);
-      const usage = served.usage(settledOf(result.usage, 200));
+      const usage = served.settled(result.usage, 200);
       return { value: { result, model: call.askedAs ?? served.modelOr(call.model.id), outputCap: admission.outputCap }, usage };
     });
   }

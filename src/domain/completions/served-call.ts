@@ -13,14 +13,6 @@ export const FALLBACK_HEADER = 'x-sluice-fallback';
 /** The model that served the call (the answer names the one asked for, an alias perhaps). */
 export const SERVED_MODEL_HEADER = 'x-sluice-model';
 
-/** An engine's usage as settled: its tokens, the prompt cache's reads and writes among them (billed at their own prices), and the status. */
-export function settledOf(usage: TokenUsage, status: number): SettledUsage {
-  const settled: SettledUsage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status };
-  if (usage.cachedTokens) settled.cachedTokens = usage.cachedTokens;
-  if (usage.cacheWriteTokens) settled.cacheWriteTokens = usage.cacheWriteTokens;
-  return settled;
-}
-
 export class ServedListener {
   served: ServedCall | null = null;
   readonly listen: (served: ServedCall) => void;
@@ -50,6 +42,14 @@ export class ServedListener {
   announce(caller: Caller, requested: string): void {
     const served = this.served;
     toReply(caller, served?.fallback ? { [SERVED_MODEL_HEADER]: served.model, [FALLBACK_HEADER]: served.model } : { [SERVED_MODEL_HEADER]: requested });
+  }
+
+  /** The engine's usage settled with `status`: its tokens, cached input apart. */
+  settled(usage: TokenUsage, status: number): SettledUsage {
+    const settled: SettledUsage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status };
+    if (usage.cachedTokens) settled.cachedInputTokens = usage.cachedTokens;
+    if (usage.cacheWriteTokens) settled.cacheWriteTokens = usage.cacheWriteTokens;
+    return this.usage(settled);
   }
 
   /** The usage to settle, naming the model and deployment that served. */

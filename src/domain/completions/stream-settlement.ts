@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import type { Caller } from '../identity/caller.js';
 import { settleCall, type Admission } from '../billing/meter.js';
 import type { TokenUsage } from '../models/inference-backend.port.js';
-import { settledOf, type ServedListener } from './served-call.js';
+import type { ServedListener } from './served-call.js';
 
 /** Status recorded on the usage of a stream the client abandoned (nginx's "client closed request"). */
 export const CLIENT_CLOSED = 499;
@@ -103,6 +103,6 @@ export class StreamSettlement {
 
   async #settle(usage: TokenUsage, status: number): Promise<void> {
     const { caller, admission, served } = this.deps;
-    await settleCall(caller, admission, served.usage(settledOf(usage, status)));
+    await settleCall(caller, admission, served.settled(usage, status));
   }
 }
