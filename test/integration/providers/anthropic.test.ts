@@ -93,7 +93,8 @@ describe('anthropic protocol: answers', () => {
     // The input the client sees counts every input token, as OpenAI's prompt_tokens does.
     expect(data.usage).toMatchObject({ prompt_tokens: 1300, completion_tokens: 50 });
     // 100 × $3 + 1000 cache reads × $0.30 + 200 cache writes × $3.75 + 50 × $15, per million.
-    expect(await recordOf(response.headers.get('x-request-id'))).toMatchObject({ inputTokens: 1300, outputTokens: 50, costMicros: 300 + 300 + 750 + 750 });
+    expect(await recordOf(response.headers.get('x-request-id'))).toMatchObject({ inputTokens: 1300, cachedInputTokens: 1000, cacheWriteTokens: 200, outputTokens: 50, costMicros: 300 + 300 + 750 + 750 });
+    expect(data.usage?.prompt_tokens_details?.cached_tokens).toBe(1000);
   });
 
   it('streams text deltas, the finish reason and the usage', async () => {
