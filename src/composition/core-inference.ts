@@ -3,6 +3,7 @@
  * and speech to text, the inference routes of /v1 (and those other scopes mount too), the
  * batch endpoints they serve, and the upstreams' and runtimes' state for /readyz.
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
@@ -28,6 +29,7 @@ import { wireBatchEndpoints, wireRouteOf, wireRoutes } from './wire-formats.js';
 import { WIRE_FORMATS } from '../wire/formats.js';
 import type { WireFormat, WireServices } from '../wire/wire-format.js';
 import { chatCompletionsWire } from '../wire/chat-completions/index.js';
+import { MESSAGES_WIRES } from '../wire/messages/index.js';
 
 export interface CoreInference {
   /** Model id → configuration and backend. */
@@ -37,8 +39,8 @@ export interface CoreInference {
   batchEndpoints: Map<string, BatchEndpoint>;
   /** Speech to text (the audio transcription and translation routes). */
   transcription: TranscriptionService;
-  /** Core route modules that other scopes mount too: every wire format's (the gateway), and chat's (the storefront). */
-  routes: { wire: readonly BoundWireRoute[]; chatCompletions: BoundRoutes };
+  /** Core route modules that other scopes mount too: every wire format's (the gateway), and chat's and Anthropic's messages' (the storefront). */
+  routes: { wire: readonly BoundWireRoute[]; chatCompletions: BoundRoutes; messages: BoundRoutes };
   /** The service POST /v1/responses answers through: bound by the responses feature, which stores, continues and queues. */
   storedResponsesService: LateBinding<WireServices['responses']>;
   /** The inference routes of /v1. */
@@ -59,7 +61,7 @@ export interface InferenceOverrides {
 export function createInference(infra: CoreInfrastructure, overrides: InferenceOverrides = {}): CorePart<CoreInference> {
   const { config, logger, clock, metrics } = infra;
   const registry = createRegistry(config, logger, metrics, infra.traced, overrides.upstreamProtocols);
-  const inference = createInferenceServices({ registry, clock, logger });
+  const inference = createInferenceServices({ registry, clock, logger }, messagesSettingsOf(config, logger));
   const transcription = new TranscriptionService({
     registry,
     decoder: new FfmpegDecoder(),
@@ -71,7 +73,14 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   const routeServices: WireServices = { ...inference, get responses() { return storedResponsesService.value; } };
   const wire = wireRoutes(wireFormats, routeServices);
   // Looked up when mounted: a list without chat fails only where a scope mounts chat.
-  const routes = { wire, chatCompletions: (scope: FastifyInstance) => wireRouteOf(wire, chatCompletionsWire)(scope) };
+  const routes = {
+    wire,
+    chatCompletions: (scope: FastifyInstance) => wireRouteOf(wire, chatCompletionsWire)(scope),
+    // Anthropic's Messages routes, where a scope serves chat (the storefront).
+    messages: (scope: FastifyInstance) => {
+      for (const format of MESSAGES_WIRES) wireRouteOf(wire, format)(scope);
+    },
+  };
   const apiRoutes = [
     ...wire.map((route) => route.routes),
     bindRoutes(registerModelsRoutes, { registry }),
@@ -87,6 +96,13 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
     },
     close: () => registry.close(),
   };
+}
+
+/** The Messages wire's settings; without a configured thinking key, one made now (signatures do not outlive this process). */
+function messagesSettingsOf(config: Readonly<Config>, logger: Logger) {
+  const { serverTools, thinkingKey } = config.messages;
+  if (thinkingKey === null) logger.info('messages: SLUICE_THINKING_KEY is not set; thinking blocks are signed with a key made at start-up');
+  return { serverTools, thinkingKey: thinkingKey ?? randomBytes(32) };
 }
 
 function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metrics, traced: boolean, protocols?: readonly UpstreamProtocolEntry[]): ModelRegistry {

@@ -10,6 +10,20 @@ import { ResponsesService } from '../domain/responses/responses.service.js';
 import { ChatCompletionsService } from './chat-completions/service.js';
 import { CompletionsService } from './completions/service.js';
 import { responsesWriter } from './responses/writer.js';
+import { resolverTokenCounter, type PromptTokenCounter } from '../domain/completions/prompt-tokens.js';
+import { MessagesService } from './messages/service.js';
+import type { ServerToolPolicy } from './messages/mapper.js';
+import { ThinkingSigner } from './messages/thinking-signature.js';
+
+/** The Messages wire's settings (config `messages`). */
+export interface MessagesSettings {
+  /** Server tools no engine here runs: dropped (named in a header) or refused. */
+  serverTools: ServerToolPolicy;
+  /** The key thinking blocks' signatures are made with. */
+  thinkingKey: string | Buffer;
+  /** Counts count_tokens' prompts (default: the model's tokenizer, else the estimate). */
+  counter?: PromptTokenCounter;
+}
 
 export interface InferenceServices {
   /** The one chat call: what a chat-shaped wire's run and open go through. */
@@ -19,9 +33,10 @@ export interface InferenceServices {
   responses: ResponsesService;
   embeddings: EmbeddingsService;
   moderations: ModerationsService;
+  messages: MessagesService;
 }
 
-export function createInferenceServices(deps: InferenceServiceDeps): InferenceServices {
+export function createInferenceServices(deps: InferenceServiceDeps, messages: MessagesSettings): InferenceServices {
   const chat = new ChatCall(deps);
   return {
     chat,
@@ -30,6 +45,13 @@ export function createInferenceServices(deps: InferenceServiceDeps): InferenceSe
     responses: new ResponsesService({ chat, writer: responsesWriter, clock: deps.clock, logger: deps.logger }),
     embeddings: new EmbeddingsService(deps),
     moderations: new ModerationsService(deps),
+    messages: new MessagesService({
+      chat,
+      registry: deps.registry,
+      counter: messages.counter ?? resolverTokenCounter(deps.registry),
+      signer: new ThinkingSigner(messages.thinkingKey),
+      serverTools: messages.serverTools,
+    }),
   };
 }
 

@@ -5,8 +5,8 @@
  * goes on the route config (`wireErrors`); its answer and stream event into the OpenAPI
  * document. One module for every format: a format is served by being in the list.
  */
-import type { FastifyInstance } from 'fastify';
-import type { WireFormat, WireServices } from '../../../wire/wire-format.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import type { WireFormat, WireHeaders, WireServices } from '../../../wire/wire-format.js';
 import { v1PathOf } from '../../../wire/wire-format.js';
 import { wireValidatorCompiler } from '../../../wire/validate.js';
 import { callerOf } from '../../auth/caller-auth.js';
@@ -31,6 +31,19 @@ function schemaOf(format: WireFormat) {
   };
 }
 
+/** The wire's own names for the request id and the house's headers, on every answer of its route (errors and streams included). */
+function wireHeadersHook(headers: WireHeaders): onSendHookHandler {
+  const renamed = Object.entries(headers.renamed ?? {});
+  return (request: FastifyRequest, reply: FastifyReply, payload, done) => {
+    if (headers.requestId) reply.header(headers.requestId, request.id);
+    for (const [house, wire] of renamed) {
+      const value = reply.getHeader(house);
+      if (value !== undefined) reply.header(wire, value);
+    }
+    done(null, payload);
+  };
+}
+
 export function registerWireRoute(scope: FastifyInstance, { format, services }: WireRouteDeps): void {
   const { stream } = format;
   // The usage records name the format's /v1 path on every scope that mounts it.
@@ -41,11 +54,12 @@ export function registerWireRoute(scope: FastifyInstance, { format, services }: 
     validatorCompiler: wireValidatorCompiler,
     ...(format.serializedBySchema ? {} : serializeAsBefore),
     ...(format.errors ? { config: { wireErrors: format.errors } } : {}),
+    ...(format.headers ? { onSend: wireHeadersHook(format.headers) } : {}),
   };
   scope.post(format.path, options, async (request, reply) => {
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
-    const context = { requestId: request.id, signal, route };
+    const context = { requestId: request.id, signal, route, header: (name: string, value: string) => void reply.header(name, value) };
     if (stream?.requested(request.body)) return sendSse(reply, stream.open(services, caller, request.body, context), signal, { named });
     return format.run(services, caller, request.body, context);
   });
