@@ -8,9 +8,10 @@
  * overloaded_error; another 4xx is invalid_request_error, another 5xx api_error).
  *
  * Statuses this wire answers differently from the house: a balance too low is a 400 with
- * Anthropic's low-balance wording, as Anthropic answers it; an engine that is overloaded,
- * unreachable or timed out (a retryable upstream fault) is 529 overloaded_error, which
- * Anthropic's clients retry; any other engine fault is 500 api_error. An input over the
+ * Anthropic's low-balance wording, as Anthropic answers it; an unknown model is 404
+ * not_found_error; an engine that is overloaded, rate limited or unreachable (a retryable
+ * upstream fault) is 529 overloaded_error, which Anthropic's clients retry, one that timed
+ * out 504 timeout_error; any other engine fault is 500 api_error. An input over the
  * model's context window says `prompt is too long: N tokens > M maximum`.
  */
 import { ContextLengthError } from '../../domain/completions/chat-runner.js';
@@ -57,6 +58,10 @@ export function anthropicErrorBody(error: AppError, answer: Pick<ErrorAnswer, 's
 /** The status of `error` on this wire, given the one the house (and the scope) would answer with. */
 function statusOn(error: AppError, status: number): number {
   if (error.kind === 'insufficient_quota') return 400;
+  if (error.code === 'model_not_found') return 404;
+  if (error.code === 'upstream_timeout') return 504;
+  // An engine's own rate limit is its capacity, not the caller's: overloaded.
+  if (error.kind === 'rate_limit' && error.upstreamStatus !== undefined) return OVERLOADED_STATUS;
   if (error.kind === 'upstream') return error.retryable ? OVERLOADED_STATUS : 500;
   return status;
 }

@@ -8,7 +8,8 @@
  * ordered indexes. A thinking block ends with its `signature_delta` (thinking-signature.ts).
  * Stop reasons: the engine's `stop` is `end_turn`, or `stop_sequence` with the sequence
  * when the engine says which one matched (vLLM's `stop_reason`); `length` is `max_tokens`;
- * `tool_calls` is `tool_use`; `content_filter`, or a refusal, is `refusal`.
+ * `tool_calls` (or `stop` beside tool calls, as engines often say) is `tool_use`;
+ * `content_filter`, or a refusal, is `refusal`.
  */
 import { readResult, readStreamEvent, type AnswerEvent } from '../../domain/completions/answer-reader.js';
 import type { ChatResult } from '../../domain/completions/chat-runner.js';
@@ -114,7 +115,10 @@ export class MessageWriter {
   get stopReason(): StopReason {
     if (this.#refused) return 'refusal';
     const reason = STOP_REASONS.get(this.#finish) ?? 'end_turn';
-    return reason === 'end_turn' && this.#matchedStop !== null ? 'stop_sequence' : reason;
+    if (reason !== 'end_turn') return reason;
+    if (this.#matchedStop !== null) return 'stop_sequence';
+    // Engines often say `stop` beside the tool calls they made: the turn still ends for the tools.
+    return this.content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn';
   }
 
   get stopSequence(): string | null {
