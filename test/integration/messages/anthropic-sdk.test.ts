@@ -8,7 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fail, json, startFakeUpstream, stream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
-import { inferenceYaml } from '../inference/setup.js';
+import { inferenceYaml, usageOf } from '../inference/setup.js';
 
 const MODEL = 'gpt-oss-120b';
 const OUTPUT_LIMIT = 4096;
@@ -17,6 +17,7 @@ let upstream: FakeUpstream;
 let server: TestServer;
 let client: Anthropic;
 let key: string;
+let projectId: string;
 
 beforeAll(async () => {
   upstream = await startFakeUpstream();
@@ -24,13 +25,21 @@ beforeAll(async () => {
     yaml: inferenceYaml(upstream.baseUrl, { [MODEL]: { max_output_tokens: OUTPUT_LIMIT, context_length: 2_000 } }),
     env: { SLUICE_THINKING_KEY: 'a-test-thinking-key' },
   });
-  ({ key } = await server.newTenant({ balanceUsd: 5 }));
+  ({ key, projectId } = await server.newTenant({ balanceUsd: 5 }));
   client = new Anthropic({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
 });
 afterAll(async () => {
   await server?.close();
   await upstream?.close();
 });
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 const lastEngineBody = () => upstream.requests.at(-1)!.body;
 
@@ -239,7 +248,13 @@ describe('messages.stream', () => {
     expect(text).not.toContain('message_stop');
     const last = text.trim().split('\n\n').at(-1)!;
     expect(last.split('\n')[0]).toBe('event: error');
-    expect(JSON.parse(last.split('\n')[1]!.slice('data: '.length))).toMatchObject({ type: 'error', error: { type: expect.stringMatching(/^(overloaded_error|api_error)$/) } });
+    expect(JSON.parse(last.split('\n')[1]!.slice('data: '.length))).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
+    // Billed for what was delivered, as chat is: "one two " counted (no tokenizer), 8 bytes → 2 tokens.
+    const requestId = response.headers.get('request-id');
+    await waitFor(async () => (await usageOf(server, projectId)).some((r) => r.requestId === requestId), 'the cut stream\'s usage record');
+    const record = (await usageOf(server, projectId)).find((r) => r.requestId === requestId);
+    // The record keeps the house's status of the fault (an engine's, 502), whatever the wire answered.
+    expect(record).toMatchObject({ route: '/v1/messages', model: MODEL, outputTokens: 2, status: 502 });
   });
 });
 
@@ -253,8 +268,7 @@ describe('count_tokens', () => {
     expect(data.input_tokens).toBeGreaterThan(bare.input_tokens + 20);
     expect(response.headers.get('x-sluice-token-count-method')).toBe('estimate');
     expect(upstream.count('/chat/completions')).toBe(0);
-    const usage = await call(server.baseUrl, 'GET', '/v1/usage', { key });
-    expect(JSON.stringify(usage.body)).not.toContain('count_tokens');
+    expect((await usageOf(server, projectId)).filter((r) => r.route !== '/v1/messages')).toEqual([]);
   });
 });
 
