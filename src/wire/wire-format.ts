@@ -67,6 +67,8 @@ export interface WireHeaders {
   requestId?: string;
   /** House header → the wire's name for it. */
   renamed?: Readonly<Record<string, string>>;
+  /** Request headers recorded on one log line per call, when sent: log field → header (Anthropic's `anthropic-beta`). */
+  recorded?: Readonly<Record<string, string>>;
 }
 
 /**

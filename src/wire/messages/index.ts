@@ -15,6 +15,8 @@ const ANTHROPIC_HEADERS: WireHeaders = {
     'x-ratelimit-limit-requests': 'anthropic-ratelimit-requests-limit',
     'x-ratelimit-remaining-requests': 'anthropic-ratelimit-requests-remaining',
   },
+  // Accepted, any version (absent: 2023-06-01, the only one this wire speaks); recorded with the betas asked for.
+  recorded: { anthropic_version: 'anthropic-version', anthropic_beta: 'anthropic-beta' },
 };
 
 export const messagesWire: WireFormat<MessagesRequestBody> = {
