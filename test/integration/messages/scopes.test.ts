@@ -88,6 +88,16 @@ describe('the signed gateway, and a batch', () => {
     expect(frames.filter((f) => f.data.gw_usage !== undefined)).toHaveLength(1);
   });
 
+  it('is in the OpenAPI document, from its one definition, on /v1 and the gateway', async () => {
+    const document = (await fetch(`${server.baseUrl}/v1/openapi.json`).then((r) => r.json())) as any;
+    for (const path of ['/v1/messages', '/gateway/v1/messages']) {
+      const operation = document.paths[path].post;
+      expect(operation.requestBody.content['application/json'].schema.required).toEqual(['model', 'max_tokens', 'messages']);
+      expect(operation.responses['200'].content['text/event-stream']).toBeDefined();
+    }
+    expect(document.paths['/v1/messages/count_tokens'].post.responses['200'].content['application/json'].schema.properties.input_tokens).toBeDefined();
+  });
+
   it('runs the lines of a batch on /v1/messages', async () => {
     const lines = ['one', 'two'].map((say) => ({ custom_id: say, method: 'POST', url: '/v1/messages', body: { ...BODY, messages: [{ role: 'user', content: say }] } }));
     const fileId = await uploadOk(server.baseUrl, key, jsonl(lines));
