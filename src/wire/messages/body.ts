@@ -15,6 +15,11 @@ type Json = Record<string, unknown>;
 
 const wordingOf = (message: string) => ({ default: message, missing: message });
 
+export interface OutputConfigIn {
+  effort?: string | null;
+  format?: { type: 'json_schema'; schema: Json } | null;
+}
+
 export interface MessageParamIn {
   role: 'user' | 'assistant';
   content: string | ContentBlockIn[];
@@ -142,6 +147,19 @@ export const MessagesBody = JsonBody(
     tool_choice: COUNTED.tool_choice,
     thinking: COUNTED.thinking,
     service_tier: OptionalString({ enum: ['auto', 'standard_only', null] }, { enum: '{param} must be auto or standard_only' }),
+    output_config: OptionalShape<OutputConfigIn>({
+      properties: {
+        effort: OptionalString(),
+        format: Type.Optional(
+          typed<{ type: 'json_schema'; schema: Json } | null>(
+            ['object', 'null'],
+            { required: ['type', 'schema'], properties: { type: typed('string', { const: 'json_schema' }, wordingOf('{param} must be "json_schema"')), schema: typed('object', {}, wordingOf('{param} must be a JSON schema object')) } },
+            { type: '{param} must be an object, got {got}' },
+          ),
+        ),
+      },
+      description: 'format (json_schema) is sent to the engine as its structured output; effort is accepted',
+    }),
   },
   { description: 'Anthropic Messages API request. Other fields of the reference are accepted and not sent to the engine.' },
 );

@@ -12,13 +12,14 @@
  * - custom tools become function tools; a server tool no engine here runs is dropped (its
  *   name reported) or refused, as the caller says; tool_choice and
  *   disable_parallel_tool_use map onto chat's tool_choice and parallel_tool_calls;
- * - stop_sequences, temperature, top_p, top_k and metadata.user_id are carried; max_tokens
- *   is held at the cap the caller gives (the model's own output limit).
+ * - stop_sequences, temperature, top_p, top_k and metadata.user_id are carried,
+ *   output_config.format as the engine's structured output (response_format json_schema);
+ *   max_tokens is held at the cap the caller gives (the model's own output limit).
  */
 import { invalidRequest } from '../../domain/shared/errors.js';
 import type { ChatMessage } from '../../domain/models/inference-backend.port.js';
 import type { ChatRequest } from '../../domain/completions/chat-request.js';
-import type { ContentBlockIn, MessageParamIn, TextBlockIn, ToolChoiceIn, ToolIn } from './body.js';
+import type { ContentBlockIn, MessageParamIn, OutputConfigIn, TextBlockIn, ToolChoiceIn, ToolIn } from './body.js';
 import type { ThinkingSigner } from './thinking-signature.js';
 
 type Json = Record<string, unknown>;
@@ -196,6 +197,7 @@ interface SamplingIn {
   messages: MessageParamIn[];
   tools?: ToolIn[] | null;
   tool_choice?: ToolChoiceIn | null;
+  output_config?: OutputConfigIn | null;
 }
 
 /** The body as the chat call: `outputCap` is max_tokens held at the model's own limit. */
@@ -207,6 +209,8 @@ export function messagesCallOf(body: SamplingIn, mapping: MessagesMapping, outpu
   const stopSequences = body.stop_sequences ?? [];
   if (stopSequences.length > 0) sampling.stop = stopSequences;
   if (typeof body.metadata?.user_id === 'string') sampling.user = body.metadata.user_id;
+  const format = body.output_config?.format;
+  if (format) sampling.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   if (tools.length > 0) {
     sampling.tools = tools;
     if (body.tool_choice) sampling.tool_choice = toolChoiceOf(body.tool_choice);

@@ -156,6 +156,14 @@ describe('messages.create', () => {
     expect([cut.stop_reason, cut.stop_sequence]).toEqual(['max_tokens', null]);
   });
 
+  it("sends output_config's JSON schema to the engine as its structured output", async () => {
+    upstream.reset();
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    await client.messages.create({ model: MODEL, max_tokens: 20, output_config: { format: { type: 'json_schema', schema } }, messages: [{ role: 'user', content: 'Where?' }] });
+    expect(lastEngineBody().response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema } });
+    expect(lastEngineBody().output_config).toBeUndefined();
+  });
+
   it('drops server tools no engine here runs, naming them in a header', async () => {
     upstream.reset();
     const { data, response } = await client.messages
