@@ -7,7 +7,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fail, json, startFakeUpstream, stream, type FakeUpstream } from '../../helpers/fake-upstream.js';
-import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
+import { startTestServer, type TestServer } from '../../helpers/harness.js';
 import { inferenceYaml, usageOf } from '../inference/setup.js';
 
 const MODEL = 'gpt-oss-120b';
