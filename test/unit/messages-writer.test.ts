@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { MessageWriter } from '../../src/wire/messages/writer.js';
 import { ThinkingSigner } from '../../src/wire/messages/thinking-signature.js';
 import { anthropicErrorType } from '../../src/wire/messages/errors.js';
+import { toolsOf } from '../../src/wire/messages/mapper.js';
 
 const signer = new ThinkingSigner('k');
 const usage = { type: 'usage' as const, usage: { inputTokens: 3, outputTokens: 4 } };
@@ -82,5 +83,24 @@ describe("Anthropic's error types", () => {
       'invalid_request_error', 'authentication_error', 'billing_error', 'permission_error', 'not_found_error', 'request_too_large',
       'rate_limit_error', 'api_error', 'timeout_error', 'overloaded_error', 'invalid_request_error', 'api_error',
     ]);
+  });
+});
+
+describe('server tools', () => {
+  const tools = [
+    { name: 'f', input_schema: { type: 'object' } },
+    { type: 'web_search_20250305', name: 'web_search' },
+    { type: 'custom', name: 'g', input_schema: {} },
+  ];
+
+  it('are dropped and named, or refused naming the tool, as the setting says', () => {
+    expect(toolsOf(tools, 'drop')).toEqual({
+      tools: [
+        { type: 'function', function: { name: 'f', parameters: { type: 'object' } } },
+        { type: 'function', function: { name: 'g', parameters: {} } },
+      ],
+      dropped: ['web_search'],
+    });
+    expect(() => toolsOf(tools, 'refuse')).toThrow('tools[1]: the server tool web_search (web_search_20250305) is not available here; only custom tools with input_schema are');
   });
 });
