@@ -42,6 +42,9 @@ export interface ChatResult {
 
 /** An input over the model's context window, with the counts a wire may word its own way (Anthropic's `prompt is too long`). */
 export class ContextLengthError extends AppError {
+  /** The model's context window, in tokens. */
+  readonly limit: number;
+
   constructor(
     model: ModelSpec,
     param: string,
@@ -54,8 +57,6 @@ export class ContextLengthError extends AppError {
     });
     this.limit = model.contextLength;
   }
-
-  readonly limit: number;
 }
 
 export const contextLengthExceeded = (model: ModelSpec, param: string, tokens: number, exact: boolean): AppError => new ContextLengthError(model, param, tokens, exact);

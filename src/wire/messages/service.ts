@@ -41,9 +41,10 @@ const SILENCE = Symbol('silence');
 async function* withPings(opening: Json[], frames: AsyncIterable<Json[]>): AsyncGenerator<Json> {
   yield* opening;
   const iterator = frames[Symbol.asyncIterator]();
+  let pending: Promise<IteratorResult<Json[]>> | null = null;
   try {
-    let pending = iterator.next();
     for (;;) {
+      pending ??= iterator.next();
       let timer: NodeJS.Timeout | undefined;
       const silence = new Promise<typeof SILENCE>((resolve) => {
         timer = setTimeout(resolve, PING_AFTER_MS, SILENCE);
@@ -54,11 +55,13 @@ async function* withPings(opening: Json[], frames: AsyncIterable<Json[]>): Async
         yield PING;
         continue;
       }
+      pending = null;
       if (step.done) return;
       yield* step.value;
-      pending = iterator.next();
     }
   } finally {
+    // Stopped while the engine was silent: its next event (or failure) is no one's now.
+    pending?.catch(() => {});
     await iterator.return?.();
   }
 }
