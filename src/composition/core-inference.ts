@@ -3,7 +3,6 @@
  * and speech to text, the inference routes of /v1 (and those other scopes mount too), the
  * batch endpoints they serve, and the upstreams' and runtimes' state for /readyz.
  */
-import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
@@ -11,6 +10,7 @@ import { routingMetricsOf, type Metrics } from '../observability/metrics.js';
 import type { Readiness } from '../http/routes/ops.js';
 import { traceBackendFactories } from '../observability/trace-decorators.js';
 import { createInferenceServices, type InferenceServices } from '../wire/inference-services.js';
+import { createReasoningSeal, reasoningSecrets } from '../adapters/crypto/reasoning-seal.js';
 import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
 import { BACKEND_FACTORIES, ModelRegistry } from '../inference/registry.js';
 import { createOnnxBackend } from '../inference/backends/onnx/index.js';
@@ -61,7 +61,12 @@ export interface InferenceOverrides {
 export function createInference(infra: CoreInfrastructure, overrides: InferenceOverrides = {}): CorePart<CoreInference> {
   const { config, logger, clock, metrics } = infra;
   const registry = createRegistry(config, logger, metrics, infra.traced, overrides.upstreamProtocols);
-  const inference = createInferenceServices({ registry, clock, logger }, messagesSettingsOf(config, logger));
+  const inference = createInferenceServices(
+    { registry, clock, logger },
+    { hostedTools: config.responses.hostedTools, reasoning: createReasoningSeal(config.responses.reasoningKeys, config.dataDir) },
+    // Thinking blocks are signed under the same server secrets as sealed reasoning (each with its own derived key).
+    { serverTools: config.messages.serverTools, thinkingSecrets: () => reasoningSecrets(config.responses.reasoningKeys, config.dataDir) },
+  );
   const transcription = new TranscriptionService({
     registry,
     decoder: new FfmpegDecoder(),
@@ -96,13 +101,6 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
     },
     close: () => registry.close(),
   };
-}
-
-/** The Messages wire's settings; without a configured thinking key, one made now (signatures do not outlive this process). */
-function messagesSettingsOf(config: Readonly<Config>, logger: Logger) {
-  const { serverTools, thinkingKey } = config.messages;
-  if (thinkingKey === null) logger.info('messages: SLUICE_THINKING_KEY is not set; thinking blocks are signed with a key made at start-up');
-  return { serverTools, thinkingKey: thinkingKey ?? randomBytes(32) };
 }
 
 function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metrics, traced: boolean, protocols?: readonly UpstreamProtocolEntry[]): ModelRegistry {

@@ -6,7 +6,7 @@
 import { ChatCall, type InferenceServiceDeps } from '../domain/completions/chat-call.js';
 import { EmbeddingsService } from '../domain/completions/embeddings.service.js';
 import { ModerationsService } from '../domain/completions/moderations.service.js';
-import { ResponsesService } from '../domain/responses/responses.service.js';
+import { ResponsesService, type ResponsesServiceDeps } from '../domain/responses/responses.service.js';
 import { ChatCompletionsService } from './chat-completions/service.js';
 import { CompletionsService } from './completions/service.js';
 import { responsesWriter } from './responses/writer.js';
@@ -19,8 +19,8 @@ import { ThinkingSigner } from './messages/thinking-signature.js';
 export interface MessagesSettings {
   /** Server tools no engine here runs: dropped (named in a header) or refused. */
   serverTools: ServerToolPolicy;
-  /** The key thinking blocks' signatures are made with. */
-  thinkingKey: string | Buffer;
+  /** The secrets thinking blocks' signatures are made with (the server's reasoning secrets), read at the first signature. */
+  thinkingSecrets: () => readonly string[];
   /** Counts count_tokens' prompts (default: the model's tokenizer, else the estimate). */
   counter?: PromptTokenCounter;
 }
@@ -36,20 +36,23 @@ export interface InferenceServices {
   messages: MessagesService;
 }
 
-export function createInferenceServices(deps: InferenceServiceDeps, messages: MessagesSettings): InferenceServices {
+/** The Responses service's settings: what becomes of hosted tools, and the seal of carried reasoning. */
+export type ResponsesSettings = Pick<ResponsesServiceDeps, 'hostedTools' | 'reasoning'>;
+
+export function createInferenceServices(deps: InferenceServiceDeps, responses: ResponsesSettings, messages: MessagesSettings): InferenceServices {
   const chat = new ChatCall(deps);
   return {
     chat,
     chatCompletions: new ChatCompletionsService({ chat, clock: deps.clock }),
     completions: new CompletionsService({ chat, registry: deps.registry, clock: deps.clock }),
-    responses: new ResponsesService({ chat, writer: responsesWriter, clock: deps.clock, logger: deps.logger }),
+    responses: new ResponsesService({ chat, writer: responsesWriter, clock: deps.clock, logger: deps.logger, ...responses }),
     embeddings: new EmbeddingsService(deps),
     moderations: new ModerationsService(deps),
     messages: new MessagesService({
       chat,
       registry: deps.registry,
       counter: messages.counter ?? resolverTokenCounter(deps.registry),
-      signer: new ThinkingSigner(messages.thinkingKey),
+      signer: new ThinkingSigner(messages.thinkingSecrets),
       serverTools: messages.serverTools,
     }),
   };

@@ -31,8 +31,6 @@ export interface WireCallContext {
   signal: AbortSignal;
   /** The usage records' route: the format's `/v1` path, or `batch` for a batch line. */
   route: string;
-  /** Sets a header on the answer (absent where there is none to set: a batch line). Call it before the answer starts. */
-  header?(name: string, value: string): void;
 }
 
 /** Events a stream writes, or their opening (the stream is handed over before its first event). */
@@ -53,7 +51,7 @@ export interface WireServices {
   moderations: Answered<ModerationsRequestBody>;
   messages: Answered<MessagesRequestBody> & {
     open(caller: WireCaller, body: MessagesRequestBody, context: WireCallContext): WireEvents;
-    countTokens(caller: WireCaller, body: CountTokensRequestBody, context: WireCallContext): Promise<object>;
+    countTokens(caller: WireCaller, body: CountTokensRequestBody): Promise<object>;
   };
 }
 

@@ -10,7 +10,7 @@ import { ThinkingSigner } from '../../src/wire/messages/thinking-signature.js';
 import { anthropicErrorType } from '../../src/wire/messages/errors.js';
 import { toolsOf } from '../../src/wire/messages/mapper.js';
 
-const signer = new ThinkingSigner('k');
+const signer = new ThinkingSigner(() => ['a-secret-of-sixteen-or-more']);
 const usage = { type: 'usage' as const, usage: { inputTokens: 3, outputTokens: 4 } };
 
 const shape = (events: Record<string, any>[]) =>
@@ -58,6 +58,10 @@ describe('MessageWriter', () => {
     expect(writer.content.map((b) => b.id ?? null)).toEqual([null, 'call_1', 'call_2']);
     expect(signer.verifies('hm', signer.sign('hm'))).toBe(true);
     expect(signer.verifies('hm!', signer.sign('hm'))).toBe(false);
+    // Rotation: a block signed under the previous secret still verifies.
+    const rotated = new ThinkingSigner(() => ['a-newer-secret-of-sixteen', 'a-secret-of-sixteen-or-more']);
+    expect(rotated.verifies('hm', signer.sign('hm'))).toBe(true);
+    expect(rotated.sign('hm')).not.toBe(signer.sign('hm'));
   });
 
   it('reports refusal, max_tokens, and a tool input that is not JSON without losing it', () => {

@@ -28,6 +28,8 @@ export interface ChatMessage {
   tool_call_id?: string;
   /** An assistant message's tool calls, carried to an upstream unchanged. */
   tool_calls?: readonly Record<string, unknown>[];
+  /** An assistant message's reasoning from an earlier turn (Responses reasoning items): an OpenAI-compatible upstream receives it as `reasoning_content`. */
+  reasoning?: string;
 }
 
 export interface TokenUsage {
@@ -35,6 +37,10 @@ export interface TokenUsage {
   outputTokens: number;
   /** Of outputTokens, those spent on reasoning (thinking models). */
   reasoningTokens?: number;
+  /** Of inputTokens, those read from the provider's prompt cache. */
+  cachedTokens?: number;
+  /** Of inputTokens, those written to the provider's prompt cache. */
+  cacheWriteTokens?: number;
 }
 
 /** Which model and engine served a call, when an upstream router chose (see src/inference/routing/). */

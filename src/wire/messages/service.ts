@@ -18,8 +18,9 @@ import { MessageWriter, messageStart, messageWire, newMessageId } from './writer
 
 type Json = Record<string, unknown>;
 
-/** Names the server tools a request sent that no engine here runs, left out of the call. */
-export const DROPPED_TOOLS_HEADER = 'x-sluice-dropped-tools';
+/** Names the server tools a request sent that no engine here runs, left out of the call (as the Responses wire names its hosted tools). */
+export { DROPPED_TOOLS_HEADER } from '../../domain/responses/responses.service.js';
+import { DROPPED_TOOLS_HEADER } from '../../domain/responses/responses.service.js';
 /** How count_tokens counted: `tokenizer`, `engine` or `estimate`. */
 export const TOKEN_COUNT_METHOD_HEADER = 'x-sluice-token-count-method';
 
@@ -70,7 +71,7 @@ export class MessagesService {
   constructor(private readonly deps: MessagesServiceDeps) {}
 
   async create(caller: Caller, body: MessagesRequestBody, context: WireCallContext): Promise<Json> {
-    const { call, engine } = await this.#prepare(body, context, false);
+    const { call, engine } = await this.#prepare(caller, body, context, false);
     const { result } = await this.deps.chat.run(caller, engine, context);
     const writer = new MessageWriter(this.deps.signer, call.stopSequences);
     writer.readWhole(result);
@@ -79,7 +80,7 @@ export class MessagesService {
 
   /** Resolves once the engine produced its first event: `message_start` (with the input counted), a `ping`, then the blocks. */
   async open(caller: Caller, body: MessagesRequestBody, context: WireCallContext): Promise<AsyncIterable<Json>> {
-    const { call, engine } = await this.#prepare(body, context, true);
+    const { call, engine } = await this.#prepare(caller, body, context, true);
     const counted = await this.deps.counter.count(engine.model, promptTextOf(call.request.messages, call.tools));
     const opened = await this.deps.chat.open(caller, engine, context);
     const writer = new MessageWriter(this.deps.signer, call.stopSequences);
@@ -91,20 +92,20 @@ export class MessagesService {
   }
 
   /** What the model would see of this conversation, counted; free (never admitted nor recorded). */
-  async countTokens(_caller: Caller, body: CountTokensRequestBody, context: WireCallContext): Promise<Json> {
+  async countTokens(caller: Caller, body: CountTokensRequestBody): Promise<Json> {
     const model = this.deps.registry.require(body.model, 'chat');
     const { tools } = toolsOf(body.tools, this.deps.serverTools);
     const messages = messagesOf(body.system, body.messages, this.deps.signer);
     const counted = await this.deps.counter.count(model, promptTextOf(messages, tools));
-    context.header?.(TOKEN_COUNT_METHOD_HEADER, counted.method);
+    caller.reply?.set({ [TOKEN_COUNT_METHOD_HEADER]: counted.method });
     return { input_tokens: counted.tokens };
   }
 
-  async #prepare(body: MessagesRequestBody, context: WireCallContext, streaming: boolean) {
+  async #prepare(caller: Caller, body: MessagesRequestBody, context: WireCallContext, streaming: boolean) {
     // max_tokens is held at the model's own output limit (agents ask for 32k to 64k).
     const model = this.deps.registry.require(body.model, 'chat');
     const call: MessagesCall = messagesCallOf(body, this.deps, Math.min(body.max_tokens, model.maxOutputTokens));
-    if (call.dropped.length > 0) context.header?.(DROPPED_TOOLS_HEADER, call.dropped.join(', '));
+    if (call.dropped.length > 0) caller.reply?.set({ [DROPPED_TOOLS_HEADER]: call.dropped.join(', ') });
     const origin = { route: context.route, requestId: context.requestId };
     const engine = await this.deps.chat.prepare(call.request.model, 'chat', conversationOf(call.request), streaming, origin);
     return { call, engine };

@@ -5,7 +5,7 @@
  */
 import type { TokenUsage } from '../../domain/models/inference-backend.port.js';
 import { randomString } from '../../domain/shared/ids.js';
-import type { ResponsesRequest } from '../../domain/responses/responses.types.js';
+import type { NamespacedName, ResponsesRequest } from '../../domain/responses/responses.types.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,6 +25,8 @@ export interface ResponseHead {
   metadata: Json;
   previousResponseId: string | null;
   echo: Json;
+  /** The engine's flat name of each namespaced function → its namespace and name. */
+  namespaced: ReadonlyMap<string, NamespacedName>;
 }
 
 export function headOf(request: ResponsesRequest, id: string, createdAt: number): ResponseHead {
@@ -39,6 +41,7 @@ export function headOf(request: ResponsesRequest, id: string, createdAt: number)
     metadata: request.metadata,
     previousResponseId: request.previousResponseId,
     echo: request.echo,
+    namespaced: request.namespaced,
   };
 }
 
@@ -58,7 +61,7 @@ export interface ResponseState {
 export function usageWire(usage: TokenUsage): Json {
   return {
     input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: usage.cachedTokens ?? 0 },
     output_tokens: usage.outputTokens,
     output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
     total_tokens: usage.inputTokens + usage.outputTokens,

@@ -23,7 +23,6 @@ beforeAll(async () => {
   upstream = await startFakeUpstream();
   server = await startTestServer({
     yaml: inferenceYaml(upstream.baseUrl, { [MODEL]: { max_output_tokens: OUTPUT_LIMIT, context_length: 2_000 } }),
-    env: { SLUICE_THINKING_KEY: 'a-test-thinking-key' },
   });
   ({ key, projectId } = await server.newTenant({ balanceUsd: 5 }));
   client = new Anthropic({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });

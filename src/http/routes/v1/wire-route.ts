@@ -77,7 +77,7 @@ export function registerWireRoute(scope: FastifyInstance, { format, services }: 
   scope.post(format.path, options, async (request, reply) => {
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
-    const context = { requestId: request.id, signal, route, header: (name: string, value: string) => void reply.header(name, value) };
+    const context = { requestId: request.id, signal, route };
     if (stream?.requested(request.body)) return sendSse(reply, stream.open(services, caller, request.body, context), signal, { named });
     return format.run(services, caller, request.body, context);
   });
