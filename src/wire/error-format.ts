@@ -29,4 +29,6 @@ export interface WireErrorFormat {
    * of their own (Anthropic's 529 for an overloaded engine) says so here.
    */
   status?(error: AppError, status: number): number;
+  /** The envelope's schema, for the OpenAPI document; absent, OpenAI's. */
+  schema?: unknown;
 }

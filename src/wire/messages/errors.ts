@@ -14,6 +14,7 @@
  * out 504 timeout_error; any other engine fault is 500 api_error. An input over the
  * model's context window says `prompt is too long: N tokens > M maximum`.
  */
+import { Type } from '@sinclair/typebox';
 import { ContextLengthError } from '../../domain/completions/chat-runner.js';
 import type { AppError } from '../../domain/shared/errors.js';
 import type { ErrorAnswer, WireErrorFormat } from '../error-format.js';
@@ -66,8 +67,22 @@ function statusOn(error: AppError, status: number): number {
   return status;
 }
 
+/** The envelope, for the OpenAPI document. */
+const AnthropicErrorEnvelope = Type.Object(
+  {
+    type: Type.Literal('error'),
+    error: Type.Object({
+      type: Type.String({ description: 'invalid_request_error, authentication_error, billing_error, permission_error, not_found_error, request_too_large, rate_limit_error, api_error, timeout_error, overloaded_error' }),
+      message: Type.String(),
+    }),
+    request_id: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: 'AnthropicError' },
+);
+
 export const ANTHROPIC_ERRORS: WireErrorFormat = {
   envelope: (error, answer) => anthropicErrorBody(error, answer),
   streamFrame: (error, answer) => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(error, answer))}\n\n`,
   status: statusOn,
+  schema: AnthropicErrorEnvelope,
 };

@@ -94,6 +94,8 @@ describe('the signed gateway, and a batch', () => {
       const operation = document.paths[path].post;
       expect(operation.requestBody.content['application/json'].schema.required).toEqual(['model', 'max_tokens', 'messages']);
       expect(operation.responses['200'].content['text/event-stream']).toBeDefined();
+      expect(operation.responses['400'].content['application/json'].schema.properties.error.properties.type).toBeDefined();
+      expect(operation.responses['400'].content['application/json'].schema.properties.request_id).toBeDefined();
     }
     expect(document.paths['/v1/messages/count_tokens'].post.responses['200'].content['application/json'].schema.properties.input_tokens).toBeDefined();
   });
