@@ -62,7 +62,7 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   const { config, logger, clock, metrics } = infra;
   const registry = createRegistry(config, logger, metrics, infra.traced, overrides.upstreamProtocols);
   const inference = createInferenceServices(
-    { registry, clock, logger },
+    { registry, clock, logger, hygiene: config.agents },
     { hostedTools: config.responses.hostedTools, reasoning: createReasoningSeal(config.responses.reasoningKeys, config.dataDir) },
     // Thinking blocks are signed under the same server secrets as sealed reasoning (each with its own derived key).
     { serverTools: config.messages.serverTools, thinkingSecrets: () => reasoningSecrets(config.responses.reasoningKeys, config.dataDir) },

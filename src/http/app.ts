@@ -19,6 +19,7 @@ import { AJV_OPTIONS } from '../wire/validate.js';
 import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
 import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
+import { SERVED_MODEL_HEADER } from '../domain/completions/served-call.js';
 
 /** What the app serves: the scopes the features declare, and the process's own ops routes. */
 export interface AppParts {
@@ -78,7 +79,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
       'anthropic-version', 'anthropic-beta', 'anthropic-dangerous-direct-browser-access',
     ],
     exposedHeaders: [
-      'x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER,
+      'x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER, SERVED_MODEL_HEADER,
       // Anthropic's Messages wire: its names for the request id and the rate limit, and what it did with a request.
       'request-id', 'anthropic-ratelimit-requests-limit', 'anthropic-ratelimit-requests-remaining', 'x-sluice-dropped-tools', 'x-sluice-token-count-method',
     ],

@@ -31,6 +31,8 @@ export interface WireCallContext {
   signal: AbortSignal;
   /** The usage records' route: the format's `/v1` path, or `batch` for a batch line. */
   route: string;
+  /** The coding agent's session (Claude Code's `X-Claude-Code-Session-Id`), recorded on the usage record. */
+  sessionId?: string;
 }
 
 /** Events a stream writes, or their opening (the stream is handed over before its first event). */
