@@ -155,6 +155,21 @@ describe('messages.create', () => {
     expect([cut.stop_reason, cut.stop_sequence]).toEqual(['max_tokens', null]);
   });
 
+  it("records Claude Code's session id on the usage record, streamed or not", async () => {
+    upstream.reset();
+    const headers = { 'X-Claude-Code-Session-Id': 'sess-messages-1' };
+    const whole = await client.messages.create({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'Hi' }] }, { headers }).withResponse();
+    const streamed = client.messages.stream({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'Hi' }] }, { headers });
+    await streamed.finalMessage();
+    const ids = [whole.response.headers.get('request-id'), streamed.request_id];
+    await waitFor(async () => (await usageOf(server, projectId)).filter((r) => ids.includes(r.requestId)).length === 2, 'both usage records');
+    const records = (await usageOf(server, projectId)).filter((r) => ids.includes(r.requestId));
+    expect(records.map((r) => [r.route, r.sessionId])).toEqual([
+      ['/v1/messages', 'sess-messages-1'],
+      ['/v1/messages', 'sess-messages-1'],
+    ]);
+  });
+
   it("sends output_config's JSON schema to the engine as its structured output", async () => {
     upstream.reset();
     const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
