@@ -170,6 +170,13 @@ describe('messages.create', () => {
     ]);
   });
 
+  it("reports the engine's prompt-cache reads as cache_read_input_tokens, apart from input_tokens", async () => {
+    upstream.reset();
+    upstream.chat({ content: 'Again.', usage: { prompt_tokens: 100, completion_tokens: 2, cached_tokens: 64 } });
+    const answer = await client.messages.create({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(answer.usage).toMatchObject({ input_tokens: 36, output_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 64 });
+  });
+
   it("sends output_config's JSON schema to the engine as its structured output", async () => {
     upstream.reset();
     const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
