@@ -1,12 +1,13 @@
 /**
- * Real clients against models served by the hosted protocols: the `openai` SDK and the
- * Vercel AI SDK call an Azure OpenAI model (the v1 API, the classic deployment form with
+ * Real clients against models served by the hosted protocols: the `openai` SDK, the
+ * Vercel AI SDK and (on Sluice's Messages wire) `@anthropic-ai/sdk` call an Azure OpenAI model (the v1 API, the classic deployment form with
  * a key file, and an Entra bearer token) and an Anthropic model, streamed and not, each
  * with a tool round trip. The fakes on loopback check the auth each provider expects.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, isStepCount, streamText, tool } from 'ai';
@@ -145,6 +146,37 @@ describe('the openai SDK', () => {
         ['/v1/messages', ANTHROPIC_KEY, '2023-06-01'],
       ]);
     });
+  }
+});
+
+describe("@anthropic-ai/sdk on Sluice's Messages wire", () => {
+  const weather: Anthropic.Tool = { name: 'weather', description: 'Current weather in a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } };
+
+  for (const model of ['claude', 'azure-gpt']) {
+    for (const streamed of [false, true]) {
+      it(`${model}: a tool round trip${streamed ? ', the answer streamed' : ''}`, async () => {
+        const anthropicClient = new Anthropic({ apiKey: tenantKey, baseURL: server.baseUrl, maxRetries: 0 });
+        const question: Anthropic.MessageParam[] = [{ role: 'user', content: 'Weather in Oslo?' }];
+        const first = await anthropicClient.messages.create({ model, max_tokens: 200, tools: [weather], messages: question });
+        expect(first.stop_reason).toBe('tool_use');
+        const call = first.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
+        expect([call.name, call.input]).toEqual(['weather', { city: 'Oslo' }]);
+        const messages: Anthropic.MessageParam[] = [
+          ...question,
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: '{"degrees":21}' }] },
+        ];
+        let text: string;
+        if (streamed) {
+          const stream = anthropicClient.messages.stream({ model, max_tokens: 200, tools: [weather], messages });
+          text = (await stream.finalMessage()).content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+        } else {
+          const second = await anthropicClient.messages.create({ model, max_tokens: 200, tools: [weather], messages });
+          text = second.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+        }
+        expect(text).toBe(TOOL_ANSWER);
+      });
+    }
   }
 });
 
