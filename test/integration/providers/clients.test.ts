@@ -180,6 +180,21 @@ describe("@anthropic-ai/sdk on Sluice's Messages wire", () => {
   }
 });
 
+describe("a block's cache_control on Sluice's Messages wire", () => {
+  it('reaches the Anthropic provider on its block', async () => {
+    const anthropicClient = new Anthropic({ apiKey: tenantKey, baseURL: server.baseUrl, maxRetries: 0 });
+    await anthropicClient.messages.create({
+      model: 'claude',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'A long, stable prefix', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Hi' }] }],
+    });
+    expect(anthropic.requests[0]!.body.messages[0].content).toEqual([
+      { type: 'text', text: 'A long, stable prefix', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'Hi' },
+    ]);
+  });
+});
+
 describe('the openai SDK on the Responses API', () => {
   it('claude: a function call, its output sent back, the answer', async () => {
     const tools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'weather', description: 'Current weather in a city', parameters: weatherTool.function.parameters!, strict: false }];
