@@ -25,6 +25,8 @@ import { registerCatalogRoute } from '../http/routes/v1/catalog.js';
 import type { CoreInfrastructure, CorePart } from './core-infrastructure.js';
 import { lateBinding, type LateBinding } from './late-binding.js';
 import { wireBatchEndpoints, wireRouteOf, wireRoutes } from './wire-formats.js';
+import { bindWireSocketRoutes } from '../http/routes/v1/wire-socket-route.js';
+import { SocketRegistry } from '../http/socket/socket-registry.js';
 import { WIRE_FORMATS } from '../wire/formats.js';
 import type { WireFormat, WireServices } from '../wire/wire-format.js';
 import { chatCompletionsWire } from '../wire/chat-completions/index.js';
@@ -41,8 +43,10 @@ export interface CoreInference {
   routes: { wire: readonly BoundWireRoute[]; chatCompletions: BoundRoutes };
   /** The service POST /v1/responses answers through: bound by the responses feature, which stores, continues and queues. */
   storedResponsesService: LateBinding<WireServices['responses']>;
-  /** The inference routes of /v1. */
+  /** The inference routes of /v1 (the WebSocket of each wire format that has one included). */
   apiRoutes: readonly BoundRoutes[];
+  /** The WebSockets open on this replica (per key, for their limit; told when the app closes). */
+  sockets: SocketRegistry;
   /** Per upstream model: `reachable` or `unreachable since …`, for /readyz. */
   upstreams(): Promise<Pick<Readiness, 'upstreams' | 'deployments'>>;
   /** The in-process runtimes pulled models need and this install lacks. */
@@ -72,15 +76,18 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   const wire = wireRoutes(wireFormats, routeServices);
   // Looked up when mounted: a list without chat fails only where a scope mounts chat.
   const routes = { wire, chatCompletions: (scope: FastifyInstance) => wireRouteOf(wire, chatCompletionsWire)(scope) };
+  const sockets = new SocketRegistry((delta) => (metrics.websocketsOpen += delta));
+  const socketLimits = { ...config.responses.websocket, recheckMs: recheckIntervalMs(config.auth.cacheTtlMs) };
   const apiRoutes = [
     ...wire.map((route) => route.routes),
+    ...bindWireSocketRoutes(wireFormats, routeServices, socketLimits, sockets),
     bindRoutes(registerModelsRoutes, { registry }),
     bindRoutes(registerAudioRoutes, { transcription }),
     bindRoutes(registerCatalogRoute, { registry }),
   ];
   return {
     services: {
-      registry, inference, transcription, routes, storedResponsesService, apiRoutes,
+      registry, inference, transcription, routes, storedResponsesService, apiRoutes, sockets,
       batchEndpoints: wireBatchEndpoints(wireFormats, inference, registry),
       upstreams: () => upstreamReadiness(registry),
       missingRuntimes: () => missingRuntimes(registry),
@@ -88,6 +95,12 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
     close: () => registry.close(),
   };
 }
+
+/**
+ * How often an open WebSocket checks its key: half the key cache's TTL (at least 100 ms,
+ * at most 5 s), so a revocation this replica has seen closes its sockets within the TTL.
+ */
+const recheckIntervalMs = (cacheTtlMs: number): number => Math.min(5_000, Math.max(100, Math.floor(cacheTtlMs / 2)));
 
 function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metrics, traced: boolean, protocols?: readonly UpstreamProtocolEntry[]): ModelRegistry {
   const backendFactories: typeof BACKEND_FACTORIES = {
