@@ -132,7 +132,7 @@ export class ResponsesService {
   async *#warmedUp(run: ResponseRunWriter, model: string, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
     try {
       yield* run.start({ model });
-      yield* run.finish('stop', { inputTokens: 0, outputTokens: 0 }, this.#now());
+      yield* run.warmedUp(this.#now());
     } finally {
       await this.#settled(run, context);
     }
