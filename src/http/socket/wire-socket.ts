@@ -79,7 +79,7 @@ export class WireSocketConnection {
     }
     socket.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
     const { idleTimeoutMs, maxAgeMs, recheckMs } = deps.limits;
-    this.#timers.push(setInterval(() => this.#checkIdle(), Math.max(10, Math.min(idleTimeoutMs, 1000) / 2)));
+    this.#timers.push(setInterval(() => this.#checkIdle(), Math.max(10, Math.min(idleTimeoutMs / 4, 5_000))));
     this.#timers.push(setTimeout(() => this.#whenIdle(() => this.#refuseAndClose(tooOld(), CLOSE_CODES.normal, 'websocket_connection_limit_reached')), maxAgeMs));
     this.#timers.push(setInterval(() => void this.#recheck(), recheckMs));
   }
