@@ -210,7 +210,7 @@ describe('one response at a time, and bad messages', () => {
     const unknownHttp = await call(server.baseUrl, 'POST', '/v1/responses', { headers: { authorization: `Bearer ${key}` }, body: { model: 'no-such-model', input: 'hi' } });
     const [unknownModel] = await socket.turn({ type: 'response.create', model: 'no-such-model', input: 'hi' });
     expect(unknownModel).toEqual({ type: 'error', status: unknownHttp.status, ...unknownHttp.body });
-    expect(unknownModel.error.code).toBe('model_not_found');
+    expect(unknownModel!.error.code).toBe('model_not_found');
     const [background] = await socket.turn({ type: 'response.create', model: MODEL, input: 'hi', background: true });
     expect(background).toMatchObject({ status: 400, error: { param: 'background', code: 'unsupported_parameter' } });
     const [lane] = await socket.turn({ type: 'response.create', model: MODEL, input: 'hi', stream_id: 'a' });
