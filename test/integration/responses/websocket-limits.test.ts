@@ -82,6 +82,14 @@ describe('WebSocket limits', () => {
     expect((await fourth.turn({ type: 'response.create', model: MODEL, input: 'hi' })).at(-1)!.type).toBe('response.completed');
   });
 
+  it('a server that shuts down closes its sockets with 1001', async () => {
+    const { server, key } = await serverWith('{}');
+    const socket = await open(server, key);
+    await server.close();
+    servers.splice(servers.indexOf(server), 1);
+    expect(await socket.closed).toEqual({ code: 1001, reason: 'server_shutting_down' });
+  });
+
   it('the open sockets are a metric', async () => {
     const { server, key } = await serverWith('{}');
     await open(server, key);

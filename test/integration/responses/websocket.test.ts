@@ -253,7 +253,16 @@ describe('credentials', () => {
   it('an upgrade without a key, or with a wrong one, is refused with the status HTTP answers', async () => {
     expect(await refusedWith({})).toBe('Unexpected server response: 401');
     const wrong = await call(server.baseUrl, 'POST', '/v1/responses', { headers: { authorization: 'Bearer sk-wrong' }, body: { model: MODEL, input: 'x' } });
-    expect(await refusedWith({ headers: { authorization: 'Bearer sk-wrong' } })).toBe(`Unexpected server response: ${wrong.status}`);
+    expect(wrong.status).toBe(403);
+    expect(await refusedWith({ headers: { authorization: 'Bearer sk-wrong' } })).toBe('Unexpected server response: 403');
+  });
+
+  it('a GET without an upgrade is told the path takes a WebSocket', async () => {
+    const res = await call(server.baseUrl, 'GET', '/v1/responses', { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: { message: 'GET /v1/responses takes a WebSocket upgrade only; send a request with POST /v1/responses', type: 'invalid_request_error', code: 'websocket_upgrade_required', param: null },
+    });
   });
 
   it('x-api-key and the openai-insecure-api-key subprotocol admit; the key is never selected back', async () => {
