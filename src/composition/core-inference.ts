@@ -10,6 +10,7 @@ import { routingMetricsOf, type Metrics } from '../observability/metrics.js';
 import type { Readiness } from '../http/routes/ops.js';
 import { traceBackendFactories } from '../observability/trace-decorators.js';
 import { createInferenceServices, type InferenceServices } from '../wire/inference-services.js';
+import { createReasoningSeal } from '../adapters/crypto/reasoning-seal.js';
 import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
 import { BACKEND_FACTORIES, ModelRegistry } from '../inference/registry.js';
 import { createOnnxBackend } from '../inference/backends/onnx/index.js';
@@ -63,7 +64,10 @@ export interface InferenceOverrides {
 export function createInference(infra: CoreInfrastructure, overrides: InferenceOverrides = {}): CorePart<CoreInference> {
   const { config, logger, clock, metrics } = infra;
   const registry = createRegistry(config, logger, metrics, infra.traced, overrides.upstreamProtocols);
-  const inference = createInferenceServices({ registry, clock, logger });
+  const inference = createInferenceServices(
+    { registry, clock, logger },
+    { hostedTools: config.responses.hostedTools, reasoning: createReasoningSeal(config.responses.reasoningKeys, config.dataDir) },
+  );
   const transcription = new TranscriptionService({
     registry,
     decoder: new FfmpegDecoder(),

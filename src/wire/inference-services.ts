@@ -6,7 +6,7 @@
 import { ChatCall, type InferenceServiceDeps } from '../domain/completions/chat-call.js';
 import { EmbeddingsService } from '../domain/completions/embeddings.service.js';
 import { ModerationsService } from '../domain/completions/moderations.service.js';
-import { ResponsesService } from '../domain/responses/responses.service.js';
+import { ResponsesService, type ResponsesServiceDeps } from '../domain/responses/responses.service.js';
 import { ChatCompletionsService } from './chat-completions/service.js';
 import { CompletionsService } from './completions/service.js';
 import { responsesWriter } from './responses/writer.js';
@@ -21,13 +21,16 @@ export interface InferenceServices {
   moderations: ModerationsService;
 }
 
-export function createInferenceServices(deps: InferenceServiceDeps): InferenceServices {
+/** The Responses service's settings: what becomes of hosted tools, and the seal of carried reasoning. */
+export type ResponsesSettings = Pick<ResponsesServiceDeps, 'hostedTools' | 'reasoning'>;
+
+export function createInferenceServices(deps: InferenceServiceDeps, responses: ResponsesSettings = {}): InferenceServices {
   const chat = new ChatCall(deps);
   return {
     chat,
     chatCompletions: new ChatCompletionsService({ chat, clock: deps.clock }),
     completions: new CompletionsService({ chat, registry: deps.registry, clock: deps.clock }),
-    responses: new ResponsesService({ chat, writer: responsesWriter, clock: deps.clock, logger: deps.logger }),
+    responses: new ResponsesService({ chat, writer: responsesWriter, clock: deps.clock, logger: deps.logger, ...responses }),
     embeddings: new EmbeddingsService(deps),
     moderations: new ModerationsService(deps),
   };

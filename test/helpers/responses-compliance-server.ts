@@ -5,10 +5,11 @@
  *   npx tsx test/helpers/responses-compliance-server.ts
  *   # prints the base URL and an API key; stop with Ctrl-C
  *
- * The engine answers like a chat model behind vLLM: when the request offers tools (and
- * the conversation does not end with a tool's result, and tool_choice is not none) it
- * calls the first one with arguments its schema asks for; otherwise it answers text. It
- * streams when asked, in several chunks, with usage.
+ * The engine answers like a reasoning chat model behind vLLM: it reasons first
+ * (`reasoning_content`), then, when the request offers tools (and the conversation does
+ * not end with a tool's result, and tool_choice is not none) it calls the first one with
+ * arguments its schema asks for; otherwise it answers text. It streams when asked, in
+ * several chunks, with usage.
  */
 import type { ServerResponse } from 'node:http';
 import { handler, startFakeUpstream, type RecordedRequest } from './fake-upstream.js';
@@ -35,6 +36,7 @@ function answerOf(body: Json): { content: string | null; toolCall: Json | null }
 }
 
 const usage = { prompt_tokens: 20, completion_tokens: 12, total_tokens: 32 };
+const REASONING = 'The user asked something simple; answer it directly.';
 
 function respond(req: RecordedRequest, res: ServerResponse): void {
   const body = req.body as Json;
@@ -42,13 +44,14 @@ function respond(req: RecordedRequest, res: ServerResponse): void {
   const finish = toolCall ? 'tool_calls' : 'stop';
   if (body.stream !== true) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    const message = { role: 'assistant', content, ...(toolCall ? { tool_calls: [toolCall] } : {}) };
+    const message = { role: 'assistant', content, reasoning_content: REASONING, ...(toolCall ? { tool_calls: [toolCall] } : {}) };
     res.end(JSON.stringify({ id: 'chatcmpl-c', object: 'chat.completion', created: 1, model: body.model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
     return;
   }
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   const chunk = (delta: Json, finishReason: string | null = null) =>
     res.write(`data: ${JSON.stringify({ id: 'chatcmpl-c', object: 'chat.completion.chunk', created: 1, model: body.model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
+  for (const word of REASONING.match(/\S+\s*/g)!) chunk({ reasoning_content: word });
   if (toolCall) {
     const args = toolCall.function.arguments as string;
     chunk({ role: 'assistant', tool_calls: [{ index: 0, id: toolCall.id, type: 'function', function: { name: toolCall.function.name, arguments: '' } }] });

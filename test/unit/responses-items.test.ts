@@ -29,7 +29,7 @@ describe('messagesOfItems', () => {
     ]);
   });
 
-  it('reasoning items are dropped; developer is system; parts become chat parts', () => {
+  it('reasoning before a user\'s message has no turn to go with and is dropped; developer is system; parts become chat parts', () => {
     const messages = messagesOfItems(
       [
         { role: 'developer', content: 'Be brief.' },
@@ -57,6 +57,38 @@ describe('messagesOfItems', () => {
           { type: 'file', file: { file_id: 'file-1' } },
         ],
       },
+    ]);
+  });
+
+  it('reasoning goes onto the assistant turn after it (or, just before a tool\'s output, the one before it); namespaced calls are qualified', () => {
+    const opened: string[] = [];
+    const open = (sealed: string, param: string) => {
+      opened.push(param);
+      return `opened ${sealed}`;
+    };
+    const messages = messagesOfItems(
+      [
+        { role: 'user', content: 'Go' },
+        { type: 'reasoning', summary: [], encrypted_content: 'S1' },
+        { type: 'function_call', call_id: 'c1', name: 'spawn_agent', namespace: 'multi_agent_v1', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+        call('c2'),
+        { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'plain' }] },
+        { type: 'function_call_output', call_id: 'c2', output: 'ok' },
+        { type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'to say' }] },
+        { role: 'assistant', content: 'Done.' },
+      ],
+      'input',
+      open,
+    );
+    expect(opened).toEqual(['input[1].encrypted_content']);
+    expect(messages).toEqual([
+      { role: 'user', content: 'Go' },
+      { role: 'assistant', content: '', wireContent: null, reasoning: 'opened S1', tool_calls: [toolCall('c1', 'multi_agent_v1__spawn_agent')] },
+      { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+      { role: 'assistant', content: '', wireContent: null, reasoning: 'plain', tool_calls: [toolCall('c2')] },
+      { role: 'tool', tool_call_id: 'c2', content: 'ok' },
+      { role: 'assistant', content: 'Done.', reasoning: 'to say' },
     ]);
   });
 

@@ -28,6 +28,8 @@ export interface ChatMessage {
   tool_call_id?: string;
   /** An assistant message's tool calls, carried to an upstream unchanged. */
   tool_calls?: readonly Record<string, unknown>[];
+  /** An assistant message's reasoning from an earlier turn (Responses reasoning items): an OpenAI-compatible upstream receives it as `reasoning_content`. */
+  reasoning?: string;
 }
 
 export interface TokenUsage {

@@ -3,7 +3,8 @@
  * chat parts (input_text → text, input_image → image_url, input_file → file,
  * input_audio → input_audio); consecutive function_call items become one assistant
  * message with tool_calls; function_call_output items become tool messages. Reasoning
- * items are dropped: chat engines take no reasoning as input, and each turn reasons anew.
+ * items (their sealed `encrypted_content` opened, or their reasoning_text) go onto the
+ * assistant message that follows them, which an upstream sends as `reasoning_content`.
  */
 import type { ChatMessage } from '../models/inference-backend.port.js';
 import { invalidRequest } from '../shared/errors.js';
@@ -12,6 +13,11 @@ import type { ResponseInputItem } from './responses.types.js';
 import { CHAT_ROLES, TEXT_PARTS } from '../completions/chat-request.js';
 
 type Json = Record<string, unknown>;
+
+/** Between a namespace and its function in the flat name the engine knows it by (Codex's own flat form). */
+export const NAMESPACE_SEPARATOR = '__';
+
+export const qualifiedToolName = (namespace: string, name: string): string => `${namespace}${NAMESPACE_SEPARATOR}${name}`;
 
 /** One Responses part as the chat part an engine reads. */
 function chatPart(part: ResponseContentPartIn): Json {
@@ -66,7 +72,7 @@ function messageOf(item: Extract<ResponseInputItem, { role: unknown }>, param: s
 const toolCallOf = (item: Extract<ResponseInputItem, { type: 'function_call' }>): Json => ({
   id: item.call_id,
   type: 'function',
-  function: { name: item.name, arguments: item.arguments },
+  function: { name: item.namespace ? qualifiedToolName(item.namespace, item.name) : item.name, arguments: item.arguments },
 });
 
 function toolOutputOf(item: Extract<ResponseInputItem, { type: 'function_call_output' }>, param: string): ChatMessage {
@@ -77,28 +83,57 @@ function toolOutputOf(item: Extract<ResponseInputItem, { type: 'function_call_ou
   return out;
 }
 
+/** Opens a reasoning item's `encrypted_content` (at `param`); throws when this server did not seal it. */
+export type OpenReasoning = (sealed: string, param: string) => string;
+
+/** A reasoning item's text: its sealed content opened, else its reasoning_text parts; null without either. */
+function reasoningOf(item: Extract<ResponseInputItem, { type: 'reasoning' }>, at: string, open: OpenReasoning | null): string | null {
+  if (typeof item.encrypted_content === 'string' && open) return open(item.encrypted_content, `${at}.encrypted_content`);
+  const parts = Array.isArray(item.content) ? item.content : [];
+  const texts = parts.filter((part) => part?.type === 'reasoning_text' && typeof part.text === 'string').map((part) => part.text!);
+  return texts.length > 0 ? texts.join('') : null;
+}
+
 /**
  * The items as chat messages; `param` names the list in errors (`input`). A function call
  * joins the assistant message just before it (its text, or other calls of the same turn).
+ * Reasoning goes onto the assistant message that follows it (`reasoning`), opened by
+ * `open` when sealed; without `open`, sealed reasoning is left for the service to open.
  */
-export function messagesOfItems(items: readonly ResponseInputItem[], param: string): ChatMessage[] {
+export function messagesOfItems(items: readonly ResponseInputItem[], param: string, open: OpenReasoning | null = null): ChatMessage[] {
   const messages: ChatMessage[] = [];
+  let reasoning: string | null = null;
   for (const [i, item] of items.entries()) {
     const at = `${param}[${i}]`;
-    if (item.type === 'reasoning') continue;
-    if (item.type === 'function_call') {
-      const last = messages.at(-1);
-      if (last?.role === 'assistant' && last.tool_call_id === undefined) {
-        last.tool_calls = [...(last.tool_calls ?? []), toolCallOf(item)];
-        if (last.content === '' && last.wireContent === undefined) last.wireContent = null;
-      } else {
-        messages.push({ role: 'assistant', content: '', wireContent: null, tool_calls: [toolCallOf(item)] });
-      }
-    } else if (item.type === 'function_call_output') {
-      messages.push(toolOutputOf(item, at));
-    } else {
-      messages.push(messageOf(item, at));
+    if (item.type === 'reasoning') {
+      const text = reasoningOf(item, at, open);
+      if (text !== null) reasoning = reasoning === null ? text : `${reasoning}\n${text}`;
+      continue;
     }
+    const before = messages.at(-1);
+    const carrier = appendItem(messages, item, at);
+    // Reasoning belongs to the assistant turn that follows it, or, just before a user's or a tool's message, to the one it followed.
+    const turn = carrier.role === 'assistant' ? carrier : before?.role === 'assistant' && before !== carrier ? before : null;
+    if (reasoning !== null && turn) turn.reasoning = turn.reasoning === undefined ? reasoning : `${turn.reasoning}\n${reasoning}`;
+    reasoning = null;
   }
   return messages;
+}
+
+/** Appends one item's message (a function call joins the assistant message before it); returns the message it went into. */
+function appendItem(messages: ChatMessage[], item: Exclude<ResponseInputItem, { type: 'reasoning' }>, at: string): ChatMessage {
+  if (item.type === 'function_call') {
+    const last = messages.at(-1);
+    if (last?.role === 'assistant' && last.tool_call_id === undefined) {
+      last.tool_calls = [...(last.tool_calls ?? []), toolCallOf(item)];
+      if (last.content === '' && last.wireContent === undefined) last.wireContent = null;
+      return last;
+    }
+    messages.push({ role: 'assistant', content: '', wireContent: null, tool_calls: [toolCallOf(item)] });
+  } else if (item.type === 'function_call_output') {
+    messages.push(toolOutputOf(item, at));
+  } else {
+    messages.push(messageOf(item, at));
+  }
+  return messages.at(-1)!;
 }

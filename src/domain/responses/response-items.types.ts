@@ -25,6 +25,8 @@ export interface FunctionCallItemIn {
   type: 'function_call';
   call_id: string;
   name: string;
+  /** The namespace tool the function belongs to (OpenAI's function_call of a namespaced function). */
+  namespace?: string | null;
   arguments: string;
   id?: string | null;
   status?: string | null;

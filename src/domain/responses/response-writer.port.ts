@@ -32,8 +32,11 @@ export interface ResponseRunWriter {
 }
 
 export interface ResponseWriter {
-  /** A run of `request` under `id`, created at `createdAt` (Unix seconds). */
-  run(request: ResponsesRequest, id: string, createdAt: number): ResponseRunWriter;
+  /**
+   * A run of `request` under `id`, created at `createdAt` (Unix seconds); `seal` (or null)
+   * seals each reasoning item's text into its `encrypted_content`.
+   */
+  run(request: ResponsesRequest, id: string, createdAt: number, seal: ((text: string) => string) | null): ResponseRunWriter;
   /** The object a background response answers with at once: `queued`, the request's settings, no output. */
   queued(request: ResponsesRequest, id: string, createdAt: number): Record<string, unknown>;
 }

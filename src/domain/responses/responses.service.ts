@@ -20,7 +20,9 @@ import { readResult, readStreamEvent, type AnswerEvent } from '../completions/an
 import type { Answered, ChatCall, OpenedChat } from '../completions/chat-call.js';
 import type { ChatResult, Conversation } from '../completions/chat-runner.js';
 import { randomString } from '../shared/ids.js';
-import { messagesOfItems } from './input-items.js';
+import { invalidRequest } from '../shared/errors.js';
+import { messagesOfItems, type OpenReasoning } from './input-items.js';
+import type { ReasoningSeal } from './reasoning-seal.port.js';
 import type { ResponseRunWriter, ResponseWriter } from './response-writer.port.js';
 import type { ResponsesContext, ResponsesRequest, ResponseStreamEvent } from './responses.types.js';
 
@@ -34,11 +36,21 @@ export interface ResponsesServiceDeps {
   writer: ResponseWriter;
   clock: Clock;
   logger: Pick<Logger, 'error'>;
+  /** Hosted tools (web_search, …): left out and named in `x-sluice-dropped-tools` (default), or refused. */
+  hostedTools?: 'drop' | 'refuse';
+  /** Seals reasoning for clients that carry it without storage; absent: none is sealed, and sealed input is refused. */
+  reasoning?: ReasoningSeal;
 }
 
-/** The conversation: `instructions` first, then the earlier turns, then this request's input. */
-function conversationOf(request: ResponsesRequest, priorItems: ResponsesContext['priorItems']): Conversation {
-  const messages = priorItems?.length ? [...messagesOfItems(priorItems, 'previous_response_id'), ...request.messages] : request.messages;
+export const DROPPED_TOOLS_HEADER = 'x-sluice-dropped-tools';
+
+/**
+ * The conversation: `instructions` first, then the earlier turns, then this request's
+ * input, with the reasoning its items carry opened.
+ */
+function conversationOf(request: ResponsesRequest, priorItems: ResponsesContext['priorItems'], open: OpenReasoning): Conversation {
+  const input = typeof request.input === 'string' ? request.messages : messagesOfItems(request.input, 'input', open);
+  const messages = priorItems?.length ? [...messagesOfItems(priorItems, 'previous_response_id', open), ...input] : input;
   return {
     messages: request.instructions ? [{ role: 'system', content: request.instructions }, ...messages] : messages,
     options: request.metadata,
@@ -80,11 +92,15 @@ export class ResponsesService {
    * is called once with the final resource (a refusal included), when the events end.
    */
   async open(caller: Caller, request: ResponsesRequest, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
-    const run = this.deps.writer.run(request, context.responseId ?? newResponseId(), this.#now());
+    const { reasoning } = this.deps;
+    const seal = request.sealReasoning && reasoning ? (text: string) => reasoning.seal(text) : null;
+    const run = this.deps.writer.run(request, context.responseId ?? newResponseId(), this.#now(), seal);
     let answer: Answered<ChatResult> | OpenedChat;
     try {
+      this.#hostedTools(caller, request);
       const origin = { route: context.route ?? RESPONSES_ROUTE, requestId: context.requestId };
-      const call = await this.deps.chat.prepare(request.model, 'responses', conversationOf(request, context.priorItems), request.stream, origin);
+      const conversation = conversationOf(request, context.priorItems, this.#openReasoning);
+      const call = await this.deps.chat.prepare(request.model, 'responses', conversation, request.stream, origin);
       if (request.generate === false) return this.#warmedUp(run, call.model.id, context);
       answer = request.stream ? await this.deps.chat.open(caller, call, context) : await this.deps.chat.run(caller, call, context);
     } catch (err) {
@@ -137,6 +153,21 @@ export class ResponsesService {
       await this.#settled(run, context);
     }
   }
+
+  /** Hosted tools are refused, or left out and named to the client. */
+  #hostedTools(caller: Caller, request: ResponsesRequest): void {
+    const [first] = request.hostedTools;
+    if (!first) return;
+    if (this.deps.hostedTools === 'refuse') {
+      throw invalidRequest(`${first.param} "${first.type}" is a hosted tool, which this server does not run (responses.hosted_tools is refuse)`, first.param);
+    }
+    caller.reply?.set({ [DROPPED_TOOLS_HEADER]: [...new Set(request.hostedTools.map((tool) => tool.type))].join(', ') });
+  }
+
+  readonly #openReasoning: OpenReasoning = (sealed, param) => {
+    if (!this.deps.reasoning) throw invalidRequest(`${param} cannot be opened: this server seals no reasoning`, param);
+    return this.deps.reasoning.open(sealed, param);
+  };
 
   /** The run ends: cancelled if it stands unfinished, and its final resource handed to `onSettled`. */
   async #settled(run: ResponseRunWriter, context: ResponsesContext): Promise<void> {

@@ -12,6 +12,19 @@ type Json = Record<string, unknown>;
 /** An input item as a validated body holds it: message, function_call, function_call_output or reasoning. */
 export type ResponseInputItem = ResponseInputItemIn;
 
+/** A hosted tool a request named (web_search, file_search, …): dropped or refused, never run. */
+export interface HostedTool {
+  type: string;
+  /** Where it stands in the body (`tools[4].type`), for a refusal. */
+  param: string;
+}
+
+/** A namespace's function, under the flat name the engine knows it by. */
+export interface NamespacedName {
+  namespace: string;
+  name: string;
+}
+
 /** A Responses request as the domain takes it (the wire's mapper builds it from the body: src/wire/responses/mapper.ts). */
 export interface ResponsesRequest {
   model: string;
@@ -35,6 +48,12 @@ export interface ResponsesRequest {
   store: boolean;
   /** Stored queued and run by a worker. */
   background: boolean;
+  /** Hosted tools the request named, in order (none reach the engine). */
+  hostedTools: HostedTool[];
+  /** The engine's flat name of each namespaced function (`multi_agent_v1__spawn_agent`) → its namespace and name. */
+  namespaced: ReadonlyMap<string, NamespacedName>;
+  /** `include` asked for `reasoning.encrypted_content`: reasoning items carry it, sealed. */
+  sealReasoning: boolean;
   /** The body as sent: what a background response is queued with, for its worker to map again. */
   body: Json;
   /**

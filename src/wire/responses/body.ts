@@ -16,8 +16,10 @@ import {
   RequiredString,
   typed,
 } from '../fields.js';
-import { FunctionTool, InputItem, TextFormat, ToolChoice, type FunctionToolIn, type ResponseInputItemIn, type TextFormatIn } from './items.js';
+import { InputItem, TextFormat, ToolChoice, type ResponseInputItemIn, type TextFormatIn } from './items.js';
+import { Tool, type ToolIn } from './tools.js';
 
+export type { ToolIn } from './tools.js';
 export type { FunctionToolIn, ResponseContentPartIn, ResponseInputItemIn, TextFormatIn, ToolChoiceIn } from './items.js';
 
 /**
@@ -46,7 +48,7 @@ export const ResponsesBody = JsonBody(
       typed<null>('null', { description: 'not supported' }, { default: 'conversation is not supported; send the whole conversation as input' }),
     ),
     tools: Type.Optional(
-      typed<FunctionToolIn[] | null>(['array', 'null'], { items: FunctionTool, description: 'function tools, translated to the engine\'s chat tools' }, {
+      typed<ToolIn[] | null>(['array', 'null'], { items: Tool, description: 'function tools and namespaces of them, translated to the engine\'s chat tools; hosted tools (web_search, …) are dropped or refused (responses.hosted_tools)' }, {
         type: '{param} must be an array of tools, got {got}',
       }),
     ),
@@ -78,6 +80,7 @@ export const ResponsesBody = JsonBody(
     safety_identifier: OptionalString(),
     prompt_cache_key: OptionalString(),
     user: OptionalString(),
+    client_metadata: OptionalObject({ description: 'accepted and kept from the engine (a client\'s own telemetry, e.g. Codex\'s session ids)' }),
     metadata: OptionalObject({ description: 'echoed, and passed to the model as options' }),
     categories: OptionalLabels(),
   },

@@ -83,7 +83,15 @@ export const InputItem = typed<ResponseInputItemIn>(
       { if: { required: ['type'], properties: { type: { not: { const: 'message' } } } }, else: MESSAGE },
       whenType(['function_call'], {
         required: ['call_id', 'name', 'arguments'],
-        properties: { call_id: requiredString(), name: requiredString(), arguments: requiredString('{param} must be a string (JSON text)') },
+        properties: { call_id: requiredString(), name: requiredString(), namespace: OptionalString(), arguments: requiredString('{param} must be a string (JSON text)') },
+      }),
+      whenType(['reasoning'], {
+        properties: {
+          encrypted_content: OptionalString(),
+          content: Type.Optional(
+            typed(['array', 'null'], { items: typed('object', { properties: { type: OptionalString(), text: OptionalString() } }, { type: '{param} must be an object' }) }, { type: '{param} must be an array of reasoning_text parts, got {got}' }),
+          ),
+        },
       }),
       whenType(['function_call_output'], {
         required: ['call_id', 'output'],

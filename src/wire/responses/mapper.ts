@@ -7,7 +7,8 @@
  */
 import { messagesOfItems } from '../../domain/responses/input-items.js';
 import type { ResponseInputItem, ResponsesRequest } from '../../domain/responses/responses.types.js';
-import type { FunctionToolIn, ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from './body.js';
+import type { ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from './body.js';
+import { toolPlanOf, type ToolPlan } from './tool-plan.js';
 
 type Json = Record<string, unknown>;
 
@@ -15,25 +16,8 @@ type Json = Record<string, unknown>;
 const OWNED: ReadonlySet<string> = new Set([
   'model', 'input', 'stream', 'stream_options', 'previous_response_id', 'background', 'conversation', 'tools', 'tool_choice',
   'max_tool_calls', 'text', 'instructions', 'max_output_tokens', 'max_tokens', 'truncation', 'reasoning', 'top_logprobs',
-  'include', 'store', 'metadata', 'categories', 'prompt', 'prompt_cache_retention', '__proto__',
+  'include', 'store', 'metadata', 'categories', 'prompt', 'prompt_cache_retention', 'client_metadata', '__proto__',
 ]);
-
-const chatTool = (tool: FunctionToolIn): Json => {
-  const fn: Json = { name: tool.name };
-  if (typeof tool.description === 'string') fn.description = tool.description;
-  if (tool.parameters) fn.parameters = tool.parameters;
-  if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
-  return { type: 'function', function: fn };
-};
-
-/** The tool as the resource lists it (Open Responses' FunctionTool: every field present). */
-const echoedTool = (tool: FunctionToolIn): Json => ({
-  type: 'function',
-  name: tool.name,
-  description: tool.description ?? null,
-  parameters: tool.parameters ?? null,
-  strict: tool.strict ?? null,
-});
 
 const chatToolChoice = (choice: ToolChoiceIn): unknown =>
   typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
@@ -64,13 +48,13 @@ function carriedOf(body: Readonly<Json>): Json {
 }
 
 /** The chat fields the engine receives: those carried, and the Responses fields translated. */
-function samplingOf(body: ResponsesRequestBody, maxOutputTokens: number | null): Json {
+function samplingOf(body: ResponsesRequestBody, maxOutputTokens: number | null, tools: ToolPlan): Json {
   const sampling = carriedOf(body);
   if (maxOutputTokens !== null) sampling.max_tokens = maxOutputTokens;
   if (body.reasoning?.effort) sampling.reasoning_effort = body.reasoning.effort;
-  if (body.tools && body.tools.length > 0) sampling.tools = body.tools.map(chatTool);
+  if (tools.chat.length > 0) sampling.tools = tools.chat;
   else delete sampling.parallel_tool_calls;
-  if (body.tool_choice && body.tools && body.tools.length > 0) sampling.tool_choice = chatToolChoice(body.tool_choice);
+  if (body.tool_choice && tools.chat.length > 0) sampling.tool_choice = chatToolChoice(body.tool_choice);
   const format = body.text?.format ? chatResponseFormat(body.text.format) : null;
   if (format) sampling.response_format = format;
   if (typeof body.top_logprobs === 'number' && body.top_logprobs > 0) {
@@ -83,11 +67,11 @@ function samplingOf(body: ResponsesRequestBody, maxOutputTokens: number | null):
 }
 
 /** What the resource reports of the request's settings. */
-function echoOf(body: ResponsesRequestBody): Json {
+function echoOf(body: ResponsesRequestBody, tools: ToolPlan): Json {
   const text: Json = { format: echoedFormat(body.text?.format) };
   if (body.text?.verbosity) text.verbosity = body.text.verbosity;
   return {
-    tools: (body.tools ?? []).map(echoedTool),
+    tools: tools.echo,
     tool_choice: body.tool_choice ?? 'auto',
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     text,
@@ -108,6 +92,7 @@ function echoOf(body: ResponsesRequestBody): Json {
 export function responsesRequestOf(body: ResponsesRequestBody): ResponsesRequest {
   const input: ResponseInputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const maxOutputTokens = body.max_output_tokens ?? body.max_tokens ?? null;
+  const tools = toolPlanOf(body.tools);
   return {
     model: body.model,
     messages: messagesOfItems(input, 'input'),
@@ -118,12 +103,15 @@ export function responsesRequestOf(body: ResponsesRequestBody): ResponsesRequest
     maxToolCalls: body.max_tool_calls ?? null,
     truncation: body.truncation ?? 'auto',
     metadata: body.metadata ?? {},
-    sampling: samplingOf(body, maxOutputTokens),
+    sampling: samplingOf(body, maxOutputTokens, tools),
     labels: body.categories?.map((label) => label.trim()) ?? null,
-    echo: echoOf(body),
+    echo: echoOf(body, tools),
     previousResponseId: (body.previous_response_id as string | null | undefined) ?? null,
     store: body.store !== false,
     background: body.background === true,
+    hostedTools: tools.hosted,
+    namespaced: tools.namespaced,
+    sealReasoning: body.include?.includes('reasoning.encrypted_content') === true,
     body,
   };
 }

@@ -6,7 +6,7 @@
  */
 import type { AnswerEvent } from '../../domain/completions/answer-reader.js';
 import { hexId } from './resource.js';
-import type { ResponseStreamEvent } from '../../domain/responses/responses.types.js';
+import type { NamespacedName, ResponseStreamEvent } from '../../domain/responses/responses.types.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,6 +25,17 @@ interface Item {
   name: string;
   arguments: string;
   done: boolean;
+  /** A reasoning item's sealed text, once it is closed (when the request asked for it). */
+  sealed?: string;
+}
+
+export interface OutputOptions {
+  /** Function calls beyond this many are left out. */
+  maxToolCalls: number | null;
+  /** The engine's flat name of each namespaced function → its namespace and name. */
+  namespaced: ReadonlyMap<string, NamespacedName>;
+  /** Seals a reasoning item's text into its `encrypted_content`; null: none is sent. */
+  seal: ((text: string) => string) | null;
 }
 
 export interface ToolCallDelta {
@@ -42,10 +53,16 @@ function partJson(part: Part): Json {
   return { type: 'output_text', text: part.value, annotations: [], logprobs: part.logprobs };
 }
 
-function itemJson(item: Item, status: string): Json {
-  if (item.kind === 'reasoning') return { id: item.id, type: 'reasoning', content: item.parts.map(partJson), summary: [] };
+function itemJson(item: Item, status: string, namespaced: OutputOptions['namespaced']): Json {
+  if (item.kind === 'reasoning') {
+    const json: Json = { id: item.id, type: 'reasoning', content: item.parts.map(partJson), summary: [] };
+    if (item.sealed !== undefined) json.encrypted_content = item.sealed;
+    return json;
+  }
   if (item.kind === 'message') return { type: 'message', id: item.id, status, role: 'assistant', content: item.parts.map(partJson) };
-  return { type: 'function_call', id: item.id, call_id: item.callId, name: item.name, arguments: item.arguments, status };
+  const owner = namespaced.get(item.name);
+  const named = owner ? { name: owner.name, namespace: owner.namespace } : { name: item.name };
+  return { type: 'function_call', id: item.id, call_id: item.callId, ...named, arguments: item.arguments, status };
 }
 
 export class ResponseOutput {
@@ -55,8 +72,11 @@ export class ResponseOutput {
   #current: Item | null = null;
   #sequence = 0;
 
-  /** `maxToolCalls`: calls beyond this many are left out. */
-  constructor(private readonly maxToolCalls: number | null) {}
+  constructor(private readonly options: OutputOptions) {}
+
+  #json(item: Item, status: string): Json {
+    return itemJson(item, status, this.options.namespaced);
+  }
 
   /** Queues an event with the next sequence number. */
   event(type: string, fields: Json = {}): void {
@@ -99,12 +119,14 @@ export class ResponseOutput {
   toolCall(delta: ToolCallDelta): void {
     let item = this.#tools.get(delta.index);
     if (!item) {
-      if (this.maxToolCalls !== null && this.#tools.size >= this.maxToolCalls) return;
+      if (this.options.maxToolCalls !== null && this.#tools.size >= this.options.maxToolCalls) return;
+      // The reasoning or message before the call is done before the call is added (OpenAI's order; Codex keeps items in the order they are done).
+      if (this.#current?.kind !== 'function_call') this.#closeCurrent('completed');
       item = this.#add('function_call');
       item.callId = delta.id ?? hexId('call_');
       item.name = delta.name ?? '';
       this.#tools.set(delta.index, item);
-      this.event('response.output_item.added', { output_index: item.outputIndex, item: itemJson(item, 'in_progress') });
+      this.event('response.output_item.added', { output_index: item.outputIndex, item: this.#json(item, 'in_progress') });
     } else if (this.#current !== item) {
       this.#closeCurrent('completed');
       this.#current = item;
@@ -125,7 +147,7 @@ export class ResponseOutput {
 
   /** The output items as they stand. */
   items(status: 'completed' | 'incomplete' | 'in_progress'): Json[] {
-    return this.#items.map((item) => itemJson(item, item.done ? (item.kind === 'function_call' ? 'completed' : status) : 'in_progress'));
+    return this.#items.map((item) => this.#json(item, item.done ? (item.kind === 'function_call' ? 'completed' : status) : 'in_progress'));
   }
 
   /** A message with empty text: what a model that said nothing answered. */
@@ -141,7 +163,7 @@ export class ResponseOutput {
     if (this.#current?.kind === kind) return this.#current;
     this.#closeCurrent('completed');
     const item = this.#add(kind);
-    this.event('response.output_item.added', { output_index: item.outputIndex, item: itemJson(item, 'in_progress') });
+    this.event('response.output_item.added', { output_index: item.outputIndex, item: this.#json(item, 'in_progress') });
     return item;
   }
 
@@ -184,12 +206,14 @@ export class ResponseOutput {
   #closeItem(item: Item, status: 'completed' | 'incomplete'): void {
     item.done = true;
     if (item.kind === 'function_call') {
-      this.event('response.function_call_arguments.done', { item_id: item.id, output_index: item.outputIndex, name: item.name, arguments: item.arguments });
-      this.event('response.output_item.done', { output_index: item.outputIndex, item: itemJson(item, 'completed') });
+      const name = this.options.namespaced.get(item.name)?.name ?? item.name;
+      this.event('response.function_call_arguments.done', { item_id: item.id, output_index: item.outputIndex, name, arguments: item.arguments });
+      this.event('response.output_item.done', { output_index: item.outputIndex, item: this.#json(item, 'completed') });
       return;
     }
     const last = item.parts.at(-1);
     if (last) this.#partDone(item, last);
-    this.event('response.output_item.done', { output_index: item.outputIndex, item: itemJson(item, status) });
+    if (item.kind === 'reasoning' && this.options.seal) item.sealed = this.options.seal(item.parts.map((part) => part.value).join(''));
+    this.event('response.output_item.done', { output_index: item.outputIndex, item: this.#json(item, status) });
   }
 }

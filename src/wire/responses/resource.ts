@@ -5,7 +5,7 @@
  */
 import type { TokenUsage } from '../../domain/models/inference-backend.port.js';
 import { randomString } from '../../domain/shared/ids.js';
-import type { ResponsesRequest } from '../../domain/responses/responses.types.js';
+import type { NamespacedName, ResponsesRequest } from '../../domain/responses/responses.types.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,6 +25,8 @@ export interface ResponseHead {
   metadata: Json;
   previousResponseId: string | null;
   echo: Json;
+  /** The engine's flat name of each namespaced function → its namespace and name. */
+  namespaced: ReadonlyMap<string, NamespacedName>;
 }
 
 export function headOf(request: ResponsesRequest, id: string, createdAt: number): ResponseHead {
@@ -39,6 +41,7 @@ export function headOf(request: ResponsesRequest, id: string, createdAt: number)
     metadata: request.metadata,
     previousResponseId: request.previousResponseId,
     echo: request.echo,
+    namespaced: request.namespaced,
   };
 }
 

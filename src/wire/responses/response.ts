@@ -28,18 +28,26 @@ const OutputItem = Type.Object(
     summary: Type.Optional(Type.Array(Type.Unknown())),
     call_id: Type.Optional(Type.String({ description: 'function_call: the id a function_call_output answers' })),
     name: Type.Optional(Type.String({ description: 'function_call: the function' })),
+    namespace: Type.Optional(Type.String({ description: 'function_call: the namespace tool the function belongs to' })),
+    encrypted_content: Type.Optional(Type.String({ description: 'reasoning: its text sealed by the server, when include asked for reasoning.encrypted_content' })),
     arguments: Type.Optional(Type.String({ description: 'function_call: the arguments, JSON text' })),
   },
   { additionalProperties: true },
 );
 
-const Tool = Type.Object({
+const FunctionTool = Type.Object({
   type: Type.Literal('function'),
   name: Type.String(),
   description: Nullable('string'),
   parameters: Nullable('object'),
   strict: Nullable('boolean'),
 });
+
+/** A function tool, or a namespace of them as sent (hosted tools are dropped, never listed). */
+const Tool = Type.Union([
+  FunctionTool,
+  Type.Object({ type: Type.Literal('namespace'), name: Type.String(), description: Nullable('string'), tools: Type.Array(FunctionTool) }),
+]);
 
 export const ResponseObject = Type.Object({
   id: Type.String(),

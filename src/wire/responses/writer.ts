@@ -48,8 +48,9 @@ export class ResponseRun implements ResponseRunWriter {
   readonly output: ResponseOutput;
   readonly state: ResponseState = { status: 'in_progress', output: [] };
 
-  constructor(readonly head: ResponseHead) {
-    this.output = new ResponseOutput(head.maxToolCalls);
+  /** `seal`: seals reasoning into `encrypted_content` (the request asked for it), or null. */
+  constructor(readonly head: ResponseHead, seal: ((text: string) => string) | null = null) {
+    this.output = new ResponseOutput({ maxToolCalls: head.maxToolCalls, namespaced: head.namespaced, seal });
   }
 
   resource(): Record<string, unknown> {
@@ -120,6 +121,6 @@ export class ResponseRun implements ResponseRunWriter {
 
 /** The Responses writer the composition gives the responses and stored-responses services. */
 export const responsesWriter: ResponseWriter = {
-  run: (request: ResponsesRequest, id: string, createdAt: number) => new ResponseRun(headOf(request, id, createdAt)),
+  run: (request: ResponsesRequest, id: string, createdAt: number, seal) => new ResponseRun(headOf(request, id, createdAt), seal),
   queued: queuedResource,
 };

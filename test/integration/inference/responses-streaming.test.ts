@@ -112,6 +112,46 @@ describe('event sequences', () => {
     expect(events.at(-1)!.response.output.map((i: { type: string }) => i.type)).toEqual(['reasoning', 'message']);
   });
 
+  it('reasoning then a tool call: the reasoning item is done (sealed when asked) before the call is added', async () => {
+    env.upstream.chat({ reasoning: 'Look it up.', toolCalls: [{ id: 'call_oslo', name: 'get_weather', arguments: '{"city":"Oslo"}' }] });
+    const tenant = await env.server.newTenant();
+    const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} } }];
+    const events = await streamed(tenant.key, { input: 'Weather in Oslo?', tools, store: false, include: ['reasoning.encrypted_content'] });
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created', 'response.in_progress',
+      'response.output_item.added', 'response.content_part.added', 'response.reasoning_text.delta', 'response.reasoning_text.done', 'response.content_part.done', 'response.output_item.done',
+      'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.delta', 'response.function_call_arguments.done', 'response.output_item.done',
+      'response.completed',
+    ]);
+    const reasoningDone = events[7]!.item;
+    expect(reasoningDone).toEqual({ id: reasoningDone.id, type: 'reasoning', content: [{ type: 'reasoning_text', text: 'Look it up.' }], summary: [], encrypted_content: expect.stringMatching(/^sluice-rs1\./) });
+    expect(events.at(-1)!.response.output[0]).toEqual(reasoningDone);
+  });
+
+  it('a reasoning engine\'s stream sends only Open Responses streaming events, with the fields each one\'s schema requires', async () => {
+    // Open Responses' compliance suite validates each event against the union of its streaming event schemas
+    // (src/lib/sse-parser.ts there; its generated zod names the reasoning events response.reasoning_text.*).
+    const required: Record<string, string[]> = {
+      'response.created': ['response'], 'response.in_progress': ['response'], 'response.completed': ['response'],
+      'response.output_item.added': ['output_index', 'item'], 'response.output_item.done': ['output_index', 'item'],
+      'response.content_part.added': ['item_id', 'output_index', 'content_index', 'part'], 'response.content_part.done': ['item_id', 'output_index', 'content_index', 'part'],
+      'response.reasoning_text.delta': ['item_id', 'output_index', 'content_index', 'delta'], 'response.reasoning_text.done': ['item_id', 'output_index', 'content_index', 'text'],
+      'response.output_text.delta': ['item_id', 'output_index', 'content_index', 'delta'], 'response.output_text.done': ['item_id', 'output_index', 'content_index', 'text'],
+      'response.function_call_arguments.delta': ['item_id', 'output_index', 'delta'], 'response.function_call_arguments.done': ['item_id', 'output_index', 'arguments'],
+    };
+    const tenant = await env.server.newTenant();
+    const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} } }];
+    env.upstream.chat({ content: 'One, two, three.', reasoning: 'Count.' });
+    const text = await streamed(tenant.key, { input: 'Count from 1 to 3.' });
+    env.upstream.chat({ reasoning: 'Look it up.', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{}' }] });
+    const calls = await streamed(tenant.key, { input: 'Weather?', tools });
+    for (const event of [...text, ...calls]) {
+      expect(Object.keys(required)).toContain(event.type);
+      for (const field of ['sequence_number', ...required[event.type]!]) expect(event, `${event.type}.${field}`).toHaveProperty(field);
+    }
+    expect(text.filter((e) => e.type.startsWith('response.reasoning')).map((e) => e.type)).toEqual(['response.reasoning_text.delta', 'response.reasoning_text.done']);
+  });
+
   it('tool call: a function_call item, its arguments deltas and done', async () => {
     env.upstream.chat({ toolCalls: [{ id: 'call_oslo', name: 'get_weather', arguments: '{"city":"Oslo"}' }] });
     const tenant = await env.server.newTenant();

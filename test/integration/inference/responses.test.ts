@@ -188,7 +188,7 @@ describe('routing and validation', () => {
     ['empty input', { model: 'gpt-oss-120b', input: '' }, 'input must be a non-empty string or a list of messages', 'input'],
     ['a numeric content', { model: 'gpt-oss-120b', input: [{ role: 'user', content: 5 }] }, 'input[0].content must be a non-empty string or an array of content parts', 'input[0].content'],
     ['an unknown item', { model: 'gpt-oss-120b', input: [{ type: 'item_reference', id: 'x' }] }, 'input[0].type must be one of message, function_call, function_call_output, reasoning', 'input[0].type'],
-    ['a web_search tool', { model: 'gpt-oss-120b', input: 'Hi', tools: [{ type: 'web_search' }] }, 'tools[0].type "web_search" is not supported; only function tools are', 'tools[0].type'],
+    ['a custom tool', { model: 'gpt-oss-120b', input: 'Hi', tools: [{ type: 'custom', name: 'grammar' }] }, 'tools[0].type "custom" is not supported; only function, namespace and hosted tools are', 'tools[0].type'],
     ['an xml output', { model: 'gpt-oss-120b', input: 'Hi', text: { format: { type: 'xml' } } }, 'text.format.type "xml" is not supported; use text, json_object or json_schema', 'text.format.type'],
     ['a numeric previous_response_id', { model: 'gpt-oss-120b', input: 'Hi', previous_response_id: 5 }, 'previous_response_id must be a string, got a number', 'previous_response_id'],
     ['a non-boolean background', { model: 'gpt-oss-120b', input: 'Hi', background: 'yes' }, 'background must be a boolean, got a string', 'background'],

@@ -8,6 +8,7 @@ function wireMessages(params: ChatParams) {
     if (m.name !== undefined) out.name = m.name;
     if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;
     if (m.tool_calls !== undefined) out.tool_calls = m.tool_calls;
+    if (m.reasoning !== undefined) out.reasoning_content = m.reasoning;
     return out;
   });
 }
