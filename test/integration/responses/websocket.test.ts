@@ -11,7 +11,7 @@ import { ResponsesWS } from 'openai/resources/responses/ws';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { handler, startFakeUpstream, stream, type FakeUpstream } from '../../helpers/fake-upstream.js';
-import { chatCompletionBody, DEFAULT_CHAT, streamChunk, toolCallDeltas, wireUsage, wordsOf } from '../../helpers/fake-upstream-answers.js';
+import { DEFAULT_CHAT, streamChunk, toolCallDeltas, wireUsage, wordsOf } from '../../helpers/fake-upstream-answers.js';
 import { openTestSocket, wsUrlOf, type TestSocket } from '../../helpers/responses-socket.js';
 import { balanceOf, inferenceYaml, usageOf } from '../inference/setup.js';
 
