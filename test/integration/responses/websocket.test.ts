@@ -153,6 +153,19 @@ describe('warm-up and continuation', () => {
     expect((await socket.turn({ type: 'response.create', model: MODEL, input: 'hi' })).at(-1)!.type).toBe('response.completed');
   });
 
+  it('a response that failed is not kept: its id continues nothing, and the one before it still does', async () => {
+    const socket = await open();
+    const first = (await socket.turn({ type: 'response.create', model: MODEL, store: false, input: 'one' })).at(-1)!.response;
+    upstream.enqueue('/chat/completions', stream(['cut ', 'short', ' here'], { closeAfter: 2, delayMs: 50 }));
+    const failed = await socket.turn({ type: 'response.create', model: MODEL, store: false, previous_response_id: first.id, input: 'two' });
+    expect(failed.map((e) => e.type).slice(-2)).toEqual(['error', 'response.failed']);
+    const failedId = failed.at(-1)!.response.id;
+    const [refused] = await socket.turn({ type: 'response.create', model: MODEL, store: false, previous_response_id: failedId, input: 'three' });
+    expect(refused).toMatchObject({ type: 'error', status: 404, error: { code: 'previous_response_not_found' } });
+    const again = await socket.turn({ type: 'response.create', model: MODEL, store: false, previous_response_id: first.id, input: 'two again' });
+    expect(again.at(-1)!.type).toBe('response.completed');
+  });
+
   it('a stored response (store:true) made over HTTP is continued on a socket', async () => {
     const first = await call(server.baseUrl, 'POST', '/v1/responses', { headers: { authorization: `Bearer ${key}` }, body: { model: MODEL, input: 'Remember 42.' } });
     const socket = await open();
