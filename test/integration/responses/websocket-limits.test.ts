@@ -90,10 +90,14 @@ describe('WebSocket limits', () => {
     expect(await socket.closed).toEqual({ code: 1001, reason: 'server_shutting_down' });
   });
 
-  it('the open sockets are a metric', async () => {
+  it('the open sockets are a metric; an upgrade is a request served, not one in flight while its socket is open', async () => {
     const { server, key } = await serverWith('{}');
-    await open(server, key);
-    const metrics = await server.core.metrics.registry.getSingleMetricAsString('sluice_websockets_open');
-    expect(metrics).toContain('sluice_websockets_open 1');
+    const socket = await open(server, key);
+    const gauge = (name: string) => server.core.metrics.registry.getSingleMetricAsString(name);
+    expect(await gauge('sluice_websockets_open')).toContain('sluice_websockets_open 1');
+    expect(await gauge('sluice_http_requests_in_flight')).toContain('sluice_http_requests_in_flight 0');
+    await socket.close();
+    expect(await gauge('sluice_websockets_open')).toContain('sluice_websockets_open 0');
+    expect(await gauge('sluice_http_requests_in_flight')).toContain('sluice_http_requests_in_flight 0');
   });
 });

@@ -35,6 +35,7 @@ export function registerWireSocketRoute(scope: FastifyInstance, { format, servic
       throw invalidRequest(`GET ${route} takes a WebSocket upgrade only; send a request with POST ${route}`, null, 'websocket_upgrade_required');
     },
     wsHandler: (socket, request) => {
+      request.answered(101);
       new WireSocketConnection(socket, request, replies.get(request)!, { format, services, limits, registry, route }).open();
     },
   });
