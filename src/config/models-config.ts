@@ -88,10 +88,26 @@ function upstreamOf(id: string, m: ModelFileConfig, problems: string[]): { proto
   return { protocol, engines: { ...m, base_url: undefined, deployments: m.upstream.deployments } };
 }
 
+/** Protocols whose deployments are named by a cloud region (the endpoint follows from it). */
+const REGIONAL_PROTOCOLS = new Set(['bedrock']);
+
+/** A bedrock deployment names its region; no other protocol's does. */
+function checkRegions(id: string, protocol: string, engines: ModelFileConfig, problems: string[]): void {
+  const regional = REGIONAL_PROTOCOLS.has(protocol);
+  if (regional && engines.base_url && !engines.deployments) {
+    problems.push(`models.${id}.base_url: a ${protocol} model lists its deployments under upstream.deployments, each with its region`);
+  }
+  (engines.deployments ?? []).forEach((d, i) => {
+    if (regional && !d.region) problems.push(`models.${id}.upstream.deployments[${i}].region: required by the ${protocol} protocol (e.g. us-east-1)`);
+    if (!regional && d.region) problems.push(`models.${id}.deployments[${i}].region: only a regional protocol (bedrock) has regions; ${protocol} engines are named by base_url`);
+  });
+}
+
 function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: Env, modelsDir: string, problems: string[]): ModelConfig {
   const backend = backendOf(entry, m);
   const { protocol, engines } = upstreamOf(id, m, problems);
-  const engineUrl = engines.base_url ?? engines.deployments?.[0]?.base_url;
+  const engineUrl = engines.base_url ?? engines.deployments?.[0]?.base_url ?? engines.deployments?.[0]?.region;
+  if (backend === 'upstream') checkRegions(id, protocol, engines, problems);
   // A catalog upstream model without an engine is merely not ready; one the file binds or declares needs it.
   if (backend === 'upstream' && !engineUrl && (m.backend !== undefined || m.kind !== undefined || m.upstream)) {
     problems.push(`models.${id}.base_url: required when backend is ${m.backend ?? protocol}`);

@@ -14,7 +14,10 @@ export const DeploymentFileSchema = Type.Object(
     id: Type.Optional(
       Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'operator-facing name of the deployment (default <model>#<n>)' }),
     ),
-    base_url: Type.String({ pattern: '^https?://', description: 'the engine\'s base URL (an OpenAI-compatible one ends in /v1)' }),
+    base_url: Type.Optional(
+      Type.String({ pattern: '^https?://', description: 'the engine\'s base URL (an OpenAI-compatible one ends in /v1; for bedrock, an endpoint override)' }),
+    ),
+    region: Type.Optional(Type.String({ pattern: '^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$', description: 'AWS region of a bedrock deployment (e.g. us-east-1)' })),
     upstream_model: Type.Optional(Type.String({ minLength: 1 })),
     api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
     weight: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'share of calls under the weighted strategy (default 1)' })),
@@ -133,18 +136,21 @@ export function resolveDeployments(
     problems.push(`models.${modelId}.deployments: give either base_url (one engine) or deployments, not both`);
     return [];
   }
-  const listed = m.deployments ?? (m.base_url ? [{ base_url: m.base_url, upstream_model: m.upstream_model, api_key_env: m.api_key_env }] : []);
+  const listed: DeploymentFileConfig[] = m.deployments ?? (m.base_url ? [{ base_url: m.base_url, upstream_model: m.upstream_model, api_key_env: m.api_key_env }] : []);
   return listed.map((d, i) => {
+    const baseUrl = d.base_url ?? (d.region ? awsRegionalEndpoint(d.region) : null);
+    if (baseUrl === null) problems.push(`models.${modelId}.deployments[${i}]: give its base_url (or, for bedrock, its region)`);
     let apiKey: string | null = null;
     const keyEnv = d.api_key_env ?? m.api_key_env;
     if (keyEnv && m.deployments) {
       apiKey = env[keyEnv] ?? null;
       if (!apiKey) problems.push(`models.${modelId}.deployments[${i}].api_key_env: environment variable ${keyEnv} is not set`);
     } else if (keyEnv) apiKey = env[keyEnv] ?? null;
-    const full = d as DeploymentFileConfig;
+    const full = d;
     return {
       id: full.id ?? (m.deployments ? `${modelId}#${i + 1}` : modelId),
-      baseUrl: d.base_url.replace(/\/+$/, ''),
+      baseUrl: (baseUrl ?? '').replace(/\/+$/, ''),
+      region: d.region ?? null,
       upstreamModel: d.upstream_model ?? m.upstream_model ?? null,
       apiKey,
       weight: full.weight ?? 1,
@@ -153,6 +159,9 @@ export function resolveDeployments(
     };
   });
 }
+
+/** Bedrock's runtime endpoint in a region: where a bedrock deployment without a base_url goes. */
+export const awsRegionalEndpoint = (region: string): string => `https://bedrock-runtime.${region}.amazonaws.com`;
 
 interface FallbackModel {
   id: string;

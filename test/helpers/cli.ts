@@ -1,5 +1,5 @@
 /** Runs the `sluice` command from source, as a separate process, in `cwd` with `env` over the test's own environment. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
@@ -18,4 +18,21 @@ export function runSluice(args: readonly string[], options: { cwd: string; env: 
     timeout: options.timeoutMs ?? 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The same, without blocking the test's event loop: for commands that call fakes served by the test process itself. */
+export function runSluiceAsync(args: readonly string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/cli/main.ts'), ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, LOG_LEVEL: 'silent', SLUICE_CONFIG: '', ...options.env },
+      timeout: options.timeoutMs ?? 60_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }

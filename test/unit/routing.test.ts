@@ -57,8 +57,8 @@ routing:
     );
     const model = config.models['my-llm']!;
     expect(model.binding.deployments).toEqual([
-      { id: 'my-llm#1', baseUrl: A, upstreamModel: 'qwen3-30b', apiKey: null, weight: 3, maxConcurrency: null, timeoutMs: 600_000 },
-      { id: 'my-llm#2', baseUrl: B, upstreamModel: 'qwen3-30b', apiKey: 'secret-b', weight: 1, maxConcurrency: 64, timeoutMs: 600_000 },
+      { id: 'my-llm#1', baseUrl: A, region: null, upstreamModel: 'qwen3-30b', apiKey: null, weight: 3, maxConcurrency: null, timeoutMs: 600_000 },
+      { id: 'my-llm#2', baseUrl: B, region: null, upstreamModel: 'qwen3-30b', apiKey: 'secret-b', weight: 1, maxConcurrency: 64, timeoutMs: 600_000 },
     ]);
     expect(model.fallbacks).toEqual(['my-small-llm']);
     expect(model.contextWindowFallbacks).toEqual(['my-long-llm']);
@@ -138,12 +138,12 @@ describe('upstream bindings', () => {
 
   it('refuses at start-up a protocol this build does not speak, naming the ones it does', () => {
     const config = load(`models:\n  m: { kind: chat, upstream: { protocol: toy, deployments: [{ base_url: ${A} }] } }\n`);
-    expect(() => new ModelRegistry(config, pino({ level: 'silent' }))).toThrow('models.m.upstream.protocol: unknown protocol toy (known protocols: openai)');
+    expect(() => new ModelRegistry(config, pino({ level: 'silent' }))).toThrow('models.m.upstream.protocol: unknown protocol toy (known protocols: openai, bedrock)');
     expect(() => new ModelRegistry(config, pino({ level: 'silent' }), { protocols: [...UPSTREAM_PROTOCOLS, toyProtocol] })).not.toThrow();
   });
 });
 
-const deployment = (id: string, weight = 1): Deployment => ({ id, baseUrl: A, upstreamModel: null, apiKey: null, weight, maxConcurrency: null, timeoutMs: 1000 });
+const deployment = (id: string, weight = 1): Deployment => ({ id, baseUrl: A, region: null, upstreamModel: null, apiKey: null, weight, maxConcurrency: null, timeoutMs: 1000 });
 
 describe('smooth weighted round robin', () => {
   it('spreads 3:1 as a a b a, not a a a b, and keeps the shares exactly', () => {

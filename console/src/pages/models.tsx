@@ -60,7 +60,7 @@ function ModelTable() {
                   <div className="sub">{m.task}</div>
                 </td>
                 <td>{m.routes.join(', ')}</td>
-                <td>{m.upstream ? 'upstream engine' : `in-process (${m.runtime})`}</td>
+                <td>{m.upstream ? `upstream: ${m.runtime}` : `in-process (${m.runtime})`}</td>
                 <td>
                   <StatusChip status={m.ready ? 'ready' : 'not ready'} tone={m.ready ? 'ok' : 'bad'} />
                   {!m.ready && (

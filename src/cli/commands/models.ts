@@ -8,11 +8,24 @@ import { ModelRegistry } from '../../inference/registry.js';
 import { HubError } from '../../inference/hub/hub-client.js';
 import { pullModel, type PullEvent, type PullOptions } from '../../inference/hub/pull.js';
 import { printJson } from '../context.js';
+import type { ModelSpec } from '../../domain/models/model-spec.types.js';
+import type { DeploymentStatus } from '../../domain/models/inference-backend.port.js';
 import { isPackModel } from '../../inference/classifier/manifest.js';
 import { pullPack } from './packs.js';
 import { offerGgufRuntime } from './runtimes.js';
 
 const MB = 1024 * 1024;
+
+/** A model's price as the table shows it: USD per million tokens in and out. */
+const priceText = (model: ModelSpec): string => `$${model.price.inputPerMillionUsd}/$${model.price.outputPerMillionUsd}`;
+
+/** An upstream model's engines: each one's id, its region (a regional protocol's), its state now. */
+function deploymentRows(model: ModelSpec, states: readonly DeploymentStatus[] | undefined) {
+  return model.binding.deployments.map((d) => {
+    const state = states?.find((s) => s.id === d.id);
+    return { id: d.id, ...(d.region && { region: d.region }), state: state?.state ?? 'ready', ...(state?.reason && { reason: state.reason }) };
+  });
+}
 
 async function listModels(options: { json?: boolean }): Promise<void> {
   const config = loadConfig();
@@ -23,12 +36,16 @@ async function listModels(options: { json?: boolean }): Promise<void> {
     for (const model of registry.list()) {
       const status = await registry.status(model);
       const detail = status.remedy ? `${status.detail}; ${status.remedy}` : status.detail;
+      const deployments = model.binding.upstream && model.binding.deployments.length > 0 ? deploymentRows(model, status.deployments) : undefined;
+      const price = { input_per_million_usd: model.price.inputPerMillionUsd, output_per_million_usd: model.price.outputPerMillionUsd };
       // An unreachable upstream is still called (it may be back), but it is not ready.
-      const deployments = status.deployments && status.deployments.length > 1 ? status.deployments : undefined;
-      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready && !status.unreachable, detail, ...(deployments && { deployments }) });
+      rows.push({ id: model.id, task: model.entry.task, backend: status.backend, ready: status.ready && !status.unreachable, price, detail, ...(deployments && { deployments }) });
     }
     if (options.json) return printJson(rows);
-    const table = [['MODEL', 'TASK', 'BACKEND', 'READY', 'DETAIL'], ...rows.map((r) => [r.id, r.task, r.backend, r.ready ? 'yes' : 'no', r.detail])];
+    const table = [
+      ['MODEL', 'TASK', 'BACKEND', 'READY', 'PRICE IN/OUT PER M', 'DETAIL'],
+      ...rows.map((r, i) => [r.id, r.task, r.backend, r.ready ? 'yes' : 'no', priceText(registry.list()[i]!), r.detail]),
+    ];
     const widths = table[0]!.map((_, col) => Math.max(...table.map((row) => row[col]!.length)));
     for (const row of table) process.stdout.write(`${row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!))).join('  ')}\n`);
   } finally {
@@ -86,7 +103,7 @@ export function registerModelsCommands(program: Command): void {
   const models = program.command('models').description('list models and download their files');
   models
     .command('list')
-    .description('every model: task, backend, whether it can run now and, if not, why')
+    .description('every model: task, backend (its upstream protocol or runtime), price, whether it can run now and, if not, why; each upstream deployment with its region and state')
     .option('--json', 'print JSON instead of a table')
     .action(listModels);
   models

@@ -37,6 +37,10 @@ export interface TokenUsage {
   outputTokens: number;
   /** Of outputTokens, those spent on reasoning (thinking models). */
   reasoningTokens?: number;
+  /** Of inputTokens, those read from the provider's prompt cache. */
+  cachedTokens?: number;
+  /** Of inputTokens, those written to the provider's prompt cache. */
+  cacheWriteTokens?: number;
 }
 
 /** Which model and engine served a call, when an upstream router chose (see src/inference/routing/). */

@@ -79,6 +79,8 @@ export interface Deployment {
   /** Operator-facing id (metrics, cooldowns, usage records); never a URL. */
   id: string;
   baseUrl: string;
+  /** The cloud region of a deployment whose protocol has regions (bedrock); else null. */
+  region: string | null;
   upstreamModel: string | null;
   /** The resolved secret from `api_key_env`; never logged. */
   apiKey: string | null;

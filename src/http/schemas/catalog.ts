@@ -10,8 +10,8 @@ export const Catalog = Type.Object({
       object: Type.Literal('catalog_model'),
       task: Type.String(),
       routes: Type.Array(Type.String(), { description: 'the routes that serve it, e.g. /v1/chat/completions' }),
-      runtime: Type.String({ description: 'openai (an upstream engine), onnx or gguf (in-process)' }),
-      upstream: Type.Boolean({ description: 'served by an OpenAI-compatible engine rather than in-process' }),
+      runtime: Type.String({ description: 'the upstream protocol (openai, bedrock) of an upstream model, or onnx or gguf (in-process)' }),
+      upstream: Type.Boolean({ description: 'served by an upstream engine or provider rather than in-process' }),
       ready: Type.Boolean(),
       unreachable_since: Type.Union([Type.String(), Type.Null()], {
         description: 'an upstream model whose engine did not answer its last probe: since when (ISO 8601); null when it answered, or for an in-process model',

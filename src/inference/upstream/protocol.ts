@@ -58,6 +58,13 @@ export interface UpstreamProtocol {
    * Without it, engines are assumed reachable until a call finds otherwise.
    */
   probe?(target: ProbeTarget): Promise<string | null>;
+  /**
+   * One cheap, authenticated request to one deployment (`sluice providers check`): a
+   * models list or a one-token call. null when the deployment answered as it should,
+   * else what failed, in words (the key refused, unreachable, no such model); never the
+   * key itself.
+   */
+  check?(at: UpstreamAttempt): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -75,4 +82,4 @@ export interface UpstreamProtocolEntry {
 }
 
 /** The capabilities an upstream model may have, each a method of its protocol's adapter. */
-export type UpstreamCapability = Exclude<keyof UpstreamProtocol, 'probe' | 'close'>;
+export type UpstreamCapability = Exclude<keyof UpstreamProtocol, 'probe' | 'check' | 'close'>;

@@ -16,7 +16,7 @@ export function chatUsageWire(usage: TokenUsage) {
     prompt_tokens: usage.inputTokens,
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: usage.cachedTokens ?? 0, audio_tokens: 0 },
     completion_tokens_details: {
       reasoning_tokens: usage.reasoningTokens ?? 0,
       audio_tokens: 0,

@@ -212,13 +212,13 @@ describe('the sluice command', () => {
     // Nothing listens on port 9: the probe finds it unreachable (test/integration/http/upstream-readiness.test.ts).
     expect(rows.find((r) => r.id === 'gpt-oss-120b')).toMatchObject({ id: 'gpt-oss-120b', task: 'chat', backend: 'openai', ready: false });
     expect(rows.find((r) => r.id === 'gpt-oss-120b')!.detail).toMatch(/^upstream http:\/\/127\.0\.0\.1:9\/v1 unreachable since .+ \(ECONNREFUSED\)$/);
-    expect(rows.find((r) => r.id === 'deepseek-v4-flash')).toEqual({ id: 'deepseek-v4-flash', task: 'chat', backend: 'openai', ready: false, detail: 'it has no upstream; set models.deepseek-v4-flash.base_url in sluice.yaml to an OpenAI-compatible server and restart' });
+    expect(rows.find((r) => r.id === 'deepseek-v4-flash')).toEqual({ id: 'deepseek-v4-flash', task: 'chat', backend: 'openai', ready: false, price: expect.any(Object), detail: 'it has no upstream; set models.deepseek-v4-flash.base_url in sluice.yaml to an OpenAI-compatible server and restart' });
 
     stdout = [];
     expect(await runCli(['models', 'list'])).toBe(0);
     const lines = stdout.join('').trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^MODEL\s+TASK\s+BACKEND\s+READY\s+DETAIL$/);
-    expect(lines.find((l) => l.startsWith('gpt-oss-120b '))).toMatch(/^gpt-oss-120b\s+chat\s+openai\s+no\s+upstream http:\/\/127\.0\.0\.1:9\/v1 unreachable since /);
+    expect(lines[0]).toMatch(/^MODEL\s+TASK\s+BACKEND\s+READY\s+PRICE IN\/OUT PER M\s+DETAIL$/);
+    expect(lines.find((l) => l.startsWith('gpt-oss-120b '))).toMatch(/^gpt-oss-120b\s+chat\s+openai\s+no\s+\$[\d.]+\/\$[\d.]+\s+upstream http:\/\/127\.0\.0\.1:9\/v1 unreachable since /);
     expect(lines).toHaveLength(rows.length + 1);
   });
 });

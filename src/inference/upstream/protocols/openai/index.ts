@@ -25,6 +25,7 @@ import { upstreamProtocolError } from './errors.js';
 import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
 import { readChatCompletion, readCompletion, readEmbeddings, readModerations } from './map-response.js';
 import { probeModels } from './probe.js';
+import { checkDeployment } from './check.js';
 import { upstreamStreamEvents } from './stream.js';
 import { targetOf, upstreamName } from './target.js';
 
@@ -114,6 +115,7 @@ export class OpenAIProtocol implements UpstreamProtocol {
   }
 
   probe = probeModels;
+  check = checkDeployment;
 
   close(): Promise<void> {
     return this.#client.close();
