@@ -44,8 +44,14 @@ export interface CoreInference {
   routes: { wire: readonly BoundWireRoute[]; chatCompletions: BoundRoutes };
   /** The service POST /v1/responses answers through: bound by the responses feature, which stores, continues and queues. */
   storedResponsesService: LateBinding<WireServices['responses']>;
-  /** The inference routes of /v1 (the WebSocket of each wire format that has one included). */
+  /** The inference routes of /v1. */
   apiRoutes: readonly BoundRoutes[];
+  /**
+   * The WebSocket of each wire format that has one: mounted on the `/v1` scope alone, never
+   * shared with the scopes that mount the API's routes (a browser sends a session cookie
+   * with an upgrade from any page, and an upgrade is a GET, which CSRF checks let pass).
+   */
+  socketRoutes: readonly BoundRoutes[];
   /** The WebSockets open on this replica (per key, for their limit; told when the app closes). */
   sockets: SocketRegistry;
   /** Per upstream model: `reachable` or `unreachable since …`, for /readyz. */
@@ -82,16 +88,16 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   const routes = { wire, chatCompletions: (scope: FastifyInstance) => wireRouteOf(wire, chatCompletionsWire)(scope) };
   const sockets = new SocketRegistry((delta) => (metrics.websocketsOpen += delta));
   const socketLimits = { ...config.responses.websocket, recheckMs: recheckIntervalMs(config.auth.cacheTtlMs) };
+  const socketRoutes = bindWireSocketRoutes(wireFormats, routeServices, socketLimits, sockets);
   const apiRoutes = [
     ...wire.map((route) => route.routes),
-    ...bindWireSocketRoutes(wireFormats, routeServices, socketLimits, sockets),
     bindRoutes(registerModelsRoutes, { registry }),
     bindRoutes(registerAudioRoutes, { transcription }),
     bindRoutes(registerCatalogRoute, { registry }),
   ];
   return {
     services: {
-      registry, inference, transcription, routes, storedResponsesService, apiRoutes, sockets,
+      registry, inference, transcription, routes, storedResponsesService, apiRoutes, socketRoutes, sockets,
       batchEndpoints: wireBatchEndpoints(wireFormats, inference, registry),
       upstreams: () => upstreamReadiness(registry),
       missingRuntimes: () => missingRuntimes(registry),

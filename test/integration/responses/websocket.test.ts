@@ -270,6 +270,19 @@ describe('credentials', () => {
     expect(await refusedWith({ headers: { authorization: 'Bearer sk-wrong' } })).toBe('Unexpected server response: 403');
   });
 
+  it('only /v1 takes the WebSocket: the console (a session cookie) and the signed gateway do not', async () => {
+    expect(server.app.hasRoute({ method: 'GET', url: '/v1/responses' })).toBe(true);
+    expect(server.app.hasRoute({ method: 'GET', url: '/console/api/v1/responses' })).toBe(false);
+    expect(server.app.hasRoute({ method: 'GET', url: '/gateway/v1/responses' })).toBe(false);
+    for (const path of ['/console/api/v1/responses', '/gateway/v1/responses']) {
+      const outcome = await openTestSocket(wsUrlOf(server.baseUrl, path), { headers: { authorization: `Bearer ${key}` } }).then(
+        (socket) => (socket.ws.terminate(), 'opened'),
+        (err: Error) => err.message,
+      );
+      expect(outcome, path).toMatch(/^Unexpected server response: 4\d\d$/);
+    }
+  });
+
   it('a GET without an upgrade is told the path takes a WebSocket', async () => {
     const res = await call(server.baseUrl, 'GET', '/v1/responses', { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(400);
