@@ -71,7 +71,7 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   const { config, logger, clock, metrics } = infra;
   const registry = createRegistry(config, logger, metrics, infra.traced, overrides.upstreamProtocols);
   const inference = createInferenceServices(
-    { registry, clock, logger },
+    { registry, clock, logger, hygiene: config.agents },
     { hostedTools: config.responses.hostedTools, reasoning: createReasoningSeal(config.responses.reasoningKeys, config.dataDir) },
   );
   const transcription = new TranscriptionService({

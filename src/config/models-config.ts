@@ -143,6 +143,7 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
       path: path.resolve(modelsDir, m.path ?? id),
       deployments,
     },
+    aliases: m.aliases ?? [],
     declared: m.kind !== undefined || !CATALOG_BY_LOWER_ID.has(id.toLowerCase()),
     fallbacks: m.fallbacks ?? [],
     contextWindowFallbacks: m.context_window_fallbacks ?? [],

@@ -42,6 +42,9 @@ export const ModelFileSchema = Type.Object(
         description: 'request fields never sent to this upstream (for an engine that rejects them); the rest are carried through',
       }),
     ),
+    aliases: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: 'other exact names requests may give this model (e.g. claude-sonnet-4-6)' }),
+    ),
     path: Type.Optional(Type.String({ minLength: 1, description: 'model directory, relative to models_dir' })),
     context_length: Type.Optional(PositiveInt('maximum input tokens')),
     max_output_tokens: Type.Optional(

@@ -4,6 +4,8 @@
  * feature's configuration is its section file and one line in CONFIG_SECTIONS; the loader
  * validates and resolves every section listed, in this order.
  */
+import { agentsSection } from './agents-config.js';
+import { aliasesSection } from './aliases-config.js';
 import { batchesSection } from './batch-config.js';
 import type { CoreConfig } from './config.types.js';
 import { consoleSection } from './console-config.js';
@@ -13,7 +15,7 @@ import { mcpSection } from './mcp-config.js';
 import { responsesSection } from './responses-config.js';
 import { storefrontSection } from './storefront-config.js';
 
-export const CONFIG_SECTIONS = [batchesSection, responsesSection, decisionSection, gatewaySection, storefrontSection, consoleSection, mcpSection] as const;
+export const CONFIG_SECTIONS = [aliasesSection, agentsSection, batchesSection, responsesSection, decisionSection, gatewaySection, storefrontSection, consoleSection, mcpSection] as const;
 
 type Section = (typeof CONFIG_SECTIONS)[number];
 

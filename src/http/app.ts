@@ -19,6 +19,7 @@ import { AJV_OPTIONS } from '../wire/validate.js';
 import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
 import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
+import { SERVED_MODEL_HEADER } from '../domain/completions/served-call.js';
 import { registerWebSockets } from './plugins/websocket.js';
 import { SocketRegistry } from './socket/socket-registry.js';
 
@@ -77,7 +78,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
-    exposedHeaders: ['x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER],
+    exposedHeaders: ['x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER, SERVED_MODEL_HEADER],
     maxAgeSeconds: 600,
   });
   await app.register(swagger, {

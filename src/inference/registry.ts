@@ -11,7 +11,17 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { BackendKind, ModelRoute, ModelSpec } from '../domain/models/model-spec.types.js';
 import type { InferenceBackend } from '../domain/models/inference-backend.port.js';
-import { modelNotFound, ROUTE_PATHS, type Capability, type ModelDirectory, type ModelStatus, type TokenCount } from '../domain/models/model-resolver.port.js';
+import type { EngineCountContext, PromptToCount } from '../domain/models/prompt-count.types.js';
+import {
+  modelNotFound,
+  ROUTE_PATHS,
+  type Capability,
+  type ModelAlias,
+  type ModelDirectory,
+  type ModelStatus,
+  type TokenCount,
+} from '../domain/models/model-resolver.port.js';
+import { AliasTable } from './alias-table.js';
 import { AppError, invalidRequest } from '../domain/shared/errors.js';
 import { TokenCounter } from './token-counter.js';
 import type { BackendFactory } from './backend-deps.js';
@@ -41,6 +51,7 @@ const NOT_READY_TTL_MS = 1_000;
 export class ModelRegistry implements ModelDirectory {
   readonly tokens = new TokenCounter();
   readonly #byName = new Map<string, ModelSpec>();
+  readonly #aliases: AliasTable;
   readonly #backends = new Map<BackendKind, InferenceBackend>();
   readonly #status = new Map<string, { status: ModelStatus; expiresAtMs: number }>();
 
@@ -62,6 +73,7 @@ export class ModelRegistry implements ModelDirectory {
       const alias = model.entry.responseModel?.toLowerCase();
       if (alias && !this.#byName.has(alias)) this.#byName.set(alias, model);
     }
+    this.#aliases = new AliasTable(config.aliases.entries, (id) => config.models[id]!);
   }
 
   /** Every model: the catalog's in catalog order, then those declared in sluice.yaml. */
@@ -69,10 +81,22 @@ export class ModelRegistry implements ModelDirectory {
     return Object.values(this.config.models);
   }
 
-  /** The model for `name` (ids are matched case-insensitively), or undefined. */
+  /** Every alias: the exact ones, then the globs in the order they are tried. */
+  aliases(): readonly ModelAlias[] {
+    return this.#aliases.list;
+  }
+
+  /** The model for `name`: an id, else an exact alias, else the first glob that matches (case-insensitively); or undefined. */
   find(name: string): ModelSpec | undefined {
     // Only the Map: `name` comes from requests (`constructor`, `__proto__` are not models).
-    return this.#byName.get(name.toLowerCase());
+    const lower = name.toLowerCase();
+    return this.#byName.get(lower) ?? this.#aliases.find(lower);
+  }
+
+  /** True when `name` reaches a model only through an alias. */
+  isAlias(name: string): boolean {
+    const lower = name.toLowerCase();
+    return !this.#byName.has(lower) && this.#aliases.find(lower) !== undefined;
   }
 
   /**
@@ -164,6 +188,12 @@ export class ModelRegistry implements ModelDirectory {
       }
     }
     return this.tokens.count(model, text);
+  }
+
+  /** `prompt` counted by `model`'s engine (its `/tokenize`), or null when it has none that can. */
+  async engineTokens(model: ModelSpec, prompt: PromptToCount, context: EngineCountContext): Promise<number | null> {
+    if (!model.binding.upstream) return null;
+    return (await this.#backend(model.binding.backend)?.tokenize?.(model, prompt, context)) ?? null;
   }
 
   async close(): Promise<void> {

@@ -31,6 +31,8 @@ export interface WireCallContext {
   signal: AbortSignal;
   /** The usage records' route: the format's `/v1` path, or `batch` for a batch line. */
   route: string;
+  /** The coding agent's session (Claude Code's `X-Claude-Code-Session-Id`), recorded on the usage record. */
+  sessionId?: string;
   /** The connection's memory, on a socket (WireSocket): what a later request on it may continue. */
   session?: ResponseSession;
 }

@@ -102,6 +102,7 @@ export class BillingService {
       createdAtMs: this.clock.nowMs(),
     };
     if (usage.deployment !== undefined) record.deployment = usage.deployment;
+    if (call.sessionId !== undefined) record.sessionId = call.sessionId;
     return record;
   }
 

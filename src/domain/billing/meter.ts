@@ -27,6 +27,8 @@ export interface MeteredCall {
   outputCapExplicit?: boolean;
   /** A fixed worst-case cost instead of the token estimate (e.g. audio, priced per second). */
   estimateMicros?: number;
+  /** The coding agent's session the call belongs to (its usage record names it). */
+  sessionId?: string;
 }
 
 export interface SettledUsage {

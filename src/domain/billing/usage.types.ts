@@ -20,4 +20,6 @@ export interface UsageRecord {
   createdAtMs: number;
   /** The operator-facing id of the upstream deployment that served the call; absent for in-process models. */
   deployment?: string | null;
+  /** The coding agent's session the call belonged to (Claude Code's `X-Claude-Code-Session-Id`); absent without one. */
+  sessionId?: string | null;
 }

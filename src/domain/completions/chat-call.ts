@@ -7,6 +7,9 @@
  * `run()` or `open()`, and writes what comes back in its own shape.
  *
  *   const answered = await chat.run(caller, call, context);   // whole: { result, model, outputCap }
+ *
+ * The answer names the model asked for when the request named an alias, else the one
+ * that served; `x-sluice-model` and the usage record name the one that served.
  *   const opened = await chat.open(caller, call, context);    // streamed, once the engine answered
  *   for await (const event of opened) ...                     // the engine's events; the last is the usage billed
  */
@@ -19,14 +22,17 @@ import type { CallContext, ChatStreamEvent, TokenUsage } from '../models/inferen
 import type { ModelSpec } from '../models/model-spec.types.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import { ChatRunner, withOutputCap, type ChatResult, type Conversation, type PreparedCall } from './chat-runner.js';
-import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, meteredCallOf, outputCapOf } from './metered-call.js';
+import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, inSession, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
+import type { PromptHygiene } from './prompt-hygiene.js';
 import { StreamSettlement } from './stream-settlement.js';
 
 export interface InferenceServiceDeps {
   registry: ModelResolver;
   clock: Clock;
   logger: Pick<Logger, 'warn' | 'error'>;
+  /** What is removed from prompts before they reach an engine (default: Claude Code's billing header). */
+  hygiene?: PromptHygiene;
 }
 
 /** Where a call came from, for its usage record (`/v1/chat/completions`, `batch`), and its request id. */
@@ -39,6 +45,8 @@ export interface CallOrigin {
 export interface EngineCall<R extends { usage: TokenUsage }> {
   /** The model asked for (the answer names the one that served, a fallback's). */
   model: ModelSpec;
+  /** The alias the request named the model by (the answer names it), or null when it named the model's id. */
+  askedAs: string | null;
   /** What its credit reservation is priced on. */
   metered: MeteredCall;
   /** Runs it whole, with the output cap the meter granted (undefined: its own). */
@@ -176,7 +184,7 @@ export class ChatCall {
   readonly #runner: ChatRunner;
 
   constructor(private readonly deps: InferenceServiceDeps) {
-    this.#runner = new ChatRunner(deps.registry);
+    this.#runner = new ChatRunner(deps.registry, deps.hygiene);
   }
 
   /**
@@ -190,6 +198,7 @@ export class ChatCall {
     const registry = this.deps.registry;
     return {
       model,
+      askedAs: this.deps.registry.isAlias(modelName) ? modelName : null,
       metered: meteredOf(call, origin.route, origin.requestId),
       run: (cap, ctx) => runner.run(withOutputCap(call, cap), ctx),
       stream: (cap, ctx) => runner.stream(withOutputCap(call, cap), ctx),
@@ -202,18 +211,18 @@ export class ChatCall {
 
   /** Admits the call, runs it whole and settles it on the engine's usage (the hold is released if it fails). */
   run<R extends { usage: TokenUsage }>(caller: Caller, call: EngineCall<R>, context: CallContext): Promise<Answered<R>> {
-    return meteredCall(caller, call.metered, async (admission) => {
+    return meteredCall(caller, inSession(call.metered, context), async (admission) => {
       const served = new ServedListener();
       const result = await call.run(admission.outputCap, served.context(context));
-      served.announce(caller);
+      served.announce(caller, call.model.id);
       const usage = served.usage({ inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 });
-      return { value: { result, model: served.modelOr(call.model.id), outputCap: admission.outputCap }, usage };
+      return { value: { result, model: call.askedAs ?? served.modelOr(call.model.id), outputCap: admission.outputCap }, usage };
     });
   }
 
   /** Admits the call, starts it, and resolves once the engine produced its first event (the hold is released if it fails before). */
   async open<R extends { usage: TokenUsage }>(caller: Caller, call: EngineCall<R>, context: CallContext): Promise<OpenedChat> {
-    const admission = await admitCall(caller, call.metered);
+    const admission = await admitCall(caller, inSession(call.metered, context));
     const served = new ServedListener();
     const events = call.stream(admission.outputCap, served.context(context));
     let first: IteratorResult<ChatStreamEvent>;
@@ -223,7 +232,7 @@ export class ChatCall {
       admission.release();
       throw err;
     }
-    served.announce(caller);
+    served.announce(caller, call.model.id);
     const settlement = new StreamSettlement({
       caller,
       admission,
@@ -234,6 +243,6 @@ export class ChatCall {
       requestId: context.requestId,
     });
     const opened = { events, first, settlement, admission, signal: context.signal };
-    return new OpenedStream(opened, served.modelOr(call.model.id), admission.outputCap);
+    return new OpenedStream(opened, call.askedAs ?? served.modelOr(call.model.id), admission.outputCap);
   }
 }

@@ -8,6 +8,7 @@ import type { ModelSpec } from '../models/model-spec.types.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
 import type { CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage, ToolCallOut } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
+import { DEFAULT_PROMPT_HYGIENE, hygienicMessages, type PromptHygiene } from './prompt-hygiene.js';
 import { choicesOf, maxPossibleTokens } from './metered-call.js';
 import { parseLabelText } from './label-text.js';
 
@@ -135,12 +136,17 @@ function refuseUncarried(model: ModelSpec, runtime: string, conversation: Conver
 }
 
 export class ChatRunner {
-  constructor(private readonly registry: ModelResolver) {}
+  constructor(
+    private readonly registry: ModelResolver,
+    private readonly hygiene: PromptHygiene = DEFAULT_PROMPT_HYGIENE,
+  ) {}
 
   /** Everything that can refuse the request without running it: shape, labels, context length, backend. */
   async prepare(model: ModelSpec, conversation: Conversation, streaming: boolean): Promise<PreparedCall> {
     if (model.entry.task !== 'chat') refuseUncarried(model, `a ${model.entry.task} model`, conversation);
     if (model.entry.task === 'chat') {
+      const hygienic = hygienicMessages(this.hygiene, model, conversation.messages);
+      if (hygienic !== conversation.messages) conversation = { ...conversation, messages: hygienic };
       const messages = fitsWithoutCounting(model, conversation.messages)
         ? conversation.messages
         : await this.#fitConversation(model, conversation);

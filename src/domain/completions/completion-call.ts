@@ -57,6 +57,7 @@ export async function completionCallOf(registry: ModelResolver, request: Complet
   });
   return {
     model,
+    askedAs: registry.isAlias(request.model) ? request.model : null,
     metered: meteredCallOf(model, origin.route, origin.requestId, [...texts, request.suffix ?? ''], outputCapOf(model, request.fields)),
     run: (cap, context) => backend.complete!(params(cap, context)),
     stream: (cap, context) => backend.completeStream!(params(cap, context))[Symbol.asyncIterator](),

@@ -10,7 +10,7 @@ import { invalidRequest } from '../shared/errors.js';
 import type { CallContext } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-call.js';
 import { assertWithinContext } from './chat-runner.js';
-import { admitOnCountedInput, meteredCallOf } from './metered-call.js';
+import { admitOnCountedInput, inSession, meteredCallOf } from './metered-call.js';
 import { float32Base64, vectorNumbers } from './float32.js';
 import { ServedListener } from './served-call.js';
 
@@ -61,12 +61,12 @@ export class EmbeddingsService {
       }
     }
     const backend = await registry.backendFor(model, 'embed');
-    const metered = meteredCallOf(model, context.route ?? EMBEDDINGS_ROUTE, context.requestId, request.inputs, 0);
+    const metered = inSession(meteredCallOf(model, context.route ?? EMBEDDINGS_ROUTE, context.requestId, request.inputs, 0), context);
     const admission = await admitOnCountedInput(caller, registry, model, metered, request.inputs);
     const served = new ServedListener();
     const output = await runAdmitted(caller, admission, async () => {
       const value = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs, onServed: served.listen });
-      served.announce(caller);
+      served.announce(caller, model.id);
       return { value, usage: served.usage({ inputTokens: value.usage.inputTokens, outputTokens: 0, status: 200 }) };
     });
     const vectors: readonly (Float32Array | number[])[] = output.vectors;
@@ -78,7 +78,7 @@ export class EmbeddingsService {
     return {
       object: 'list',
       data,
-      model: served.served?.fallback ? served.served.model : (model.entry.responseModel ?? model.id),
+      model: registry.isAlias(request.model) ? request.model : served.served?.fallback ? served.served.model : (model.entry.responseModel ?? model.id),
       usage: { prompt_tokens: output.usage.inputTokens, total_tokens: output.usage.inputTokens },
     };
   }

@@ -4,7 +4,7 @@ import type { Caller } from '../identity/caller.js';
 import { admitCall, type Admission, type MeteredCall } from '../billing/meter.js';
 import { isAppError } from '../shared/errors.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
-import type { ChatMessage } from '../models/inference-backend.port.js';
+import type { CallContext, ChatMessage } from '../models/inference-backend.port.js';
 
 /**
  * A hard upper bound on the tokens of `text` under any byte-level or byte-fallback
@@ -125,4 +125,9 @@ export async function admitOnCountedInput(
     if (inputTokens >= call.inputTokens) throw err;
     return admitCall(caller, { ...call, inputTokens });
   }
+}
+
+/** The metered call, naming the agent session the context carries (its usage record names it). */
+export function inSession(metered: MeteredCall, context: Pick<CallContext, 'sessionId'>): MeteredCall {
+  return context.sessionId === undefined ? metered : { ...metered, sessionId: context.sessionId };
 }

@@ -71,12 +71,12 @@ export class ModerationsService {
     const served = new ServedListener();
     const output = await runAdmitted(caller, admission, async () => {
       const value = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options, onServed: served.listen });
-      served.announce(caller);
+      served.announce(caller, model.id);
       return { value, usage: served.usage({ inputTokens: value.usage.inputTokens, outputTokens: value.usage.outputTokens, status: 200 }) };
     });
     return {
       id: `modr-${randomString(17, 'hex').slice(0, 33)}`,
-      model: model.id,
+      model: registry.isAlias(name) ? name : model.id,
       results: output.results.map(resultWire),
     };
   }

@@ -1,6 +1,7 @@
 /**
  * Which model and engine served a call, as the upstream router reports it: the answer
- * names the model that served, a fallback is announced in `x-sluice-fallback`, and the
+ * names the model that served (or the alias asked for), `x-sluice-model` names the one that
+ * served, a fallback is announced in `x-sluice-fallback` too, and the
  * usage record names the model (billed at its price) and the deployment.
  */
 import type { CallContext, ServedCall } from '../models/inference-backend.port.js';
@@ -9,6 +10,8 @@ import type { Caller } from '../identity/caller.js';
 import { toReply } from '../billing/meter.js';
 
 export const FALLBACK_HEADER = 'x-sluice-fallback';
+/** The model that served the call (the answer names the one asked for, an alias perhaps). */
+export const SERVED_MODEL_HEADER = 'x-sluice-model';
 
 export class ServedListener {
   served: ServedCall | null = null;
@@ -35,9 +38,10 @@ export class ServedListener {
     return this.served?.model ?? requested;
   }
 
-  /** Announces a fallback on the caller's reply (before a stream is committed). */
-  announce(caller: Caller): void {
-    if (this.served?.fallback) toReply(caller, { [FALLBACK_HEADER]: this.served.model });
+  /** Names the model that served (`requested` unless a fallback did) on the caller's reply, before a stream is committed. */
+  announce(caller: Caller, requested: string): void {
+    const served = this.served;
+    toReply(caller, served?.fallback ? { [SERVED_MODEL_HEADER]: served.model, [FALLBACK_HEADER]: served.model } : { [SERVED_MODEL_HEADER]: requested });
   }
 
   /** The usage to settle, naming the model and deployment that served. */

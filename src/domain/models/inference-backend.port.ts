@@ -9,6 +9,7 @@
  * either is available.
  */
 import type { BackendKind, ModelSpec } from './model-spec.types.js';
+import type { EngineCountContext, PromptToCount } from './prompt-count.types.js';
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -58,6 +59,8 @@ export interface CallContext {
   signal: AbortSignal;
   /** Told which model and deployment serve the call, once one has answered (before a stream's first event). */
   onServed?: (served: ServedCall) => void;
+  /** The coding agent's session the call belongs to (Claude Code's `X-Claude-Code-Session-Id`), when it named one. */
+  sessionId?: string;
 }
 
 export interface ChatParams extends CallContext {
@@ -307,5 +310,7 @@ export interface InferenceBackend {
   deployments?(model: ModelSpec): DeploymentStatus[];
   /** Counts tokens with the model's own tokenizer, when the backend has one. */
   countTokens?(model: ModelSpec, text: string): Promise<number>;
+  /** Asks the model's engine to count a prompt (its `/tokenize`); null when no engine of it can. */
+  tokenize?(model: ModelSpec, prompt: PromptToCount, context: EngineCountContext): Promise<number | null>;
   close(): Promise<void>;
 }

@@ -6,6 +6,7 @@
  */
 import type { BackendStatus, InferenceBackend } from './inference-backend.port.js';
 import type { ModelRoute, ModelSpec } from './model-spec.types.js';
+import type { EngineCountContext, PromptToCount } from './prompt-count.types.js';
 import { invalidRequest } from '../shared/errors.js';
 
 /** Where each model route is served: the resolver names them when it refuses a model on a route. */
@@ -33,8 +34,13 @@ export interface TokenCount {
 }
 
 export interface ModelResolver {
-  /** The model for `name` (ids are matched case-insensitively), or undefined. */
+  /**
+   * The model for `name`, or undefined: a model id, else an exact alias, else the first
+   * glob alias that matches (all case-insensitively).
+   */
   find(name: string): ModelSpec | undefined;
+  /** True when `name` reaches a model only through an alias (the answer then names `name`, not the model). */
+  isAlias(name: string): boolean;
   /**
    * The model named by a request on `route`; throws 400 `model_not_found` (param `model`)
    * when it is unknown or not served on that route.
@@ -44,6 +50,8 @@ export interface ModelResolver {
   backendFor(model: ModelSpec, capability: Capability): Promise<InferenceBackend>;
   /** Tokens of `text` for `model`: its own tokenizer when it has one, else the estimate. */
   countTokens(model: ModelSpec, text: string): Promise<TokenCount>;
+  /** `prompt` counted by `model`'s engine (its `/tokenize`), or null when none of its engines can. Never throws. */
+  engineTokens(model: ModelSpec, prompt: PromptToCount, context: EngineCountContext): Promise<number | null>;
 }
 
 /** A model's readiness, with what serves it: its upstream's protocol (e.g. `openai`), or the in-process runtime. */
@@ -51,10 +59,19 @@ export interface ModelStatus extends BackendStatus {
   backend: string;
 }
 
+/** An alias as configured: an exact name, or a glob pattern (`*`, `?`). */
+export interface ModelAlias {
+  pattern: string;
+  model: ModelSpec;
+  glob: boolean;
+}
+
 /** The resolver plus what the model listing routes read: every model, and whether each can run now. */
 export interface ModelDirectory extends ModelResolver {
   /** Every model: the catalog's in catalog order, then those declared in sluice.yaml. */
   list(): ModelSpec[];
+  /** Every alias: the exact ones, then the globs in the order they are tried. */
+  aliases(): readonly ModelAlias[];
   /** Whether the model can run now, and if not, what to do about it. */
   status(model: ModelSpec): Promise<ModelStatus>;
   /** Probes the upstreams of `models` (default: all) whose findings are stale; status() then reports them. */

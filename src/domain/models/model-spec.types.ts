@@ -98,6 +98,8 @@ export interface ModelSpec {
   /** The output cap assumed when a request sets none (the credit reservation's estimate). */
   maxOutputTokens: number;
   binding: ModelBinding;
+  /** Other exact names requests may give it (`models.<id>.aliases`); the top-level glob aliases are the registry's. */
+  aliases: readonly string[];
   /** Declared in sluice.yaml (an id outside the catalog, or a catalog id given a `kind`), not a catalog default. */
   declared: boolean;
   /** Models tried in order when every deployment failed or is cooling down. */

@@ -215,6 +215,7 @@ class StorefrontAdmission implements Admission {
       createdAtMs: this.deps.clock.nowMs(),
     };
     if (usage.deployment !== undefined) record.deployment = usage.deployment;
+    if (this.call.sessionId !== undefined) record.sessionId = this.call.sessionId;
     let balance: number;
     try {
       await this.deps.usage.write(record);

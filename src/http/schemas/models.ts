@@ -29,3 +29,25 @@ export const ModelList = Type.Object({
   data: Type.Array(ModelObject),
   models: Type.Array(SystemOneModel, { description: 'the same models in System One’s list shape' }),
 });
+
+/** Anthropic's Models API shapes, answered to a request with an `anthropic-version` header. */
+export const AnthropicModelInfo = Type.Object({
+  type: Type.Literal('model'),
+  id: Type.String({ description: 'a model id, or an alias of one' }),
+  display_name: Type.String(),
+  created_at: Type.String({ description: 'RFC 3339 (fixed: models have no release date of their own)' }),
+  max_input_tokens: Type.Integer({ description: 'the model’s context length' }),
+});
+
+export const AnthropicModelList = Type.Object({
+  data: Type.Array(AnthropicModelInfo),
+  has_more: Type.Boolean(),
+  first_id: Type.Union([Type.String(), Type.Null()]),
+  last_id: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const AnthropicModelListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 20, description: 'Anthropic shape only: models per page' })),
+  after_id: Type.Optional(Type.String({ description: 'Anthropic shape only: the page after this id' })),
+  before_id: Type.Optional(Type.String({ description: 'Anthropic shape only: the page before this id' })),
+});

@@ -16,7 +16,8 @@ import { AppError } from '../../domain/shared/errors.js';
 import { newRequestId } from '../../domain/shared/ids.js';
 import { ResponseSession } from '../../domain/responses/response-session.js';
 import { parseBody } from '../../wire/validate.js';
-import type { WireFormat, WireServices, WireSocket } from '../../wire/wire-format.js';
+import type { WireCallContext, WireFormat, WireServices, WireSocket } from '../../wire/wire-format.js';
+import { agentSessionOf } from '../agent-session.js';
 import { admitAgain, callerOf } from '../auth/caller-auth.js';
 import { CLOSE_CODES, clientEventOf, errorEventOf, splitEvent, unknownEventType } from './socket-messages.js';
 import type { SocketRegistry } from './socket-registry.js';
@@ -112,7 +113,9 @@ export class WireSocketConnection {
       const { envelope, body } = splitEvent(event, format.socket.envelope);
       const caller = await this.#admit(true);
       const parsed = parseBody(format.body, body);
-      const context = { requestId, signal: this.#abort.signal, route, session: this.#session };
+      const context: WireCallContext = { requestId, signal: this.#abort.signal, route, session: this.#session };
+      const sessionId = agentSessionOf(this.request);
+      if (sessionId !== undefined) context.sessionId = sessionId;
       const events = await format.socket.open(services, caller, parsed, envelope, context);
       for await (const out of events) {
         if (this.#closed) break;

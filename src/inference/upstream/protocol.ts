@@ -10,6 +10,7 @@
  */
 import type { Logger } from 'pino';
 import type { Deployment, ModelSpec } from '../../domain/models/model-spec.types.js';
+import type { EngineCountContext, PromptToCount } from '../../domain/models/prompt-count.types.js';
 import type {
   ChatOutput,
   ChatParams,
@@ -59,6 +60,12 @@ export interface UpstreamProtocol {
    */
   probe?(target: ProbeTarget): Promise<string | null>;
   /**
+   * The prompt's tokens as the deployment's engine counts them (its tokenizer endpoint);
+   * null when the engine has none or would not count it. Never throws: a failure is null,
+   * and the caller estimates instead.
+   */
+  tokenize?(prompt: PromptToCount, at: UpstreamAttempt, context: EngineCountContext): Promise<number | null>;
+  /**
    * One cheap, authenticated request to one deployment (`sluice providers check`): a
    * models list or a one-token call. null when the deployment answered as it should,
    * else what failed, in words (the key refused, unreachable, no such model); never the
@@ -82,4 +89,4 @@ export interface UpstreamProtocolEntry {
 }
 
 /** The capabilities an upstream model may have, each a method of its protocol's adapter. */
-export type UpstreamCapability = Exclude<keyof UpstreamProtocol, 'probe' | 'check' | 'close'>;
+export type UpstreamCapability = Exclude<keyof UpstreamProtocol, 'probe' | 'check' | 'tokenize' | 'close'>;

@@ -27,6 +27,7 @@ import type {
   TaskOutput,
   TaskParams,
 } from '../../domain/models/inference-backend.port.js';
+import type { EngineCountContext, PromptToCount } from '../../domain/models/prompt-count.types.js';
 import { AppError } from '../../domain/shared/errors.js';
 import type { BackendDeps } from '../backend-deps.js';
 import { Router, type RoutingMetrics } from '../routing/router.js';
@@ -53,11 +54,16 @@ interface OpenedStream {
 
 type StreamCapability = 'chatStream' | 'completeStream';
 
+/** How long an engine that counted nothing is left alone before it is asked again. */
+const NO_TOKENIZE_RECHECK_MS = 60_000;
+
 export class UpstreamBackend implements InferenceBackend {
   readonly kind = 'upstream' as const;
   readonly #entries: ReadonlyMap<string, UpstreamProtocolEntry>;
   readonly #adapters = new Map<string, UpstreamProtocol>();
   readonly #probes = new UpstreamProbes();
+  /** Engines whose token count came back empty, until when they are not asked again. */
+  readonly #noTokenizeUntil = new Map<string, number>();
   /** The probe finding each deployment was last told about (a finding counts once). */
   readonly #fedProbes = new Map<string, number>();
   readonly #logger: Logger;
@@ -158,6 +164,24 @@ export class UpstreamBackend implements InferenceBackend {
     } finally {
       routed.release();
     }
+  }
+
+  /**
+   * The prompt counted by the first of the model's engines that can (its protocol's
+   * `tokenize`), or null. An engine that counted nothing is not asked again for a while:
+   * a client counting on start-up (dozens of calls) meets one refusal, not dozens.
+   */
+  async tokenize(model: ModelSpec, prompt: PromptToCount, context: EngineCountContext): Promise<number | null> {
+    const adapter = this.#adapter(model.binding.upstream?.protocol ?? DEFAULT_UPSTREAM_PROTOCOL);
+    if (!adapter.tokenize) return null;
+    const now = Date.now();
+    for (const deployment of model.binding.deployments) {
+      if ((this.#noTokenizeUntil.get(deployment.baseUrl) ?? 0) > now) continue;
+      const count = await adapter.tokenize(prompt, { model, deployment }, context);
+      if (count !== null) return count;
+      this.#noTokenizeUntil.set(deployment.baseUrl, now + NO_TOKENIZE_RECHECK_MS);
+    }
+    return null;
   }
 
   /** The adapter of the protocol `model` is bound to, when it has `capability`; else 503 `model_not_available`. */

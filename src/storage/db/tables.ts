@@ -38,6 +38,8 @@ export interface UsageRecordsTable {
   created_at: number;
   /** The deployment that served the call (migration 0011); NULL for in-process models. */
   deployment: string | null;
+  /** The coding agent's session (X-Claude-Code-Session-Id, migration 0014); NULL without one. */
+  session_id: string | null;
 }
 
 /** Uploads and batch outputs (migration 0002). `deleted_at` is the soft delete. */

@@ -148,7 +148,8 @@ describe('the document a generator reads', () => {
   it('lists the statuses each kind of route answers', () => {
     const statuses = (p: string, m: string) => Object.keys(document.paths[p]![m]!.responses);
     expect(statuses('/v1/chat/completions', 'post')).toEqual(['200', '400', '401', '403', '404', '409', '413', '422', '429', '500', '502', '503']);
-    expect(statuses('/v1/models', 'get')).toEqual(['200', '401', '403', '429', '500']);
+    // 400: a bad page of Anthropic's shape (limit, after_id, before_id).
+    expect(statuses('/v1/models', 'get')).toEqual(['200', '400', '401', '403', '429', '500']);
     expect(statuses('/v1/batches/{batch_id}/cancel', 'post')).toEqual(['200', '400', '401', '403', '404', '409', '429', '500']);
     // The decision route's own statuses: 402 for credit, 401 for a bad key, FastAPI's 422.
     expect(statuses('/v1/systemone', 'post')).toEqual(['200', '400', '401', '402', '404', '413', '422', '429', '500', '502', '503']);

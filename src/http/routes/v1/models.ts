@@ -1,19 +1,25 @@
-/** GET /v1/models and GET /v1/models/{id}: the catalog in OpenAI's model-list shape. */
+/**
+ * GET /v1/models and GET /v1/models/{id}: the catalog in OpenAI's model-list shape, or in
+ * Anthropic's for an Anthropic client (anthropic-models.ts says which requests, and what
+ * that list holds). A retrieve by alias answers under the name asked.
+ */
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ModelDirectory } from '../../../domain/models/model-resolver.port.js';
 import type { ModelConfig } from '../../../config/schema.js';
 import { notFound } from '../../../domain/shared/errors.js';
 import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
-import { serializeAsBefore } from '../../schemas/document-only.js';
-import { ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
+import { documentOnly, serializeAsBefore } from '../../schemas/document-only.js';
+import { AnthropicModelInfo, AnthropicModelList, AnthropicModelListQuery, ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
 import { deploymentWire } from '../../schemas/deployments.js';
+import { anthropicError, anthropicModelEntries, anthropicModelInfo, anthropicPage, wantsAnthropicShape } from './anthropic-models.js';
 
 /** Catalog models have no creation date of their own; a fixed one keeps answers stable. */
 const CREATED = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 const RELEASE_DATE = '2026-01-01';
 
-const modelWire = (model: ModelConfig) => ({ id: model.id, object: 'model', created: CREATED, owned_by: 'sluice' });
+const modelWire = (model: ModelConfig, name = model.id) => ({ id: name, object: 'model', created: CREATED, owned_by: 'sluice' });
 
 /** System One clients read `models: [{name, description, release_date}]` from the same list. */
 const systemOneEntry = (model: ModelConfig) => ({
@@ -23,18 +29,35 @@ const systemOneEntry = (model: ModelConfig) => ({
 });
 
 export function registerModelsRoutes(scope: FastifyInstance, { registry }: { registry: ModelDirectory }): void {
-  const list = { object: 'list', data: registry.list().map(modelWire), models: registry.list().map(systemOneEntry) };
-  scope.get('/models', { schema: { tags: ['models'], summary: 'List models', response: { 200: ModelList } }, ...serializeAsBefore }, async () => list);
+  const list = { object: 'list', data: registry.list().map((m) => modelWire(m)), models: registry.list().map(systemOneEntry) };
+  const anthropicEntries = anthropicModelEntries(registry);
+  // The query is documented only: its values are read (and refused in Anthropic's envelope) by anthropicPage.
+  const listSchema = {
+    tags: ['models'],
+    summary: 'List models (Anthropic’s shape with an anthropic-version header)',
+    querystring: AnthropicModelListQuery,
+    response: { 200: Type.Union([ModelList, AnthropicModelList]) },
+  };
+  scope.get('/models', { schema: listSchema, ...documentOnly }, async (request, reply) => {
+    if (!wantsAnthropicShape(request)) return list;
+    const answer = anthropicPage(anthropicEntries, request.query as Record<string, string | string[] | undefined>);
+    return answer.refused === undefined ? answer.page : anthropicError(reply, 400, answer.refused);
+  });
   scope.get<{ Params: { id: string } }>(
     '/models/:id',
-    { schema: { tags: ['models'], summary: 'Retrieve a model', params: ModelIdParams, response: { 200: ModelObject } }, ...serializeAsBefore },
-    async (request) => {
-      const model = registry.find(request.params.id);
-      if (!model) throw notFound(`The model \`${request.params.id}\` does not exist`, 'model_not_found', 'model');
+    { schema: { tags: ['models'], summary: 'Retrieve a model (Anthropic’s shape with an anthropic-version header)', params: ModelIdParams, response: { 200: Type.Union([ModelObject, AnthropicModelInfo]) } }, ...serializeAsBefore },
+    async (request, reply) => {
+      const { id } = request.params;
+      const model = registry.find(id);
+      if (wantsAnthropicShape(request)) {
+        return model ? anthropicModelInfo(registry.isAlias(id) ? id : model.id, model) : anthropicError(reply, 404, `model: ${id} does not exist`);
+      }
+      if (!model) throw notFound(`The model \`${id}\` does not exist`, 'model_not_found', 'model');
+      const name = registry.isAlias(id) ? id : model.id;
       // The finding of the last probe; a stale one is refreshed in the background, never awaited here.
       registry.refreshUpstreams([model]).catch((err: unknown) => request.log.warn({ err }, 'upstream probe failed'));
       const { unreachable, deployments, missingRuntime, publicDetail, remedy } = await registry.status(model);
-      const wire: Record<string, unknown> = modelWire(model);
+      const wire: Record<string, unknown> = modelWire(model, name);
       if (unreachable) wire.unreachable_since = unreachable.since;
       else if (missingRuntime) wire.not_ready = `${publicDetail}: ${remedy}`;
       // A model with one engine (base_url) answers as before; several are listed with their state.

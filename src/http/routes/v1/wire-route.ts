@@ -6,7 +6,8 @@
  * document. One module for every format: a format is served by being in the list.
  */
 import type { FastifyInstance } from 'fastify';
-import type { WireFormat, WireServices } from '../../../wire/wire-format.js';
+import type { WireCallContext, WireFormat, WireServices } from '../../../wire/wire-format.js';
+import { agentSessionOf } from '../../agent-session.js';
 import { v1PathOf } from '../../../wire/wire-format.js';
 import { wireValidatorCompiler } from '../../../wire/validate.js';
 import { callerOf } from '../../auth/caller-auth.js';
@@ -45,7 +46,9 @@ export function registerWireRoute(scope: FastifyInstance, { format, services }: 
   scope.post(format.path, options, async (request, reply) => {
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
-    const context = { requestId: request.id, signal, route };
+    const context: WireCallContext = { requestId: request.id, signal, route };
+    const sessionId = agentSessionOf(request);
+    if (sessionId !== undefined) context.sessionId = sessionId;
     if (stream?.requested(request.body)) return sendSse(reply, stream.open(services, caller, request.body, context), signal, { named });
     return format.run(services, caller, request.body, context);
   });

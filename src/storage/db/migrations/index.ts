@@ -16,6 +16,7 @@ import * as m0010 from './0010-outbox-keys.js';
 import * as m0011 from './0011-usage-deployment.js';
 import * as m0012 from './0012-batch-usage.js';
 import * as m0013 from './0013-responses.js';
+import * as m0014 from './0014-usage-session.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -31,4 +32,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0011-usage-deployment': m0011,
   '0012-batch-usage': m0012,
   '0013-responses': m0013,
+  '0014-usage-session': m0014,
 };

@@ -42,6 +42,7 @@ const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => {
   };
   // Only upstream calls have one (the record's field is optional).
   if (row.deployment !== null) record.deployment = row.deployment;
+  if (row.session_id !== null) record.sessionId = row.session_id;
   return record;
 };
 
@@ -60,13 +61,14 @@ const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
   status: record.status,
   created_at: record.createdAtMs,
   deployment: record.deployment ?? null,
+  session_id: record.sessionId ?? null,
 });
 
 /** The records' values in toRow()'s column order, row after row (CompiledQueries checks the order). */
 function rowParameters(records: readonly UsageRecord[]): unknown[] {
   const out: unknown[] = [];
   for (const r of records) {
-    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null);
+    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null, r.sessionId ?? null);
   }
   return out;
 }

@@ -5,6 +5,8 @@
  * back in the port's shapes, the engine's errors as AppErrors. When the engine reports
  * no usage, tokens are counted with the model's tokenizer (../../usage-count.ts).
  */
+import type { Logger } from 'pino';
+import type { EngineCountContext, PromptToCount } from '../../../../domain/models/prompt-count.types.js';
 import type {
   ChatOutput,
   ChatParams,
@@ -28,15 +30,18 @@ import { probeModels } from './probe.js';
 import { checkDeployment } from './check.js';
 import { upstreamStreamEvents } from './stream.js';
 import { targetOf, upstreamName } from './target.js';
+import { engineTokenize } from './tokenize.js';
 
 const header = (value: string | string[] | undefined): string | null => (Array.isArray(value) ? (value[0] ?? null) : (value ?? null));
 
 export class OpenAIProtocol implements UpstreamProtocol {
   readonly #client = new UpstreamClient();
   readonly #usage: UsageCounter;
+  readonly #logger: Logger;
 
   constructor(deps: UpstreamProtocolDeps) {
     this.#usage = new UsageCounter(deps.tokens, deps.logger);
+    this.#logger = deps.logger;
   }
 
   async chat(params: ChatParams, { model, deployment }: UpstreamAttempt): Promise<ChatOutput> {
@@ -116,6 +121,16 @@ export class OpenAIProtocol implements UpstreamProtocol {
 
   probe = probeModels;
   check = checkDeployment;
+
+  /** The engine's `/tokenize` count (vLLM, SGLang, llama.cpp; tokenize.ts), or null when it has none or fails. */
+  async tokenize(prompt: PromptToCount, at: UpstreamAttempt, context: EngineCountContext): Promise<number | null> {
+    try {
+      return await engineTokenize(this.#client, prompt, at, context);
+    } catch (err) {
+      this.#logger.warn({ err, model: at.model.id, deployment: at.deployment.id }, 'engine token count failed; estimating');
+      return null;
+    }
+  }
 
   close(): Promise<void> {
     return this.#client.close();
