@@ -6,7 +6,7 @@
  */
 import type { ModelSpec } from '../models/model-spec.types.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
-import type { CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage, ToolCallOut } from '../models/inference-backend.port.js';
+import type { AffinityHints, CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage, ToolCallOut } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import { DEFAULT_PROMPT_HYGIENE, hygienicMessages, type PromptHygiene } from './prompt-hygiene.js';
 import { choicesOf, maxPossibleTokens } from './metered-call.js';
@@ -24,6 +24,8 @@ export interface Conversation {
   inputParam: string;
   /** `auto` drops the oldest turns of a conversation that does not fit; `disabled` refuses it. */
   truncation: 'auto' | 'disabled';
+  /** The session the conversation belongs to, for the router's session affinity. */
+  affinity?: AffinityHints;
 }
 
 export type PreparedCall =
@@ -41,12 +43,26 @@ export interface ChatResult {
   toolCalls?: ToolCallOut[];
 }
 
-export const contextLengthExceeded = (model: ModelSpec, param: string, tokens: number, exact: boolean) =>
-  new AppError(
-    'context_length',
-    `Input exceeds max_tokens (${model.contextLength}) for model: ${model.id} (the input has ${exact ? '' : 'about '}${tokens} tokens)`,
-    { param, code: 'context_length_exceeded' },
-  );
+/** An input over the model's context window, with the counts a wire may word its own way (Anthropic's `prompt is too long`). */
+export class ContextLengthError extends AppError {
+  /** The model's context window, in tokens. */
+  readonly limit: number;
+
+  constructor(
+    model: ModelSpec,
+    param: string,
+    readonly tokens: number,
+    readonly exact: boolean,
+  ) {
+    super('context_length', `Input exceeds max_tokens (${model.contextLength}) for model: ${model.id} (the input has ${exact ? '' : 'about '}${tokens} tokens)`, {
+      param,
+      code: 'context_length_exceeded',
+    });
+    this.limit = model.contextLength;
+  }
+}
+
+export const contextLengthExceeded = (model: ModelSpec, param: string, tokens: number, exact: boolean): AppError => new ContextLengthError(model, param, tokens, exact);
 
 /** Refuses `text` when it has more tokens than the model's context (before anything runs). */
 export async function assertWithinContext(registry: ModelResolver, model: ModelSpec, text: string, param: string): Promise<void> {
@@ -71,6 +87,8 @@ function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: Call
     sampling: call.conversation.sampling,
   };
   if (context.onServed) params.onServed = context.onServed;
+  const affinity = call.conversation.affinity ?? context.affinity;
+  if (affinity) params.affinity = affinity;
   return params;
 }
 

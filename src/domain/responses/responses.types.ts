@@ -3,7 +3,7 @@
  * responses, background runs): the request a run takes, its context, and the events it
  * produces.
  */
-import type { CallContext, ChatMessage } from '../models/inference-backend.port.js';
+import type { AffinityHints, CallContext, ChatMessage } from '../models/inference-backend.port.js';
 import type { ResponseInputItemIn } from './response-items.types.js';
 import type { ResponseSession } from './response-session.js';
 
@@ -61,6 +61,8 @@ export interface ResponsesRequest {
    * billed; the response completes at once with no output, and a later request may continue it.
    */
   generate?: boolean;
+  /** The session the request belongs to (its `prompt_cache_key`, `user`, session header), for session affinity. */
+  affinity?: AffinityHints;
 }
 
 /** One server-sent event of a streamed response (`type`, `sequence_number`, and the event's own fields). */
