@@ -56,7 +56,7 @@ export interface WireServices {
   moderations: Answered<ModerationsRequestBody>;
   messages: Answered<MessagesRequestBody> & {
     open(caller: WireCaller, body: MessagesRequestBody, context: WireCallContext): WireEvents;
-    countTokens(caller: WireCaller, body: CountTokensRequestBody): Promise<object>;
+    countTokens(caller: WireCaller, body: CountTokensRequestBody, context: WireCallContext): Promise<object>;
   };
 }
 

@@ -315,13 +315,14 @@ describe('errors, in Anthropic envelope and classes', () => {
     expect((long.error as any).error.message).toMatch(/^prompt is too long: \d+ tokens > 2000 maximum$/);
   });
 
-  it('AuthenticationError without a key, PermissionDeniedError for a wrong one, NotFoundError for an unknown model', async () => {
+  it('AuthenticationError without a key and for a wrong one (as Anthropic answers), NotFoundError for an unknown model', async () => {
     const noKey = await fetch(`${server.baseUrl}/v1/messages?beta=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     const wrong = await create(new Anthropic({ apiKey: 'sk-wrong', baseURL: server.baseUrl, maxRetries: 0 }));
-    expect(wrong).toBeInstanceOf(Anthropic.PermissionDeniedError);
-    expect((wrong as any).error.error.type).toBe('permission_error');
+    expect(wrong).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect((wrong as any).status).toBe(401);
+    expect((wrong as any).error).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'Invalid credentials' }, request_id: expect.any(String) });
     const unknown = await create(client, { model: 'no-such-model' });
     expect(unknown).toBeInstanceOf(Anthropic.NotFoundError);
     expect((unknown as any).error.error.type).toBe('not_found_error');
