@@ -34,6 +34,8 @@ export interface WireCallContext {
   route: string;
   /** The coding agent's session (Claude Code's `X-Claude-Code-Session-Id`), recorded on the usage record. */
   sessionId?: string;
+  /** The caller's `anthropic-beta` header values (an anthropic-protocol upstream adds them to its deployment's). */
+  betas?: readonly string[];
   /** The connection's memory, on a socket (WireSocket): what a later request on it may continue. */
   session?: ResponseSession;
 }

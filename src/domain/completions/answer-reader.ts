@@ -13,6 +13,10 @@ type Json = Record<string, unknown>;
 
 export type AnswerEvent =
   | { type: 'reasoning'; text: string }
+  /** The provider's signature on the reasoning just read: it ends that thinking block. */
+  | { type: 'reasoning_signature'; signature: string }
+  /** A provider's encrypted reasoning, as sent (Anthropic's redacted_thinking). */
+  | { type: 'redacted_reasoning'; data: string }
   | { type: 'text'; text: string; logprobs: Json[] | null }
   | { type: 'refusal'; text: string }
   /** A tool call's part: `index` is the engine's; null for a whole call an in-process runtime made. */
@@ -54,9 +58,25 @@ function pushText(out: AnswerEvent[], type: 'reasoning' | 'refusal', text: strin
   if (text !== '') out.push({ type, text });
 }
 
+/**
+ * Reasoning: its text, or, when the engine sent its signed blocks (`thinking_blocks`, an
+ * anthropic-protocol upstream's), each block's text, signature or redacted data in order.
+ * In a stream, the blocks carry no text (it came as reasoning deltas), only the signature.
+ */
+function readReasoning(message: Json, reasoning: string, out: AnswerEvent[]): void {
+  const blocks = Array.isArray(message.thinking_blocks) ? message.thinking_blocks.map(obj).filter((b): b is Json => b !== null) : [];
+  if (!blocks.some((b) => str(b.thinking) !== '')) pushText(out, 'reasoning', reasoning);
+  for (const block of blocks) {
+    if (block.type === 'thinking') {
+      pushText(out, 'reasoning', str(block.thinking));
+      if (str(block.signature) !== '') out.push({ type: 'reasoning_signature', signature: str(block.signature) });
+    } else if (block.type === 'redacted_thinking' && typeof block.data === 'string') out.push({ type: 'redacted_reasoning', data: block.data });
+  }
+}
+
 /** One message or delta (choice 0's): reasoning, then text and refusal, then tool calls. */
 function readMessage(message: Json, reasoning: string, logprobs: Json[] | null, out: AnswerEvent[]): void {
-  pushText(out, 'reasoning', reasoning);
+  readReasoning(message, reasoning, out);
   const text = str(message.content);
   if (text !== '') out.push({ type: 'text', text, logprobs });
   pushText(out, 'refusal', str(message.refusal));

@@ -87,6 +87,7 @@ function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: Call
     sampling: call.conversation.sampling,
   };
   if (context.onServed) params.onServed = context.onServed;
+  if (context.betas) params.betas = context.betas;
   const affinity = call.conversation.affinity ?? context.affinity;
   if (affinity) params.affinity = affinity;
   return params;

@@ -31,7 +31,17 @@ export interface ChatMessage {
   tool_calls?: readonly Record<string, unknown>[];
   /** An assistant message's reasoning from an earlier turn (Responses reasoning items): an OpenAI-compatible upstream receives it as `reasoning_content`. */
   reasoning?: string;
+  /**
+   * An assistant message's thinking blocks as a provider signed them (Anthropic's
+   * `thinking` and `redacted_thinking`), from an earlier turn the provider answered: an
+   * upstream that speaks Messages receives them unchanged, before the turn's text; any
+   * other upstream leaves them out.
+   */
+  thinking?: readonly ThinkingBlock[];
 }
+
+/** A provider's signed reasoning, carried byte for byte. */
+export type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
 
 export interface TokenUsage {
   /** Every input token, those read from or written to the engine's prompt cache included. */
@@ -80,6 +90,8 @@ export interface CallContext {
   affinity?: AffinityHints;
   /** The coding agent's session the call belongs to (Claude Code's `X-Claude-Code-Session-Id`), when it named one. */
   sessionId?: string;
+  /** The caller's `anthropic-beta` values: an upstream that speaks Messages adds them to its deployment's own. */
+  betas?: readonly string[];
 }
 
 export interface ChatParams extends CallContext {

@@ -7,8 +7,11 @@
  * - a user message's tool_result blocks become tool messages (each must answer a tool_use
  *   of the assistant message before it), its images image parts, its documents file or
  *   text parts, its text the message's text;
- * - an assistant message's tool_use blocks become its tool calls; its thinking blocks are
- *   checked against their signature and never sent (nor redacted_thinking);
+ * - an assistant message's tool_use blocks become its tool calls; a thinking block Sluice
+ *   signed (an engine's reasoning, thinking-signature.ts) is left out; one signed by
+ *   someone else, and a redacted_thinking block, ride on the message as sent
+ *   (`ChatMessage.thinking`), for an anthropic-protocol upstream to receive unchanged;
+ *   the service refuses a foreign signature when the model is served otherwise;
  * - custom tools become function tools; a server tool no engine here runs is dropped (its
  *   name reported) or refused, as the caller says; tool_choice and
  *   disable_parallel_tool_use map onto chat's tool_choice and parallel_tool_calls;
@@ -17,7 +20,7 @@
  *   max_tokens is held at the cap the caller gives (the model's own output limit).
  */
 import { invalidRequest } from '../../domain/shared/errors.js';
-import type { ChatMessage } from '../../domain/models/inference-backend.port.js';
+import type { ChatMessage, ThinkingBlock } from '../../domain/models/inference-backend.port.js';
 import type { ChatRequest } from '../../domain/completions/chat-request.js';
 import type { ContentBlockIn, MessageParamIn, OutputConfigIn, TextBlockIn, ToolChoiceIn, ToolIn } from './body.js';
 import type { ThinkingSigner } from './thinking-signature.js';
@@ -125,44 +128,65 @@ function userTurn(blocks: readonly ContentBlockIn[], param: string, openToolUses
   if (parts.length > 0) out.push(userMessage(parts));
 }
 
-/** An assistant message's blocks: its text, its tool calls; thinking checked and left out. Returns the tool_use ids it opened. */
-function assistantTurn(blocks: readonly ContentBlockIn[], param: string, signer: ThinkingSigner, out: ChatMessage[]): Set<string> {
+/** The refusal of a thinking block whose signature is not Sluice's, on a model no anthropic-protocol upstream serves. */
+export const foreignSignature = (param: string) => invalidRequest(`${param}: Invalid \`signature\` in \`thinking\` block`, param);
+
+/** The conversation's messages, and the params of the thinking blocks signed by someone other than Sluice. */
+export interface Conversation {
+  messages: ChatMessage[];
+  foreignSignatures: string[];
+}
+
+/** An assistant message's blocks: its text, its tool calls, the thinking it carries (Sluice's own left out). Returns the tool_use ids it opened. */
+function assistantTurn(blocks: readonly ContentBlockIn[], param: string, signer: ThinkingSigner, out: Conversation): Set<string> {
   const texts: string[] = [];
   const calls: Json[] = [];
+  const thinking: ThinkingBlock[] = [];
   for (const [j, block] of blocks.entries()) {
     if (block.type === 'text') texts.push(block.text);
     else if (block.type === 'tool_use') calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } });
     else if (block.type === 'thinking') {
-      if (!signer.verifies(block.thinking, block.signature)) throw invalidRequest(`${param}[${j}].signature: Invalid \`signature\` in \`thinking\` block`, `${param}[${j}].signature`);
-    } else if (block.type !== 'redacted_thinking') {
-      throw invalidRequest(`${param}[${j}].type: ${block.type} blocks may only be sent in user messages`, `${param}[${j}].type`);
-    }
+      if (signer.verifies(block.thinking, block.signature)) continue;
+      thinking.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
+      out.foreignSignatures.push(`${param}[${j}].signature`);
+    } else if (block.type === 'redacted_thinking') thinking.push({ type: 'redacted_thinking', data: block.data });
+    else throw invalidRequest(`${param}[${j}].type: ${block.type} blocks may only be sent in user messages`, `${param}[${j}].type`);
   }
   const text = texts.join('\n');
-  if (calls.length === 0 && text === '') return new Set();
+  if (calls.length === 0 && text === '' && thinking.length === 0) return new Set();
   const message: ChatMessage = { role: 'assistant', content: text };
+  if (thinking.length > 0) message.thinking = thinking;
   if (calls.length > 0) {
     message.tool_calls = calls;
     if (text === '') message.wireContent = null;
   }
-  out.push(message);
+  out.messages.push(message);
   return new Set(calls.map((call) => call.id as string));
 }
 
+/** The system prompt as a message: its text, with its blocks carried when one has a `cache_control`. */
+function systemMessage(system: string | TextBlockIn[] | null | undefined): ChatMessage | null {
+  const content = systemTextOf(system);
+  if (content === '') return null;
+  const message: ChatMessage = { role: 'system', content };
+  if (Array.isArray(system) && system.some((block) => block.cache_control)) message.wireContent = system.map(textPart);
+  return message;
+}
+
 /** The conversation as chat messages: the system prompt first, then each turn. */
-export function messagesOf(system: string | TextBlockIn[] | null | undefined, messages: readonly MessageParamIn[], signer: ThinkingSigner): ChatMessage[] {
-  const out: ChatMessage[] = [];
-  const systemText = systemTextOf(system);
-  if (systemText !== '') out.push({ role: 'system', content: systemText });
+export function messagesConversationOf(system: string | TextBlockIn[] | null | undefined, messages: readonly MessageParamIn[], signer: ThinkingSigner): Conversation {
+  const out: Conversation = { messages: [], foreignSignatures: [] };
+  const systemPrompt = systemMessage(system);
+  if (systemPrompt) out.messages.push(systemPrompt);
   let openToolUses: ReadonlySet<string> = new Set();
   for (const [i, message] of messages.entries()) {
     const param = `messages[${i}].content`;
     if (typeof message.content === 'string') {
-      out.push({ role: message.role, content: message.content });
+      out.messages.push({ role: message.role, content: message.content });
       openToolUses = new Set();
     } else if (message.role === 'assistant') openToolUses = assistantTurn(message.content, param, signer, out);
     else {
-      userTurn(message.content, param, openToolUses, out);
+      userTurn(message.content, param, openToolUses, out.messages);
       openToolUses = new Set();
     }
   }
@@ -176,6 +200,8 @@ export interface MessagesCall {
   /** Server tools left out (named in a response header). */
   dropped: string[];
   stopSequences: readonly string[];
+  /** The params of thinking blocks signed by someone other than Sluice (refused unless an anthropic-protocol upstream serves). */
+  foreignSignatures: string[];
 }
 
 /** What an engine reads of the Messages body beyond the conversation. */
@@ -211,14 +237,15 @@ export function messagesCallOf(body: SamplingIn, mapping: MessagesMapping, outpu
     if (body.tool_choice) sampling.tool_choice = toolChoiceOf(body.tool_choice);
     if (body.tool_choice?.disable_parallel_tool_use === true) sampling.parallel_tool_calls = false;
   }
+  const conversation = messagesConversationOf(body.system, body.messages, mapping.signer);
   const request: ChatRequest = {
     model: body.model,
-    messages: messagesOf(body.system, body.messages, mapping.signer),
+    messages: conversation.messages,
     stream: body.stream === true,
     includeUsage: false,
     options: {},
     sampling,
     labels: null,
   };
-  return { request, tools, dropped, stopSequences };
+  return { request, tools, dropped, stopSequences, foreignSignatures: conversation.foreignSignatures };
 }

@@ -12,9 +12,10 @@ import { promptTextOf, type PromptTokenCounter } from '../../domain/completions/
 import type { PromptCounter } from '../../domain/completions/prompt-counter.js';
 import { hygienicMessages, type PromptHygiene } from '../../domain/completions/prompt-hygiene.js';
 import type { ModelResolver } from '../../domain/models/model-resolver.port.js';
+import type { ModelSpec } from '../../domain/models/model-spec.types.js';
 import type { WireCallContext } from '../wire-format.js';
 import type { CountTokensRequestBody, MessagesRequestBody } from './body.js';
-import { messagesCallOf, messagesOf, toolsOf, type MessagesCall, type ServerToolPolicy } from './mapper.js';
+import { foreignSignature, messagesCallOf, messagesConversationOf, toolsOf, type MessagesCall, type ServerToolPolicy } from './mapper.js';
 import type { ThinkingSigner } from './thinking-signature.js';
 import { MessageWriter, messageStart, messageWire, newMessageId } from './writer.js';
 
@@ -40,6 +41,16 @@ export interface MessagesServiceDeps {
   hygiene: PromptHygiene;
   signer: ThinkingSigner;
   serverTools: ServerToolPolicy;
+}
+
+/**
+ * A thinking block signed by someone else (the provider that answered an earlier turn)
+ * can only go back to that provider: it is refused, as Anthropic refuses a modified
+ * block, unless the model is served by an anthropic-protocol upstream. (When that model
+ * falls back to another protocol, the fallback's engine leaves the blocks out.)
+ */
+function refuseForeignThinking(model: ModelSpec, foreignSignatures: readonly string[]): void {
+  if (foreignSignatures.length > 0 && model.binding.upstream?.protocol !== 'anthropic') throw foreignSignature(foreignSignatures[0]!);
 }
 
 const PING: Json = { type: 'ping' };
@@ -102,7 +113,9 @@ export class MessagesService {
   async countTokens(caller: Caller, body: CountTokensRequestBody, context: WireCallContext): Promise<Json> {
     const model = this.deps.registry.require(body.model, 'chat');
     const { tools } = toolsOf(body.tools, this.deps.serverTools);
-    const messages = hygienicMessages(this.deps.hygiene, model, messagesOf(body.system, body.messages, this.deps.signer));
+    const conversation = messagesConversationOf(body.system, body.messages, this.deps.signer);
+    refuseForeignThinking(model, conversation.foreignSignatures);
+    const messages = hygienicMessages(this.deps.hygiene, model, conversation.messages);
     const prompt = { messages, tools, text: promptTextOf(messages, tools) };
     const counted = await this.deps.promptCounter.countPrompt(model, prompt, { requestId: context.requestId, signal: context.signal });
     caller.reply?.set({ [TOKEN_COUNT_METHOD_HEADER]: counted.method });
@@ -113,6 +126,7 @@ export class MessagesService {
     // max_tokens is held at the model's own output limit (agents ask for 32k to 64k).
     const model = this.deps.registry.require(body.model, 'chat');
     const call: MessagesCall = messagesCallOf(body, this.deps, Math.min(body.max_tokens, model.maxOutputTokens));
+    refuseForeignThinking(model, call.foreignSignatures);
     if (call.dropped.length > 0) caller.reply?.set({ [DROPPED_TOOLS_HEADER]: call.dropped.join(', ') });
     const origin = { route: context.route, requestId: context.requestId };
     const engine = await this.deps.chat.prepare(call.request.model, 'chat', conversationOf(call.request), streaming, origin);

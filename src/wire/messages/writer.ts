@@ -5,7 +5,9 @@
  *
  * Block discipline: a block's type never changes; when the answer moves from thinking to
  * text to a tool call, the open block is stopped and the next one started, with dense,
- * ordered indexes. A thinking block ends with its `signature_delta` (thinking-signature.ts).
+ * ordered indexes. A thinking block ends with its `signature_delta`: the provider's own
+ * signature when the engine sent one (an anthropic-protocol upstream), else Sluice's
+ * (thinking-signature.ts); a provider's redacted_thinking block is returned as sent.
  * Stop reasons: the engine's `stop` is `end_turn`, or `stop_sequence` with the sequence
  * when the engine says which one matched (vLLM's `stop_reason`); `length` is `max_tokens`;
  * `tool_calls` (or `stop` beside tool calls, as engines often say) is `tool_use`;
@@ -54,6 +56,8 @@ interface OpenBlock {
   /** The engine's index of the tool call this block is (null: a whole call, or not a tool call). */
   toolIndex: number | null;
   text: string;
+  /** A thinking block's signature from the provider (null: Sluice signs it). */
+  signature: string | null;
 }
 
 const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -106,6 +110,11 @@ export class MessageWriter {
     switch (event.type) {
       case 'reasoning':
         return this.#append('thinking', event.text);
+      case 'reasoning_signature':
+        return this.#signed(event.signature);
+      case 'redacted_reasoning':
+        this.#start({ type: 'redacted_thinking', data: event.data }, null);
+        return this.#close();
       case 'text':
         return this.#append('text', event.text);
       case 'refusal':
@@ -146,6 +155,13 @@ export class MessageWriter {
     this.#events.push({ type: 'content_block_delta', index: open.index, delta: type === 'text' ? { type: 'text_delta', text } : { type: 'thinking_delta', thinking: text } });
   }
 
+  /** The provider's signature ends the thinking block it signs (one with no text, when the provider omitted it). */
+  #signed(signature: string): void {
+    const open = this.#open?.block.type === 'thinking' ? this.#open : this.#start({ type: 'thinking', thinking: '', signature: '' }, null);
+    open.signature = signature;
+    this.#close();
+  }
+
   #toolCall(event: Extract<AnswerEvent, { type: 'tool_call' }>): void {
     const open = this.#open;
     const continues = event.index !== null && open?.block.type === 'tool_use' && open.toolIndex === event.index && (event.id === undefined || event.id === open.block.id);
@@ -159,7 +175,7 @@ export class MessageWriter {
 
   #start(block: Json, toolIndex: number | null): OpenBlock {
     this.#close();
-    const open: OpenBlock = { index: this.content.length, block, toolIndex, text: '' };
+    const open: OpenBlock = { index: this.content.length, block, toolIndex, text: '', signature: null };
     this.content.push(block);
     this.#events.push({ type: 'content_block_start', index: open.index, content_block: { ...block } });
     this.#open = open;
@@ -173,9 +189,9 @@ export class MessageWriter {
     const { block } = open;
     if (block.type === 'text') block.text = open.text;
     else if (block.type === 'tool_use') block.input = inputOf(open.text);
-    else {
+    else if (block.type === 'thinking') {
       block.thinking = open.text;
-      block.signature = this.signer.sign(open.text);
+      block.signature = open.signature ?? this.signer.sign(open.text);
       this.#events.push({ type: 'content_block_delta', index: open.index, delta: { type: 'signature_delta', signature: block.signature } });
     }
     this.#events.push({ type: 'content_block_stop', index: open.index });

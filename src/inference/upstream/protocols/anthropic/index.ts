@@ -14,7 +14,8 @@
  * lands separately, and the seam is the one place to add it.
  */
 import type { ChatOutput, ChatParams, ChatStreamEvent } from '../../../../domain/models/inference-backend.port.js';
-import type { Deployment } from '../../../../domain/models/model-spec.types.js';
+import type { Deployment, ModelSpec } from '../../../../domain/models/model-spec.types.js';
+import type { UpstreamTarget } from '../../http-client.js';
 import type { ProbeTarget, UpstreamAttempt, UpstreamProtocol, UpstreamProtocolDeps, UpstreamProtocolEntry } from '../../protocol.js';
 import { UsageCounter } from '../../usage-count.js';
 import { UpstreamClient } from '../../http-client.js';
@@ -42,6 +43,14 @@ export function anthropicHeaders(deployment: Deployment): Record<string, string>
 
 const ENDPOINT = { headers: anthropicHeaders };
 
+/** The deployment's target, its `anthropic-beta` joined by the caller's values (the deployment's first, none twice). */
+function targetWithBetas(model: ModelSpec, deployment: Deployment, betas: readonly string[] | undefined): UpstreamTarget {
+  const target = targetOf(model, deployment, ENDPOINT);
+  if (!betas || betas.length === 0) return target;
+  const merged = [...new Set([...(deployment.betas ?? []), ...betas])];
+  return { ...target, headers: { ...target.headers, 'anthropic-beta': merged.join(',') } };
+}
+
 /** Who the refusal of an unsupported field names: the hosted provider, else the deployment. */
 const providerOf = (deployment: Deployment): string => deployment.provider ?? `anthropic (deployment ${deployment.id})`;
 
@@ -55,7 +64,7 @@ export class AnthropicProtocol implements UpstreamProtocol {
 
   async chat(params: ChatParams, { model, deployment }: UpstreamAttempt): Promise<ChatOutput> {
     const body = messagesBody(params, model, upstreamName(model, deployment), providerOf(deployment), false);
-    const answer = await this.#client.postJson<unknown>(targetOf(model, deployment, ENDPOINT), '/messages', body, params);
+    const answer = await this.#client.postJson<unknown>(targetWithBetas(model, deployment, params.betas), '/messages', body, params);
     const message = readMessage(answer.body);
     if (!message) throw upstreamProtocolError(model.id, 'the answer has no content');
     return {
@@ -72,7 +81,7 @@ export class AnthropicProtocol implements UpstreamProtocol {
     // Mapped before the stream opens: a refused field is the caller's 400, not a failed attempt.
     const body = messagesBody(params, model, upstreamName(model, deployment), providerOf(deployment), true);
     return messagesStreamEvents(this.#client, params, model, {
-      target: targetOf(model, deployment, ENDPOINT),
+      target: targetWithBetas(model, deployment, params.betas),
       path: '/messages',
       body,
       count: (produced) => this.#usage.chat(params, model, produced),

@@ -56,12 +56,12 @@ function parseArguments(text: unknown): unknown {
 }
 
 /**
- * An assistant turn: its text, then its tool calls as `tool_use` blocks. An earlier turn's
- * `reasoning` is not sent: Messages takes thinking back only as a signed `thinking` block,
- * and a translated answer has no signature (Anthropic drops earlier turns' thinking anyway).
+ * An assistant turn: the provider's signed thinking blocks it carries (as sent, first, as
+ * Messages wants them), its text, then its tool calls as `tool_use` blocks. Unsigned
+ * `reasoning` is not sent: Messages takes thinking back only as a signed block.
  */
 function assistantBlocks(message: ChatMessage): Block[] {
-  const blocks: Block[] = [];
+  const blocks: Block[] = (message.thinking ?? []).map((block) => ({ ...block }));
   if (message.content !== '') blocks.push({ type: 'text', text: message.content });
   for (const call of message.tool_calls ?? []) {
     const fn = obj(call.function);

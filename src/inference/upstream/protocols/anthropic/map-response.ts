@@ -1,6 +1,8 @@
 /**
  * A Messages answer → the port's answer, in the OpenAI shape every wire reads (a carried
- * choice): text blocks → `content`, thinking blocks → `reasoning_content`, `tool_use`
+ * choice): text blocks → `content`, thinking blocks → `reasoning_content` (and, with
+ * their signatures, and redacted_thinking blocks as sent, `thinking_blocks`, the field
+ * OpenAI-format gateways carry them in, for the Messages wire to return), `tool_use`
  * blocks → `tool_calls` (input as JSON text), the stop reason → its finish reason. Usage:
  * Anthropic's `input_tokens` excludes the prompt cache's reads and writes, which it counts
  * apart (`cache_read_input_tokens`, `cache_creation_input_tokens`); the port's input count
@@ -56,10 +58,14 @@ export function readMessage(raw: unknown): MessagesAnswer | null {
   let content = '';
   let reasoning = '';
   const toolCalls: Json[] = [];
+  const thinkingBlocks: Json[] = [];
   for (const item of body.content) {
     const block = obj(item);
     if (block?.type === 'text' && typeof block.text === 'string') content += block.text;
-    else if (block?.type === 'thinking' && typeof block.thinking === 'string') reasoning += block.thinking;
+    else if (block?.type === 'thinking' && typeof block.thinking === 'string') {
+      reasoning += block.thinking;
+      thinkingBlocks.push({ type: 'thinking', thinking: block.thinking, signature: typeof block.signature === 'string' ? block.signature : '' });
+    } else if (block?.type === 'redacted_thinking' && typeof block.data === 'string') thinkingBlocks.push({ type: 'redacted_thinking', data: block.data });
     else if (block?.type === 'tool_use') toolCalls.push(toolCallOf(block));
   }
   const finishReason = finishReasonOf(body.stop_reason);
@@ -68,6 +74,7 @@ export function readMessage(raw: unknown): MessagesAnswer | null {
   const message: Json = { role: 'assistant', content: refused || (content === '' && toolCalls.length > 0) ? null : content };
   if (refused) message.refusal = content || 'The provider declined to answer.';
   if (reasoning !== '') message.reasoning_content = reasoning;
+  if (thinkingBlocks.length > 0) message.thinking_blocks = thinkingBlocks;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   return {
     content,

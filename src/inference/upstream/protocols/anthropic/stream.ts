@@ -4,8 +4,9 @@
  * `content`, `thinking_delta` → `reasoning_content`, a `tool_use` block's start and its
  * `input_json_delta`s → `tool_calls` deltas (one index per tool block), `message_delta`'s
  * stop reason → the finish reason. Usage comes from `message_start` (input, cache reads
- * and writes) and `message_delta` (output, cumulative). `ping` and signature deltas say
- * nothing to a translated answer. An `error` event, or a stream cut before
+ * and writes) and `message_delta` (output, cumulative). A thinking block's
+ * `signature_delta`, and a `redacted_thinking` block, become `thinking_blocks` (the
+ * signature ends the thinking block it signs; the Messages wire returns both as sent). An `error` event, or a stream cut before
  * `message_stop` (Anthropic's truncation), is the upstream's fault, never a short answer.
  */
 import type { ModelSpec } from '../../../../domain/models/model-spec.types.js';
@@ -63,12 +64,16 @@ function eventChunks(modelId: string, type: string | null, data: Json, state: Me
         state.toolIndexes.set(data.index as number, index);
         return [chunk({ tool_calls: [{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }] }, '')];
       }
+      if (block?.type === 'redacted_thinking' && typeof block.data === 'string') return [chunk({ thinking_blocks: [{ type: 'redacted_thinking', data: block.data }] }, '')];
       return typeof block?.text === 'string' && block.text !== '' ? [chunk({ content: block.text }, block.text)] : [];
     }
     case 'content_block_delta': {
       const delta = obj(data.delta);
       if (delta?.type === 'text_delta' && typeof delta.text === 'string') return [chunk({ content: delta.text }, delta.text)];
       if (delta?.type === 'thinking_delta' && typeof delta.thinking === 'string') return [chunk({ reasoning_content: delta.thinking }, delta.thinking)];
+      if (delta?.type === 'signature_delta' && typeof delta.signature === 'string') {
+        return [chunk({ thinking_blocks: [{ type: 'thinking', thinking: '', signature: delta.signature }] }, '')];
+      }
       if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string') {
         const index = state.toolIndexes.get(data.index as number) ?? 0;
         return [chunk({ tool_calls: [{ index, function: { arguments: delta.partial_json } }] }, delta.partial_json)];
