@@ -2,7 +2,7 @@
  * A fake Anthropic Messages API on loopback (plain node:http), built from the public
  * reference (https://docs.anthropic.com/en/api/messages, /messages-streaming, /errors):
  * `POST /v1/messages`, JSON or SSE (`message_start`, `content_block_start`, `ping`,
- * `content_block_delta` with text/thinking/input_json/signature deltas,
+ * `content_block_delta` with text/thinking/input_json/signature deltas, redacted_thinking,
  * `content_block_stop`, `message_delta`, `message_stop`), and `GET /v1/models`.
  *
  * It checks what it receives as Anthropic does: the `x-api-key` (401
@@ -95,9 +95,10 @@ function sse(res: ServerResponse, type: string, data: Json): void {
   res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
 }
 
-/** A block's deltas, as Anthropic streams them: text and JSON in two pieces, thinking then its signature. */
+/** A block's deltas, as Anthropic streams them: text and JSON in two pieces, thinking then its signature; redacted_thinking whole in its start. */
 function blockEvents(res: ServerResponse, index: number, block: Json): void {
-  const start = block.type === 'tool_use' ? { ...block, input: {} } : block.type === 'thinking' ? { type: 'thinking', thinking: '' } : { type: 'text', text: '' };
+  const start =
+    block.type === 'tool_use' ? { ...block, input: {} } : block.type === 'thinking' ? { type: 'thinking', thinking: '' } : block.type === 'redacted_thinking' ? block : { type: 'text', text: '' };
   sse(res, 'content_block_start', { index, content_block: start });
   const halves = (s: string) => [s.slice(0, Math.ceil(s.length / 2)), s.slice(Math.ceil(s.length / 2))].filter((p) => p !== '');
   if (block.type === 'text') for (const text of halves(block.text)) sse(res, 'content_block_delta', { index, delta: { type: 'text_delta', text } });

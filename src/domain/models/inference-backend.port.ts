@@ -38,6 +38,19 @@ export interface ChatMessage {
    * other upstream leaves them out.
    */
   thinking?: readonly ThinkingBlock[];
+  /**
+   * A system prompt's text blocks as sent, when one has a `cache_control` (Anthropic's
+   * prompt cache): an upstream that speaks Messages sends them as its `system` blocks;
+   * any other reads `content`, the same text.
+   */
+  cachedBlocks?: readonly CachedTextBlock[];
+}
+
+/** A text block with its prompt-cache marker. */
+export interface CachedTextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: Record<string, unknown>;
 }
 
 /** A provider's signed reasoning, carried byte for byte. */

@@ -3,7 +3,8 @@
  * on the chat path every engine speaks (upstream engines and the in-process runtimes):
  *
  * - `system` (a string or text blocks) becomes the leading system message (the chat call
- *   removes Claude Code's per-request billing line from it, domain/completions/prompt-hygiene.ts);
+ *   removes Claude Code's per-request billing line from it, domain/completions/prompt-hygiene.ts),
+ *   its blocks kept beside the text when one has a `cache_control`;
  * - a user message's tool_result blocks become tool messages (each must answer a tool_use
  *   of the assistant message before it), its images image parts, its documents file or
  *   text parts, its text the message's text;
@@ -20,7 +21,7 @@
  *   max_tokens is held at the cap the caller gives (the model's own output limit).
  */
 import { invalidRequest } from '../../domain/shared/errors.js';
-import type { ChatMessage, ThinkingBlock } from '../../domain/models/inference-backend.port.js';
+import type { CachedTextBlock, ChatMessage, ThinkingBlock } from '../../domain/models/inference-backend.port.js';
 import type { ChatRequest } from '../../domain/completions/chat-request.js';
 import type { ContentBlockIn, MessageParamIn, OutputConfigIn, TextBlockIn, ToolChoiceIn, ToolIn } from './body.js';
 import type { ThinkingSigner } from './thinking-signature.js';
@@ -164,12 +165,15 @@ function assistantTurn(blocks: readonly ContentBlockIn[], param: string, signer:
   return new Set(calls.map((call) => call.id as string));
 }
 
-/** The system prompt as a message: its text, with its blocks carried when one has a `cache_control`. */
+const cachedBlockOf = (block: TextBlockIn): CachedTextBlock =>
+  block.cache_control ? { type: 'text', text: block.text, cache_control: block.cache_control } : { type: 'text', text: block.text };
+
+/** The system prompt as a message: its text, with its blocks carried beside it when one has a `cache_control` (for an anthropic-protocol upstream). */
 function systemMessage(system: string | TextBlockIn[] | null | undefined): ChatMessage | null {
   const content = systemTextOf(system);
   if (content === '') return null;
   const message: ChatMessage = { role: 'system', content };
-  if (Array.isArray(system) && system.some((block) => block.cache_control)) message.wireContent = system.map(textPart);
+  if (Array.isArray(system) && system.some((block) => block.cache_control)) message.cachedBlocks = system.map(cachedBlockOf);
   return message;
 }
 

@@ -77,8 +77,8 @@ function toolResultBlock(message: ChatMessage, unsupported: Unsupported): Block 
 }
 
 /**
- * System messages → `system` (their text, or text blocks when a part carries
- * `cache_control`); the rest → alternating turns (tool results join the user turn that
+ * System messages → `system` (their text, or text blocks when a part or a carried block
+ * has a `cache_control`); the rest → alternating turns (tool results join the user turn that
  * follows the tool calls).
  */
 export function mapMessages(messages: readonly ChatMessage[], unsupported: Unsupported): { system: string | Block[] | null; messages: Json[] } {
@@ -92,7 +92,7 @@ export function mapMessages(messages: readonly ChatMessage[], unsupported: Unsup
     else out.push({ role, content: blocks });
   };
   for (const m of messages) {
-    if (m.role === 'system') system.push(...userBlocks(m, unsupported));
+    if (m.role === 'system') system.push(...(m.cachedBlocks ? m.cachedBlocks.map((block) => ({ ...block })) : userBlocks(m, unsupported)));
     else if (m.role === 'assistant') push('assistant', assistantBlocks(m));
     else if (m.role === 'tool') push('user', [toolResultBlock(m, unsupported)]);
     else push('user', userBlocks(m, unsupported));
