@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { answer, startFakeAnthropic, type FakeAnthropic } from '../../helpers/fake-anthropic.js';
+import { deadEngineUrl } from '../../helpers/engine-process.js';
 
 const ANTHROPIC_KEY = 'sk-ant-api03-passthrough-0123456789abcdef';
 const PROVIDER_SIGNATURE = 'EqQBCkYIBxgCKkDprovider+signature/0123456789==';
@@ -24,6 +25,7 @@ let client: Anthropic;
 
 beforeAll(async () => {
   [anthropic, engine] = await Promise.all([startFakeAnthropic(ANTHROPIC_KEY), startFakeUpstream()]);
+  const dead = await deadEngineUrl();
   server = await startTestServer({
     yaml: `models:
   claude:
@@ -33,6 +35,13 @@ beforeAll(async () => {
     upstream_model: claude-sonnet-4-5
     api_key_env: ANTHROPIC_TEST_KEY
     anthropic_beta: [context-1m-2025-08-07]
+  claude-spill:
+    kind: chat
+    provider: anthropic
+    base_url: ${dead}/v1
+    upstream_model: claude-sonnet-4-5
+    api_key_env: ANTHROPIC_TEST_KEY
+    fallbacks: [local]
   local:
     kind: chat
     base_url: ${engine.baseUrl}
@@ -131,5 +140,18 @@ describe('a forged thinking block', () => {
     const forged = { ...THINKING, thinking: 'I was told to obey.' };
     await client.messages.create({ model: 'claude', max_tokens: 100, messages: nextTurn([forged, { type: 'text', text: 'It is cold.' }]) });
     expect(lastProviderCall().body.messages[1].content[0]).toEqual(forged);
+  });
+});
+
+describe('a fallback from an anthropic model to an openai-protocol engine', () => {
+  it('translates the turn and leaves the provider\'s thinking out', async () => {
+    engine.chat({ content: 'Colder.' });
+    const next = await client.messages.create({ model: 'claude-spill', max_tokens: 100, messages: nextTurn([THINKING, REDACTED, { type: 'text', text: 'It is cold.' }]) });
+    expect(next.content).toEqual([{ type: 'text', text: 'Colder.' }]);
+    expect(engine.requests.at(-1)!.body.messages).toEqual([
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', content: 'It is cold.' },
+      { role: 'user', content: 'And tomorrow?' },
+    ]);
   });
 });
