@@ -1,0 +1,64 @@
+/**
+ * Shared setup of the Claude Code suites: the sluice.yaml of docs/claude-code.md (two
+ * engine models, Claude Code's names aliased onto them), an engine scripted to make Claude
+ * Code write a file, and what that engine must have received.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { FakeUpstream } from '../../helpers/fake-upstream.js';
+import { toolLoop } from '../../helpers/tool-loop-engine.js';
+
+export const CONTENT = 'Sluice carried this file.\n';
+export const FINAL = 'Created notes.txt.';
+export const THOUGHT = 'The user wants a file, so I will call Write.';
+export const PROMPT = 'Create notes.txt in this folder containing "Sluice carried this file."';
+
+/** The sluice.yaml of the docs: two engine models and Claude Code's names aliased onto them. */
+export function claudeCodeYaml(engineUrl: string): string {
+  return [
+    'models:',
+    `  big-coder: { backend: openai, base_url: ${JSON.stringify(engineUrl)}, upstream_model: qwen3-coder-30b }`,
+    `  small-coder: { backend: openai, base_url: ${JSON.stringify(engineUrl)}, upstream_model: qwen3-4b }`,
+    'aliases:',
+    '  "claude-*haiku*": small-coder',
+    '  "claude-*": big-coder',
+    '',
+  ].join('\n');
+}
+
+/** A fresh working folder and the engine scripted to write `notes.txt` in it. */
+export function scriptWriteLoop(engine: FakeUpstream) {
+  const cwd = mkdtempSync(join(tmpdir(), 'sluice-claude-work-'));
+  const target = join(cwd, 'notes.txt');
+  const call = { id: 'call_write_notes', name: 'Write', arguments: JSON.stringify({ file_path: target, content: CONTENT }) };
+  engine.reset();
+  engine.setDefault('/chat/completions', toolLoop(call, FINAL, { reasoning: THOUGHT }));
+  return { cwd, target, call };
+}
+
+/** What the engine received: two streamed turns, the second carrying the call and its result, never the thought. */
+export function expectEngineSawTheLoop(engine: FakeUpstream, call: { id: string; arguments: string }, target: string, upstreamModel = 'qwen3-coder-30b') {
+  const bodies = engine.requests.filter((r) => r.path === '/chat/completions').map((r) => r.body);
+  expect(bodies).toHaveLength(2);
+  const [first, second] = bodies;
+  for (const body of bodies) {
+    expect(body).toMatchObject({ model: upstreamModel, stream: true });
+    const write = body.tools.find((t: any) => t.function?.name === 'Write');
+    expect(write).toMatchObject({
+      type: 'function',
+      function: { parameters: { type: 'object', properties: { file_path: { type: 'string' }, content: { type: 'string' } }, required: ['file_path', 'content'] } },
+    });
+  }
+  expect(first.messages.at(-1).role).not.toBe('tool');
+  const assistant = second.messages.find((m: any) => m.role === 'assistant');
+  expect(assistant.tool_calls).toEqual([{ id: call.id, type: 'function', function: { name: 'Write', arguments: call.arguments } }]);
+  const toolMessage = second.messages.at(-1);
+  expect(toolMessage).toMatchObject({ role: 'tool', tool_call_id: call.id });
+  expect(JSON.stringify(toolMessage.content)).toContain(`File created successfully at: ${target}`);
+  // The earlier turn's thinking never goes back to the engine, as content or as a field.
+  expect(JSON.stringify(second.messages)).not.toContain(THOUGHT.slice(0, 20));
+  expect(assistant).not.toHaveProperty('reasoning_content');
+  expect(assistant).not.toHaveProperty('thinking');
+}
