@@ -17,7 +17,7 @@ import { claudeCodeBinary, runClaudeCode } from '../../helpers/claude-code.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
 import { usageOf } from '../inference/setup.js';
-import { CONTENT, FINAL, PROMPT, claudeCodeYaml, expectEngineSawTheLoop, scriptWriteLoop } from './setup.js';
+import { CONTENT, FINAL, PROMPT, SMALL_UPSTREAM, claudeCodeYaml, expectEngineSawTheLoop, scriptWriteLoop } from './setup.js';
 
 const claude = await claudeCodeBinary();
 
@@ -53,12 +53,12 @@ describe.skipIf(claude === null)('Claude Code through /v1/messages', () => {
   });
 
   it('ANTHROPIC_API_KEY and the haiku tier: the same loop on the small model', { timeout: 180_000 }, async () => {
-    const { cwd, target } = scriptWriteLoop(engine);
+    const { cwd, target, call } = scriptWriteLoop(engine);
     const tenant = await server.newTenant();
     const run = await runClaudeCode(claude!, { baseUrl: server.baseUrl, apiKey: tenant.key, prompt: PROMPT, cwd, args: ['--model', 'haiku'] });
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     expect(readFileSync(target, 'utf8')).toBe(CONTENT);
-    expect(engine.requests.map((r) => r.body?.model)).toEqual(['qwen3-4b', 'qwen3-4b']);
+    expectEngineSawTheLoop(engine, call, target, SMALL_UPSTREAM);
     expect((await usageOf(server, tenant.projectId)).map((r) => r.model)).toEqual(['small-coder', 'small-coder']);
   });
 

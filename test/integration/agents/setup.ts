@@ -3,9 +3,10 @@
  * engine models, Claude Code's names aliased onto them), an engine scripted to make Claude
  * Code write a file, and what that engine must have received.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import path, { join } from 'node:path';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { expect } from 'vitest';
 import type { FakeUpstream } from '../../helpers/fake-upstream.js';
 import { toolLoop } from '../../helpers/tool-loop-engine.js';
@@ -15,18 +16,23 @@ export const FINAL = 'Created notes.txt.';
 export const THOUGHT = 'The user wants a file, so I will call Write.';
 export const PROMPT = 'Create notes.txt in this folder containing "Sluice carried this file."';
 
-/** The sluice.yaml of the docs: two engine models and Claude Code's names aliased onto them. */
+const DOCS_PAGE = readFileSync(path.resolve(import.meta.dirname, '../../../docs/claude-code.md'), 'utf8');
+
+/**
+ * The `sluice.yaml` of docs/claude-code.md, as printed there (its first yaml block), with
+ * every model's `base_url` pointed at `engineUrl`: the tests run the page's own config.
+ */
 export function claudeCodeYaml(engineUrl: string): string {
-  return [
-    'models:',
-    `  big-coder: { backend: openai, base_url: ${JSON.stringify(engineUrl)}, upstream_model: qwen3-coder-30b }`,
-    `  small-coder: { backend: openai, base_url: ${JSON.stringify(engineUrl)}, upstream_model: qwen3-4b }`,
-    'aliases:',
-    '  "claude-*haiku*": small-coder',
-    '  "claude-*": big-coder',
-    '',
-  ].join('\n');
+  const block = /```yaml\n([\s\S]*?)```/.exec(DOCS_PAGE)?.[1];
+  if (!block) throw new Error('docs/claude-code.md has no yaml block');
+  const config = parseYaml(block) as { models: Record<string, { base_url?: string }> };
+  for (const model of Object.values(config.models)) model.base_url = engineUrl;
+  return stringifyYaml(config);
 }
+
+/** The engine model each docs model names (`upstream_model`). */
+export const BIG_UPSTREAM = 'Qwen/Qwen3-Coder-30B-A3B-Instruct';
+export const SMALL_UPSTREAM = 'Qwen/Qwen3-4B-Instruct-2507';
 
 /** A fresh working folder and the engine scripted to write `notes.txt` in it. */
 export function scriptWriteLoop(engine: FakeUpstream) {
@@ -39,7 +45,7 @@ export function scriptWriteLoop(engine: FakeUpstream) {
 }
 
 /** What the engine received: two streamed turns, the second carrying the call and its result, never the thought. */
-export function expectEngineSawTheLoop(engine: FakeUpstream, call: { id: string; arguments: string }, target: string, upstreamModel = 'qwen3-coder-30b') {
+export function expectEngineSawTheLoop(engine: FakeUpstream, call: { id: string; arguments: string }, target: string, upstreamModel = BIG_UPSTREAM) {
   const bodies = engine.requests.filter((r) => r.path === '/chat/completions').map((r) => r.body);
   expect(bodies).toHaveLength(2);
   const [first, second] = bodies;
