@@ -1,7 +1,8 @@
 /**
  * A fake engine behaviour for tool loops, as an engine with a tool-calling model behaves:
- * while the conversation has no tool result it answers with `call`; once the last message
- * is a `tool` message it answers `answer`. JSON or SSE, as the request asks (the stream
+ * while the user's last turn has no tool result it answers with `call`; once a `tool`
+ * message follows the last user message it answers `answer` (a system message may come
+ * after the tool result, as Claude Code sends one with each turn). JSON or SSE, as the request asks (the stream
  * ends with a usage chunk when `stream_options.include_usage` is set).
  *
  *   upstream.setDefault('/chat/completions', toolLoop({ id: 'call_oslo', name: 'weather', arguments: '{"city":"Oslo"}' }, 'It is 21 degrees.'));
@@ -17,7 +18,8 @@ export function toolLoop(call: FakeToolCall, answer: string, options: { reasonin
   let sequence = 0;
   return handler((req, res) => {
     const messages: Array<{ role?: string }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
-    const answered = messages.at(-1)?.role === 'tool';
+    const lastUser = messages.findLastIndex((m) => m.role === 'user');
+    const answered = messages.slice(lastUser + 1).some((m) => m.role === 'tool');
     const reasoning = answered ? null : (options.reasoning ?? null);
     const reply = answered ? { ...DEFAULT_CHAT, content: answer } : { ...DEFAULT_CHAT, reasoning, toolCalls: [call] };
     if (req.body?.stream !== true) {
