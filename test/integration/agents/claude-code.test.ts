@@ -17,7 +17,7 @@ import { claudeCodeBinary, runClaudeCode } from '../../helpers/claude-code.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
 import { usageOf } from '../inference/setup.js';
-import { CONTENT, FINAL, PROMPT, SMALL_UPSTREAM, claudeCodeYaml, expectEngineSawTheLoop, scriptWriteLoop } from './setup.js';
+import { CONTENT, FINAL, PROMPT, SMALL, claudeCodeYaml, expectEngineSawTheLoop, scriptWriteLoop } from './setup.js';
 
 const claude = await claudeCodeBinary();
 
@@ -58,7 +58,7 @@ describe.skipIf(claude === null)('Claude Code through /v1/messages', () => {
     const run = await runClaudeCode(claude!, { baseUrl: server.baseUrl, apiKey: tenant.key, prompt: PROMPT, cwd, args: ['--model', 'haiku'] });
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     expect(readFileSync(target, 'utf8')).toBe(CONTENT);
-    expectEngineSawTheLoop(engine, call, target, SMALL_UPSTREAM);
+    expectEngineSawTheLoop(engine, call, target, SMALL);
     expect((await usageOf(server, tenant.projectId)).map((r) => r.model)).toEqual(['small-coder', 'small-coder']);
   });
 

@@ -18,21 +18,29 @@ export const PROMPT = 'Create notes.txt in this folder containing "Sluice carrie
 
 const DOCS_PAGE = readFileSync(path.resolve(import.meta.dirname, '../../../docs/claude-code.md'), 'utf8');
 
-/**
- * The `sluice.yaml` of docs/claude-code.md, as printed there (its first yaml block), with
- * every model's `base_url` pointed at `engineUrl`: the tests run the page's own config.
- */
-export function claudeCodeYaml(engineUrl: string): string {
+interface DocsModel {
+  base_url: string;
+  upstream_model: string;
+  max_output_tokens: number;
+}
+
+/** The `sluice.yaml` of docs/claude-code.md, as printed there (its first yaml block). */
+function docsConfig(): { models: Record<string, DocsModel>; aliases: Record<string, string> } {
   const block = /```yaml\n([\s\S]*?)```/.exec(DOCS_PAGE)?.[1];
   if (!block) throw new Error('docs/claude-code.md has no yaml block');
-  const config = parseYaml(block) as { models: Record<string, { base_url?: string }> };
+  return parseYaml(block);
+}
+
+/** The page's config with every model's `base_url` pointed at `engineUrl`: the tests run the page's own config. */
+export function claudeCodeYaml(engineUrl: string): string {
+  const config = docsConfig();
   for (const model of Object.values(config.models)) model.base_url = engineUrl;
   return stringifyYaml(config);
 }
 
-/** The engine model each docs model names (`upstream_model`). */
-export const BIG_UPSTREAM = 'Qwen/Qwen3-Coder-30B-A3B-Instruct';
-export const SMALL_UPSTREAM = 'Qwen/Qwen3-4B-Instruct-2507';
+/** The page's two models, as the engine is asked for them. */
+export const BIG = docsConfig().models['big-coder']!;
+export const SMALL = docsConfig().models['small-coder']!;
 
 /** A fresh working folder and the engine scripted to write `notes.txt` in it. */
 export function scriptWriteLoop(engine: FakeUpstream) {
@@ -45,12 +53,13 @@ export function scriptWriteLoop(engine: FakeUpstream) {
 }
 
 /** What the engine received: two streamed turns, the second carrying the call and its result, never the thought. */
-export function expectEngineSawTheLoop(engine: FakeUpstream, call: { id: string; arguments: string }, target: string, upstreamModel = BIG_UPSTREAM) {
+export function expectEngineSawTheLoop(engine: FakeUpstream, call: { id: string; arguments: string }, target: string, served: DocsModel = BIG) {
   const bodies = engine.requests.filter((r) => r.path === '/chat/completions').map((r) => r.body);
   expect(bodies).toHaveLength(2);
   const [first, second] = bodies;
   for (const body of bodies) {
-    expect(body).toMatchObject({ model: upstreamModel, stream: true });
+    // The model the page names, Claude Code's 128k max_tokens held to the page's max_output_tokens.
+    expect(body).toMatchObject({ model: served.upstream_model, stream: true, max_tokens: served.max_output_tokens });
     const write = body.tools.find((t: any) => t.function?.name === 'Write');
     expect(write).toMatchObject({
       type: 'function',
