@@ -44,12 +44,15 @@ describe.skipIf(claude === null)('Claude Code through /v1/messages', () => {
     expect(readFileSync(target, 'utf8')).toBe(CONTENT);
     expectEngineSawTheLoop(engine, call, target);
 
+    // One record per turn: the model that served it, the engine's tokens, and Claude Code's session on both.
     const records = await usageOf(server, tenant.projectId);
     expect(records).toHaveLength(2);
     for (const record of records) {
-      expect(record).toMatchObject({ route: expect.stringContaining('messages'), model: 'big-coder', status: 200, inputTokens: 11, outputTokens: 7 });
+      expect(record).toMatchObject({ route: '/v1/messages', model: 'big-coder', status: 200, inputTokens: 11, outputTokens: 7 });
       expect(record.payer).toEqual({ kind: 'project', id: tenant.projectId });
     }
+    expect(records[0]!.sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(records[1]!.sessionId).toBe(records[0]!.sessionId);
   });
 
   it('ANTHROPIC_API_KEY and the haiku tier: the same loop on the small model', { timeout: 180_000 }, async () => {
