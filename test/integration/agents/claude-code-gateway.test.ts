@@ -62,10 +62,13 @@ describe.skipIf(claude === null)('Claude Code through the signed gateway', () =>
       const meters = Object.fromEntries(settled.filter((e) => e.requestId === requestId).map((e) => [e.meter, e.quantity]));
       expect(meters).toEqual({ input_tokens: 11, output_tokens: 7 });
     }
+    // Recorded for the gateway's tenant with the intermediary as payer, under the session the edge passed on.
     const records = await usageOf(server, gatewayProjectId('default'));
-    expect(records.map((r) => [r.model, r.status, r.inputTokens, r.outputTokens, r.payer])).toEqual([
-      ['big-coder', 200, 11, 7, { kind: 'intermediary', id: 'default' }],
-      ['big-coder', 200, 11, 7, { kind: 'intermediary', id: 'default' }],
+    expect(records.map((r) => [r.route, r.model, r.status, r.inputTokens, r.outputTokens, r.payer])).toEqual([
+      ['/gateway/v1/messages', 'big-coder', 200, 11, 7, { kind: 'intermediary', id: 'default' }],
+      ['/gateway/v1/messages', 'big-coder', 200, 11, 7, { kind: 'intermediary', id: 'default' }],
     ]);
+    expect(records[0]!.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(records[1]!.sessionId).toBe(records[0]!.sessionId);
   });
 });
