@@ -21,14 +21,21 @@ beforeAll(async () => {
 });
 afterAll(async () => anthropic?.close());
 
+interface LoopOptions {
+  env?: Record<string, string>;
+  args?: string[];
+  /** What Claude Code prints on stderr (nothing, unless a test says otherwise). */
+  stderr?: string;
+}
+
 /** One tool loop (Write, then a final text) run against the recorder; its requests. */
-async function recordedLoop(auth: { authToken?: string; apiKey?: string }, env: Record<string, string> = {}, stderr = '') {
+async function recordedLoop(auth: { authToken?: string; apiKey?: string }, { env = {}, args = [], stderr = '' }: LoopOptions = {}) {
   const cwd = mkdtempSync(join(tmpdir(), 'sluice-claude-work-'));
   const target = join(cwd, 'hello.txt');
   anthropic.requests.length = 0;
   anthropic.enqueue([{ type: 'tool_use', id: 'toolu_write', name: 'Write', input: { file_path: target, content: 'recorded\n' } }]);
   anthropic.enqueue([{ type: 'text', text: 'Wrote hello.txt.' }]);
-  const run = await runClaudeCode(claude!, { baseUrl: anthropic.baseUrl, ...auth, prompt: 'Create hello.txt containing "recorded"', cwd, env });
+  const run = await runClaudeCode(claude!, { baseUrl: anthropic.baseUrl, ...auth, prompt: 'Create hello.txt containing "recorded"', cwd, env, args });
   expect(run.stderr).toBe(stderr);
   expect(run.code).toBe(0);
   expect(run.stdout.trim()).toBe('Wrote hello.txt.');
@@ -103,7 +110,7 @@ describe.skipIf(claude === null)('Claude Code 2.1.337 against a recording Anthro
     // Claude Code does not know the name: it warns on stderr, assumes a 1M context (the
     // context-1m beta) and asks for less output. An alias in sluice.yaml avoids all three.
     const warning = '[claude-code:unrecognized_model] {"model":"big-coder[1m]","query_source":"sdk"}\n';
-    const { requests } = await recordedLoop({ apiKey: 'sk-sluice-recorded' }, { ANTHROPIC_DEFAULT_OPUS_MODEL: 'big-coder' }, warning);
+    const { requests } = await recordedLoop({ apiKey: 'sk-sluice-recorded' }, { env: { ANTHROPIC_DEFAULT_OPUS_MODEL: 'big-coder' }, stderr: warning });
     expect(requests).toHaveLength(2);
     for (const request of requests) {
       expect(request.headers['x-api-key']).toBe('sk-sluice-recorded');
@@ -111,5 +118,32 @@ describe.skipIf(claude === null)('Claude Code 2.1.337 against a recording Anthro
       expect(request.body).toMatchObject({ model: 'big-coder', max_tokens: 32_000 });
       expect(betas(request)).toContain('context-1m-2025-08-07');
     }
+  });
+
+  it('the haiku tier: a role "system" message after each tool result, counting the tokens left', { timeout: 180_000 }, async () => {
+    const { requests } = await recordedLoop({ authToken: 'sk-sluice-recorded' }, { args: ['--model', 'haiku'] });
+    expect(requests.map((r) => r.body.model)).toEqual(['claude-haiku-5-5', 'claude-haiku-5-5']);
+    const second = requests[1]!.body.messages;
+    expect(second.map((m: any) => m.role)).toEqual(['user', 'system', 'assistant', 'user', 'system']);
+    expect(second[4].content).toEqual([
+      { type: 'text', text: expect.stringMatching(/^<total_tokens>\d+ tokens left<\/total_tokens>$/), cache_control: { type: 'ephemeral' } },
+    ]);
+  });
+
+  it('ToolSearch: its result carries tool_reference blocks and text, and the tool it found joins `tools` as deferred', { timeout: 180_000 }, async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'sluice-claude-work-'));
+    anthropic.requests.length = 0;
+    anthropic.enqueue([{ type: 'tool_use', id: 'toolu_search', name: 'ToolSearch', input: { query: 'select:WebFetch', max_results: 5 } }]);
+    anthropic.enqueue([{ type: 'text', text: 'Found it.' }]);
+    const run = await runClaudeCode(claude!, { baseUrl: anthropic.baseUrl, authToken: 'sk-sluice-recorded', prompt: 'Find a tool that fetches web pages', cwd });
+    expect({ code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({ code: 0, stdout: 'Found it.\n', stderr: '' });
+    const [first, second] = anthropic.messages();
+    const deferred = (request: AnthropicRecordedRequest) => request.body.tools.filter((t: any) => t.defer_loading === true).map((t: any) => t.name);
+    expect(deferred(first!)).toEqual(['DeferredToolPlaceholder']);
+    expect(deferred(second!)).toEqual(['WebFetch', 'DeferredToolPlaceholder']);
+    expect(second!.body.messages.at(-1).content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_search', content: [{ type: 'tool_reference', tool_name: 'WebFetch' }] },
+      { type: 'text', text: 'Tool loaded.', cache_control: { type: 'ephemeral' } },
+    ]);
   });
 });
