@@ -15,7 +15,7 @@
  *   run.code; run.stdout; run.stderr
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { agentCli } from './agent-cli.js';
@@ -98,5 +98,6 @@ export async function runClaudeCode(binary: string, options: ClaudeCodeOptions):
     return { code, signal, stdout, stderr };
   } finally {
     clearTimeout(timer);
+    rmSync(home, { recursive: true, force: true });
   }
 }
