@@ -57,6 +57,7 @@ export function createBilling(infra: CoreInfrastructure): CorePart<CoreBilling> 
     observe: (record) => {
       metrics.usageTokens.inc([record.model, 'input'], record.inputTokens);
       metrics.usageTokens.inc([record.model, 'output'], record.outputTokens);
+      if (record.cachedInputTokens) metrics.usageTokens.inc([record.model, 'cached_input'], record.cachedInputTokens);
       metrics.usageCostMicros.inc([record.model], record.costMicros);
     },
     // Settlement messages are written leased to this process's deliverer, which sends them from memory.

@@ -18,7 +18,7 @@ import {
   type RuntimeKind,
 } from '../domain/models/model-spec.types.js';
 import type { ConfigFile, ModelConfig, ModelFileConfig } from './schema.js';
-import { checkRouting, resolveDeployments } from './routing-config.js';
+import { checkRouting, resolveAffinity, resolveDeployments } from './routing-config.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -131,6 +131,8 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
     price: {
       inputPerMillionUsd: m.price?.input_per_million_usd ?? entry.inputPerMillionUsd,
       outputPerMillionUsd: m.price?.output_per_million_usd ?? entry.outputPerMillionUsd,
+      ...(m.price?.cached_input_per_million_usd === undefined ? {} : { cachedInputPerMillionUsd: m.price.cached_input_per_million_usd }),
+      ...(m.price?.cache_write_per_million_usd === undefined ? {} : { cacheWritePerMillionUsd: m.price.cache_write_per_million_usd }),
     },
     binding: {
       backend,
@@ -147,6 +149,7 @@ function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: En
     declared: m.kind !== undefined || !CATALOG_BY_LOWER_ID.has(id.toLowerCase()),
     fallbacks: m.fallbacks ?? [],
     contextWindowFallbacks: m.context_window_fallbacks ?? [],
+    ...(m.affinity === undefined ? {} : { affinity: resolveAffinity(m.affinity) }),
   });
 }
 

@@ -5,7 +5,7 @@
  * start-up with its path.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { DEFAULT_UPSTREAM_PROTOCOL, type Deployment } from '../domain/models/model-spec.types.js';
+import { DEFAULT_UPSTREAM_PROTOCOL, type AffinityKeyKind, type AffinitySettings, type Deployment } from '../domain/models/model-spec.types.js';
 
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
 
@@ -40,6 +40,26 @@ export const UpstreamFileSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const AffinityKeySchema = Type.Union(
+  [Type.Literal('prompt_cache_key'), Type.Literal('session_header'), Type.Literal('previous_response'), Type.Literal('user'), Type.Literal('prefix')],
+  { description: 'what keys a session: prompt_cache_key, session_header (X-Claude-Code-Session-Id), previous_response (the chain\'s root), user, prefix (the prompt\'s first prefix_chars characters)' },
+);
+
+/** `routing.affinity` and a model's `affinity`: which key pins a session to a deployment, and the load bound. */
+export const AffinityFileSchema = Type.Object(
+  {
+    key: Type.Union([AffinityKeySchema, Type.Array(AffinityKeySchema, { minItems: 1, maxItems: 5 })], {
+      description: 'a key, or keys in order of preference (the first the request carries)',
+    }),
+    prefix_chars: Type.Optional(Type.Integer({ minimum: 16, maximum: 1_000_000, description: 'characters of the prompt the prefix key hashes (default 2048)' })),
+    load_factor: Type.Optional(
+      Type.Number({ minimum: 1, maximum: 10, description: 'a deployment keeps its sessions while its calls in flight stay under this times its share (default 1.25)' }),
+    ),
+    ttl_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 86_400, description: 'how long a pin lasts after the session\'s last turn (default 3600)' })),
+  },
+  { additionalProperties: false },
+);
+
 /** The model-level keys, merged into ModelFileSchema. */
 export const ModelRoutingFileFields = {
   upstream: Type.Optional(UpstreamFileSchema),
@@ -48,6 +68,7 @@ export const ModelRoutingFileFields = {
   context_window_fallbacks: Type.Optional(
     Type.Array(Type.String({ minLength: 1 }), { maxItems: 8, description: 'models tried in order when the engine says the input is too long' }),
   ),
+  affinity: Type.Optional(Type.Union([Type.Literal(false), AffinityFileSchema], { description: 'session affinity for this model (false: off); default routing.affinity' })),
 };
 
 export const RoutingFileSchema = Type.Object(
@@ -68,12 +89,14 @@ export const RoutingFileSchema = Type.Object(
       Type.Integer({ minimum: 0, maximum: 60_000, description: 'how long a call waits for a deployment at max_concurrency before 429 server_busy (default 2000)' }),
     ),
     redis_prefix: Type.Optional(Type.String({ minLength: 1, description: 'key prefix of the shared routing state in Redis (default sluice:routing)' })),
+    affinity: Type.Optional(AffinityFileSchema),
   },
   { additionalProperties: false },
 );
 
 export type DeploymentFileConfig = Static<typeof DeploymentFileSchema>;
 export type RoutingFileConfig = Static<typeof RoutingFileSchema>;
+export type AffinityFileConfig = Static<typeof AffinityFileSchema>;
 
 export type RoutingStrategy = 'weighted' | 'least_busy' | 'latency';
 
@@ -86,6 +109,8 @@ export interface RoutingConfig {
   cooldown: { failures: number; windowMs: number; durationMs: number };
   queueTimeoutMs: number;
   redisPrefix: string;
+  /** Session affinity for every model that does not set its own; null: off. */
+  affinity: AffinitySettings | null;
 }
 
 export const DEFAULT_ROUTING: RoutingConfig = Object.freeze({
@@ -94,7 +119,22 @@ export const DEFAULT_ROUTING: RoutingConfig = Object.freeze({
   cooldown: Object.freeze({ failures: 3, windowMs: 60_000, durationMs: 30_000 }),
   queueTimeoutMs: 2_000,
   redisPrefix: 'sluice:routing',
+  affinity: null,
 });
+
+export const DEFAULT_AFFINITY = Object.freeze({ prefixChars: 2048, loadFactor: 1.25, ttlMs: 3_600_000 });
+
+/** A file's affinity setting, resolved: `false` is off. */
+export function resolveAffinity(file: AffinityFileConfig | false | undefined): AffinitySettings | null {
+  if (!file) return null;
+  const keys: AffinityKeyKind[] = Array.isArray(file.key) ? [...new Set(file.key)] : [file.key];
+  return Object.freeze({
+    keys: Object.freeze(keys),
+    prefixChars: file.prefix_chars ?? DEFAULT_AFFINITY.prefixChars,
+    loadFactor: file.load_factor ?? DEFAULT_AFFINITY.loadFactor,
+    ttlMs: (file.ttl_seconds ?? DEFAULT_AFFINITY.ttlMs / 1000) * 1000,
+  });
+}
 
 export function resolveRouting(file: RoutingFileConfig | undefined): RoutingConfig {
   if (!file) return DEFAULT_ROUTING;
@@ -108,6 +148,7 @@ export function resolveRouting(file: RoutingFileConfig | undefined): RoutingConf
     },
     queueTimeoutMs: file.queue_timeout_ms ?? DEFAULT_ROUTING.queueTimeoutMs,
     redisPrefix: file.redis_prefix ?? DEFAULT_ROUTING.redisPrefix,
+    affinity: resolveAffinity(file.affinity),
   };
 }
 

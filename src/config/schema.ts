@@ -55,6 +55,8 @@ export const ModelFileSchema = Type.Object(
         {
           input_per_million_usd: Type.Optional(NonNegative('USD per million input tokens')),
           output_per_million_usd: Type.Optional(NonNegative('USD per million output tokens')),
+          cached_input_per_million_usd: Type.Optional(NonNegative('USD per million input tokens read from the engine\'s prompt cache (default: the input price)')),
+          cache_write_per_million_usd: Type.Optional(NonNegative('USD per million input tokens written to the engine\'s prompt cache (default: the input price)')),
         },
         { additionalProperties: false },
       ),

@@ -28,7 +28,7 @@ export class Metrics {
   /** Requests being served; read into the gauge when scraped. */
   httpInFlight = 0;
 
-  /** Label values: model, direction (`input` or `output`). */
+  /** Label values: model, direction (`input`, `output`, or `cached_input`: of the input, read from a prompt cache). */
   readonly usageTokens = new TalliedCounter({
     name: 'sluice_usage_tokens_total',
     help: 'Metered tokens by model and direction',
@@ -73,6 +73,14 @@ export class Metrics {
     name: 'sluice_upstream_requests_total',
     help: 'Attempts on upstream engines by model, deployment and outcome (a retried call counts each attempt)',
     labelNames: ['model', 'deployment', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Label values: outcome (hit, new, moved_cooled, moved_full, moved_overloaded, moved_unknown, moved_failed). */
+  readonly routingAffinity = new TalliedCounter({
+    name: 'sluice_routing_affinity_total',
+    help: 'Session affinity: turns sent to their pinned deployment (hit), new sessions placed (new), sessions moved and why',
+    labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
 
@@ -126,5 +134,6 @@ export function routingMetricsOf(metrics: Metrics): RoutingMetrics {
     ttfb: (deployment, seconds) => metrics.upstreamTtfb.observe([deployment], seconds),
     cooled: (deployment, reason) => metrics.upstreamCooldowns.inc({ deployment, reason }),
     inFlight: (deployment, delta) => metrics.upstreamInFlight.set(deployment, (metrics.upstreamInFlight.get(deployment) ?? 0) + delta),
+    affinity: (outcome) => metrics.routingAffinity.inc([outcome]),
   };
 }

@@ -5,7 +5,7 @@ export interface ChatAnswer {
   reasoning?: string | null;
   finishReason?: string;
   /** Usage in the upstream's wire shape; `null` omits `usage` from the answer entirely. */
-  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens?: number; reasoning_tokens?: number } | null;
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens?: number; reasoning_tokens?: number; cached_tokens?: number } | null;
   model?: string;
   /** Delay before answering (before the first chunk when streaming). */
   delayMs?: number;
@@ -43,6 +43,8 @@ export function wireUsage(usage: NonNullable<ChatAnswer['usage']>): Record<strin
     total_tokens: usage.total_tokens ?? usage.prompt_tokens + usage.completion_tokens,
   };
   if (usage.reasoning_tokens !== undefined) out.completion_tokens_details = { reasoning_tokens: usage.reasoning_tokens };
+  // vLLM and SGLang report prompt-cache hits here (OpenAI too).
+  if (usage.cached_tokens !== undefined) out.prompt_tokens_details = { cached_tokens: usage.cached_tokens };
   return out;
 }
 

@@ -86,6 +86,22 @@ describe('money', () => {
     expect(costMicros(price, 0, 0)).toBe(0);
     expect(costMicros({ inputPerMillionUsd: 0, outputPerMillionUsd: 0 }, 1000, 1000)).toBe(0);
   });
+
+  it('costMicros: cached input at its own price, the input price when unset, capped at the input count', () => {
+    const price = { inputPerMillionUsd: 2, outputPerMillionUsd: 4, cachedInputPerMillionUsd: 0.5, cacheWritePerMillionUsd: 3 };
+    // 200 uncached × 2 + 800 cached × 0.5 + 100 out × 4.
+    expect(costMicros(price, 1000, 100, { cachedInputTokens: 800 })).toBe(1200);
+    // 100 uncached × 2 + 800 cached × 0.5 + 100 written × 3 + 100 out × 4.
+    expect(costMicros(price, 1000, 100, { cachedInputTokens: 800, cacheWriteTokens: 100 })).toBe(1300);
+    // No cached price: every input token at the input price, never free.
+    expect(costMicros({ inputPerMillionUsd: 2, outputPerMillionUsd: 4 }, 1000, 100, { cachedInputTokens: 800, cacheWriteTokens: 100 })).toBe(2400);
+    // A free cached price is the operator's choice: 200 × 2 + 100 × 4.
+    expect(costMicros({ inputPerMillionUsd: 2, outputPerMillionUsd: 4, cachedInputPerMillionUsd: 0 }, 1000, 100, { cachedInputTokens: 800 })).toBe(800);
+    // An engine that reports more cached tokens than input tokens: all of the input is cached, no more.
+    expect(costMicros(price, 10, 0, { cachedInputTokens: 50, cacheWriteTokens: 50 })).toBe(5);
+    // One rounding up over the whole call: 3 cached × 0.5 = 1.5 → 2.
+    expect(costMicros(price, 3, 0, { cachedInputTokens: 3 })).toBe(2);
+  });
 });
 
 describe('API keys', () => {

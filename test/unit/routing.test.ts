@@ -69,6 +69,7 @@ routing:
       cooldown: { failures: 5, windowMs: 10_000, durationMs: 20_000 },
       queueTimeoutMs: 2_000,
       redisPrefix: 'sluice:routing',
+      affinity: null,
     });
   });
 

@@ -39,6 +39,10 @@ export interface UsageResult {
   group: string | null;
   requests: number;
   input_tokens: number;
+  /** Of input_tokens, those read from an engine's prompt cache (absent from servers before it was reported). */
+  input_cached_tokens?: number;
+  /** Of input_tokens, those written to an engine's prompt cache. */
+  input_cache_write_tokens?: number;
   output_tokens: number;
   cost_usd: number;
 }

@@ -16,7 +16,7 @@ const report: UsageReport = {
       start_time: T0 + HOUR,
       end_time: T0 + 2 * HOUR,
       results: [
-        { group: 'a', requests: 2, input_tokens: 10, output_tokens: 5, cost_usd: 0.5 },
+        { group: 'a', requests: 2, input_tokens: 10, input_cached_tokens: 6, input_cache_write_tokens: 2, output_tokens: 5, cost_usd: 0.5 },
         { group: 'b', requests: 1, input_tokens: 1, output_tokens: 1, cost_usd: 2 },
       ],
     },
@@ -47,17 +47,17 @@ describe('usage page logic', () => {
   it('totals per group, by cost first, and overall', () => {
     const { rows, all } = totalsOf(report);
     expect(rows.map(([name]) => name)).toEqual(['b', 'a']);
-    expect(rows[1]![1]).toEqual({ requests: 6, inputTokens: 30, outputTokens: 5, costUsd: 1.5 });
-    expect(all).toEqual({ requests: 7, inputTokens: 31, outputTokens: 6, costUsd: 3.5 });
+    expect(rows[1]![1]).toEqual({ requests: 6, inputTokens: 30, cachedInputTokens: 6, cacheWriteTokens: 2, outputTokens: 5, costUsd: 1.5 });
+    expect(all).toEqual({ requests: 7, inputTokens: 31, cachedInputTokens: 6, cacheWriteTokens: 2, outputTokens: 6, costUsd: 3.5 });
   });
 
   it('exports CSV with a header, one row per bucket and group, quoting what needs it', () => {
     const csv = toCsv(report, (g) => (g === 'b' ? 'key "b", old' : (g ?? '')));
     expect(csv.split('\r\n')).toEqual([
-      'bucket_start_utc,bucket_end_utc,group,requests,input_tokens,output_tokens,cost_usd',
-      '2025-11-25T01:00:00.000Z,2025-11-25T02:00:00.000Z,a,2,10,5,0.5',
-      '2025-11-25T01:00:00.000Z,2025-11-25T02:00:00.000Z,"key ""b"", old",1,1,1,2',
-      '2025-11-25T03:00:00.000Z,2025-11-25T04:00:00.000Z,a,4,20,0,1',
+      'bucket_start_utc,bucket_end_utc,group,requests,input_tokens,input_cached_tokens,input_cache_write_tokens,output_tokens,cost_usd',
+      '2025-11-25T01:00:00.000Z,2025-11-25T02:00:00.000Z,a,2,10,6,2,5,0.5',
+      '2025-11-25T01:00:00.000Z,2025-11-25T02:00:00.000Z,"key ""b"", old",1,1,0,0,1,2',
+      '2025-11-25T03:00:00.000Z,2025-11-25T04:00:00.000Z,a,4,20,0,0,0,1',
       '',
     ]);
     expect(csvField('line\nbreak')).toBe('"line\nbreak"');

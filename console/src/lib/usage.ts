@@ -57,21 +57,28 @@ export function toSeries(report: UsageReport, metric: Metric, label: (group: str
 export interface Totals {
   requests: number;
   inputTokens: number;
+  /** Of inputTokens, those read from / written to a prompt cache. */
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
   outputTokens: number;
   costUsd: number;
 }
 
+const noTotals = (): Totals => ({ requests: 0, inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, costUsd: 0 });
+
 /** Sums per group label, largest cost first, and the overall total. */
 export function totalsOf(report: UsageReport, label: (group: string | null) => string = (g) => g ?? 'all'): { rows: Array<[string, Totals]>; all: Totals } {
   const byGroup = new Map<string, Totals>();
-  const all: Totals = { requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  const all = noTotals();
   for (const bucket of report.data) {
     for (const r of bucket.results) {
       const name = label(r.group);
-      const t = byGroup.get(name) ?? { requests: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+      const t = byGroup.get(name) ?? noTotals();
       for (const target of [t, all]) {
         target.requests += r.requests;
         target.inputTokens += r.input_tokens;
+        target.cachedInputTokens += r.input_cached_tokens ?? 0;
+        target.cacheWriteTokens += r.input_cache_write_tokens ?? 0;
         target.outputTokens += r.output_tokens;
         target.costUsd += r.cost_usd;
       }
@@ -90,7 +97,7 @@ export const csvField = (value: string | number): string => {
 
 /** One row per bucket and group, in the report's order. */
 export function toCsv(report: UsageReport, label: (group: string | null) => string = (g) => g ?? ''): string {
-  const lines = ['bucket_start_utc,bucket_end_utc,group,requests,input_tokens,output_tokens,cost_usd'];
+  const lines = ['bucket_start_utc,bucket_end_utc,group,requests,input_tokens,input_cached_tokens,input_cache_write_tokens,output_tokens,cost_usd'];
   for (const bucket of report.data) {
     for (const r of bucket.results) {
       const fields = [
@@ -99,6 +106,8 @@ export function toCsv(report: UsageReport, label: (group: string | null) => stri
         label(r.group),
         r.requests,
         r.input_tokens,
+        r.input_cached_tokens ?? 0,
+        r.input_cache_write_tokens ?? 0,
         r.output_tokens,
         r.cost_usd,
       ];

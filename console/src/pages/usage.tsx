@@ -102,6 +102,10 @@ export function UsagePage() {
             <dd>{count(totals.all.inputTokens + totals.all.outputTokens)}</dd>
           </div>
           <div>
+            <dt>Cached input tokens</dt>
+            <dd data-testid="total-cached-tokens">{count(totals.all.cachedInputTokens)}</dd>
+          </div>
+          <div>
             <dt>Cost</dt>
             <dd>{usd(totals.all.costUsd)}</dd>
           </div>
@@ -128,6 +132,8 @@ function GroupTable({ rows, groupBy }: { rows: ReturnType<typeof totalsOf>['rows
             <th scope="col">{groupBy}</th>
             <th scope="col">Requests</th>
             <th scope="col">Input tokens</th>
+            <th scope="col">Of which cached</th>
+            <th scope="col">Of which cache writes</th>
             <th scope="col">Output tokens</th>
             <th scope="col">Cost</th>
           </tr>
@@ -138,6 +144,8 @@ function GroupTable({ rows, groupBy }: { rows: ReturnType<typeof totalsOf>['rows
               <td>{name}</td>
               <td>{count(t.requests)}</td>
               <td>{count(t.inputTokens)}</td>
+              <td>{count(t.cachedInputTokens)}</td>
+              <td>{count(t.cacheWriteTokens)}</td>
               <td>{count(t.outputTokens)}</td>
               <td>{usd(t.costUsd)}</td>
             </tr>

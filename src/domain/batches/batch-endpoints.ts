@@ -56,7 +56,7 @@ export function lineUsageOf(answer: unknown, records: readonly UsageRecord[]): B
   if (!usage) {
     return {
       inputTokens: records.reduce((sum, r) => sum + r.inputTokens, 0),
-      cachedTokens: 0,
+      cachedTokens: records.reduce((sum, r) => sum + (r.cachedInputTokens ?? 0), 0),
       outputTokens: records.reduce((sum, r) => sum + r.outputTokens, 0),
       reasoningTokens: 0,
     };

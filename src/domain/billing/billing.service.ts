@@ -5,7 +5,7 @@
  * lives in credit-meter.ts.
  */
 import { newId } from '../shared/ids.js';
-import { costMicros, type TokenPrice } from '../shared/money.js';
+import { costMicros, type CachedInput, type TokenPrice } from '../shared/money.js';
 import type { Clock } from '../shared/clock.js';
 import { payerRef, type Principal } from '../identity/caller.js';
 import { outboxEntriesOf, type OutboxEntry, type OutboxHandlers, type OutboxIntake, type OutboxMessage } from '../outbox/outbox.types.js';
@@ -59,8 +59,9 @@ export class BillingService {
     });
   }
 
-  costOf(model: string, inputTokens: number, outputTokens: number): number {
-    return costMicros(this.priceOf(model), inputTokens, outputTokens);
+  /** The cost of a call; `cached` prices its cached input apart (a hold's worst case leaves it out: the uncached price). */
+  costOf(model: string, inputTokens: number, outputTokens: number, cached?: CachedInput): number {
+    return costMicros(this.priceOf(model), inputTokens, outputTokens, cached);
   }
 
   /**
@@ -96,11 +97,13 @@ export class BillingService {
       route: call.route,
       inputTokens: usage.inputTokens,
       outputTokens: usage.outputTokens,
-      costMicros: usage.costMicros ?? this.costOf(model, usage.inputTokens, usage.outputTokens),
+      costMicros: usage.costMicros ?? this.costOf(model, usage.inputTokens, usage.outputTokens, usage),
       requestId: call.requestId,
       status: usage.status,
       createdAtMs: this.clock.nowMs(),
     };
+    if (usage.cachedInputTokens) record.cachedInputTokens = usage.cachedInputTokens;
+    if (usage.cacheWriteTokens) record.cacheWriteTokens = usage.cacheWriteTokens;
     if (usage.deployment !== undefined) record.deployment = usage.deployment;
     if (call.sessionId !== undefined) record.sessionId = call.sessionId;
     return record;

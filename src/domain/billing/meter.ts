@@ -34,6 +34,10 @@ export interface MeteredCall {
 export interface SettledUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Of inputTokens, those read from the engine's prompt cache (billed at the cached-input price). */
+  cachedInputTokens?: number;
+  /** Of inputTokens, those written to the engine's prompt cache (billed at the cache-write price). */
+  cacheWriteTokens?: number;
   /** HTTP status recorded with the usage (200, or 499 for an abandoned stream). */
   status: number;
   /** Overrides the model's token price (e.g. audio billed per second). */

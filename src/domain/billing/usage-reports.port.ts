@@ -18,6 +18,9 @@ export interface UsageBucketRow {
   requests: number;
   inputTokens: number;
   outputTokens: number;
+  /** Of inputTokens, those read from / written to an engine's prompt cache. */
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
   costMicros: number;
 }
 

@@ -14,6 +14,10 @@ export interface UsageRecord {
   route: string;
   inputTokens: number;
   outputTokens: number;
+  /** Of inputTokens, those read from the engine's prompt cache (0 when it reported none). */
+  cachedInputTokens?: number;
+  /** Of inputTokens, those written to the engine's prompt cache. */
+  cacheWriteTokens?: number;
   costMicros: number;
   requestId: string;
   status: number;

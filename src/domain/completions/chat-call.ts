@@ -215,7 +215,7 @@ export class ChatCall {
       const served = new ServedListener();
       const result = await call.run(admission.outputCap, served.context(context));
       served.announce(caller, call.model.id);
-      const usage = served.usage({ inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, status: 200 });
+      const usage = served.settled(result.usage, 200);
       return { value: { result, model: call.askedAs ?? served.modelOr(call.model.id), outputCap: admission.outputCap }, usage };
     });
   }

@@ -5,7 +5,7 @@
  * (`sampling`), model options and candidate labels. The role and part names every
  * chat-shaped wire maps onto are here too.
  */
-import type { ChatMessage, ChatRole } from '../models/inference-backend.port.js';
+import type { AffinityHints, ChatMessage, ChatRole } from '../models/inference-backend.port.js';
 import type { Conversation } from './chat-runner.js';
 
 export interface ChatRequest {
@@ -19,6 +19,8 @@ export interface ChatRequest {
   sampling: Record<string, unknown>;
   /** Labels from `categories`; labels in a system message are read later, per model. */
   labels: string[] | null;
+  /** The session the request belongs to (session affinity); absent when it says nothing of one. */
+  affinity?: AffinityHints;
 }
 
 /** A Map: the role is the client's string, and `constructor` must not name a role. */
@@ -36,7 +38,7 @@ export const TEXT_PARTS: ReadonlySet<string> = new Set(['text', 'input_text', 'o
 /** The request as the conversation ChatRunner prepares (labels may be written in the system message). */
 export function conversationOf(request: ChatRequest): Conversation {
   const systemIndex = request.messages.findIndex((m) => m.role === 'system');
-  return {
+  const conversation: Conversation = {
     messages: request.messages,
     options: request.options,
     sampling: request.sampling,
@@ -46,4 +48,6 @@ export function conversationOf(request: ChatRequest): Conversation {
     inputParam: 'messages',
     truncation: 'disabled',
   };
+  if (request.affinity) conversation.affinity = request.affinity;
+  return conversation;
 }

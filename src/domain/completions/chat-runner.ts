@@ -6,7 +6,7 @@
  */
 import type { ModelSpec } from '../models/model-spec.types.js';
 import { AppError, invalidRequest } from '../shared/errors.js';
-import type { CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage, ToolCallOut } from '../models/inference-backend.port.js';
+import type { AffinityHints, CallContext, CarriedAnswer, ChatMessage, ChatParams, ChatStreamEvent, InferenceBackend, TokenUsage, ToolCallOut } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import { DEFAULT_PROMPT_HYGIENE, hygienicMessages, type PromptHygiene } from './prompt-hygiene.js';
 import { choicesOf, maxPossibleTokens } from './metered-call.js';
@@ -24,6 +24,8 @@ export interface Conversation {
   inputParam: string;
   /** `auto` drops the oldest turns of a conversation that does not fit; `disabled` refuses it. */
   truncation: 'auto' | 'disabled';
+  /** The session the conversation belongs to, for the router's session affinity. */
+  affinity?: AffinityHints;
 }
 
 export type PreparedCall =
@@ -71,6 +73,8 @@ function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: Call
     sampling: call.conversation.sampling,
   };
   if (context.onServed) params.onServed = context.onServed;
+  const affinity = call.conversation.affinity ?? context.affinity;
+  if (affinity) params.affinity = affinity;
   return params;
 }
 

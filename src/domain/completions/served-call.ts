@@ -4,7 +4,7 @@
  * served, a fallback is announced in `x-sluice-fallback` too, and the
  * usage record names the model (billed at its price) and the deployment.
  */
-import type { CallContext, ServedCall } from '../models/inference-backend.port.js';
+import type { CallContext, ServedCall, TokenUsage } from '../models/inference-backend.port.js';
 import type { SettledUsage } from '../billing/meter.js';
 import type { Caller } from '../identity/caller.js';
 import { toReply } from '../billing/meter.js';
@@ -42,6 +42,14 @@ export class ServedListener {
   announce(caller: Caller, requested: string): void {
     const served = this.served;
     toReply(caller, served?.fallback ? { [SERVED_MODEL_HEADER]: served.model, [FALLBACK_HEADER]: served.model } : { [SERVED_MODEL_HEADER]: requested });
+  }
+
+  /** The engine's usage settled with `status`: its tokens, cached input apart. */
+  settled(usage: TokenUsage, status: number): SettledUsage {
+    const settled: SettledUsage = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status };
+    if (usage.cachedTokens) settled.cachedInputTokens = usage.cachedTokens;
+    if (usage.cacheWriteTokens) settled.cacheWriteTokens = usage.cacheWriteTokens;
+    return this.usage(settled);
   }
 
   /** The usage to settle, naming the model and deployment that served. */

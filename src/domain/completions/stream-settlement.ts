@@ -103,6 +103,6 @@ export class StreamSettlement {
 
   async #settle(usage: TokenUsage, status: number): Promise<void> {
     const { caller, admission, served } = this.deps;
-    await settleCall(caller, admission, served.usage({ inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status }));
+    await settleCall(caller, admission, served.settled(usage, status));
   }
 }

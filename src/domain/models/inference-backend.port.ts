@@ -34,6 +34,7 @@ export interface ChatMessage {
 }
 
 export interface TokenUsage {
+  /** Every input token, those read from or written to the engine's prompt cache included. */
   inputTokens: number;
   outputTokens: number;
   /** Of outputTokens, those spent on reasoning (thinking models). */
@@ -42,6 +43,22 @@ export interface TokenUsage {
   cachedTokens?: number;
   /** Of inputTokens, those written to the provider's prompt cache. */
   cacheWriteTokens?: number;
+}
+
+/**
+ * What a request says about the session it belongs to, for session affinity (the router
+ * sends a session's turns to the engine that holds its prefix cache). Each is absent
+ * when the request does not carry it; which one keys the session is the model's setting.
+ */
+export interface AffinityHints {
+  /** The body's `prompt_cache_key` (Responses, chat completions). */
+  promptCacheKey?: string;
+  /** The `X-Claude-Code-Session-Id` header. */
+  session?: string;
+  /** The root response id of a `previous_response_id` chain (this response's own id on its first turn). */
+  chain?: string;
+  /** The body's `user`. */
+  user?: string;
 }
 
 /** Which model and engine served a call, when an upstream router chose (see src/inference/routing/). */
@@ -59,6 +76,8 @@ export interface CallContext {
   signal: AbortSignal;
   /** Told which model and deployment serve the call, once one has answered (before a stream's first event). */
   onServed?: (served: ServedCall) => void;
+  /** The session the call belongs to, when the request said (session affinity). */
+  affinity?: AffinityHints;
   /** The coding agent's session the call belongs to (Claude Code's `X-Claude-Code-Session-Id`), when it named one. */
   sessionId?: string;
 }

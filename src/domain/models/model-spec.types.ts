@@ -106,4 +106,20 @@ export interface ModelSpec {
   fallbacks: readonly string[];
   /** Models tried in order when the engine says the input is too long for it. */
   contextWindowFallbacks: readonly string[];
+  /** Session affinity for this model: null off, absent the `routing.affinity` default. */
+  affinity?: AffinitySettings | null;
+}
+
+/** What keys a session for session affinity, in order of preference (the first a request carries). */
+export type AffinityKeyKind = 'prompt_cache_key' | 'session_header' | 'previous_response' | 'user' | 'prefix';
+
+/** Session affinity (src/inference/routing/affinity.ts): a session's turns go to the engine that holds its prefix cache. */
+export interface AffinitySettings {
+  keys: readonly AffinityKeyKind[];
+  /** `prefix`: how many characters of the prompt key the session. */
+  prefixChars: number;
+  /** A deployment takes a pinned call while its calls in flight stay under this many times its weighted share. */
+  loadFactor: number;
+  /** How long a pin lasts after the session's last turn. */
+  ttlMs: number;
 }

@@ -45,12 +45,13 @@ export const DROPPED_TOOLS_HEADER = 'x-sluice-dropped-tools';
 
 /**
  * The conversation: `instructions` first, then the earlier turns, then this request's
- * input, with the reasoning its items carry opened.
+ * input, with the reasoning its items carry opened; and the session it belongs to.
  */
-function conversationOf(request: ResponsesRequest, priorItems: ResponsesContext['priorItems'], open: OpenReasoning): Conversation {
+function conversationOf(request: ResponsesRequest, context: ResponsesContext, open: OpenReasoning): Conversation {
+  const { priorItems } = context;
   const input = typeof request.input === 'string' ? request.messages : messagesOfItems(request.input, 'input', open);
   const messages = priorItems?.length ? [...messagesOfItems(priorItems, 'previous_response_id', open), ...input] : input;
-  return {
+  const conversation: Conversation = {
     messages: request.instructions ? [{ role: 'system', content: request.instructions }, ...messages] : messages,
     options: request.metadata,
     sampling: request.sampling,
@@ -59,6 +60,10 @@ function conversationOf(request: ResponsesRequest, priorItems: ResponsesContext[
     inputParam: 'input',
     truncation: request.truncation,
   };
+  // The stored path's hints add the chain's root to the request's own.
+  const affinity = context.affinity ?? request.affinity;
+  if (affinity) conversation.affinity = affinity;
+  return conversation;
 }
 
 /** Reads `events` into the run's output; returns the finish reason and usage when they come. */
@@ -98,7 +103,7 @@ export class ResponsesService {
     try {
       this.#hostedTools(caller, request);
       const origin = { route: context.route ?? RESPONSES_ROUTE, requestId: context.requestId };
-      const conversation = conversationOf(request, context.priorItems, this.#openReasoning);
+      const conversation = conversationOf(request, context, this.#openReasoning);
       const call = await this.deps.chat.prepare(request.model, 'responses', conversation, request.stream, origin);
       answer = request.stream ? await this.deps.chat.open(caller, call, context) : await this.deps.chat.run(caller, call, context);
     } catch (err) {

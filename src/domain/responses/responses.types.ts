@@ -3,7 +3,7 @@
  * responses, background runs): the request a run takes, its context, and the events it
  * produces.
  */
-import type { CallContext, ChatMessage } from '../models/inference-backend.port.js';
+import type { AffinityHints, CallContext, ChatMessage } from '../models/inference-backend.port.js';
 import type { ResponseInputItemIn } from './response-items.types.js';
 
 type Json = Record<string, unknown>;
@@ -55,6 +55,8 @@ export interface ResponsesRequest {
   sealReasoning: boolean;
   /** The body as sent: what a background response is queued with, for its worker to map again. */
   body: Json;
+  /** The session the request belongs to (its `prompt_cache_key`, `user`, session header), for session affinity. */
+  affinity?: AffinityHints;
 }
 
 /** One server-sent event of a streamed response (`type`, `sequence_number`, and the event's own fields). */

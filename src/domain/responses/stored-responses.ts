@@ -51,6 +51,13 @@ interface Turn {
   createdAtMs: number;
 }
 
+/**
+ * The chain a turn belongs to, for session affinity: the id of the chain's first item,
+ * made when its root response was created and carried by every continuation's
+ * conversation, so every turn of a `previous_response_id` chain names the same root.
+ */
+const chainOf = (turn: Turn): string | undefined => (turn.priorItems[0] ?? turn.inputItems[0])?.id;
+
 export const ownerOf = (principal: Principal): ResponseOwner => ({ projectId: principal.projectId, subject: principal.subject ?? '' });
 
 export class StoredResponsesService {
@@ -86,6 +93,8 @@ export class StoredResponsesService {
   async #open(caller: Caller, request: ResponsesRequest, turn: Turn, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
     let started = false;
     const run: ResponsesContext = { ...context, responseId: turn.id, priorItems: turn.priorItems as ResponseInputItem[] };
+    const chain = chainOf(turn);
+    if (chain !== undefined) run.affinity = { ...request.affinity, chain };
     if (turn.store) run.onSettled = async (resource) => (started ? this.#save(turn, resource) : undefined);
     const events = await this.deps.engine.open(caller, request, run);
     started = true;

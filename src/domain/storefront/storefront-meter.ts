@@ -209,11 +209,13 @@ class StorefrontAdmission implements Admission {
       inputTokens: usage.inputTokens,
       outputTokens: usage.outputTokens,
       // A fallback that served is billed at its own price.
-      costMicros: usage.costMicros ?? costMicros(usage.model ? this.deps.priceOf(usage.model) : this.price, usage.inputTokens, usage.outputTokens),
+      costMicros: usage.costMicros ?? costMicros(usage.model ? this.deps.priceOf(usage.model) : this.price, usage.inputTokens, usage.outputTokens, usage),
       requestId: this.call.requestId,
       status: usage.status,
       createdAtMs: this.deps.clock.nowMs(),
     };
+    if (usage.cachedInputTokens) record.cachedInputTokens = usage.cachedInputTokens;
+    if (usage.cacheWriteTokens) record.cacheWriteTokens = usage.cacheWriteTokens;
     if (usage.deployment !== undefined) record.deployment = usage.deployment;
     if (this.call.sessionId !== undefined) record.sessionId = this.call.sessionId;
     let balance: number;

@@ -13,6 +13,8 @@ interface WireResult {
   group: string | null;
   requests: number;
   input_tokens: number;
+  input_cached_tokens: number;
+  input_cache_write_tokens: number;
   output_tokens: number;
   cost_usd: number;
 }
@@ -30,6 +32,8 @@ export function usageReportToWire(query: UsageReportQuery, rows: readonly UsageB
       group: row.group,
       requests: row.requests,
       input_tokens: row.inputTokens,
+      input_cached_tokens: row.cachedInputTokens,
+      input_cache_write_tokens: row.cacheWriteTokens,
       output_tokens: row.outputTokens,
       cost_usd: microsToUsd(row.costMicros),
     });

@@ -18,7 +18,9 @@ export const AdminUsageReportQuerySchema = Type.Object({
 const UsageResult = Type.Object({
   group: Type.Union([Type.String(), Type.Null()], { description: 'the model, key id or project id; null when not grouped or for calls made without a key' }),
   requests: Type.Integer(),
-  input_tokens: Type.Integer(),
+  input_tokens: Type.Integer({ description: 'every input token, those read from or written to a prompt cache included' }),
+  input_cached_tokens: Type.Integer({ description: 'of input_tokens, those the engines read from their prompt cache (priced at the cached-input price)' }),
+  input_cache_write_tokens: Type.Integer({ description: 'of input_tokens, those the engines wrote to their prompt cache (priced at the cache-write price)' }),
   output_tokens: Type.Integer(),
   cost_usd: Type.Number(),
 });

@@ -11,23 +11,18 @@
  */
 import type { Config, Deployment, ModelConfig, RoutingConfig } from '../../config/schema.js';
 import { AppError } from '../../domain/shared/errors.js';
-import type { CallContext, DeploymentStatus, ServedCall } from '../../domain/models/inference-backend.port.js';
+import type { CallContext, DeploymentStatus } from '../../domain/models/inference-backend.port.js';
 import { classifyFailure } from './attempt-outcome.js';
 import { ConcurrencyGate } from './concurrency.js';
 import { HealthBook } from './deployment-health.js';
 import type { RoutingMetrics } from '../../domain/models/routing-metrics.port.js';
 import { SharedRoutingState } from './shared-state.js';
 import { pickerFor, type Picker } from './strategies.js';
+import { SessionAffinity, type AffineCall } from './affinity.js';
+import { Answer, type Routed, type ServedBy } from './routed-answer.js';
 
-/** Which model and deployment answered a call (the domain's ServedCall); `fallback` when it is not the model the caller named. */
-export type ServedBy = ServedCall;
+export type { Routed, ServedBy };
 
-export interface Routed<T> {
-  value: T;
-  served: ServedBy;
-  /** Ends the call's hold on its deployment (in flight, concurrency slot); once. */
-  release(): void;
-}
 
 /** What the router reports to Prometheus (src/observability/metrics.ts). */
 export type { RoutingMetrics };
@@ -42,31 +37,15 @@ interface ModelRoute {
   /** What each deployment reports when it serves, as the model asked for and as a fallback: made once, shared by every call. */
   served: Map<Deployment, ServedBy>;
   servedAsFallback: Map<Deployment, ServedBy>;
+  /** Session affinity, when the model (or routing.affinity) sets it and it has deployments to choose among. */
+  affinity: SessionAffinity | null;
+  /** Whether the other replicas' state was read before this model's first call (always, without Redis). */
+  synced: boolean;
 }
 
 /** What a failed attempt leaves the call to do next. */
 type Next = 'retry' | 'stop' | 'context_length';
 
-/** An answer and the hold on its deployment: a class, not a closure per call, as every call makes one. */
-class Answer<T> implements Routed<T> {
-  #deployment: Deployment | null;
-
-  constructor(
-    readonly value: T,
-    readonly served: ServedBy,
-    deployment: Deployment,
-    private readonly leave: (deployment: Deployment) => void,
-  ) {
-    this.#deployment = deployment;
-  }
-
-  release(): void {
-    const deployment = this.#deployment;
-    if (deployment === null) return;
-    this.#deployment = null;
-    this.leave(deployment);
-  }
-}
 
 export class Router {
   readonly health: HealthBook;
@@ -100,6 +79,10 @@ export class Router {
     this.#gate = new ConcurrencyGate(this.health, config.routing.queueTimeoutMs);
     const all = Object.values(config.models).flatMap((m) => m.binding.deployments);
     this.#shared = config.redisUrl && all.length > 0 ? new SharedRoutingState(config.redisUrl, config.routing.redisPrefix, all, this.health) : null;
+    this.#shared?.onPin((modelId, key, deployment) => {
+      const model = Object.hasOwn(this.config.models, modelId) ? this.config.models[modelId] : undefined;
+      if (model && model.binding.deployments.length > 0) this.#route(model).affinity?.adopt(key, deployment, this.now());
+    });
   }
 
   /**
@@ -122,7 +105,7 @@ export class Router {
    * upstream request passes here, and each further async layer costs a promise and a
    * microtask turn on the answer's way back.
    */
-  async #call<T>(model: ModelConfig, call: CallContext, attempt: Attempt<T>, hold: boolean): Promise<T | Routed<T>> {
+  async #call<T>(model: ModelConfig, call: AffineCall, attempt: Attempt<T>, hold: boolean): Promise<T | Routed<T>> {
     const signal = call.signal;
     let chain: readonly string[] = model.fallbacks;
     let next = 0;
@@ -133,11 +116,13 @@ export class Router {
       // With nowhere else to go, a cooldown must not turn the call away (see #first).
       const lastResort = this.#nextModel(chain, next) === undefined && !(current === model && contextFallbacks);
       const route = this.#route(current);
+      // A model's first call waits for the other replicas' cooldowns (once; bounded by the first connection's wait).
+      if (!route.synced) await this.#firstSync(route);
       const attempts = Math.min(this.#settings.retries + 1, route.deployments.length);
       let tried: Deployment[] | null = null;
       let after: Next = 'retry';
       for (let n = 0; n < attempts && after === 'retry'; n++) {
-        const deployment = n === 0 ? this.#first(route, lastResort) : this.#pick(route, tried);
+        const deployment = n === 0 ? this.#first(route, call, lastResort) : this.#pick(route, tried);
         if (!deployment) break;
         // Only a call that may try again needs to remember where it went.
         if (attempts > 1) (tried ??= []).push(deployment);
@@ -157,6 +142,8 @@ export class Router {
           continue;
         }
         this.#succeeded(current, deployment, performance.now() - startedMs);
+        // A session whose turn its pinned deployment failed moves to the one that served it.
+        if (n > 0 && route.affinity !== null) this.#movedBy(route.affinity, call, deployment);
         const served = (current === model ? route.served : route.servedAsFallback).get(deployment)!;
         if (hold) {
           call.onServed?.(served);
@@ -215,8 +202,23 @@ export class Router {
    * when every deployment is cooling down the call still goes to the one that is back
    * soonest (a cooldown never turns a model with nowhere else to go into a refusal).
    */
-  #first(route: ModelRoute, lastResort: boolean): Deployment | null {
-    return this.#pick(route, null) ?? (lastResort ? this.#soonestBack(route) : null);
+  #first(route: ModelRoute, call: AffineCall, lastResort: boolean): Deployment | null {
+    const nowMs = this.now();
+    const count = this.#candidates(route, null, nowMs);
+    if (count === 0) return lastResort ? this.#soonestBack(route) : null;
+    const key = route.affinity?.keyOf(call) ?? null;
+    if (key !== null) return route.affinity!.choose(key, route.scratch, count, nowMs);
+    return route.picker.pick(route.scratch, count);
+  }
+
+  #movedBy(affinity: SessionAffinity, call: AffineCall, deployment: Deployment): void {
+    const key = affinity.keyOf(call);
+    if (key !== null) affinity.servedElsewhere(key, deployment, this.now());
+  }
+
+  async #firstSync(route: ModelRoute): Promise<void> {
+    await this.#shared?.syncNow();
+    route.synced = true;
   }
 
   #succeeded(model: ModelConfig, deployment: Deployment, ms: number): void {
@@ -251,7 +253,12 @@ export class Router {
 
   /** The strategy's choice among deployments that may take a call and were not tried yet in this call. */
   #pick(route: ModelRoute, tried: Deployment[] | null): Deployment | null {
-    const nowMs = this.now();
+    const count = this.#candidates(route, tried, this.now());
+    return count === 0 ? null : route.picker.pick(route.scratch, count);
+  }
+
+  /** Fills the route's scratch with the deployments that may take a call now and were not tried yet; returns how many. */
+  #candidates(route: ModelRoute, tried: Deployment[] | null, nowMs: number): number {
     const candidates = route.scratch;
     let count = 0;
     let queued = 0;
@@ -267,7 +274,7 @@ export class Router {
     if (count === 0 && queued > 0) {
       for (const d of route.deployments) if ((tried === null || !tried.includes(d)) && this.health.available(d, nowMs)) candidates[count++] = d;
     }
-    return count === 0 ? null : route.picker.pick(candidates, count);
+    return count;
   }
 
   #soonestBack(route: ModelRoute): Deployment | null {
@@ -280,12 +287,16 @@ export class Router {
     let route = this.#routes.get(model.id);
     if (!route) {
       const deployments = model.binding.deployments;
+      const picker = pickerFor(this.#settings.strategy, this.health);
+      const affinity = model.affinity === undefined ? this.#settings.affinity : model.affinity;
       route = {
         deployments,
-        picker: pickerFor(this.#settings.strategy, this.health),
+        picker,
         scratch: new Array<Deployment>(deployments.length),
         served: new Map(deployments.map((d) => [d, Object.freeze({ model: model.id, deployment: d.id, fallback: false })])),
         servedAsFallback: new Map(deployments.map((d) => [d, Object.freeze({ model: model.id, deployment: d.id, fallback: true })])),
+        affinity: affinity && deployments.length > 1 ? new SessionAffinity(model.id, deployments, affinity, this.health, picker, this.#shared, this.metrics) : null,
+        synced: this.#shared === null,
       };
       this.#routes.set(model.id, route);
     }

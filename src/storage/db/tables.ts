@@ -40,6 +40,9 @@ export interface UsageRecordsTable {
   deployment: string | null;
   /** The coding agent's session (X-Claude-Code-Session-Id, migration 0014); NULL without one. */
   session_id: string | null;
+  /** Of input_tokens, those read from / written to the engine's prompt cache (migration 0015). */
+  cached_input_tokens: Generated<number>;
+  cache_write_tokens: Generated<number>;
 }
 
 /** Uploads and batch outputs (migration 0002). `deleted_at` is the soft delete. */

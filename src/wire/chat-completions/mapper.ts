@@ -9,6 +9,7 @@ import { invalidRequest } from '../../domain/shared/errors.js';
 import type { ChatMessage } from '../../domain/models/inference-backend.port.js';
 import { CHAT_ROLES, TEXT_PARTS, type ChatRequest } from '../../domain/completions/chat-request.js';
 import type { ChatCompletionRequestBody, ChatMessageIn } from './body.js';
+import { affinityOf } from '../affinity-hints.js';
 
 /**
  * The message's text, and the content to carry as sent when it is more than text. Text
@@ -54,8 +55,9 @@ export function samplingOf(body: Readonly<Record<string, unknown>>): Record<stri
   return sampling;
 }
 
-export function chatRequestOf(body: ChatCompletionRequestBody): ChatRequest {
-  return {
+/** `session`: the coding agent's session id from the request's header (affinity-hints.ts). */
+export function chatRequestOf(body: ChatCompletionRequestBody, session?: string): ChatRequest {
+  const request: ChatRequest = {
     model: body.model,
     messages: body.messages.map((m, i) => messageOf(m, `messages[${i}]`)),
     stream: body.stream ?? false,
@@ -64,4 +66,7 @@ export function chatRequestOf(body: ChatCompletionRequestBody): ChatRequest {
     sampling: samplingOf(body),
     labels: body.categories?.map((label) => label.trim()) ?? null,
   };
+  const affinity = affinityOf(body, session);
+  if (affinity) request.affinity = affinity;
+  return request;
 }

@@ -22,6 +22,8 @@ export interface ChatCompletionsContext {
   signal: AbortSignal;
   /** Where the call came from, for usage records ("/v1/chat/completions", "batch"). */
   route?: string;
+  /** The coding agent's session (Claude Code's `X-Claude-Code-Session-Id`): usage records and session affinity. */
+  sessionId?: string;
 }
 
 /** The synchronous path as a port: what the MCP chat tool and the batch runner call. */
@@ -41,7 +43,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
   constructor(private readonly deps: { chat: ChatCall; clock: Clock }) {}
 
   async create(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<Record<string, unknown>> {
-    const request = chatRequestOf(body);
+    const request = chatRequestOf(body, context.sessionId);
     if (request.stream) throw invalidRequest('stream must be false on this path', 'stream');
     const call = await this.deps.chat.prepare(request.model, 'chat', conversationOf(request), false, originOf(context));
     const { result, model } = await this.deps.chat.run(caller, call, context);
@@ -54,7 +56,7 @@ export class ChatCompletionsService implements ChatCompletionsPort {
    * the client goes away (the upstream is stopped and the tokens so far are billed).
    */
   async openStream(caller: Caller, body: ChatCompletionRequestBody, context: ChatCompletionsContext): Promise<AsyncIterable<Record<string, unknown>>> {
-    const request = chatRequestOf(body);
+    const request = chatRequestOf(body, context.sessionId);
     const call = await this.deps.chat.prepare(request.model, 'chat', conversationOf(request), true, originOf(context));
     const opened = await this.deps.chat.open(caller, call, context);
     const writer = new ChunkWriter(newChatCompletionId(), this.#now(), opened.model, request.includeUsage);

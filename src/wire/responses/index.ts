@@ -14,10 +14,10 @@ export const responsesWire: WireFormat<ResponsesRequestBody> = {
   body: ResponsesBody,
   response: ResponseObject,
   serializedBySchema: false,
-  run: (services, caller, body, context) => services.responses.create(caller, responsesRequestOf(body), context),
+  run: (services, caller, body, context) => services.responses.create(caller, responsesRequestOf(body, context.sessionId), context),
   stream: {
     requested: streamsWhenAsked,
-    open: (services, caller, body, context) => services.responses.open(caller, responsesRequestOf(body), context),
+    open: (services, caller, body, context) => services.responses.open(caller, responsesRequestOf(body, context.sessionId), context),
     framing: 'named',
     event: ResponseStreamEvent,
     description: 'server-sent events, each `event: <type>` and `data: <ResponseStreamEvent JSON>`, numbered by `sequence_number`; no `[DONE]`',

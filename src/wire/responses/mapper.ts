@@ -7,6 +7,7 @@
  */
 import { messagesOfItems } from '../../domain/responses/input-items.js';
 import type { ResponseInputItem, ResponsesRequest } from '../../domain/responses/responses.types.js';
+import { affinityOf } from '../affinity-hints.js';
 import type { ResponsesRequestBody, TextFormatIn, ToolChoiceIn } from './body.js';
 import { toolPlanOf, type ToolPlan } from './tool-plan.js';
 
@@ -89,11 +90,12 @@ function echoOf(body: ResponsesRequestBody, tools: ToolPlan): Json {
   };
 }
 
-export function responsesRequestOf(body: ResponsesRequestBody): ResponsesRequest {
+/** `session`: the coding agent's session id from the request's header (affinity-hints.ts). */
+export function responsesRequestOf(body: ResponsesRequestBody, session?: string): ResponsesRequest {
   const input: ResponseInputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const maxOutputTokens = body.max_output_tokens ?? body.max_tokens ?? null;
   const tools = toolPlanOf(body.tools);
-  return {
+  const request: ResponsesRequest = {
     model: body.model,
     messages: messagesOfItems(input, 'input'),
     input: body.input,
@@ -114,4 +116,7 @@ export function responsesRequestOf(body: ResponsesRequestBody): ResponsesRequest
     sealReasoning: body.include?.includes('reasoning.encrypted_content') === true,
     body,
   };
+  const affinity = affinityOf(body, session);
+  if (affinity) request.affinity = affinity;
+  return request;
 }

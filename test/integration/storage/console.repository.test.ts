@@ -85,7 +85,7 @@ describe.each(cases)('console storage on $name', ({ open }) => {
   describe('usage report', () => {
     const query = { startMs: T0, endMs: T0 + 4 * HOUR, bucketMs: HOUR };
     const row = (bucket: number, group: string | null, requests: number, inputTokens: number, outputTokens: number, costMicros: number): UsageBucketRow => ({
-      bucketStartMs: T0 + bucket * HOUR, group, requests, inputTokens, outputTokens, costMicros,
+      bucketStartMs: T0 + bucket * HOUR, group, requests, inputTokens, outputTokens, costMicros, cachedInputTokens: 0, cacheWriteTokens: 0,
     });
     const sorted = (rows: UsageBucketRow[]) => [...rows].sort((a, b) => a.bucketStartMs - b.bucketStartMs || String(a.group).localeCompare(String(b.group)));
 

@@ -20,6 +20,8 @@ export class UsageReportsRepository implements UsageReports {
         sql<number>`count(*)`.as('requests'),
         sql<number>`cast(sum(input_tokens) as bigint)`.as('input_tokens'),
         sql<number>`cast(sum(output_tokens) as bigint)`.as('output_tokens'),
+        sql<number>`cast(sum(cached_input_tokens) as bigint)`.as('cached_input_tokens'),
+        sql<number>`cast(sum(cache_write_tokens) as bigint)`.as('cache_write_tokens'),
         sql<number>`cast(sum(cost_micros) as bigint)`.as('cost_micros'),
       ])
       .where('created_at', '>=', query.startMs)
@@ -35,6 +37,8 @@ export class UsageReportsRepository implements UsageReports {
       requests: Number(row.requests),
       inputTokens: Number(row.input_tokens),
       outputTokens: Number(row.output_tokens),
+      cachedInputTokens: Number(row.cached_input_tokens),
+      cacheWriteTokens: Number(row.cache_write_tokens),
       costMicros: Number(row.cost_micros),
     }));
   }

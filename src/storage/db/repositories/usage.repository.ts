@@ -43,6 +43,10 @@ const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => {
   // Only upstream calls have one (the record's field is optional).
   if (row.deployment !== null) record.deployment = row.deployment;
   if (row.session_id !== null) record.sessionId = row.session_id;
+  const cached = Number(row.cached_input_tokens);
+  const written = Number(row.cache_write_tokens);
+  if (cached > 0) record.cachedInputTokens = cached;
+  if (written > 0) record.cacheWriteTokens = written;
   return record;
 };
 
@@ -62,13 +66,15 @@ const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
   created_at: record.createdAtMs,
   deployment: record.deployment ?? null,
   session_id: record.sessionId ?? null,
+  cached_input_tokens: record.cachedInputTokens ?? 0,
+  cache_write_tokens: record.cacheWriteTokens ?? 0,
 });
 
 /** The records' values in toRow()'s column order, row after row (CompiledQueries checks the order). */
 function rowParameters(records: readonly UsageRecord[]): unknown[] {
   const out: unknown[] = [];
   for (const r of records) {
-    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null, r.sessionId ?? null);
+    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null, r.sessionId ?? null, r.cachedInputTokens ?? 0, r.cacheWriteTokens ?? 0);
   }
   return out;
 }

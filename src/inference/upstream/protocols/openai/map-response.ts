@@ -21,7 +21,11 @@ export function readUsage(raw: unknown): TokenUsage | null {
   if (input === undefined) return null;
   const details = obj(usage.completion_tokens_details) ?? obj(usage.output_tokens_details);
   const reasoning = num(details?.reasoning_tokens);
-  return reasoning === undefined ? { inputTokens: input, outputTokens: output } : { inputTokens: input, outputTokens: output, reasoningTokens: reasoning };
+  const read: TokenUsage = reasoning === undefined ? { inputTokens: input, outputTokens: output } : { inputTokens: input, outputTokens: output, reasoningTokens: reasoning };
+  // Prompt-cache hits, of the input tokens (vLLM, SGLang and OpenAI report them; chat's name, then the Responses API's).
+  const cached = num(obj(usage.prompt_tokens_details)?.cached_tokens) ?? num(obj(usage.input_tokens_details)?.cached_tokens);
+  if (cached !== undefined && cached > 0) read.cachedTokens = Math.min(Math.floor(cached), input);
+  return read;
 }
 
 const reasoningOf = (message: Json | null): string | null => text(message?.reasoning_content) ?? text(message?.reasoning);
