@@ -10,7 +10,7 @@ import { routingMetricsOf, type Metrics } from '../observability/metrics.js';
 import type { Readiness } from '../http/routes/ops.js';
 import { traceBackendFactories } from '../observability/trace-decorators.js';
 import { createInferenceServices, type InferenceServices } from '../wire/inference-services.js';
-import { createReasoningSeal } from '../adapters/crypto/reasoning-seal.js';
+import { createReasoningSeal, reasoningSecrets } from '../adapters/crypto/reasoning-seal.js';
 import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
 import { BACKEND_FACTORIES, ModelRegistry } from '../inference/registry.js';
 import { createOnnxBackend } from '../inference/backends/onnx/index.js';
@@ -29,6 +29,7 @@ import { wireBatchEndpoints, wireRouteOf, wireRoutes } from './wire-formats.js';
 import { WIRE_FORMATS } from '../wire/formats.js';
 import type { WireFormat, WireServices } from '../wire/wire-format.js';
 import { chatCompletionsWire } from '../wire/chat-completions/index.js';
+import { MESSAGES_WIRES } from '../wire/messages/index.js';
 
 export interface CoreInference {
   /** Model id → configuration and backend. */
@@ -38,8 +39,8 @@ export interface CoreInference {
   batchEndpoints: Map<string, BatchEndpoint>;
   /** Speech to text (the audio transcription and translation routes). */
   transcription: TranscriptionService;
-  /** Core route modules that other scopes mount too: every wire format's (the gateway), and chat's (the storefront). */
-  routes: { wire: readonly BoundWireRoute[]; chatCompletions: BoundRoutes };
+  /** Core route modules that other scopes mount too: every wire format's (the gateway), and chat's and Anthropic's messages' (the storefront). */
+  routes: { wire: readonly BoundWireRoute[]; chatCompletions: BoundRoutes; messages: BoundRoutes };
   /** The service POST /v1/responses answers through: bound by the responses feature, which stores, continues and queues. */
   storedResponsesService: LateBinding<WireServices['responses']>;
   /** The inference routes of /v1. */
@@ -63,6 +64,8 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   const inference = createInferenceServices(
     { registry, clock, logger, hygiene: config.agents },
     { hostedTools: config.responses.hostedTools, reasoning: createReasoningSeal(config.responses.reasoningKeys, config.dataDir) },
+    // Thinking blocks are signed under the same server secrets as sealed reasoning (each with its own derived key).
+    { serverTools: config.messages.serverTools, thinkingSecrets: () => reasoningSecrets(config.responses.reasoningKeys, config.dataDir) },
   );
   const transcription = new TranscriptionService({
     registry,
@@ -75,7 +78,14 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   const routeServices: WireServices = { ...inference, get responses() { return storedResponsesService.value; } };
   const wire = wireRoutes(wireFormats, routeServices);
   // Looked up when mounted: a list without chat fails only where a scope mounts chat.
-  const routes = { wire, chatCompletions: (scope: FastifyInstance) => wireRouteOf(wire, chatCompletionsWire)(scope) };
+  const routes = {
+    wire,
+    chatCompletions: (scope: FastifyInstance) => wireRouteOf(wire, chatCompletionsWire)(scope),
+    // Anthropic's Messages routes, where a scope serves chat (the storefront).
+    messages: (scope: FastifyInstance) => {
+      for (const format of MESSAGES_WIRES) wireRouteOf(wire, format)(scope);
+    },
+  };
   const apiRoutes = [
     ...wire.map((route) => route.routes),
     bindRoutes(registerModelsRoutes, { registry }),

@@ -152,14 +152,14 @@ export async function createStorefrontFeature(core: CoreInfrastructure & CoreBil
   return {
     services: storefront,
     routes: { admin: [bindRoutes(registerStorefrontAdmin, { activity: new StorefrontActivityRepository(database) })] },
-    scopes: () => (storefront ? [storefrontScopeOf(storefront, modelPrices(config), core.routes.chatCompletions)] : []),
+    scopes: () => (storefront ? [storefrontScopeOf(storefront, modelPrices(config), [core.routes.chatCompletions, core.routes.messages])] : []),
     payerDebits: storefrontDebits(config.storefront, database),
     close: async () => storefront?.limiter.close(),
   };
 }
 
-/** The storefront's routes, and the chat route of /v1, under the storefront's scope. */
-function storefrontScopeOf(storefront: Storefront, prices: ModelPrices, chat: BoundRoutes) {
+/** The storefront's routes, and the chat routes of /v1 (chat completions, Anthropic's messages), under the storefront's scope. */
+function storefrontScopeOf(storefront: Storefront, prices: ModelPrices, chat: readonly BoundRoutes[]) {
   const { prefix, anonymousLimitMicros, requestsPerMinute } = storefront.config;
   const { sellers, tokens, purchases, accounts, limiter } = storefront;
   return storefrontScope(

@@ -73,8 +73,16 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   const securitySchemes = registerSecuritySchemes(app);
   registerCors(app, {
     methods: ['GET', 'POST', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project'],
-    exposedHeaders: ['x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER, SERVED_MODEL_HEADER],
+    allowedHeaders: [
+      'authorization', 'content-type', 'x-api-key', 'x-project-id', 'openai-organization', 'openai-project',
+      // Anthropic's SDKs, from a browser.
+      'anthropic-version', 'anthropic-beta', 'anthropic-dangerous-direct-browser-access',
+    ],
+    exposedHeaders: [
+      'x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER, SERVED_MODEL_HEADER,
+      // Anthropic's Messages wire: its names for the request id and the rate limit, and what it did with a request.
+      'request-id', 'anthropic-ratelimit-requests-limit', 'anthropic-ratelimit-requests-remaining', 'x-sluice-dropped-tools', 'x-sluice-token-count-method',
+    ],
     maxAgeSeconds: 600,
   });
   await app.register(swagger, {

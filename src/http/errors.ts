@@ -52,8 +52,14 @@ export const statusOfKind = (kind: ErrorKind): number => STATUS[kind];
 /** The status of `error` where it is answered, after the scope's and the route's overrides. */
 export const statusOf = (error: AppError, overrides?: StatusOverrides): number => overrides?.[error.kind] ?? STATUS[error.kind];
 
+/** The status of `error` where it is answered, after the overrides and the wire's own statuses. */
+export const answeredStatusOf = (error: AppError, overrides?: StatusOverrides, format?: WireErrorFormat): number => {
+  const status = statusOf(error, overrides);
+  return format?.status ? format.status(error, status) : status;
+};
+
 export function appErrorToHttp(error: AppError, context: ErrorContext = {}): HttpError {
-  const status = statusOf(error, context.overrides);
+  const status = answeredStatusOf(error, context.overrides, context.format);
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) headers['retry-after'] = String(error.retryAfterSeconds);
   // The OpenAI SDKs retry 409, 429 and 5xx by default; say so when a retry cannot help

@@ -61,8 +61,10 @@ function transformRoute({ schema, url, route }: { schema: Schema; url: string; r
     const sse = { type: 'string', description: streamDescription, 'x-event': event };
     response['200'] = { description: 'the answer as JSON, or with `stream: true` as server-sent events', content: { ...json(response['200']), 'text/event-stream': { schema: sse } } };
   }
+  // The route's wire's envelope (Anthropic's on the Messages routes), else OpenAI's.
+  const envelope = (route.config as { wireErrors?: { schema?: unknown } } | undefined)?.wireErrors?.schema ?? ErrorEnvelope;
   for (const [status, kinds] of statusesOf(errorKinds(schema, route), route)) {
-    if (response[status] === undefined) response[status] = { description: describeKinds(kinds), content: json(ErrorEnvelope) };
+    if (response[status] === undefined) response[status] = { description: describeKinds(kinds), content: json(envelope) };
   }
   return { schema: { ...rest, response }, url };
 }

@@ -9,7 +9,7 @@
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
-import { asAppError, statusOf } from './errors.js';
+import { answeredStatusOf, asAppError } from './errors.js';
 import { errorContextOf } from './route-errors.js';
 import { scopePolicyOf } from './scope-policy.js';
 import { ReplyHeaderChannel, stageHeadersOnRaw } from './reply-headers.js';
@@ -59,7 +59,7 @@ type Events = AsyncIterable<unknown> | Promise<AsyncIterable<unknown>>;
 function errorFrame(reply: FastifyReply, err: unknown): string {
   const error = asAppError(err);
   const { overrides, format } = errorContextOf(reply.request);
-  return format.streamFrame(error, { status: statusOf(error, overrides), requestId: reply.request.id, requestBody: reply.request.body });
+  return format.streamFrame(error, { status: answeredStatusOf(error, overrides, format), requestId: reply.request.id, requestBody: reply.request.body });
 }
 
 async function* frames(opening: Events, signal: AbortSignal, reply: FastifyReply, decorate: Decorate | null, named: boolean): AsyncGenerator<string> {

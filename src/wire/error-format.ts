@@ -23,4 +23,12 @@ export interface WireErrorFormat {
    * `event: error\ndata: {…}\n\n`. Never followed by the stream's normal end.
    */
   streamFrame(error: AppError, answer: ErrorAnswer): string;
+  /**
+   * The status this wire answers `error` with, given the one the house's table and the
+   * scope's overrides give (`status`); absent, that one. A wire whose clients read statuses
+   * of their own (Anthropic's 529 for an overloaded engine) says so here.
+   */
+  status?(error: AppError, status: number): number;
+  /** The envelope's schema, for the OpenAPI document; absent, OpenAI's. */
+  schema?: unknown;
 }

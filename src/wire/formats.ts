@@ -7,9 +7,10 @@
 import { chatCompletionsWire } from './chat-completions/index.js';
 import { completionsWire } from './completions/index.js';
 import { embeddingsWire } from './embeddings/index.js';
+import { MESSAGES_WIRES } from './messages/index.js';
 import { moderationsWire } from './moderations/index.js';
 import { responsesWire } from './responses/index.js';
 import type { WireFormat } from './wire-format.js';
 
 /** In the order the routes are mounted (and the OpenAPI document lists them). */
-export const WIRE_FORMATS: readonly WireFormat[] = [chatCompletionsWire, completionsWire, responsesWire, embeddingsWire, moderationsWire];
+export const WIRE_FORMATS: readonly WireFormat[] = [chatCompletionsWire, completionsWire, responsesWire, ...MESSAGES_WIRES, embeddingsWire, moderationsWire];

@@ -10,6 +10,20 @@ import { ResponsesService, type ResponsesServiceDeps } from '../domain/responses
 import { ChatCompletionsService } from './chat-completions/service.js';
 import { CompletionsService } from './completions/service.js';
 import { responsesWriter } from './responses/writer.js';
+import { resolverTokenCounter, type PromptTokenCounter } from '../domain/completions/prompt-tokens.js';
+import { MessagesService } from './messages/service.js';
+import type { ServerToolPolicy } from './messages/mapper.js';
+import { ThinkingSigner } from './messages/thinking-signature.js';
+
+/** The Messages wire's settings (config `messages`). */
+export interface MessagesSettings {
+  /** Server tools no engine here runs: dropped (named in a header) or refused. */
+  serverTools: ServerToolPolicy;
+  /** The secrets thinking blocks' signatures are made with (the server's reasoning secrets), read at the first signature. */
+  thinkingSecrets: () => readonly string[];
+  /** Counts count_tokens' prompts (default: the model's tokenizer, else the estimate). */
+  counter?: PromptTokenCounter;
+}
 
 export interface InferenceServices {
   /** The one chat call: what a chat-shaped wire's run and open go through. */
@@ -19,12 +33,13 @@ export interface InferenceServices {
   responses: ResponsesService;
   embeddings: EmbeddingsService;
   moderations: ModerationsService;
+  messages: MessagesService;
 }
 
 /** The Responses service's settings: what becomes of hosted tools, and the seal of carried reasoning. */
 export type ResponsesSettings = Pick<ResponsesServiceDeps, 'hostedTools' | 'reasoning'>;
 
-export function createInferenceServices(deps: InferenceServiceDeps, responses: ResponsesSettings = {}): InferenceServices {
+export function createInferenceServices(deps: InferenceServiceDeps, responses: ResponsesSettings, messages: MessagesSettings): InferenceServices {
   const chat = new ChatCall(deps);
   return {
     chat,
@@ -33,6 +48,13 @@ export function createInferenceServices(deps: InferenceServiceDeps, responses: R
     responses: new ResponsesService({ chat, writer: responsesWriter, clock: deps.clock, logger: deps.logger, ...responses }),
     embeddings: new EmbeddingsService(deps),
     moderations: new ModerationsService(deps),
+    messages: new MessagesService({
+      chat,
+      registry: deps.registry,
+      counter: messages.counter ?? resolverTokenCounter(deps.registry),
+      signer: new ThinkingSigner(messages.thinkingSecrets),
+      serverTools: messages.serverTools,
+    }),
   };
 }
 

@@ -20,6 +20,7 @@ import type { CompletionRequestBody } from './completions/body.js';
 import type { EmbeddingsRequestBody } from './embeddings/body.js';
 import type { ModerationsRequestBody } from './moderations/body.js';
 import type { ResponsesRequest } from '../domain/responses/responses.types.js';
+import type { CountTokensRequestBody, MessagesRequestBody } from './messages/body.js';
 
 /** The domain's `Caller` (identity/caller.ts): who calls and who pays, handed from the route to the service. */
 export type WireCaller = object;
@@ -50,6 +51,24 @@ export interface WireServices {
   responses: Answered<ResponsesRequest> & { open(caller: WireCaller, request: ResponsesRequest, context: WireCallContext): WireEvents };
   embeddings: Answered<EmbeddingsRequestBody>;
   moderations: Answered<ModerationsRequestBody>;
+  messages: Answered<MessagesRequestBody> & {
+    open(caller: WireCaller, body: MessagesRequestBody, context: WireCallContext): WireEvents;
+    countTokens(caller: WireCaller, body: CountTokensRequestBody): Promise<object>;
+  };
+}
+
+/**
+ * Headers a wire's answers carry beside the house's (every answer of its route, errors
+ * included): the request id under the wire's own name, and house headers repeated under
+ * the wire's names (Anthropic's `anthropic-ratelimit-requests-limit` for
+ * `x-ratelimit-limit-requests`).
+ */
+export interface WireHeaders {
+  requestId?: string;
+  /** House header → the wire's name for it. */
+  renamed?: Readonly<Record<string, string>>;
+  /** Request headers recorded on one log line per call, when sent: log field → header (Anthropic's `anthropic-beta`). */
+  recorded?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -98,6 +117,8 @@ export interface WireFormat<Body = unknown> {
   batch?: { serves(model: ModelSpec): boolean };
   /** Its error envelope and stream error frame; absent, OpenAI's. */
   errors?: WireErrorFormat;
+  /** Headers its answers carry under its own names; absent, the house's only. */
+  headers?: WireHeaders;
 }
 
 /** The `/v1` path of a format: its batch endpoint's url, and the route its usage records name on every scope. */

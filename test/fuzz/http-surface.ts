@@ -6,7 +6,9 @@
  *   - not be a server fault: no 500, and a 5xx only for the upstream/availability codes
  *     that describe the environment (the fuzz binds every model to a fake upstream);
  *   - carry an `x-request-id`;
- *   - if an error, be the spec's envelope `{error: {message, type, code, param}}`.
+ *   - if an error, be the spec's envelope `{error: {message, type, code, param}}`, or on
+ *     Anthropic's Messages routes Anthropic's `{type: "error", error: {type, message},
+ *     request_id}`, whose 5xx are only the engine's (529, 504) or availability's (503).
  * The suite runs a bounded number of requests; `npm run fuzz` runs a longer one.
  */
 import fc from 'fast-check';
@@ -44,6 +46,10 @@ const ROUTES: Array<(s: string) => string> = [
   () => '/v1/chat/completions',
   () => '/v1/completions',
   () => '/v1/responses',
+  () => '/v1/messages',
+  () => '/v1/messages?beta=true',
+  () => '/v1/messages/count_tokens',
+  (s) => `/v1/messages/${s}`,
   () => '/v1/embeddings',
   () => '/v1/moderations',
   () => '/v1/models',
@@ -78,14 +84,45 @@ const query = fc.oneof(
 
 const modelName = fc.oneof(fc.constantFrom(...CATALOG_IDS, ...PROTOTYPE_NAMES), fc.string({ maxLength: 30 }), fc.integer(), fc.constant(null));
 
+/** Anthropic content blocks, each of a known or unknown type, with fields possibly wrong. */
+const block = fc.record(
+  {
+    type: fc.constantFrom('text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use', ...PROTOTYPE_NAMES),
+    text: fc.oneof(fc.string({ maxLength: 30 }), fc.jsonValue({ maxDepth: 1 })),
+    source: fc.oneof(
+      fc.record({ type: fc.constantFrom('base64', 'url', 'text', 'content', 'file'), media_type: fc.constantFrom('image/png', 'application/pdf', 'text/plain', 'x'), data: fc.string({ maxLength: 12 }), url: fc.string({ maxLength: 20 }) }, { requiredKeys: [] }),
+      fc.jsonValue({ maxDepth: 2 }),
+    ),
+    id: fc.constantFrom('toolu_1', 'call_1', ...PROTOTYPE_NAMES),
+    tool_use_id: fc.constantFrom('toolu_1', 'call_1', ...PROTOTYPE_NAMES),
+    name: fc.oneof(fc.constantFrom('f', 'get_weather'), fc.string({ maxLength: 10 })),
+    input: fc.jsonValue({ maxDepth: 2 }),
+    content: fc.oneof(fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 3 })),
+    thinking: fc.string({ maxLength: 20 }),
+    signature: fc.string({ maxLength: 20 }),
+    is_error: fc.jsonValue({ maxDepth: 1 }),
+  },
+  { requiredKeys: ['type'] },
+);
+
+const anthropicMessages = fc.array(
+  fc.record({ role: fc.constantFrom('user', 'assistant', 'system', ...PROTOTYPE_NAMES), content: fc.oneof(fc.string({ maxLength: 40 }), fc.array(block, { maxLength: 4 })) }, { requiredKeys: [] }),
+  { maxLength: 4 },
+);
+
 /** Bodies shaped like real requests, with each field possibly wrong. */
 const requestLike = fc.record(
   {
     model: modelName,
     messages: fc.oneof(
       fc.array(fc.record({ role: fc.constantFrom('user', 'system', 'assistant', 'tool', 'developer', ...PROTOTYPE_NAMES), content: fc.oneof(fc.string({ maxLength: 50 }), fc.jsonValue({ maxDepth: 3 })) }, { requiredKeys: [] }), { maxLength: 4 }),
+      anthropicMessages,
       fc.jsonValue({ maxDepth: 2 }),
     ),
+    system: fc.oneof(fc.string({ maxLength: 30 }), fc.array(block, { maxLength: 2 }), fc.jsonValue({ maxDepth: 2 })),
+    stop_sequences: fc.oneof(fc.array(fc.string({ maxLength: 5 }), { maxLength: 3 }), fc.jsonValue({ maxDepth: 1 })),
+    thinking: fc.oneof(fc.record({ type: fc.constantFrom('enabled', 'disabled', 'adaptive', 'x'), budget_tokens: fc.oneof(fc.integer(), fc.double()) }, { requiredKeys: [] }), fc.jsonValue({ maxDepth: 1 })),
+    top_k: fc.oneof(fc.integer({ min: -2, max: 100 }), fc.double(), fc.string({ maxLength: 3 })),
     input: fc.oneof(fc.string({ maxLength: 80 }), fc.array(fc.string({ maxLength: 20 }), { maxLength: 4 }), fc.jsonValue({ maxDepth: 3 })),
     metadata: fc.oneof(fc.dictionary(fc.constantFrom(...PROTOTYPE_NAMES, 'labels', 'categories', 'schema', 'usecase', 'threshold'), fc.jsonValue({ maxDepth: 3 })), fc.jsonValue({ maxDepth: 2 })),
     stream: fc.oneof(fc.boolean(), fc.jsonValue({ maxDepth: 1 })),
@@ -99,8 +136,16 @@ const requestLike = fc.record(
     encoding_format: fc.constantFrom('float', 'base64', 'constructor'),
     dimensions: fc.oneof(fc.integer(), fc.double()),
     prompt: fc.oneof(fc.string({ maxLength: 50 }), fc.array(fc.oneof(fc.string({ maxLength: 10 }), fc.integer()), { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })),
-    tools: fc.oneof(fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })),
-    tool_choice: fc.oneof(fc.constantFrom('none', 'auto', 'required', ...PROTOTYPE_NAMES), fc.jsonValue({ maxDepth: 2 })),
+    tools: fc.oneof(
+      fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 3 }),
+      fc.array(fc.record({ type: fc.constantFrom('custom', 'web_search_20250305', 'bash_20250124'), name: fc.constantFrom('f', 'web_search', 'x y'), input_schema: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }), { maxLength: 3 }),
+      fc.jsonValue({ maxDepth: 2 }),
+    ),
+    tool_choice: fc.oneof(
+      fc.constantFrom('none', 'auto', 'required', ...PROTOTYPE_NAMES),
+      fc.record({ type: fc.constantFrom('auto', 'any', 'tool', 'none', 'x'), name: fc.constantFrom('f', ''), disable_parallel_tool_use: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] }),
+      fc.jsonValue({ maxDepth: 2 }),
+    ),
     n: fc.oneof(fc.integer({ min: -2, max: 200 }), fc.double(), fc.string({ maxLength: 3 })),
     logprobs: fc.oneof(fc.boolean(), fc.integer({ min: -1, max: 8 }), fc.jsonValue({ maxDepth: 1 })),
   },
@@ -142,6 +187,38 @@ export const requestArbitrary: fc.Arbitrary<FuzzRequest> = fc
     return { method, path: ROUTES[route]!(s) + q, auth, contentType: hasBody ? type : null, body: hasBody ? b : null } as FuzzRequest;
   });
 
+/** A Messages body an engine answers. */
+const VALID_MESSAGE: Record<string, unknown> = {
+  model: 'gpt-oss-120b',
+  max_tokens: 16,
+  messages: [
+    { role: 'user', content: 'Weather?' },
+    { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'f', input: {} }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }] },
+  ],
+};
+
+const MUTABLE_FIELDS = ['model', 'messages', 'system', 'stop_sequences', 'thinking', 'top_k', 'stream', 'max_tokens', 'temperature', 'tools', 'tool_choice', 'metadata'];
+
+/** `base` with `fields` of `like` put over it (a valid body made wrong a field or two at a time). */
+const mutated = (base: Record<string, unknown>, like: Record<string, unknown>, fields: readonly string[]) => {
+  const out = { ...base };
+  for (const field of fields) if (field in like) out[field] = like[field];
+  return out;
+};
+
+/** POSTs of JSON to Anthropic's Messages routes, with a valid key: the fuzz of the wire past authentication. */
+export const messagesRequestArbitrary: fc.Arbitrary<FuzzRequest> = fc
+  .record({
+    path: fc.constantFrom('/v1/messages', '/v1/messages?beta=true', '/v1/messages/count_tokens'),
+    body: fc.oneof(
+      { weight: 6, arbitrary: fc.tuple(requestLike, fc.shuffledSubarray(MUTABLE_FIELDS, { maxLength: 2 })).map(([like, fields]) => JSON.stringify(mutated(VALID_MESSAGE, like, fields))) },
+      { weight: 2, arbitrary: requestLike.map((b) => JSON.stringify(b)) },
+      { weight: 1, arbitrary: body },
+    ),
+  })
+  .map(({ path, body: b }) => ({ method: 'POST', path, auth: 'key', contentType: 'application/json', body: b }) as FuzzRequest);
+
 function headersFor(request: FuzzRequest, target: FuzzTarget): Record<string, string> {
   const headers: Record<string, string> = {};
   if (request.auth === 'key') headers.authorization = `Bearer ${target.apiKey}`;
@@ -154,6 +231,22 @@ function headersFor(request: FuzzRequest, target: FuzzTarget): Record<string, st
 
 /** 5xx codes that describe the environment (upstream, missing model files), not a fault. */
 const ENVIRONMENT_CODES = new Set(['model_not_available', 'upstream_error', 'upstream_timeout']);
+
+/** The routes that answer in Anthropic's envelope (another method, or another path below them, is the house's 404 or 405). */
+const MESSAGES_ROUTES: ReadonlySet<string> = new Set(['/v1/messages', '/v1/messages/count_tokens']);
+
+/** The 5xx statuses of Anthropic's Messages routes that describe the environment: the engine overloaded or slow, a model unavailable. */
+const ANTHROPIC_ENVIRONMENT_STATUSES = new Set([503, 504, 529]);
+
+/** What is wrong with an error answer of a Messages route (Anthropic's envelope), or null. */
+function anthropicProblem(parsed: unknown, status: number, text: string): string | null {
+  const body = parsed as { type?: unknown; error?: { type?: unknown; message?: unknown }; request_id?: unknown } | null;
+  const isEnvelope =
+    body?.type === 'error' && typeof body.error?.type === 'string' && typeof body.error.message === 'string' && (body.request_id === null || typeof body.request_id === 'string');
+  if (!isEnvelope) return `error ${status} is not Anthropic's envelope: ${text.slice(0, 160)}`;
+  if (status >= 500 && !ANTHROPIC_ENVIRONMENT_STATUSES.has(status)) return `${status}: ${text.slice(0, 160)}`;
+  return null;
+}
 
 /** Sends one request and returns a description of what is wrong with the answer, or null. */
 export async function checkOne(request: FuzzRequest, target: FuzzTarget, stats: FuzzStats): Promise<string | null> {
@@ -174,6 +267,7 @@ export async function checkOne(request: FuzzRequest, target: FuzzTarget, stats: 
   } catch {
     return `error ${response.status} is not JSON: ${text.slice(0, 120)}`;
   }
+  if (request.method === 'POST' && MESSAGES_ROUTES.has(request.path.split('?')[0]!)) return anthropicProblem(parsed, response.status, text);
   const error = (parsed as { error?: Record<string, unknown> })?.error;
   const isEnvelope =
     typeof error === 'object' &&
@@ -188,10 +282,10 @@ export async function checkOne(request: FuzzRequest, target: FuzzTarget, stats: 
   return null;
 }
 
-export async function fuzzHttpSurface(target: FuzzTarget, options: { numRuns: number; seed?: number }): Promise<FuzzStats> {
+export async function fuzzHttpSurface(target: FuzzTarget, options: { numRuns: number; seed?: number; requests?: fc.Arbitrary<FuzzRequest> }): Promise<FuzzStats> {
   const stats: FuzzStats = { requests: 0, byStatus: new Map() };
   await fc.assert(
-    fc.asyncProperty(requestArbitrary, async (request) => {
+    fc.asyncProperty(options.requests ?? requestArbitrary, async (request) => {
       const problem = await checkOne(request, target, stats);
       if (problem) throw new Error(`${request.method} ${request.path.slice(0, 200)}: ${problem}`);
     }),

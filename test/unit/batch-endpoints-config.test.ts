@@ -35,7 +35,7 @@ describe('batches.endpoints', () => {
 
   it('refuses an endpoint Sluice cannot batch, naming the ones it can (the wire formats\' in their list\'s order, then the features\')', async () => {
     expect(await problemsOf('batches:\n  endpoints: [/v1/chat/completions, /v1/images/generations]\n')).toEqual([
-      'batches.endpoints: /v1/images/generations cannot be batched (one of /v1/chat/completions, /v1/completions, /v1/responses, /v1/embeddings, /v1/moderations, /v1/systemone)',
+      'batches.endpoints: /v1/images/generations cannot be batched (one of /v1/chat/completions, /v1/completions, /v1/responses, /v1/messages, /v1/embeddings, /v1/moderations, /v1/systemone)',
     ]);
   });
 

@@ -43,12 +43,26 @@ export interface ChatResult {
   toolCalls?: ToolCallOut[];
 }
 
-export const contextLengthExceeded = (model: ModelSpec, param: string, tokens: number, exact: boolean) =>
-  new AppError(
-    'context_length',
-    `Input exceeds max_tokens (${model.contextLength}) for model: ${model.id} (the input has ${exact ? '' : 'about '}${tokens} tokens)`,
-    { param, code: 'context_length_exceeded' },
-  );
+/** An input over the model's context window, with the counts a wire may word its own way (Anthropic's `prompt is too long`). */
+export class ContextLengthError extends AppError {
+  /** The model's context window, in tokens. */
+  readonly limit: number;
+
+  constructor(
+    model: ModelSpec,
+    param: string,
+    readonly tokens: number,
+    readonly exact: boolean,
+  ) {
+    super('context_length', `Input exceeds max_tokens (${model.contextLength}) for model: ${model.id} (the input has ${exact ? '' : 'about '}${tokens} tokens)`, {
+      param,
+      code: 'context_length_exceeded',
+    });
+    this.limit = model.contextLength;
+  }
+}
+
+export const contextLengthExceeded = (model: ModelSpec, param: string, tokens: number, exact: boolean): AppError => new ContextLengthError(model, param, tokens, exact);
 
 /** Refuses `text` when it has more tokens than the model's context (before anything runs). */
 export async function assertWithinContext(registry: ModelResolver, model: ModelSpec, text: string, param: string): Promise<void> {

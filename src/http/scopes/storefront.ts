@@ -39,8 +39,8 @@ export interface StorefrontScopeDeps {
 export interface StorefrontRoutes {
   /** The catalog, purchases, tokens, entitlements and checkout pages. */
   storefront: readonly BoundRoutes[];
-  /** The chat route. */
-  chat: BoundRoutes;
+  /** The chat routes: chat completions, and Anthropic's messages (in their own envelope). */
+  chat: readonly BoundRoutes[];
 }
 
 /** A server fault: the message and type of OpenAI's envelope of an internal error, without its code and param. */
@@ -99,7 +99,7 @@ export function storefrontScope(deps: StorefrontScopeDeps, routes: StorefrontRou
       {
         prefix: '/gateway/v1',
         strategy: strategy('required'),
-        routes: [routes.chat],
+        routes: routes.chat,
         policy: {
           rateLimit: {
             requestsPerMinute: deps.requestsPerMinute,

@@ -44,10 +44,10 @@ async function* cutAfterFirstEvent(): AsyncGenerator<unknown> {
   throw CUT;
 }
 
-/** POST /messages of the Anthropic-like wire: its body, its model check, a stream that is cut. */
+/** POST /anthropic-like/messages (apart from the real Messages wire) of the Anthropic-like wire: its body, its model check, a stream that is cut. */
 function registerMessagesRoute(scope: FastifyInstance): void {
   scope.post<{ Body: { model: string; stream?: boolean } }>(
-    '/messages',
+    '/anthropic-like/messages',
     { schema: { body: MessagesBody, hide: true }, config: { wireErrors: ANTHROPIC_LIKE_ERRORS } },
     async (request, reply) => {
       if (request.body.model !== MODEL) throw modelNotFound(request.body.model);
@@ -82,8 +82,8 @@ const anthropicError = (type: string, requestId: string | null, message: unknown
 
 /** The two scopes' ways of calling the route: an API key on /v1, a signed request on the gateway. */
 const SCOPES = {
-  '/v1': (body: unknown) => call(server.baseUrl, 'POST', '/v1/messages', { key, body }),
-  '/gateway/v1': (body: unknown) => signedCall(server.baseUrl, '/gateway/v1/messages', body),
+  '/v1': (body: unknown) => call(server.baseUrl, 'POST', '/v1/anthropic-like/messages', { key, body }),
+  '/gateway/v1': (body: unknown) => signedCall(server.baseUrl, '/gateway/v1/anthropic-like/messages', body),
 };
 
 describe.each(Object.entries(SCOPES))('a route with its own wire errors on %s', (_prefix, post) => {
@@ -117,13 +117,13 @@ describe.each(Object.entries(SCOPES))('a route with its own wire errors on %s', 
 
 describe('beside the route', () => {
   it("the scope's refusal without a body of its own (no API key on /v1) is in the route's envelope", async () => {
-    const res = await call(server.baseUrl, 'POST', '/v1/messages', { body: { model: MODEL, max_tokens: 8 } });
+    const res = await call(server.baseUrl, 'POST', '/v1/anthropic-like/messages', { body: { model: MODEL, max_tokens: 8 } });
     expect(res.status).toBe(401);
     expect(res.body).toEqual(anthropicError('authentication_error', res.headers.get('x-request-id')));
   });
 
   it("the gateway's bad signature keeps the gateway's own body", async () => {
-    const res = await signedCall(server.baseUrl, '/gateway/v1/messages', { model: MODEL, max_tokens: 8 }, { signature: 'v1,t=1,kid=k1,sig=00' });
+    const res = await signedCall(server.baseUrl, '/gateway/v1/anthropic-like/messages', { model: MODEL, max_tokens: 8 }, { signature: 'v1,t=1,kid=k1,sig=00' });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'invalid_gateway_signature' });
   });

@@ -5,8 +5,8 @@
  * goes on the route config (`wireErrors`); its answer and stream event into the OpenAPI
  * document. One module for every format: a format is served by being in the list.
  */
-import type { FastifyInstance } from 'fastify';
-import type { WireCallContext, WireFormat, WireServices } from '../../../wire/wire-format.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler, onSendHookHandler } from 'fastify';
+import type { WireCallContext, WireFormat, WireHeaders, WireServices } from '../../../wire/wire-format.js';
 import { agentSessionOf } from '../../agent-session.js';
 import { v1PathOf } from '../../../wire/wire-format.js';
 import { wireValidatorCompiler } from '../../../wire/validate.js';
@@ -32,6 +32,36 @@ function schemaOf(format: WireFormat) {
   };
 }
 
+/** The wire's own names for the request id and the house's headers, on every answer of its route (errors and streams included). */
+function wireHeadersHook(headers: WireHeaders): onSendHookHandler {
+  const renamed = Object.entries(headers.renamed ?? {});
+  return (request: FastifyRequest, reply: FastifyReply, payload, done) => {
+    if (headers.requestId) reply.header(headers.requestId, request.id);
+    for (const [house, wire] of renamed) {
+      const value = reply.getHeader(house);
+      if (value !== undefined) reply.header(wire, value);
+    }
+    done(null, payload);
+  };
+}
+
+/** One log line per call that sent any of the headers the wire records (`anthropic-beta`, `anthropic-version`). */
+function recordedHeadersHook(recorded: Readonly<Record<string, string>>): onResponseHookHandler {
+  const fields = Object.entries(recorded);
+  return (request, reply, done) => {
+    const line: Record<string, unknown> = { reqId: request.id };
+    let any = false;
+    for (const [field, header] of fields) {
+      const value = request.headers[header];
+      if (value === undefined) continue;
+      line[field] = value;
+      any = true;
+    }
+    if (any) request.log.info({ ...line, status: reply.statusCode }, 'wire headers');
+    done();
+  };
+}
+
 export function registerWireRoute(scope: FastifyInstance, { format, services }: WireRouteDeps): void {
   const { stream } = format;
   // The usage records name the format's /v1 path on every scope that mounts it.
@@ -42,6 +72,8 @@ export function registerWireRoute(scope: FastifyInstance, { format, services }: 
     validatorCompiler: wireValidatorCompiler,
     ...(format.serializedBySchema ? {} : serializeAsBefore),
     ...(format.errors ? { config: { wireErrors: format.errors } } : {}),
+    ...(format.headers ? { onSend: wireHeadersHook(format.headers) } : {}),
+    ...(format.headers?.recorded ? { onResponse: recordedHeadersHook(format.headers.recorded) } : {}),
   };
   scope.post(format.path, options, async (request, reply) => {
     const caller = callerOf(request);

@@ -1,0 +1,229 @@
+/**
+ * A validated Messages body (body.ts) → the conversation the domain's one chat call runs,
+ * on the chat path every engine speaks (upstream engines and the in-process runtimes):
+ *
+ * - `system` (a string or text blocks) becomes the leading system message, after
+ *   normaliseSystemPrompt;
+ * - a user message's tool_result blocks become tool messages (each must answer a tool_use
+ *   of the assistant message before it), its images image parts, its documents file or
+ *   text parts, its text the message's text;
+ * - an assistant message's tool_use blocks become its tool calls; its thinking blocks are
+ *   checked against their signature and never sent (nor redacted_thinking);
+ * - custom tools become function tools; a server tool no engine here runs is dropped (its
+ *   name reported) or refused, as the caller says; tool_choice and
+ *   disable_parallel_tool_use map onto chat's tool_choice and parallel_tool_calls;
+ * - stop_sequences, temperature, top_p, top_k and metadata.user_id are carried,
+ *   output_config.format as the engine's structured output (response_format json_schema);
+ *   max_tokens is held at the cap the caller gives (the model's own output limit).
+ */
+import { invalidRequest } from '../../domain/shared/errors.js';
+import type { ChatMessage } from '../../domain/models/inference-backend.port.js';
+import type { ChatRequest } from '../../domain/completions/chat-request.js';
+import type { ContentBlockIn, MessageParamIn, OutputConfigIn, TextBlockIn, ToolChoiceIn, ToolIn } from './body.js';
+import type { ThinkingSigner } from './thinking-signature.js';
+
+type Json = Record<string, unknown>;
+
+/** What becomes of a server tool (`web_search_*`, `code_execution_*`, …) that no engine here runs. */
+export type ServerToolPolicy = 'drop' | 'refuse';
+
+export interface MessagesMapping {
+  serverTools: ServerToolPolicy;
+  signer: ThinkingSigner;
+}
+
+/**
+ * The system prompt as it reaches the engine. The place where a client's per-request noise
+ * at its head (a billing line that changes every turn) is normalised, so an engine's prefix
+ * cache holds across turns; today it is sent as written.
+ */
+export function normaliseSystemPrompt(system: string): string {
+  return system;
+}
+
+/** The system prompt's text: a string, or its text blocks joined with newlines. */
+export const systemTextOf = (system: string | TextBlockIn[] | null | undefined): string =>
+  typeof system === 'string' ? system : (system ?? []).map((block) => block.text).join('\n');
+
+const isServerTool = (tool: ToolIn): boolean => typeof tool.type === 'string' && tool.type !== 'custom';
+
+/** Custom tools as chat's function tools, and the names of the server tools dropped. */
+export function toolsOf(tools: readonly ToolIn[] | null | undefined, policy: ServerToolPolicy): { tools: Json[]; dropped: string[] } {
+  const out: Json[] = [];
+  const dropped: string[] = [];
+  for (const [i, tool] of (tools ?? []).entries()) {
+    if (isServerTool(tool)) {
+      if (policy === 'refuse') throw invalidRequest(`tools[${i}]: the server tool ${tool.name} (${tool.type}) is not available here; only custom tools with input_schema are`, `tools[${i}].type`);
+      dropped.push(tool.name);
+      continue;
+    }
+    const fn: Json = { name: tool.name, parameters: tool.input_schema };
+    if (typeof tool.description === 'string') fn.description = tool.description;
+    out.push({ type: 'function', function: fn });
+  }
+  return { tools: out, dropped };
+}
+
+const toolChoiceOf = (choice: ToolChoiceIn): unknown => {
+  if (choice.type === 'any') return 'required';
+  if (choice.type === 'tool') return { type: 'function', function: { name: choice.name } };
+  return choice.type;
+};
+
+const imagePart = (source: Extract<ContentBlockIn, { type: 'image' }>['source']): Json => ({
+  type: 'image_url',
+  image_url: { url: source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url },
+});
+
+/** A document as a part: a PDF as a file part, text (and content blocks' text) as a text part, a url as a file part naming it. */
+function documentPart(block: Extract<ContentBlockIn, { type: 'document' }>): Json {
+  const { source } = block;
+  const heading = [block.title, block.context].filter((s): s is string => typeof s === 'string' && s !== '').join('\n');
+  const withHeading = (text: string) => ({ type: 'text', text: heading === '' ? text : `${heading}\n${text}` });
+  if (source.type === 'base64') return { type: 'file', file: { filename: block.title ?? 'document.pdf', file_data: `data:${source.media_type};base64,${source.data}` } };
+  if (source.type === 'text') return withHeading(source.data);
+  if (source.type === 'url') return { type: 'file', file: { file_url: source.url } };
+  return withHeading(typeof source.content === 'string' ? source.content : textOf(source.content));
+}
+
+/** The text of blocks: their text blocks (and text documents) joined with newlines. */
+function textOf(blocks: readonly ContentBlockIn[]): string {
+  const texts: string[] = [];
+  for (const block of blocks) {
+    if (block.type === 'text') texts.push(block.text);
+    else if (block.type === 'document' && block.source.type === 'text') texts.push(block.source.data);
+  }
+  return texts.join('\n');
+}
+
+/** Parts as a chat message: text alone is its content; with images or files, the parts are carried as sent. */
+function userMessage(parts: Json[]): ChatMessage {
+  const text = parts.filter((p) => p.type === 'text').map((p) => p.text as string).join('\n');
+  const message: ChatMessage = { role: 'user', content: text };
+  if (parts.some((p) => p.type !== 'text')) message.wireContent = parts;
+  return message;
+}
+
+/** A user message's blocks: tool results first (as tool messages, answering the tool_use ids open), then the rest as one user message. */
+function userTurn(blocks: readonly ContentBlockIn[], param: string, openToolUses: ReadonlySet<string>, out: ChatMessage[]): void {
+  const parts: Json[] = [];
+  for (const [j, block] of blocks.entries()) {
+    if (block.type === 'tool_result') {
+      if (!openToolUses.has(block.tool_use_id)) {
+        throw invalidRequest(
+          `${param}[${j}].tool_use_id: unexpected tool_use_id found in tool_result blocks: ${block.tool_use_id}. Each tool_result block must have a corresponding tool_use block in the previous message.`,
+          `${param}[${j}].tool_use_id`,
+        );
+      }
+      const content = block.content ?? '';
+      const text = typeof content === 'string' ? content : textOf(content);
+      out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error === true ? `Error: ${text}` : text });
+      // Images in a tool result reach the model beside it, in the user message that follows.
+      if (Array.isArray(content)) for (const inner of content) if (inner.type === 'image') parts.push(imagePart(inner.source));
+    } else if (block.type === 'text') parts.push({ type: 'text', text: block.text });
+    else if (block.type === 'image') parts.push(imagePart(block.source));
+    else if (block.type === 'document') parts.push(documentPart(block));
+    else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {
+      throw invalidRequest(`${param}[${j}].type: ${block.type} blocks may only be sent in assistant messages`, `${param}[${j}].type`);
+    }
+  }
+  if (parts.length > 0) out.push(userMessage(parts));
+}
+
+/** An assistant message's blocks: its text, its tool calls; thinking checked and left out. Returns the tool_use ids it opened. */
+function assistantTurn(blocks: readonly ContentBlockIn[], param: string, signer: ThinkingSigner, out: ChatMessage[]): Set<string> {
+  const texts: string[] = [];
+  const calls: Json[] = [];
+  for (const [j, block] of blocks.entries()) {
+    if (block.type === 'text') texts.push(block.text);
+    else if (block.type === 'tool_use') calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } });
+    else if (block.type === 'thinking') {
+      if (!signer.verifies(block.thinking, block.signature)) throw invalidRequest(`${param}[${j}].signature: Invalid \`signature\` in \`thinking\` block`, `${param}[${j}].signature`);
+    } else if (block.type !== 'redacted_thinking') {
+      throw invalidRequest(`${param}[${j}].type: ${block.type} blocks may only be sent in user messages`, `${param}[${j}].type`);
+    }
+  }
+  const text = texts.join('\n');
+  if (calls.length === 0 && text === '') return new Set();
+  const message: ChatMessage = { role: 'assistant', content: text };
+  if (calls.length > 0) {
+    message.tool_calls = calls;
+    if (text === '') message.wireContent = null;
+  }
+  out.push(message);
+  return new Set(calls.map((call) => call.id as string));
+}
+
+/** The conversation as chat messages: the system prompt first, then each turn. */
+export function messagesOf(system: string | TextBlockIn[] | null | undefined, messages: readonly MessageParamIn[], signer: ThinkingSigner): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  const systemText = systemTextOf(system);
+  if (systemText !== '') out.push({ role: 'system', content: normaliseSystemPrompt(systemText) });
+  let openToolUses: ReadonlySet<string> = new Set();
+  for (const [i, message] of messages.entries()) {
+    const param = `messages[${i}].content`;
+    if (typeof message.content === 'string') {
+      out.push({ role: message.role, content: message.content });
+      openToolUses = new Set();
+    } else if (message.role === 'assistant') openToolUses = assistantTurn(message.content, param, signer, out);
+    else {
+      userTurn(message.content, param, openToolUses, out);
+      openToolUses = new Set();
+    }
+  }
+  return out;
+}
+
+export interface MessagesCall {
+  request: ChatRequest;
+  /** The chat tools the engine receives (what count_tokens and the first usage count too). */
+  tools: Json[];
+  /** Server tools left out (named in a response header). */
+  dropped: string[];
+  stopSequences: readonly string[];
+}
+
+/** What an engine reads of the Messages body beyond the conversation. */
+interface SamplingIn {
+  model: string;
+  max_tokens?: number;
+  stream?: boolean | null;
+  stop_sequences?: string[] | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  top_k?: number | null;
+  metadata?: { user_id?: string | null } | null;
+  system?: string | TextBlockIn[] | null;
+  messages: MessageParamIn[];
+  tools?: ToolIn[] | null;
+  tool_choice?: ToolChoiceIn | null;
+  output_config?: OutputConfigIn | null;
+}
+
+/** The body as the chat call: `outputCap` is max_tokens held at the model's own limit. */
+export function messagesCallOf(body: SamplingIn, mapping: MessagesMapping, outputCap: number | undefined): MessagesCall {
+  const { tools, dropped } = toolsOf(body.tools, mapping.serverTools);
+  const sampling: Json = {};
+  if (outputCap !== undefined) sampling.max_tokens = outputCap;
+  for (const field of ['temperature', 'top_p', 'top_k'] as const) if (typeof body[field] === 'number') sampling[field] = body[field];
+  const stopSequences = body.stop_sequences ?? [];
+  if (stopSequences.length > 0) sampling.stop = stopSequences;
+  if (typeof body.metadata?.user_id === 'string') sampling.user = body.metadata.user_id;
+  const format = body.output_config?.format;
+  if (format) sampling.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
+  if (tools.length > 0) {
+    sampling.tools = tools;
+    if (body.tool_choice) sampling.tool_choice = toolChoiceOf(body.tool_choice);
+    if (body.tool_choice?.disable_parallel_tool_use === true) sampling.parallel_tool_calls = false;
+  }
+  const request: ChatRequest = {
+    model: body.model,
+    messages: messagesOf(body.system, body.messages, mapping.signer),
+    stream: body.stream === true,
+    includeUsage: false,
+    options: {},
+    sampling,
+    labels: null,
+  };
+  return { request, tools, dropped, stopSequences };
+}

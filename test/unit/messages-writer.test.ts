@@ -1,0 +1,110 @@
+/**
+ * The Messages writer's block discipline and stop reasons, on the answer reader's events:
+ * a block's type never changes, indexes are dense, a tool call whose engine repeats its id
+ * on every delta stays one block, an in-process runtime's whole calls are one block each,
+ * a thinking block ends with its signature; and Anthropic's error type of each status.
+ */
+import { describe, expect, it } from 'vitest';
+import { MessageWriter } from '../../src/wire/messages/writer.js';
+import { ThinkingSigner } from '../../src/wire/messages/thinking-signature.js';
+import { anthropicErrorType } from '../../src/wire/messages/errors.js';
+import { toolsOf } from '../../src/wire/messages/mapper.js';
+
+const signer = new ThinkingSigner(() => ['a-secret-of-sixteen-or-more']);
+const usage = { type: 'usage' as const, usage: { inputTokens: 3, outputTokens: 4 } };
+
+const shape = (events: Record<string, any>[]) =>
+  events.map((e) => [e.type, e.index, e.delta?.type ?? e.content_block?.type ?? null].filter((x) => x !== undefined && x !== null).join(':'));
+
+describe('MessageWriter', () => {
+  it('starts a new block whenever the kind of content changes, with dense indexes', () => {
+    const writer = new MessageWriter(signer, []);
+    for (const event of [
+      { type: 'text' as const, text: 'a', logprobs: null },
+      { type: 'tool_call' as const, index: 0, id: 'c1', name: 'f', arguments: '{"x"' },
+      { type: 'tool_call' as const, index: 0, id: 'c1', arguments: ':1}' },
+      { type: 'tool_call' as const, index: 1, id: 'c2', name: 'g', arguments: '' },
+      { type: 'text' as const, text: 'b', logprobs: null },
+      { type: 'finish' as const, reason: 'stop' },
+      usage,
+    ]) writer.read(event);
+    expect(shape(writer.drain())).toEqual([
+      'content_block_start:0:text', 'content_block_delta:0:text_delta', 'content_block_stop:0',
+      'content_block_start:1:tool_use', 'content_block_delta:1:input_json_delta', 'content_block_delta:1:input_json_delta', 'content_block_stop:1',
+      'content_block_start:2:tool_use', 'content_block_stop:2',
+      'content_block_start:3:text', 'content_block_delta:3:text_delta', 'content_block_stop:3',
+      'message_delta', 'message_stop',
+    ]);
+    expect(writer.content).toEqual([
+      { type: 'text', text: 'a' },
+      { type: 'tool_use', id: 'c1', name: 'f', input: { x: 1 } },
+      { type: 'tool_use', id: 'c2', name: 'g', input: {} },
+      { type: 'text', text: 'b' },
+    ]);
+    // The engine said `stop` beside its tool calls: the turn ends for the tools.
+    expect(writer.stopReason).toBe('tool_use');
+  });
+
+  it("makes an in-process runtime's whole calls one block each, and signs a thinking block", () => {
+    const writer = new MessageWriter(signer, []);
+    writer.read({ type: 'reasoning', text: 'hm' });
+    writer.read({ type: 'tool_call', index: null, id: 'call_1', name: 'f', arguments: '{}' });
+    writer.read({ type: 'tool_call', index: null, id: 'call_2', name: 'f', arguments: '{}' });
+    writer.read({ type: 'finish', reason: 'tool_calls' });
+    writer.read(usage);
+    const events = writer.drain();
+    expect(shape(events).slice(0, 4)).toEqual(['content_block_start:0:thinking', 'content_block_delta:0:thinking_delta', 'content_block_delta:0:signature_delta', 'content_block_stop:0']);
+    expect(writer.content[0]).toEqual({ type: 'thinking', thinking: 'hm', signature: signer.sign('hm') });
+    expect(writer.content.map((b) => b.id ?? null)).toEqual([null, 'call_1', 'call_2']);
+    expect(signer.verifies('hm', signer.sign('hm'))).toBe(true);
+    expect(signer.verifies('hm!', signer.sign('hm'))).toBe(false);
+    // Rotation: a block signed under the previous secret still verifies.
+    const rotated = new ThinkingSigner(() => ['a-newer-secret-of-sixteen', 'a-secret-of-sixteen-or-more']);
+    expect(rotated.verifies('hm', signer.sign('hm'))).toBe(true);
+    expect(rotated.sign('hm')).not.toBe(signer.sign('hm'));
+  });
+
+  it('reports refusal, max_tokens, and a tool input that is not JSON without losing it', () => {
+    const refused = new MessageWriter(signer, []);
+    refused.read({ type: 'refusal', text: 'No.' });
+    expect(refused.stopReason).toBe('refusal');
+    refused.read(usage);
+    expect(refused.content).toEqual([{ type: 'text', text: 'No.' }]);
+
+    const cut = new MessageWriter(signer, ['END']);
+    cut.read({ type: 'tool_call', index: 0, id: 'c', name: 'f', arguments: '{"x": ' });
+    cut.read({ type: 'finish', reason: 'length' });
+    cut.read(usage);
+    expect(cut.stopReason).toBe('max_tokens');
+    expect(cut.stopSequence).toBeNull();
+    expect(cut.content[0]!.input).toEqual({ _raw: '{"x": ' });
+  });
+});
+
+describe("Anthropic's error types", () => {
+  it('follow the status', () => {
+    expect([400, 401, 402, 403, 404, 413, 429, 500, 504, 529, 409, 503].map(anthropicErrorType)).toEqual([
+      'invalid_request_error', 'authentication_error', 'billing_error', 'permission_error', 'not_found_error', 'request_too_large',
+      'rate_limit_error', 'api_error', 'timeout_error', 'overloaded_error', 'invalid_request_error', 'api_error',
+    ]);
+  });
+});
+
+describe('server tools', () => {
+  const tools = [
+    { name: 'f', input_schema: { type: 'object' } },
+    { type: 'web_search_20250305', name: 'web_search' },
+    { type: 'custom', name: 'g', input_schema: {} },
+  ];
+
+  it('are dropped and named, or refused naming the tool, as the setting says', () => {
+    expect(toolsOf(tools, 'drop')).toEqual({
+      tools: [
+        { type: 'function', function: { name: 'f', parameters: { type: 'object' } } },
+        { type: 'function', function: { name: 'g', parameters: {} } },
+      ],
+      dropped: ['web_search'],
+    });
+    expect(() => toolsOf(tools, 'refuse')).toThrow('tools[1]: the server tool web_search (web_search_20250305) is not available here; only custom tools with input_schema are');
+  });
+});
