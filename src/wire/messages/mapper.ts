@@ -9,6 +9,7 @@
  *   text parts, its text the message's text;
  * - an assistant message's tool_use blocks become its tool calls; its thinking blocks are
  *   checked against their signature and never sent (nor redacted_thinking);
+ * - a `system` message in `messages` (text only) becomes a system message where it stands;
  * - custom tools become function tools; a server tool no engine here runs is dropped (its
  *   name reported) or refused, as the caller says; tool_choice and
  *   disable_parallel_tool_use map onto chat's tool_choice and parallel_tool_calls;
@@ -154,6 +155,15 @@ function assistantTurn(blocks: readonly ContentBlockIn[], param: string, signer:
   return new Set(calls.map((call) => call.id as string));
 }
 
+/** A `system` message's text: a string, or its text blocks joined with newlines (any other block is refused). */
+function systemMessageText(content: string | readonly ContentBlockIn[], param: string): string {
+  if (typeof content === 'string') return content;
+  for (const [j, block] of content.entries()) {
+    if (block.type !== 'text') throw invalidRequest(`${param}[${j}].type: a system message carries text blocks only, not ${block.type}`, `${param}[${j}].type`);
+  }
+  return textOf(content);
+}
+
 /** The conversation as chat messages: the system prompt first, then each turn. */
 export function messagesOf(system: string | TextBlockIn[] | null | undefined, messages: readonly MessageParamIn[], signer: ThinkingSigner): ChatMessage[] {
   const out: ChatMessage[] = [];
@@ -162,7 +172,9 @@ export function messagesOf(system: string | TextBlockIn[] | null | undefined, me
   let openToolUses: ReadonlySet<string> = new Set();
   for (const [i, message] of messages.entries()) {
     const param = `messages[${i}].content`;
-    if (typeof message.content === 'string') {
+    // A system message leaves the tool uses open: their results may follow it.
+    if (message.role === 'system') out.push({ role: 'system', content: systemMessageText(message.content, param) });
+    else if (typeof message.content === 'string') {
       out.push({ role: message.role, content: message.content });
       openToolUses = new Set();
     } else if (message.role === 'assistant') openToolUses = assistantTurn(message.content, param, signer, out);

@@ -68,9 +68,10 @@ describe.skipIf(claude === null)('Claude Code through /v1/messages', () => {
   it('a wrong key: Claude Code stops with an authentication error and the engine is never called', { timeout: 180_000 }, async () => {
     const { cwd, target } = scriptWriteLoop(engine);
     const run = await runClaudeCode(claude!, { baseUrl: server.baseUrl, authToken: 'sk-not-a-sluice-key', prompt: PROMPT, cwd });
-    // Anthropic answers a key it does not know with 401 authentication_error; Claude Code says so and stops.
+    // Claude Code says so and stops. (Anthropic answers a key it does not know with 401
+    // authentication_error; Sluice answers 403 permission_error, its status for a wrong key.)
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/^Failed to authenticate\. API Error: 401 /);
+    expect(run.stdout).toMatch(/^Failed to authenticate\. API Error: 40[13] /);
     expect(engine.requests).toEqual([]);
     expect(() => readFileSync(target)).toThrow(/ENOENT/);
   });
