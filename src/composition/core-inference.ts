@@ -26,6 +26,8 @@ import { registerCatalogRoute } from '../http/routes/v1/catalog.js';
 import type { CoreInfrastructure, CorePart } from './core-infrastructure.js';
 import { lateBinding, type LateBinding } from './late-binding.js';
 import { wireBatchEndpoints, wireRouteOf, wireRoutes } from './wire-formats.js';
+import { bindWireSocketRoutes } from '../http/routes/v1/wire-socket-route.js';
+import { SocketRegistry } from '../http/socket/socket-registry.js';
 import { WIRE_FORMATS } from '../wire/formats.js';
 import type { WireFormat, WireServices } from '../wire/wire-format.js';
 import { chatCompletionsWire } from '../wire/chat-completions/index.js';
@@ -45,6 +47,14 @@ export interface CoreInference {
   storedResponsesService: LateBinding<WireServices['responses']>;
   /** The inference routes of /v1. */
   apiRoutes: readonly BoundRoutes[];
+  /**
+   * The WebSocket of each wire format that has one: mounted on the `/v1` scope alone, never
+   * shared with the scopes that mount the API's routes (a browser sends a session cookie
+   * with an upgrade from any page, and an upgrade is a GET, which CSRF checks let pass).
+   */
+  socketRoutes: readonly BoundRoutes[];
+  /** The WebSockets open on this replica (per key, for their limit; told when the app closes). */
+  sockets: SocketRegistry;
   /** Per upstream model: `reachable` or `unreachable since …`, for /readyz. */
   upstreams(): Promise<Pick<Readiness, 'upstreams' | 'deployments'>>;
   /** The in-process runtimes pulled models need and this install lacks. */
@@ -86,6 +96,9 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
       for (const format of MESSAGES_WIRES) wireRouteOf(wire, format)(scope);
     },
   };
+  const sockets = new SocketRegistry((delta) => (metrics.websocketsOpen += delta));
+  const socketLimits = { ...config.responses.websocket, recheckMs: recheckIntervalMs(config.auth.cacheTtlMs) };
+  const socketRoutes = bindWireSocketRoutes(wireFormats, routeServices, socketLimits, sockets);
   const apiRoutes = [
     ...wire.map((route) => route.routes),
     bindRoutes(registerModelsRoutes, { registry }),
@@ -94,7 +107,7 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   ];
   return {
     services: {
-      registry, inference, transcription, routes, storedResponsesService, apiRoutes,
+      registry, inference, transcription, routes, storedResponsesService, apiRoutes, socketRoutes, sockets,
       batchEndpoints: wireBatchEndpoints(wireFormats, inference, registry),
       upstreams: () => upstreamReadiness(registry),
       missingRuntimes: () => missingRuntimes(registry),
@@ -102,6 +115,12 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
     close: () => registry.close(),
   };
 }
+
+/**
+ * How often an open WebSocket checks its key: half the key cache's TTL (at least 100 ms,
+ * at most 5 s), so a revocation this replica has seen closes its sockets within the TTL.
+ */
+const recheckIntervalMs = (cacheTtlMs: number): number => Math.min(5_000, Math.max(100, Math.floor(cacheTtlMs / 2)));
 
 function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metrics, traced: boolean, protocols?: readonly UpstreamProtocolEntry[]): ModelRegistry {
   const backendFactories: typeof BACKEND_FACTORIES = {

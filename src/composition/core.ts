@@ -44,7 +44,7 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
     },
     scopes: (shared) => [
       adminScope({ adminToken: config.adminToken, meter: creditMeter, rateLimit: apiKeyRateLimit }, shared.admin),
-      v1Scope({ authenticator, creditMeter, rateLimit: apiKeyRateLimit }, shared.api),
+      v1Scope({ authenticator, creditMeter, rateLimit: apiKeyRateLimit }, [...shared.api, ...inference.services.socketRoutes]),
     ],
     workers: [outbox.deliverer],
     readiness: () => infrastructure.readiness(),

@@ -72,6 +72,7 @@ export async function assemble(config: Readonly<Config>, overrides: CoreOverride
     config,
     logger: core.services.logger,
     metrics: core.services.metrics,
+    sockets: core.services.sockets,
     core: core.services,
     features,
     scopes,

@@ -3,7 +3,8 @@
  * kept (RESPONSES_RETENTION_DAYS as a twin), how often a background response that keeps
  * losing its worker is run before it is failed, what becomes of hosted tools (web_search,
  * file_search, …: dropped by default, or refused), and the keys reasoning is sealed with
- * when a client carries it without storage (`include: ["reasoning.encrypted_content"]`).
+ * when a client carries it without storage (`include: ["reasoning.encrypted_content"]`),
+ * and the limits of its WebSocket mode (`responses.websocket`, docs/responses.md "WebSocket mode").
  */
 import { Type } from '@sinclair/typebox';
 import { envInteger, envSecret } from './env.js';
@@ -11,6 +12,18 @@ import { PositiveInt } from './schema-kit.js';
 import { configSection, type Env } from './section.js';
 
 export type HostedToolsPolicy = 'drop' | 'refuse';
+
+/** The limits of one WebSocket on `/v1/responses`, each ending it with its own close code. */
+export interface ResponsesSocketConfig {
+  /** A client message larger than this closes the socket (1009) before it is read whole. */
+  maxMessageBytes: number;
+  /** A socket with no response running and no message for this long is closed (1000, `idle_timeout`). */
+  idleTimeoutMs: number;
+  /** A socket is closed this long after it opened (1000, `websocket_connection_limit_reached`), after its running response. */
+  maxAgeMs: number;
+  /** Sockets open at once per API key on this replica; one more is closed at once (1008). */
+  maxPerKey: number;
+}
 
 export interface ResponsesConfig {
   /** Stored responses, and background responses' events, are deleted this long after creation. */
@@ -21,7 +34,18 @@ export interface ResponsesConfig {
   hostedTools: HostedToolsPolicy;
   /** Secrets reasoning is sealed with: the first seals, all open. Empty: one generated and kept in the data directory. Never logged. */
   reasoningKeys: string[];
+  websocket: ResponsesSocketConfig;
 }
+
+const SocketSchema = Type.Object(
+  {
+    max_message_bytes: Type.Optional(PositiveInt('largest client message on a Responses WebSocket, in bytes (default: the server body limit, server.body_limit_mb)')),
+    idle_timeout_seconds: Type.Optional(PositiveInt('a Responses WebSocket with nothing running and no message this long is closed (default 600)')),
+    max_age_seconds: Type.Optional(PositiveInt('a Responses WebSocket is closed this long after it opened (default 3600, as OpenAI)')),
+    max_per_key: Type.Optional(PositiveInt('Responses WebSockets open at once per API key on one replica (default 16)')),
+  },
+  { additionalProperties: false },
+);
 
 const MIN_KEY_LENGTH = 16;
 
@@ -48,14 +72,21 @@ export const responsesSection = configSection({
           description: 'secrets that seal reasoning for store: false clients, current first, previous after (RESPONSES_REASONING_KEYS, comma-separated, or RESPONSES_REASONING_KEYS_FILE); unset: one generated in the data directory',
         }),
       ),
+      websocket: Type.Optional(SocketSchema),
     },
     { additionalProperties: false },
   ),
-  resolve: ({ file, env, cwd, problems }): ResponsesConfig => ({
+  resolve: ({ file, env, cwd, core, problems }): ResponsesConfig => ({
     retentionDays: envInteger(env, 'RESPONSES_RETENTION_DAYS', problems, 1) ?? file?.retention_days ?? 30,
     maxAttempts: file?.max_attempts ?? 3,
     hostedTools: hostedToolsOf(env.RESPONSES_HOSTED_TOOLS, problems) ?? file?.hosted_tools ?? 'drop',
     reasoningKeys: reasoningKeys(file?.reasoning_keys, env, cwd, problems),
+    websocket: {
+      maxMessageBytes: file?.websocket?.max_message_bytes ?? core.server.bodyLimitBytes,
+      idleTimeoutMs: (file?.websocket?.idle_timeout_seconds ?? 600) * 1000,
+      maxAgeMs: (file?.websocket?.max_age_seconds ?? 3600) * 1000,
+      maxPerKey: file?.websocket?.max_per_key ?? 16,
+    },
   }),
 });
 

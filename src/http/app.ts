@@ -20,6 +20,8 @@ import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
 import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
 import { SERVED_MODEL_HEADER } from '../domain/completions/served-call.js';
+import { registerWebSockets } from './plugins/websocket.js';
+import { SocketRegistry } from './socket/socket-registry.js';
 
 /** What the app serves: the scopes the features declare, and the process's own ops routes. */
 export interface AppParts {
@@ -29,6 +31,8 @@ export interface AppParts {
   readiness(): Promise<Readiness>;
   /** Mounted in order. */
   scopes: readonly ScopeDeclaration[];
+  /** The WebSockets the scopes' socket routes open (each told when the app closes); absent, a registry of its own. */
+  sockets?: SocketRegistry;
 }
 
 export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
@@ -98,6 +102,8 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
   });
 
   registerOpsRoutes(app, parts);
+  // Before the scopes: a socket route's upgrade goes through its scope's hooks.
+  await registerWebSockets(app, { maxMessageBytes: config.responses.websocket.maxMessageBytes, registry: parts.sockets ?? new SocketRegistry() });
   await mountScopes(app, parts.scopes);
   return app;
 }

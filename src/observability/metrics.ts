@@ -28,6 +28,9 @@ export class Metrics {
   /** Requests being served; read into the gauge when scraped. */
   httpInFlight = 0;
 
+  /** WebSockets open (the Responses API's WebSocket mode); read into the gauge when scraped. */
+  websocketsOpen = 0;
+
   /** Label values: model, direction (`input`, `output`, or `cached_input`: of the input, read from a prompt cache). */
   readonly usageTokens = new TalliedCounter({
     name: 'sluice_usage_tokens_total',
@@ -121,6 +124,15 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(inFlight());
+      },
+    });
+    const socketsOpen = () => this.websocketsOpen;
+    new Gauge({
+      name: 'sluice_websockets_open',
+      help: 'WebSockets open on this replica',
+      registers: [this.registry],
+      collect() {
+        this.set(socketsOpen());
       },
     });
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_' });

@@ -11,6 +11,8 @@ import { ChatCompletionsService } from './chat-completions/service.js';
 import { CompletionsService } from './completions/service.js';
 import { responsesWriter } from './responses/writer.js';
 import { resolverTokenCounter, type PromptTokenCounter } from '../domain/completions/prompt-tokens.js';
+import { PromptCounter } from '../domain/completions/prompt-counter.js';
+import { DEFAULT_PROMPT_HYGIENE } from '../domain/completions/prompt-hygiene.js';
 import { MessagesService } from './messages/service.js';
 import type { ServerToolPolicy } from './messages/mapper.js';
 import { ThinkingSigner } from './messages/thinking-signature.js';
@@ -21,7 +23,7 @@ export interface MessagesSettings {
   serverTools: ServerToolPolicy;
   /** The secrets thinking blocks' signatures are made with (the server's reasoning secrets), read at the first signature. */
   thinkingSecrets: () => readonly string[];
-  /** Counts count_tokens' prompts (default: the model's tokenizer, else the estimate). */
+  /** Counts a stream's input for `message_start` (default: the model's tokenizer, else the estimate; never the engine). */
   counter?: PromptTokenCounter;
 }
 
@@ -52,6 +54,8 @@ export function createInferenceServices(deps: InferenceServiceDeps, responses: R
       chat,
       registry: deps.registry,
       counter: messages.counter ?? resolverTokenCounter(deps.registry),
+      promptCounter: new PromptCounter(deps.registry),
+      hygiene: deps.hygiene ?? DEFAULT_PROMPT_HYGIENE,
       signer: new ThinkingSigner(messages.thinkingSecrets),
       serverTools: messages.serverTools,
     }),

@@ -20,6 +20,7 @@ import type { CompletionRequestBody } from './completions/body.js';
 import type { EmbeddingsRequestBody } from './embeddings/body.js';
 import type { ModerationsRequestBody } from './moderations/body.js';
 import type { ResponsesRequest } from '../domain/responses/responses.types.js';
+import type { ResponseSession } from '../domain/responses/response-session.js';
 import type { CountTokensRequestBody, MessagesRequestBody } from './messages/body.js';
 
 /** The domain's `Caller` (identity/caller.ts): who calls and who pays, handed from the route to the service. */
@@ -33,6 +34,8 @@ export interface WireCallContext {
   route: string;
   /** The coding agent's session (Claude Code's `X-Claude-Code-Session-Id`), recorded on the usage record. */
   sessionId?: string;
+  /** The connection's memory, on a socket (WireSocket): what a later request on it may continue. */
+  session?: ResponseSession;
 }
 
 /** Events a stream writes, or their opening (the stream is handed over before its first event). */
@@ -53,7 +56,7 @@ export interface WireServices {
   moderations: Answered<ModerationsRequestBody>;
   messages: Answered<MessagesRequestBody> & {
     open(caller: WireCaller, body: MessagesRequestBody, context: WireCallContext): WireEvents;
-    countTokens(caller: WireCaller, body: CountTokensRequestBody): Promise<object>;
+    countTokens(caller: WireCaller, body: CountTokensRequestBody, context: WireCallContext): Promise<object>;
   };
 }
 
@@ -91,6 +94,20 @@ export interface WireStream<Body> {
 }
 
 /**
+ * A format's WebSocket mode (the Responses API's): on its path, a WebSocket upgrade opens a
+ * connection whose client events each ask for one answer, whose events come back as JSON
+ * text messages, one answer at a time (src/http/socket/).
+ */
+export interface WireSocket<Body> {
+  /** The client event that asks for an answer (`response.create`); any other type is refused. */
+  createEvent: string;
+  /** The event's own fields, taken off before the rest is validated as the body (its `type`, `generate`, …). */
+  envelope: readonly string[];
+  /** Opens the answer of a validated body with the event's own fields: a refusal is thrown (an AppError). */
+  open(services: WireServices, caller: WireCaller, body: Body, envelope: Readonly<Record<string, unknown>>, context: WireCallContext): WireEvents;
+}
+
+/**
  * A descriptor is typed by its own body; a list holds formats of different bodies as
  * `WireFormat` (its calls are methods, whose parameters TypeScript compares both ways).
  */
@@ -111,6 +128,8 @@ export interface WireFormat<Body = unknown> {
   run(services: WireServices, caller: WireCaller, body: Body, context: WireCallContext): Promise<object>;
   /** Absent: the format never streams. */
   stream?: WireStream<Body>;
+  /** Absent: its path takes no WebSocket. Served on `/v1` only. */
+  socket?: WireSocket<Body>;
   /** Whether the signed gateway (`/gateway/v1`) serves it too. */
   gateway: boolean;
   /** Absent: a batch may not name it. Given: whether a model (that runs here) serves its batch lines. */

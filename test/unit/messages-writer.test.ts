@@ -5,7 +5,7 @@
  * a thinking block ends with its signature; and Anthropic's error type of each status.
  */
 import { describe, expect, it } from 'vitest';
-import { MessageWriter } from '../../src/wire/messages/writer.js';
+import { MessageWriter, usageWire } from '../../src/wire/messages/writer.js';
 import { ThinkingSigner } from '../../src/wire/messages/thinking-signature.js';
 import { anthropicErrorType } from '../../src/wire/messages/errors.js';
 import { toolsOf } from '../../src/wire/messages/mapper.js';
@@ -106,5 +106,17 @@ describe('server tools', () => {
       dropped: ['web_search'],
     });
     expect(() => toolsOf(tools, 'refuse')).toThrow('tools[1]: the server tool web_search (web_search_20250305) is not available here; only custom tools with input_schema are');
+  });
+});
+
+describe("Anthropic's usage", () => {
+  it('reports cache reads and writes beside the input tokens that were neither', () => {
+    expect(usageWire({ inputTokens: 100, outputTokens: 5, cachedTokens: 60, cacheWriteTokens: 10 })).toEqual({
+      input_tokens: 30,
+      output_tokens: 5,
+      cache_creation_input_tokens: 10,
+      cache_read_input_tokens: 60,
+    });
+    expect(usageWire({ inputTokens: 7, outputTokens: 1 })).toEqual({ input_tokens: 7, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
   });
 });

@@ -1,4 +1,4 @@
-/** `responses.hosted_tools` and `responses.reasoning_keys`, with their environment twins. */
+/** `responses.hosted_tools` and `responses.reasoning_keys`, with their environment twins; `responses.websocket`. */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -48,5 +48,19 @@ describe('responses.reasoning_keys', () => {
   it('refuses a key shorter than 16 characters without showing it', () => {
     const problems = problemsOf(null, { RESPONSES_REASONING_KEYS: `${KEY_A},short` });
     expect(problems).toEqual(['responses.reasoning_keys: each key must be at least 16 characters']);
+  });
+});
+
+describe('responses.websocket', () => {
+  it('defaults: the body limit, 10 minutes idle, 60 minutes of age, 16 sockets per key; the file sets each', () => {
+    expect(load(null).responses.websocket).toEqual({ maxMessageBytes: 10 * 1024 * 1024, idleTimeoutMs: 600_000, maxAgeMs: 3_600_000, maxPerKey: 16 });
+    expect(load('server:\n  body_limit_mb: 2\n').responses.websocket.maxMessageBytes).toBe(2 * 1024 * 1024);
+    const set = load('responses:\n  websocket: { max_message_bytes: 4096, idle_timeout_seconds: 30, max_age_seconds: 120, max_per_key: 2 }\n');
+    expect(set.responses.websocket).toEqual({ maxMessageBytes: 4096, idleTimeoutMs: 30_000, maxAgeMs: 120_000, maxPerKey: 2 });
+  });
+
+  it('refuses a limit below 1 and an unknown key, naming them', () => {
+    expect(problemsOf('responses:\n  websocket: { max_per_key: 0 }\n').join('\n')).toMatch(/responses\.websocket\.max_per_key/);
+    expect(problemsOf('responses:\n  websocket: { max_sockets: 3 }\n').join('\n')).toMatch(/responses\.websocket/);
   });
 });

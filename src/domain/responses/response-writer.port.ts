@@ -19,6 +19,8 @@ export interface ResponseRunWriter {
   drain(): ResponseStreamEvent[];
   /** The answer ended: its items closed, then `response.completed` (or `response.incomplete`). */
   finish(finishReason: string, usage: TokenUsage, completedAt: number): ResponseStreamEvent[];
+  /** A warm-up (`generate: false`) ended: `response.completed` with no output and no usage. */
+  warmedUp(completedAt: number): ResponseStreamEvent[];
   /** The run failed after it started: its error event, then `response.failed`. */
   fail(err: unknown, usage: TokenUsage | null): ResponseStreamEvent[];
   /** The run failed before it started (nothing was produced). */

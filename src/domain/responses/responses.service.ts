@@ -8,7 +8,8 @@
  * `response.incomplete` or `response.failed`. `open()` resolves with them once the engine
  * answered; `create()` reads them to the final resource. Metered as chat: held on the
  * conversation and the cap, settled on the engine's usage; a stream that ends early is
- * billed for what it delivered.
+ * billed for what it delivered. A warm-up (`generate: false`, WebSocket mode) is checked
+ * and prepared like a run, and completes at once with no output, unbilled.
  */
 import type { Logger } from 'pino';
 import type { Caller } from '../identity/caller.js';
@@ -105,6 +106,7 @@ export class ResponsesService {
       const origin = { route: context.route ?? RESPONSES_ROUTE, requestId: context.requestId };
       const conversation = conversationOf(request, context, this.#openReasoning);
       const call = await this.deps.chat.prepare(request.model, 'responses', conversation, request.stream, origin);
+      if (request.generate === false) return this.#warmedUp(run, call.model.id, context);
       answer = request.stream ? await this.deps.chat.open(caller, call, context) : await this.deps.chat.run(caller, call, context);
     } catch (err) {
       run.refused(err);
@@ -140,6 +142,19 @@ export class ResponsesService {
       yield* run.fail(err, await opened.close());
     } finally {
       await opened.close();
+      await this.#settled(run, context);
+    }
+  }
+
+  /**
+   * A warm-up (`generate: false`): the request was checked and its conversation prepared,
+   * and nothing is generated or billed; it completes at once with no output.
+   */
+  async *#warmedUp(run: ResponseRunWriter, model: string, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+    try {
+      yield* run.start({ model });
+      yield* run.warmedUp(this.#now());
+    } finally {
       await this.#settled(run, context);
     }
   }

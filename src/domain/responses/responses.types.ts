@@ -5,6 +5,7 @@
  */
 import type { AffinityHints, CallContext, ChatMessage } from '../models/inference-backend.port.js';
 import type { ResponseInputItemIn } from './response-items.types.js';
+import type { ResponseSession } from './response-session.js';
 
 type Json = Record<string, unknown>;
 
@@ -55,6 +56,11 @@ export interface ResponsesRequest {
   sealReasoning: boolean;
   /** The body as sent: what a background response is queued with, for its worker to map again. */
   body: Json;
+  /**
+   * `false`: a warm-up (OpenAI's WebSocket mode, `generate: false`): nothing is generated or
+   * billed; the response completes at once with no output, and a later request may continue it.
+   */
+  generate?: boolean;
   /** The session the request belongs to (its `prompt_cache_key`, `user`, session header), for session affinity. */
   affinity?: AffinityHints;
 }
@@ -73,6 +79,8 @@ export interface ResponsesContext extends CallContext {
   responseId?: string;
   /** Earlier conversation items, put before this request's input (after `instructions`). */
   priorItems?: ResponseInputItem[];
+  /** The connection the request came on, when it keeps its responses (a WebSocket): see response-session.ts. */
+  session?: ResponseSession;
   /** Called once with the final resource, whatever the outcome (completed, incomplete, failed or cancelled). */
   onSettled?: (resource: Record<string, unknown>) => Promise<void>;
 }

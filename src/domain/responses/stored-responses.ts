@@ -15,6 +15,7 @@ import type { ResponseWriter } from './response-writer.port.js';
 import type { ResponseInputItem, ResponsesContext, ResponsesRequest, ResponseStreamEvent } from './responses.types.js';
 import type { ResponseItem, ResponseOwner, ResponseStatus, ResponseStore } from './response-store.port.js';
 import { conversationOf, inputItemsOf } from './stored-items.js';
+import type { ResponseSession } from './response-session.js';
 import {
   backgroundNeedsStore,
   backgroundNotForCaller,
@@ -81,33 +82,41 @@ export class StoredResponsesService {
 
   /** The events once the engine answered: a refusal before then is thrown, an ordinary HTTP error. */
   async open(caller: Caller, request: ResponsesRequest, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
-    const turn = await this.#turn(caller.principal, request);
+    const turn = await this.#turn(caller.principal, request, context.session);
     if (turn.background) throw backgroundNotStreamed();
     return this.#open(caller, request, turn, context);
   }
 
   /**
    * The engine's events; the response is stored when they end, unless the engine refused
-   * it before it answered (a 400 is not a response).
+   * it before it answered (a 400 is not a response), and kept by the connection it came
+   * on (a WebSocket's session) when it finished.
    */
   async #open(caller: Caller, request: ResponsesRequest, turn: Turn, context: ResponsesContext): Promise<AsyncIterable<ResponseStreamEvent>> {
     let started = false;
     const run: ResponsesContext = { ...context, responseId: turn.id, priorItems: turn.priorItems as ResponseInputItem[] };
     const chain = chainOf(turn);
     if (chain !== undefined) run.affinity = { ...request.affinity, chain };
-    if (turn.store) run.onSettled = async (resource) => (started ? this.#save(turn, resource) : undefined);
+    const { session } = context;
+    if (turn.store || session) {
+      run.onSettled = async (resource) => {
+        if (!started) return;
+        if (session) this.#keep(session, turn, resource);
+        if (turn.store) await this.#save(turn, resource);
+      };
+    }
     const events = await this.deps.engine.open(caller, request, run);
     started = true;
     return events;
   }
 
-  async #turn(principal: Principal, request: ResponsesRequest): Promise<Turn> {
+  async #turn(principal: Principal, request: ResponsesRequest, session?: ResponseSession): Promise<Turn> {
     const { store, background } = request;
     if (background && !store) throw backgroundNeedsStore();
     const owner = ownerOf(principal);
     const createdAtMs = this.deps.clock.nowMs();
     const previous = request.previousResponseId;
-    const priorItems = previous !== null ? await this.#conversation(owner, previous, createdAtMs) : [];
+    const priorItems = previous === null ? [] : (session?.conversation(owner, previous) ?? (await this.#conversation(owner, previous, createdAtMs)));
     return { id: newResponseId(), owner, store, background, priorItems, inputItems: inputItemsOf(request.input), createdAtMs };
   }
 
@@ -116,6 +125,15 @@ export class StoredResponsesService {
     if (!previous) throw previousResponseNotFound(id);
     if (previous.conversation === null) throw previousResponseRunning(id, previous.status);
     return previous.conversation;
+  }
+
+  /** A finished response is the one its connection may continue; one that failed or was cancelled is not. */
+  #keep(session: ResponseSession, turn: Turn, resource: Record<string, unknown>): void {
+    if (resource.status === 'completed' || resource.status === 'incomplete') {
+      session.remember(turn.id, turn.owner, conversationOf(turn.priorItems, turn.inputItems, resource));
+    } else {
+      session.forget(turn.id);
+    }
   }
 
   async #save(turn: Turn, resource: Record<string, unknown>): Promise<void> {

@@ -28,9 +28,32 @@ declare module 'fastify' {
   }
 }
 
+const missingCaller = () => new AppError('internal', 'route is missing authentication');
+
 export function callerOf(request: FastifyRequest): Caller {
-  if (!request.caller) throw new AppError('internal', 'route is missing authentication');
+  if (!request.caller) throw missingCaller();
   return request.caller;
+}
+
+/**
+ * Runs the scope's strategy on `request` again: `counted`, with its rate limit, as a new
+ * request would be (and the caller it admits becomes `request.caller`); otherwise only
+ * whether its credentials still hold. Rejects with the refusal a new request would get.
+ */
+export type AdmitAgain = (request: FastifyRequest, reply: FastifyReply, counted: boolean) => Promise<Caller>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** On the routes of a scope whose strategy reads headers only. */
+    admitAgain?: AdmitAgain;
+  }
+}
+
+/** The caller of `request`'s route admitted again (AdmitAgain); refused when the route's scope cannot. */
+export function admitAgain(request: FastifyRequest, reply: FastifyReply, counted: boolean): Promise<Caller> {
+  const again = request.routeOptions.config.admitAgain;
+  if (!again) return Promise.reject(missingCaller());
+  return again(request, reply, counted);
 }
 
 /** The tenant of the call (files, batches and other per-project objects). */
@@ -105,6 +128,22 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
 
   if (strategy.needs === 'headers') {
     scope.addHook('onRequest', (request, reply, done) => (exempt(request) ? done() : authenticate(request, reply, done)));
+    // A connection that outlives its request (a WebSocket) admits its caller again per message, and checks its key stays valid.
+    const again: AdmitAgain = (request, reply, counted) =>
+      new Promise((resolve, reject) => {
+        const settle = (err?: Error) => (err ? reject(err) : resolve(callerOf(request)));
+        if (counted) return authenticate(request, reply, settle);
+        let found: Caller | null | Promise<Caller | null>;
+        try {
+          found = strategy.authenticate(request);
+        } catch (err) {
+          return reject(err as Error);
+        }
+        void Promise.resolve(found).then((caller) => (caller ? resolve(caller) : reject(missingCaller())), reject);
+      });
+    scope.addHook('onRoute', (route) => {
+      route.config = { ...route.config, admitAgain: again };
+    });
     return;
   }
   scope.addHook('preParsing', (request, reply, payload, done) => {

@@ -10,6 +10,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     startedAtNs: bigint;
     countedInFlight: boolean;
+    /**
+     * Counts and logs the request as answered with `status`, when Fastify never sends its
+     * reply: an upgrade to a WebSocket (101), whose socket then lives on its own.
+     */
+    answered(status: number): void;
   }
 }
 
@@ -44,6 +49,10 @@ export function registerRequestContext(app: FastifyInstance, metrics: Metrics): 
       'request completed',
     );
   };
+
+  app.decorateRequest('answered', function answered(this: FastifyRequest, status: number) {
+    finish(this, status);
+  });
 
   // Graceful shutdown: once close() has begun, every response says `connection: close`
   // and its socket is ended, so keep-alive clients do not hold app.close() open until

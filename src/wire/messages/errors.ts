@@ -7,7 +7,8 @@
  * 413 request_too_large, 429 rate_limit_error, 500 api_error, 504 timeout_error, 529
  * overloaded_error; another 4xx is invalid_request_error, another 5xx api_error).
  *
- * Statuses this wire answers differently from the house: a balance too low is a 400 with
+ * Statuses this wire answers differently from the house: a wrong API key is 401
+ * authentication_error, as Anthropic answers it (the house says 403); a balance too low is a 400 with
  * Anthropic's low-balance wording, as Anthropic answers it; an unknown model is 404
  * not_found_error; an engine that is overloaded, rate limited or unreachable (a retryable
  * upstream fault) is 529 overloaded_error, which Anthropic's clients retry, one that timed
@@ -58,6 +59,8 @@ export function anthropicErrorBody(error: AppError, answer: Pick<ErrorAnswer, 's
 
 /** The status of `error` on this wire, given the one the house (and the scope) would answer with. */
 function statusOn(error: AppError, status: number): number {
+  // Anthropic answers a wrong key 401 authentication_error (the house's /v1 answers 403).
+  if (error.code === 'invalid_api_key') return 401;
   if (error.kind === 'insufficient_quota') return 400;
   if (error.code === 'model_not_found') return 404;
   if (error.code === 'upstream_timeout') return 504;

@@ -46,7 +46,7 @@ export const countTokensWire: WireFormat<CountTokensRequestBody> = {
   body: CountTokensBody,
   response: TokenCountObject,
   serializedBySchema: false,
-  run: (services, caller, body) => services.messages.countTokens(caller, body),
+  run: (services, caller, body, context) => services.messages.countTokens(caller, body, context),
   gateway: true,
   errors: ANTHROPIC_ERRORS,
   headers: ANTHROPIC_HEADERS,

@@ -2,8 +2,8 @@
  * A validated Messages body (body.ts) → the conversation the domain's one chat call runs,
  * on the chat path every engine speaks (upstream engines and the in-process runtimes):
  *
- * - `system` (a string or text blocks) becomes the leading system message, after
- *   normaliseSystemPrompt;
+ * - `system` (a string or text blocks) becomes the leading system message (the chat call
+ *   removes Claude Code's per-request billing line from it, domain/completions/prompt-hygiene.ts);
  * - a user message's tool_result blocks become tool messages (each must answer a tool_use
  *   of the assistant message before it), its images image parts, its documents file or
  *   text parts, its text the message's text;
@@ -31,15 +31,6 @@ export type ServerToolPolicy = 'drop' | 'refuse';
 export interface MessagesMapping {
   serverTools: ServerToolPolicy;
   signer: ThinkingSigner;
-}
-
-/**
- * The system prompt as it reaches the engine. The place where a client's per-request noise
- * at its head (a billing line that changes every turn) is normalised, so an engine's prefix
- * cache holds across turns; today it is sent as written.
- */
-export function normaliseSystemPrompt(system: string): string {
-  return system;
 }
 
 /** The system prompt's text: a string, or its text blocks joined with newlines. */
@@ -168,7 +159,7 @@ function systemMessageText(content: string | readonly ContentBlockIn[], param: s
 export function messagesOf(system: string | TextBlockIn[] | null | undefined, messages: readonly MessageParamIn[], signer: ThinkingSigner): ChatMessage[] {
   const out: ChatMessage[] = [];
   const systemText = systemTextOf(system);
-  if (systemText !== '') out.push({ role: 'system', content: normaliseSystemPrompt(systemText) });
+  if (systemText !== '') out.push({ role: 'system', content: systemText });
   let openToolUses: ReadonlySet<string> = new Set();
   for (const [i, message] of messages.entries()) {
     const param = `messages[${i}].content`;

@@ -6,10 +6,10 @@
 import { Type } from '@sinclair/typebox';
 
 const Usage = Type.Object({
-  input_tokens: Type.Integer(),
+  input_tokens: Type.Integer({ description: 'input tokens neither read from nor written to the engine\'s prompt cache' }),
   output_tokens: Type.Integer(),
-  cache_creation_input_tokens: Type.Integer({ description: '0: Sluice writes no prompt cache of its own' }),
-  cache_read_input_tokens: Type.Integer(),
+  cache_creation_input_tokens: Type.Integer({ description: 'written to the engine\'s prompt cache, when the engine reports it' }),
+  cache_read_input_tokens: Type.Integer({ description: 'read from the engine\'s prompt cache, when the engine reports it' }),
 });
 
 const ContentBlock = Type.Object(

@@ -9,6 +9,8 @@ import type { Caller } from '../../domain/identity/caller.js';
 import type { ChatCall } from '../../domain/completions/chat-call.js';
 import { conversationOf } from '../../domain/completions/chat-request.js';
 import { promptTextOf, type PromptTokenCounter } from '../../domain/completions/prompt-tokens.js';
+import type { PromptCounter } from '../../domain/completions/prompt-counter.js';
+import { hygienicMessages, type PromptHygiene } from '../../domain/completions/prompt-hygiene.js';
 import type { ModelResolver } from '../../domain/models/model-resolver.port.js';
 import type { WireCallContext } from '../wire-format.js';
 import type { CountTokensRequestBody, MessagesRequestBody } from './body.js';
@@ -30,7 +32,12 @@ const PING_AFTER_MS = 5_000;
 export interface MessagesServiceDeps {
   chat: ChatCall;
   registry: Pick<ModelResolver, 'require'>;
+  /** Counts a stream's input for `message_start`, before the engine runs: in process only (no engine round trip). */
   counter: PromptTokenCounter;
+  /** Counts count_tokens' prompts: the tokenizer, else the engine's `/tokenize`, else the estimate. */
+  promptCounter: Pick<PromptCounter, 'countPrompt'>;
+  /** What is removed from a prompt before an engine sees it, so count_tokens counts what the engine will read. */
+  hygiene: PromptHygiene;
   signer: ThinkingSigner;
   serverTools: ServerToolPolicy;
 }
@@ -92,11 +99,12 @@ export class MessagesService {
   }
 
   /** What the model would see of this conversation, counted; free (never admitted nor recorded). */
-  async countTokens(caller: Caller, body: CountTokensRequestBody): Promise<Json> {
+  async countTokens(caller: Caller, body: CountTokensRequestBody, context: WireCallContext): Promise<Json> {
     const model = this.deps.registry.require(body.model, 'chat');
     const { tools } = toolsOf(body.tools, this.deps.serverTools);
-    const messages = messagesOf(body.system, body.messages, this.deps.signer);
-    const counted = await this.deps.counter.count(model, promptTextOf(messages, tools));
+    const messages = hygienicMessages(this.deps.hygiene, model, messagesOf(body.system, body.messages, this.deps.signer));
+    const prompt = { messages, tools, text: promptTextOf(messages, tools) };
+    const counted = await this.deps.promptCounter.countPrompt(model, prompt, { requestId: context.requestId, signal: context.signal });
     caller.reply?.set({ [TOKEN_COUNT_METHOD_HEADER]: counted.method });
     return { input_tokens: counted.tokens };
   }

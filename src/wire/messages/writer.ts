@@ -33,9 +33,19 @@ const STOP_REASONS: ReadonlyMap<string, StopReason> = new Map([
   ['content_filter', 'refusal'],
 ]);
 
+/**
+ * Anthropic's usage: its `input_tokens` are those neither read from nor written to the
+ * prompt cache (the house's count holds all three), beside the cache's own two counts.
+ */
 export function usageWire(usage: TokenUsage): Json {
-  // Cached input tokens are reported once the domain's usage counts them.
-  return { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const read = usage.cachedTokens ?? 0;
+  const written = usage.cacheWriteTokens ?? 0;
+  return {
+    input_tokens: Math.max(0, usage.inputTokens - read - written),
+    output_tokens: usage.outputTokens,
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: read,
+  };
 }
 
 interface OpenBlock {

@@ -4,6 +4,7 @@ import { ResponsesBody, type ResponsesRequestBody } from './body.js';
 import { RESPONSES_ERRORS } from './errors.js';
 import { ResponseObject, ResponseStreamEvent } from './response.js';
 import { responsesRequestOf } from './mapper.js';
+import { responsesSocket } from './socket.js';
 
 /** The events that end a response, each carrying it whole, its usage included. */
 const FINAL_EVENTS: ReadonlySet<unknown> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -23,6 +24,7 @@ export const responsesWire: WireFormat<ResponsesRequestBody> = {
     description: 'server-sent events, each `event: <type>` and `data: <ResponseStreamEvent JSON>`, numbered by `sequence_number`; no `[DONE]`',
     carriesUsage: (event) => FINAL_EVENTS.has(event.type),
   },
+  socket: responsesSocket,
   gateway: true,
   batch: { serves: (model) => model.entry.routes.includes('responses') },
   // OpenAI's envelope, under this wire's name: a scope may answer this wire's errors its own way (the gateway's failed Responses object).

@@ -89,6 +89,13 @@ export class ResponseRun implements ResponseRunWriter {
     return this.output.drain();
   }
 
+  /** A warm-up ended: completed with no output item (not even an empty message) and no tokens. */
+  warmedUp(completedAt: number): ResponseStreamEvent[] {
+    Object.assign(this.state, { status: 'completed', output: [], completedAt, usage: { inputTokens: 0, outputTokens: 0 } });
+    this.output.event('response.completed', { response: this.resource() });
+    return this.output.drain();
+  }
+
   /**
    * The run failed after it started: an `error` event (OpenAI's flat fields, and Open
    * Responses' `error` object), then `response.failed` with what was produced.

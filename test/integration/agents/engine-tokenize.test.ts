@@ -7,6 +7,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
 import type { PromptToCount } from '../../../src/domain/models/prompt-count.types.js';
@@ -123,6 +124,31 @@ describe('countPrompt through the engine', () => {
     engine.answer((body) => ({ status: 200, body: { count: String(body.prompt).length, max_model_len: 32768, tokens: [] } }));
     expect(await counter().count(server.core.registry.find('coder')!, 'twelve chars')).toEqual({ tokens: 12, method: 'engine' });
     expect(engine.received).toEqual([{ method: 'POST', url: '/tokenize', body: { model: 'org/coder-32b', prompt: 'twelve chars', content: 'twelve chars' } }]);
+  });
+
+  it("count_tokens (Anthropic's SDK): the engine counts the messages as it will read them, billing line removed; the header names the method", async () => {
+    engine.answer(() => ({ status: 200, body: { count: 41, max_model_len: 32768, tokens: [] } }));
+    const { key } = await server.newTenant({ balanceUsd: 1 });
+    const client = new Anthropic({ apiKey: key, baseURL: server.baseUrl, maxRetries: 0 });
+    const { data, response } = await client.messages
+      .countTokens({
+        model: 'coder',
+        system: [{ type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.337.a1; cc_entrypoint=cli; cch=9f3e1;' }, { type: 'text', text: 'You are a coding agent.' }],
+        messages: [{ role: 'user', content: 'List the files.' }],
+        tools: [{ name: 'Bash', description: 'Run a command', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }],
+      })
+      .withResponse();
+    expect(data).toEqual({ input_tokens: 41 });
+    expect(response.headers.get('x-sluice-token-count-method')).toBe('engine');
+    expect(engine.received).toHaveLength(1);
+    expect(engine.received[0]!.body).toMatchObject({
+      model: 'org/coder-32b',
+      messages: [
+        { role: 'system', content: 'You are a coding agent.' },
+        { role: 'user', content: 'List the files.' },
+      ],
+      tools: [{ type: 'function', function: { name: 'Bash', description: 'Run a command', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }],
+    });
   });
 
   it('a model counted in process (the GGUF runtime or a tokenizer.json) never asks an engine', async () => {

@@ -38,10 +38,11 @@ function mountedRoutes(app: FastifyInstance): MountedRoute[] {
 
 /**
  * Hidden on purpose (ops.test.ts checks they stay out): operations routes, the document
- * itself, CORS preflights, the browser's redirect to the console, and the MCP endpoint's
- * 2025 session operations (answered 405: the endpoint is stateless).
+ * itself, CORS preflights, the browser's redirect to the console, the MCP endpoint's
+ * 2025 session operations (answered 405: the endpoint is stateless), and the Responses
+ * WebSocket's upgrade (OpenAPI has no WebSockets; docs/responses.md documents it).
  */
-const HIDDEN = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/openapi.json', 'OPTIONS *', 'GET /', 'GET /mcp', 'DELETE /mcp']);
+const HIDDEN = new Set(['GET /healthz', 'GET /readyz', 'GET /metrics', 'GET /v1/openapi.json', 'OPTIONS *', 'GET /', 'GET /mcp', 'DELETE /mcp', 'GET /v1/responses']);
 /** The console's own routes and its mounts of the /v1 and admin route modules (documented once, there). */
 const isHidden = (route: MountedRoute) =>
   HIDDEN.has(`${route.method} ${route.path}`) ||

@@ -170,6 +170,13 @@ describe('messages.create', () => {
     ]);
   });
 
+  it("reports the engine's prompt-cache reads as cache_read_input_tokens, apart from input_tokens", async () => {
+    upstream.reset();
+    upstream.chat({ content: 'Again.', usage: { prompt_tokens: 100, completion_tokens: 2, cached_tokens: 64 } });
+    const answer = await client.messages.create({ model: MODEL, max_tokens: 20, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(answer.usage).toMatchObject({ input_tokens: 36, output_tokens: 2, cache_creation_input_tokens: 0, cache_read_input_tokens: 64 });
+  });
+
   it("sends output_config's JSON schema to the engine as its structured output", async () => {
     upstream.reset();
     const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
@@ -308,13 +315,14 @@ describe('errors, in Anthropic envelope and classes', () => {
     expect((long.error as any).error.message).toMatch(/^prompt is too long: \d+ tokens > 2000 maximum$/);
   });
 
-  it('AuthenticationError without a key, PermissionDeniedError for a wrong one, NotFoundError for an unknown model', async () => {
+  it('AuthenticationError without a key and for a wrong one (as Anthropic answers), NotFoundError for an unknown model', async () => {
     const noKey = await fetch(`${server.baseUrl}/v1/messages?beta=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
     const wrong = await create(new Anthropic({ apiKey: 'sk-wrong', baseURL: server.baseUrl, maxRetries: 0 }));
-    expect(wrong).toBeInstanceOf(Anthropic.PermissionDeniedError);
-    expect((wrong as any).error.error.type).toBe('permission_error');
+    expect(wrong).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect((wrong as any).status).toBe(401);
+    expect((wrong as any).error).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'Invalid credentials' }, request_id: expect.any(String) });
     const unknown = await create(client, { model: 'no-such-model' });
     expect(unknown).toBeInstanceOf(Anthropic.NotFoundError);
     expect((unknown as any).error.error.type).toBe('not_found_error');
