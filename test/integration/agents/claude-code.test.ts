@@ -67,11 +67,12 @@ describe.skipIf(claude === null)('Claude Code through /v1/messages', () => {
 
   it('a wrong key: Claude Code stops with an authentication error and the engine is never called', { timeout: 180_000 }, async () => {
     const { cwd, target } = scriptWriteLoop(engine);
-    const run = await runClaudeCode(claude!, { baseUrl: server.baseUrl, authToken: 'sk-not-a-sluice-key', prompt: PROMPT, cwd });
-    // Claude Code says so and stops. (Anthropic answers a key it does not know with 401
-    // authentication_error; Sluice answers 403 permission_error, its status for a wrong key.)
+    // Claude Code retries a 401 with growing pauses (minutes in all), as it would against Anthropic: not here.
+    const env = { CLAUDE_CODE_MAX_RETRIES: '0' };
+    const run = await runClaudeCode(claude!, { baseUrl: server.baseUrl, authToken: 'sk-not-a-sluice-key', prompt: PROMPT, cwd, env });
+    // Sluice answers a key it does not know as Anthropic does (401 authentication_error); Claude Code says so and stops.
     expect(run.code).toBe(1);
-    expect(run.stdout).toMatch(/^Failed to authenticate\. API Error: 40[13] /);
+    expect(run.stdout).toBe('Failed to authenticate. API Error: 401 Invalid credentials\n');
     expect(engine.requests).toEqual([]);
     expect(() => readFileSync(target)).toThrow(/ENOENT/);
   });
