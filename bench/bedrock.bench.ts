@@ -56,6 +56,7 @@ async function throughSluice(): Promise<{ openai: number; bedrock: number; round
   local: { kind: chat, base_url: ${engine.baseUrl} }
   cloud:
     kind: chat
+    price: { input_per_million_usd: 0, output_per_million_usd: 0 }
     upstream: { protocol: bedrock, deployments: [{ region: us-east-1, base_url: ${bedrock.url}, upstream_model: 'anthropic.claude-x-v1:0' }] }
 `;
   const server = await startTestServer({ yaml, env: { RATE_LIMIT_RPM: '100000000' } });

@@ -15,6 +15,7 @@ import { registerWorkerCommands } from './commands/worker.js';
 import { registerPacksCommands } from './commands/packs.js';
 import { registerCalibrateCommand } from './commands/calibrate.js';
 import { registerRuntimesCommands } from './commands/runtimes.js';
+import { registerConfigCommands } from './commands/config.js';
 import { registerProvidersCommands } from './commands/providers.js';
 import { packageVersion } from './version.js';
 import { ListenError } from '../listen-errors.js';
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerPacksCommands(program);
   registerCalibrateCommand(program);
   registerRuntimesCommands(program);
+  registerConfigCommands(program);
   registerProvidersCommands(program);
   return program;
 }

@@ -125,7 +125,7 @@ function resolveCore(file: ConfigFile, env: Env, cwd: string, problems: string[]
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL: must start with redis:// or rediss://');
   const workersEnv = env.SLUICE_WORKERS;
   if (workersEnv && !['in-process', 'off'].includes(workersEnv)) problems.push('SLUICE_WORKERS: must be "in-process" or "off"');
-  const { models, notices: modelNotices } = resolveModels(file, env, modelsDir, problems);
+  const { models, notices: modelNotices } = resolveModels(file, env, modelsDir, problems, cwd);
   return {
     server: resolveServer(file, env, problems),
     logLevel: env.LOG_LEVEL ?? file.log_level ?? 'info',

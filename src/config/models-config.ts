@@ -18,7 +18,11 @@ import {
   type RuntimeKind,
 } from '../domain/models/model-spec.types.js';
 import type { ConfigFile, ModelConfig, ModelFileConfig } from './schema.js';
-import { checkRouting, resolveAffinity, resolveDeployments } from './routing-config.js';
+import { checkRouting, protocolOf, resolveAffinity, resolveDeployments } from './routing-config.js';
+import { PROVIDER_PRESETS } from './providers.js';
+import { catalogPrice } from './price-catalog.js';
+import type { TokenPrice } from '../domain/shared/money.js';
+import type { Deployment } from '../domain/models/model-spec.types.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -77,16 +81,49 @@ function backendOf(entry: CatalogEntry, m: ModelFileConfig): BackendKind {
 
 const isRuntime = (backend: string): backend is RuntimeKind => (RUNTIME_KINDS as readonly string[]).includes(backend);
 
-/** The model's upstream keys as one: its protocol, and its engines from `upstream.deployments`, `deployments` or `base_url`. */
-function upstreamOf(id: string, m: ModelFileConfig, problems: string[]): { protocol: string; engines: ModelFileConfig } {
-  const protocol = m.upstream?.protocol ?? DEFAULT_UPSTREAM_PROTOCOL;
+/** The model's upstream keys as one: its engines from `upstream.deployments`, `deployments`, `base_url` or `provider`. */
+function upstreamOf(id: string, m: ModelFileConfig, problems: string[]): { engines: ModelFileConfig } {
   if (m.backend !== undefined && !isRuntime(m.backend) && m.upstream?.protocol !== undefined && m.upstream.protocol !== m.backend) {
     problems.push(`models.${id}.upstream.protocol: ${m.upstream.protocol}, but backend says ${m.backend}; give one of them`);
   }
-  if (!m.upstream?.deployments) return { protocol, engines: m };
+  if (!m.upstream?.deployments) return { engines: m };
   if (m.deployments || m.base_url) problems.push(`models.${id}.upstream.deployments: give the engines once, under upstream or as the model's base_url or deployments`);
-  return { protocol, engines: { ...m, base_url: undefined, deployments: m.upstream.deployments } };
+  return { engines: { ...m, base_url: undefined, deployments: m.upstream.deployments } };
 }
+
+/**
+ * The model's price and input limit. A hosted model (a deployment with a `provider`, or a
+ * protocol only hosted services speak: bedrock) is
+ * priced from the catalog (price-catalog.ts) under its upstream name, sluice.yaml's
+ * `price` overriding it key by key; one the catalog lacks must be priced in sluice.yaml,
+ * and is refused at start-up otherwise: a hosted model never serves at price 0.
+ */
+function pricingOf(id: string, entry: CatalogEntry, m: ModelFileConfig, protocol: string, deployments: readonly Deployment[], problems: string[]) {
+  const hosted = deployments.find((d) => d.provider !== undefined) ?? (HOSTED_PROTOCOLS.has(protocol) ? deployments[0] : undefined);
+  const providerName = hosted?.provider ?? protocol;
+  const priceProvider = hosted?.provider === undefined ? HOSTED_PROTOCOLS.get(protocol) : PROVIDER_PRESETS.get(hosted.provider)?.priceProvider;
+  const name = hosted?.upstreamModel ?? id;
+  const found = hosted && priceProvider ? catalogPrice(priceProvider, name) : null;
+  const base: TokenPrice = found?.price ?? { inputPerMillionUsd: entry.inputPerMillionUsd, outputPerMillionUsd: entry.outputPerMillionUsd };
+  const given = m.price ?? {};
+  if (hosted && !found && (given.input_per_million_usd === undefined || given.output_per_million_usd === undefined)) {
+    problems.push(
+      `models.${id}.price: ${name} on provider ${providerName} is not in the price catalog; set price.input_per_million_usd and price.output_per_million_usd (a hosted model never serves at price 0)`,
+    );
+  }
+  const price: TokenPrice = {
+    inputPerMillionUsd: given.input_per_million_usd ?? base.inputPerMillionUsd,
+    outputPerMillionUsd: given.output_per_million_usd ?? base.outputPerMillionUsd,
+  };
+  const cachedInput = given.cached_input_per_million_usd ?? base.cachedInputPerMillionUsd;
+  const cacheWrite = given.cache_write_per_million_usd ?? base.cacheWritePerMillionUsd;
+  if (cachedInput !== undefined) price.cachedInputPerMillionUsd = cachedInput;
+  if (cacheWrite !== undefined) price.cacheWritePerMillionUsd = cacheWrite;
+  return { price, contextLength: m.context_length ?? found?.contextWindow ?? entry.contextLength };
+}
+
+/** Protocols only hosted services speak, with their provider id in the price catalog. */
+const HOSTED_PROTOCOLS: ReadonlyMap<string, string> = new Map([['bedrock', 'aws']]);
 
 /** Protocols whose deployments are named by a cloud region (the endpoint follows from it). */
 const REGIONAL_PROTOCOLS = new Set(['bedrock']);
@@ -103,46 +140,38 @@ function checkRegions(id: string, protocol: string, engines: ModelFileConfig, pr
   });
 }
 
-function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: Env, modelsDir: string, problems: string[]): ModelConfig {
+function resolveOne(id: string, entry: CatalogEntry, m: ModelFileConfig, env: Env, dirs: { models: string; cwd: string }, problems: string[]): ModelConfig {
   const backend = backendOf(entry, m);
-  const { protocol, engines } = upstreamOf(id, m, problems);
-  const engineUrl = engines.base_url ?? engines.deployments?.[0]?.base_url ?? engines.deployments?.[0]?.region;
-  if (backend === 'upstream') checkRegions(id, protocol, engines, problems);
+  const { engines } = upstreamOf(id, m, problems);
+  const hasEngine = Boolean(engines.base_url ?? engines.provider ?? engines.deployments?.[0]);
+  if (backend === 'upstream') checkRegions(id, m.upstream?.protocol ?? DEFAULT_UPSTREAM_PROTOCOL, engines, problems);
   // A catalog upstream model without an engine is merely not ready; one the file binds or declares needs it.
-  if (backend === 'upstream' && !engineUrl && (m.backend !== undefined || m.kind !== undefined || m.upstream)) {
-    problems.push(`models.${id}.base_url: required when backend is ${m.backend ?? protocol}`);
+  if (backend === 'upstream' && !hasEngine && (m.backend !== undefined || m.kind !== undefined || m.upstream)) {
+    problems.push(`models.${id}.base_url: required when backend is ${m.backend ?? m.upstream?.protocol ?? DEFAULT_UPSTREAM_PROTOCOL}`);
   }
   if (backend !== 'upstream' && (m.deployments || m.upstream)) {
     problems.push(`models.${id}.${m.upstream ? 'upstream' : 'deployments'}: only a model served by an upstream has deployments; ${backend} runs in-process`);
   }
   const timeoutMs = m.timeout_ms ?? DEFAULT_UPSTREAM_TIMEOUT_MS;
-  const deployments = backend === 'upstream' ? resolveDeployments(id, engines, timeoutMs, env, problems) : [];
-  let apiKey: string | null = null;
-  if (m.api_key_env && !engines.deployments) {
-    apiKey = env[m.api_key_env] ?? null;
-    if (!apiKey) problems.push(`models.${id}.api_key_env: environment variable ${m.api_key_env} is not set`);
-  }
-  const contextLength = m.context_length ?? entry.contextLength;
+  const deployments = backend === 'upstream' ? resolveDeployments(id, engines, timeoutMs, env, problems, dirs.cwd) : [];
+  const protocol = protocolOf(id, m.upstream?.protocol, deployments, problems);
+  const { price, contextLength } = pricingOf(id, entry, m, protocol, deployments, problems);
   return Object.freeze({
     id,
     entry,
     contextLength,
     maxOutputTokens: m.max_output_tokens ?? Math.min(contextLength, DEFAULT_MAX_OUTPUT_TOKENS),
-    price: {
-      inputPerMillionUsd: m.price?.input_per_million_usd ?? entry.inputPerMillionUsd,
-      outputPerMillionUsd: m.price?.output_per_million_usd ?? entry.outputPerMillionUsd,
-      ...(m.price?.cached_input_per_million_usd === undefined ? {} : { cachedInputPerMillionUsd: m.price.cached_input_per_million_usd }),
-      ...(m.price?.cache_write_per_million_usd === undefined ? {} : { cacheWritePerMillionUsd: m.price.cache_write_per_million_usd }),
-    },
+    price,
     binding: {
       backend,
       upstream: backend === 'upstream' ? { protocol, deployments } : null,
       baseUrl: deployments[0]?.baseUrl ?? null,
       upstreamModel: m.upstream_model ?? deployments[0]?.upstreamModel ?? null,
-      apiKey: apiKey ?? deployments[0]?.apiKey ?? null,
+      apiKey: deployments[0]?.apiKey ?? null,
       timeoutMs,
-      dropParams: m.drop_params ?? [],
-      path: path.resolve(modelsDir, m.path ?? id),
+      dropParams: Array.isArray(m.drop_params) ? m.drop_params : [],
+      dropUnsupported: m.drop_params === true,
+      path: path.resolve(dirs.models, m.path ?? id),
       deployments,
     },
     aliases: m.aliases ?? [],
@@ -166,7 +195,7 @@ function checkDeclared(id: string, m: ModelFileConfig, problems: string[]): bool
     );
     return false;
   }
-  if (!m.base_url && !m.deployments && !m.upstream?.deployments) {
+  if (!m.base_url && !m.provider && !m.deployments && !m.upstream?.deployments) {
     problems.push(`models.${id}.base_url: required: the OpenAI-compatible server that serves ${id} (e.g. http://127.0.0.1:11434/v1 for Ollama)`);
     return false;
   }
@@ -185,7 +214,8 @@ export interface ResolvedModels {
 }
 
 /** Catalog models (in catalog order), then declared ones (in file order). */
-export function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: string[]): ResolvedModels {
+export function resolveModels(file: ConfigFile, env: Env, modelsDir: string, problems: string[], cwd: string = process.cwd()): ResolvedModels {
+  const dirs = { models: modelsDir, cwd };
   const configured = new Map<string, ModelFileConfig>(Object.entries(file.models ?? {}));
   const notices: string[] = [];
   const seen = new Map<string, string>();
@@ -200,14 +230,14 @@ export function resolveModels(file: ConfigFile, env: Env, modelsDir: string, pro
     const yamlId = seen.get(catalogEntry.id.toLowerCase());
     const m = yamlId === undefined ? undefined : configured.get(yamlId);
     if (!m) {
-      models[catalogEntry.id] = resolveOne(catalogEntry.id, catalogEntry, {}, env, modelsDir, problems);
+      models[catalogEntry.id] = resolveOne(catalogEntry.id, catalogEntry, {}, env, dirs, problems);
       continue;
     }
     const entry = m.kind ? declaredEntry(catalogEntry.id, m.kind, m) : catalogEntry;
     if (m.kind && m.backend !== undefined && isRuntime(m.backend)) {
       problems.push(`models.${yamlId}.backend: a model declared with kind is served by an upstream (backend: ${DEFAULT_UPSTREAM_PROTOCOL})`);
     }
-    models[catalogEntry.id] = resolveOne(catalogEntry.id, entry, m, env, modelsDir, problems);
+    models[catalogEntry.id] = resolveOne(catalogEntry.id, entry, m, env, dirs, problems);
     notices.push(
       m.kind
         ? `models.${yamlId} in sluice.yaml replaces the catalog model ${catalogEntry.id}: now kind ${m.kind}, served by ${m.base_url ?? engineCount(m)}`
@@ -217,7 +247,7 @@ export function resolveModels(file: ConfigFile, env: Env, modelsDir: string, pro
   for (const [id, m] of configured) {
     if (CATALOG_BY_LOWER_ID.has(id.toLowerCase()) || seen.get(id.toLowerCase()) !== id) continue;
     if (!checkDeclared(id, m, problems)) continue;
-    models[id] = resolveOne(id, declaredEntry(id, m.kind ?? 'chat', m), m, env, modelsDir, problems);
+    models[id] = resolveOne(id, declaredEntry(id, m.kind ?? 'chat', m), m, env, dirs, problems);
   }
   const byId = new Map(Object.values(models).map((model) => [model.id, { ...model, task: model.entry.task, deployments: model.binding.deployments }]));
   checkRouting(byId, problems);

@@ -6,8 +6,28 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { DEFAULT_UPSTREAM_PROTOCOL, type AffinityKeyKind, type AffinitySettings, type Deployment } from '../domain/models/model-spec.types.js';
+import { PROVIDER_NAMES, PROVIDER_PRESETS, resolveKey } from './providers.js';
 
 const PositiveInt = (description: string) => Type.Integer({ minimum: 1, description });
+
+/** The keys that say which provider an engine is and how to reach it, on a model (its one engine) or a deployment. */
+export const ProviderFileFields = {
+  provider: Type.Optional(
+    Type.Union(
+      PROVIDER_NAMES.map((name) => Type.Literal(name)),
+      { description: 'a hosted provider: sets the protocol, the base URL and the auth header' },
+    ),
+  ),
+  api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'environment variable holding the key' })),
+  api_key_file: Type.Optional(Type.String({ minLength: 1, description: 'file holding the key (its first line)' })),
+  auth: Type.Optional(
+    Type.Union([Type.Literal('key'), Type.Literal('bearer')], {
+      description: "how the key is sent: the protocol's key header (default), or Authorization: Bearer (an Azure Entra token)",
+    }),
+  ),
+  api_version: Type.Optional(Type.String({ minLength: 1, description: "Azure's classic deployment form: the api-version query (absent: the v1 API)" })),
+  anthropic_beta: Type.Optional(Type.Array(Type.String({ pattern: '^[a-z0-9-]+$' }), { maxItems: 16, description: 'anthropic-beta flags sent on every call' })),
+};
 
 export const DeploymentFileSchema = Type.Object(
   {
@@ -15,11 +35,11 @@ export const DeploymentFileSchema = Type.Object(
       Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$', description: 'operator-facing name of the deployment (default <model>#<n>)' }),
     ),
     base_url: Type.Optional(
-      Type.String({ pattern: '^https?://', description: 'the engine\'s base URL (an OpenAI-compatible one ends in /v1; for bedrock, an endpoint override)' }),
+      Type.String({ pattern: '^https?://', description: "the engine's base URL (an OpenAI-compatible one ends in /v1; for bedrock, an endpoint override); a provider's own by default" }),
     ),
     region: Type.Optional(Type.String({ pattern: '^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$', description: 'AWS region of a bedrock deployment (e.g. us-east-1)' })),
     upstream_model: Type.Optional(Type.String({ minLength: 1 })),
-    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    ...ProviderFileFields,
     weight: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'share of calls under the weighted strategy (default 1)' })),
     max_concurrency: Type.Optional(PositiveInt('calls in flight on this deployment from one replica; more wait briefly in a queue')),
     timeout_ms: Type.Optional(PositiveInt('upstream request timeout (default: the model timeout_ms)')),
@@ -157,7 +177,12 @@ type Env = Readonly<Record<string, string | undefined>>;
 interface ModelRoutingInput {
   base_url?: string;
   upstream_model?: string;
+  provider?: string;
   api_key_env?: string;
+  api_key_file?: string;
+  auth?: 'key' | 'bearer';
+  api_version?: string;
+  anthropic_beta?: string[];
   deployments?: DeploymentFileConfig[];
 }
 
@@ -172,33 +197,59 @@ export function resolveDeployments(
   timeoutMs: number,
   env: Env,
   problems: string[],
+  cwd: string = process.cwd(),
 ): Deployment[] {
   if (m.deployments && m.base_url) {
     problems.push(`models.${modelId}.deployments: give either base_url (one engine) or deployments, not both`);
     return [];
   }
-  const listed: DeploymentFileConfig[] = m.deployments ?? (m.base_url ? [{ base_url: m.base_url, upstream_model: m.upstream_model, api_key_env: m.api_key_env }] : []);
+  // The shorthand: the model's own keys name its one engine.
+  const listed = m.deployments ?? (m.base_url || m.provider ? [m as DeploymentFileConfig] : []);
   return listed.map((d, i) => {
-    const baseUrl = d.base_url ?? (d.region ? awsRegionalEndpoint(d.region) : null);
-    if (baseUrl === null) problems.push(`models.${modelId}.deployments[${i}]: give its base_url (or, for bedrock, its region)`);
-    let apiKey: string | null = null;
-    const keyEnv = d.api_key_env ?? m.api_key_env;
-    if (keyEnv && m.deployments) {
-      apiKey = env[keyEnv] ?? null;
-      if (!apiKey) problems.push(`models.${modelId}.deployments[${i}].api_key_env: environment variable ${keyEnv} is not set`);
-    } else if (keyEnv) apiKey = env[keyEnv] ?? null;
-    const full = d;
-    return {
-      id: full.id ?? (m.deployments ? `${modelId}#${i + 1}` : modelId),
+    const where = m.deployments ? `models.${modelId}.deployments[${i}]` : `models.${modelId}`;
+    // A deployment inherits the model's provider and key unless it names its own.
+    const provider = d.provider ?? m.provider;
+    const preset = provider === undefined ? undefined : PROVIDER_PRESETS.get(provider);
+    const baseUrl = d.base_url ?? preset?.baseUrl ?? (d.region ? awsRegionalEndpoint(d.region) : null);
+    if (!baseUrl) problems.push(provider ? `${where}.base_url: required for provider ${provider} (its resource's URL)` : `${where}: give its base_url (or, for bedrock, its region)`);
+    const keySource = d.api_key_env || d.api_key_file ? d : m;
+    const apiKey = resolveKey(where, keySource, env, cwd, preset !== undefined || Boolean(keySource.api_key_env), problems);
+    const deployment: Deployment = {
+      id: d.id ?? (m.deployments ? `${modelId}#${i + 1}` : modelId),
       baseUrl: (baseUrl ?? '').replace(/\/+$/, ''),
       region: d.region ?? null,
       upstreamModel: d.upstream_model ?? m.upstream_model ?? null,
       apiKey,
-      weight: full.weight ?? 1,
-      maxConcurrency: full.max_concurrency ?? null,
-      timeoutMs: full.timeout_ms ?? timeoutMs,
+      weight: d.weight ?? 1,
+      maxConcurrency: d.max_concurrency ?? null,
+      timeoutMs: d.timeout_ms ?? timeoutMs,
     };
+    if (provider !== undefined) deployment.provider = provider;
+    const auth = d.auth ?? m.auth;
+    if (auth === 'bearer') deployment.auth = auth;
+    const apiVersion = d.api_version ?? m.api_version;
+    if (apiVersion !== undefined) deployment.apiVersion = apiVersion;
+    const betas = d.anthropic_beta ?? m.anthropic_beta;
+    if (betas !== undefined) deployment.betas = betas;
+    return deployment;
   });
+}
+
+/** The protocol a model's engines speak: `upstream.protocol`, else its provider's, else OpenAI's; every deployment's provider must speak it. */
+export function protocolOf(modelId: string, named: string | undefined, deployments: readonly Deployment[], problems: string[]): string {
+  const byProvider = deployments.map((d) => (d.provider === undefined ? undefined : PROVIDER_PRESETS.get(d.provider)?.protocol));
+  const protocol = named ?? byProvider.find((p) => p !== undefined) ?? DEFAULT_UPSTREAM_PROTOCOL;
+  byProvider.forEach((p, i) => {
+    if (p !== undefined && p !== protocol) {
+      problems.push(`models.${modelId}: deployment ${deployments[i]!.id} is provider ${deployments[i]!.provider}, which speaks ${p}, but the model's engines speak ${protocol}`);
+    }
+  });
+  // A key that only one protocol reads is refused elsewhere rather than ignored.
+  for (const d of deployments) {
+    if (d.apiVersion !== undefined && protocol !== 'azure') problems.push(`models.${modelId}: api_version (deployment ${d.id}) applies to the azure protocol only, not ${protocol}`);
+    if (d.betas !== undefined && protocol !== 'anthropic') problems.push(`models.${modelId}: anthropic_beta (deployment ${d.id}) applies to the anthropic protocol only, not ${protocol}`);
+  }
+  return protocol;
 }
 
 /** Bedrock's runtime endpoint in a region: where a bedrock deployment without a base_url goes. */

@@ -7,7 +7,7 @@
  * environment.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { ModelRoutingFileFields, RoutingFileSchema } from './routing-config.js';
+import { ModelRoutingFileFields, ProviderFileFields, RoutingFileSchema } from './routing-config.js';
 import { NonNegative, PositiveInt } from './schema-kit.js';
 import { DEFAULT_UPSTREAM_PROTOCOL, RUNTIME_KINDS } from '../domain/models/model-spec.types.js';
 
@@ -35,12 +35,18 @@ export const ModelFileSchema = Type.Object(
     ),
     base_url: Type.Optional(Type.String({ pattern: '^https?://', description: 'OpenAI-compatible base URL, ending in /v1' })),
     upstream_model: Type.Optional(Type.String({ minLength: 1 })),
-    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    ...ProviderFileFields,
     timeout_ms: Type.Optional(PositiveInt('upstream request timeout')),
     drop_params: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
-        description: 'request fields never sent to this upstream (for an engine that rejects them); the rest are carried through',
-      }),
+      Type.Union(
+        [
+          Type.Array(Type.String({ minLength: 1 }), {
+            description: 'request fields never sent to this upstream (for an engine that rejects them); the rest are carried through',
+          }),
+          Type.Boolean({ description: "true: drop every field the model's protocol cannot carry instead of refusing the request with 400" }),
+        ],
+        { description: 'fields never sent to this upstream, or true: every field its protocol cannot carry' },
+      ),
     ),
     aliases: Type.Optional(
       Type.Array(Type.String({ minLength: 1 }), { description: 'other exact names requests may give this model (e.g. claude-sonnet-4-6)' }),

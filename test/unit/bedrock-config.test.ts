@@ -26,6 +26,7 @@ describe('bedrock deployments', () => {
     const config = load(`models:
   claude:
     kind: chat
+    price: { input_per_million_usd: 0, output_per_million_usd: 0 }
     upstream:
       protocol: bedrock
       deployments:
@@ -45,6 +46,7 @@ describe('bedrock deployments', () => {
       problemsOf(`models:
   claude:
     kind: chat
+    price: { input_per_million_usd: 0, output_per_million_usd: 0 }
     upstream: { protocol: bedrock, deployments: [{ base_url: 'http://127.0.0.1:1' }] }
   local:
     kind: chat

@@ -139,7 +139,7 @@ describe('upstream bindings', () => {
 
   it('refuses at start-up a protocol this build does not speak, naming the ones it does', () => {
     const config = load(`models:\n  m: { kind: chat, upstream: { protocol: toy, deployments: [{ base_url: ${A} }] } }\n`);
-    expect(() => new ModelRegistry(config, pino({ level: 'silent' }))).toThrow('models.m.upstream.protocol: unknown protocol toy (known protocols: openai, bedrock)');
+    expect(() => new ModelRegistry(config, pino({ level: 'silent' }))).toThrow('models.m.upstream.protocol: unknown protocol toy (known protocols: openai, azure, anthropic, bedrock)');
     expect(() => new ModelRegistry(config, pino({ level: 'silent' }), { protocols: [...UPSTREAM_PROTOCOLS, toyProtocol] })).not.toThrow();
   });
 });

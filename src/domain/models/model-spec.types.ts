@@ -68,6 +68,8 @@ export interface ModelBinding {
   timeoutMs: number;
   /** Request fields dropped before the call reaches the upstream (`drop_params`). */
   dropParams: readonly string[];
+  /** `drop_params: true`: fields the model's protocol cannot carry are dropped instead of refused with 400. */
+  dropUnsupported?: boolean;
   /** Directory of the model's files for in-process runtimes. */
   path: string | null;
   /** The engines that serve the model (its upstream's deployments); `base_url` is one of them. Empty: none configured, or in-process. */
@@ -88,6 +90,14 @@ export interface Deployment {
   /** null: no limit. */
   maxConcurrency: number | null;
   timeoutMs: number;
+  /** The hosted provider this deployment reaches (`provider:` in sluice.yaml: anthropic, groq, azure, …); absent for a self-hosted engine. */
+  provider?: string;
+  /** `bearer`: the key is a bearer token (Azure's Entra tokens) instead of the protocol's own key header. */
+  auth?: 'key' | 'bearer';
+  /** Azure's classic deployment form: the `api-version` query (absent: the v1 API). */
+  apiVersion?: string;
+  /** `anthropic-beta` flags sent on every call to this deployment. */
+  betas?: readonly string[];
 }
 
 export interface ModelSpec {

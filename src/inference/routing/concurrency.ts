@@ -1,7 +1,8 @@
 /**
  * `max_concurrency` per deployment: a call over the limit waits in a short FIFO queue for
  * a slot instead of overloading the engine, and is refused with 429 `server_busy` only
- * when the wait exceeds `routing.queue_timeout_ms`.
+ * when the wait exceeds `routing.queue_timeout_ms` (and the model has no fallback to
+ * spill over to: the router's choice).
  */
 import type { Deployment } from '../../config/schema.js';
 import { AppError } from '../../domain/shared/errors.js';
@@ -76,6 +77,9 @@ export class ConcurrencyGate {
     });
   }
 }
+
+/** The refusal of a call that waited longer than queue_timeout_ms for a slot. */
+export const isServerBusy = (err: unknown): boolean => err instanceof AppError && err.code === 'server_busy';
 
 function serverBusy(inFlight: number): AppError {
   return new AppError('rate_limit', `The model's engines are at their concurrency limit (${inFlight} calls in flight); retry shortly`, {

@@ -13,7 +13,7 @@ import type { Config, Deployment, ModelConfig, RoutingConfig } from '../../confi
 import { AppError } from '../../domain/shared/errors.js';
 import type { CallContext, DeploymentStatus } from '../../domain/models/inference-backend.port.js';
 import { classifyFailure } from './attempt-outcome.js';
-import { ConcurrencyGate } from './concurrency.js';
+import { ConcurrencyGate, isServerBusy } from './concurrency.js';
 import { HealthBook } from './deployment-health.js';
 import type { RoutingMetrics } from '../../domain/models/routing-metrics.port.js';
 import { SharedRoutingState } from './shared-state.js';
@@ -127,7 +127,16 @@ export class Router {
         // Only a call that may try again needs to remember where it went.
         if (attempts > 1) (tried ??= []).push(deployment);
         const queued = this.#gate.enter(deployment, signal);
-        if (queued) await queued;
+        if (queued) {
+          try {
+            await queued;
+          } catch (err) {
+            // Saturated past queue_timeout_ms: with a fallback to go to, the call spills over to it instead of being refused.
+            if (lastResort || !isServerBusy(err)) throw err;
+            lastError = err;
+            break;
+          }
+        }
         this.health.startAttempt(deployment);
         this.metrics?.inFlight(deployment.id, 1);
         const startedMs = performance.now();

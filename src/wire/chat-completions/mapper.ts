@@ -1,7 +1,8 @@
 /**
  * A validated chat-completion body (src/wire/chat-completions/body.ts) → the ChatRequest the
  * domain's chat call runs. Roles: developer becomes system. Content: a string, or text
- * parts joined with newlines (other parts are carried as sent). Every field Sluice does
+ * parts joined with newlines (other parts, and text parts with more than their text such as
+ * `cache_control`, are carried as sent). Every field Sluice does
  * not interpret is carried through (`sampling`); `metadata` carries model options;
  * `categories` carries candidate labels.
  */
@@ -24,7 +25,8 @@ function contentOf(message: ChatMessageIn, param: string): { text: string; wire?
   const texts: string[] = [];
   for (const part of content) {
     if (TEXT_PARTS.has(part.type)) texts.push((part as { text: string }).text);
-    else onlyText = false;
+    // A text part with more than its text (Anthropic's `cache_control`, as OpenAI-format clients send it) is carried as sent too.
+    if (!TEXT_PARTS.has(part.type) || Object.keys(part).length > 2) onlyText = false;
   }
   const text = texts.join('\n');
   if (onlyText && text === '' && !message.tool_calls?.length) throw invalidRequest(`${param} must not be empty`, param);

@@ -88,13 +88,17 @@ function textOf(blocks: readonly ContentBlockIn[]): string {
   return texts.join('\n');
 }
 
-/** Parts as a chat message: text alone is its content; with images or files, the parts are carried as sent. */
+/** Parts as a chat message: text alone is its content; with images, files or a `cache_control`, the parts are carried as sent. */
 function userMessage(parts: Json[]): ChatMessage {
   const text = parts.filter((p) => p.type === 'text').map((p) => p.text as string).join('\n');
   const message: ChatMessage = { role: 'user', content: text };
-  if (parts.some((p) => p.type !== 'text')) message.wireContent = parts;
+  if (parts.some((p) => p.type !== 'text' || p.cache_control !== undefined)) message.wireContent = parts;
   return message;
 }
+
+/** A text block as a chat text part, its `cache_control` kept (an engine with a prompt cache, the anthropic protocol, reads it). */
+const textPart = (block: { text: string; cache_control?: Json | null }): Json =>
+  block.cache_control ? { type: 'text', text: block.text, cache_control: block.cache_control } : { type: 'text', text: block.text };
 
 /** A user message's blocks: tool results first (as tool messages, answering the tool_use ids open), then the rest as one user message. */
 function userTurn(blocks: readonly ContentBlockIn[], param: string, openToolUses: ReadonlySet<string>, out: ChatMessage[]): void {
@@ -112,7 +116,7 @@ function userTurn(blocks: readonly ContentBlockIn[], param: string, openToolUses
       out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error === true ? `Error: ${text}` : text });
       // Images in a tool result reach the model beside it, in the user message that follows.
       if (Array.isArray(content)) for (const inner of content) if (inner.type === 'image') parts.push(imagePart(inner.source));
-    } else if (block.type === 'text') parts.push({ type: 'text', text: block.text });
+    } else if (block.type === 'text') parts.push(textPart(block));
     else if (block.type === 'image') parts.push(imagePart(block.source));
     else if (block.type === 'document') parts.push(documentPart(block));
     else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {

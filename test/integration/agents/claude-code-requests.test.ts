@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claudeCodeBinary, runClaudeCode } from '../../helpers/claude-code.js';
-import { startFakeAnthropic, type AnthropicRecordedRequest, type FakeAnthropic } from '../../helpers/fake-anthropic.js';
+import { startRecordingAnthropic, type AnthropicRecordedRequest, type RecordingAnthropic } from '../../helpers/recording-anthropic.js';
 
 const claude = await claudeCodeBinary();
 
-let anthropic: FakeAnthropic;
+let anthropic: RecordingAnthropic;
 beforeAll(async () => {
-  anthropic = await startFakeAnthropic();
+  anthropic = await startRecordingAnthropic();
 });
 afterAll(async () => anthropic?.close());
 

@@ -39,12 +39,14 @@ models:
 ${deployment('bedrock-use1', url, CLAUDE_ID)}
   claude-pair:
     kind: chat
+    price: { input_per_million_usd: 0, output_per_million_usd: 0 }
     upstream:
       protocol: bedrock
       deployments:
 ${deployment('pair-east', url, 'pair-east')}${deployment('pair-west', url, 'pair-west', 'us-west-2')}
   claude-drop:
     kind: chat
+    price: { input_per_million_usd: 0, output_per_million_usd: 0 }
     drop_params: [logit_bias, presence_penalty]
     upstream:
       protocol: bedrock
@@ -52,6 +54,7 @@ ${deployment('pair-east', url, 'pair-east')}${deployment('pair-west', url, 'pair
 ${deployment('drop-use1', url, 'drop')}
   ctx-short:
     kind: chat
+    price: { input_per_million_usd: 0, output_per_million_usd: 0 }
     context_window_fallbacks: [claude-bedrock]
     upstream:
       protocol: bedrock

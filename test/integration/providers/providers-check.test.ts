@@ -25,8 +25,9 @@ afterAll(async () => {
 
 const AWS_ENV = { ...TEST_AWS_ENV, AWS_CONFIG_FILE: '/nonexistent/aws-config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials' };
 
-const bedrockModel = (id: string, model: string, url = bedrock.url) => `  ${id}:
+const bedrockModel = (id: string, model: string, url = bedrock.url, [input, output] = [0, 0]) => `  ${id}:
     kind: chat
+    price: { input_per_million_usd: ${input}, output_per_million_usd: ${output} }
     upstream:
       protocol: bedrock
       deployments:
@@ -44,7 +45,7 @@ const check = (models: string, env?: Record<string, string>) => sluice(['provide
 
 describe('sluice models list', { timeout: 120_000 }, () => {
   it('shows a bedrock model\'s protocol, price, readiness and each deployment with its region', async () => {
-    const models = `${bedrockModel('claude', 'anthropic.claude-good-v1:0')}    price: { input_per_million_usd: 3, output_per_million_usd: 15 }\n`;
+    const models = bedrockModel('claude', 'anthropic.claude-good-v1:0', bedrock.url, [3, 15]);
     const result = await sluice(['models', 'list', '--json'], models);
     expect(result.status).toBe(0);
     const row = (JSON.parse(result.stdout) as Array<Record<string, unknown>>).find((r) => r.id === 'claude');

@@ -3,16 +3,16 @@
  * events (chunks as they arrive, then the usage, counted when the engine reports none),
  * and an error event or a cut stream as the upstream's fault.
  */
-import type { Deployment, ModelSpec } from '../../../../domain/models/model-spec.types.js';
+import type { ModelSpec } from '../../../../domain/models/model-spec.types.js';
 import type { CallContext, ChatStreamEvent, TokenUsage } from '../../../../domain/models/inference-backend.port.js';
-import type { UpstreamClient } from './client.js';
-import { targetOf } from './target.js';
-import { upstreamProtocolError, upstreamTransportError } from './errors.js';
+import type { UpstreamClient, UpstreamTarget } from '../../http-client.js';
+import { redactSecret, upstreamProtocolError, upstreamTransportError } from '../../errors.js';
 import { finishesAChoice, readStreamChunk } from './map-response.js';
-import { SseDecoder } from './sse-decoder.js';
+import { SseDecoder } from '../../sse-decoder.js';
 
 /** One streamed call on one deployment: where it goes, what it sends, how its usage is counted when the engine reports none. */
 export interface StreamRequest {
+  target: UpstreamTarget;
   path: string;
   body: Record<string, unknown>;
   count: (produced: string) => Promise<TokenUsage>;
@@ -23,10 +23,9 @@ export async function* upstreamStreamEvents(
   client: UpstreamClient,
   params: CallContext,
   model: ModelSpec,
-  deployment: Deployment,
   request: StreamRequest,
 ): AsyncGenerator<ChatStreamEvent> {
-  const response = await client.post(targetOf(model, deployment), request.path, request.body, params, 'text/event-stream');
+  const response = await client.post(request.target, request.path, request.body, params, 'text/event-stream');
   const decoder = new SseDecoder();
   let usage: TokenUsage | null = null;
   let finished = false;
@@ -41,7 +40,7 @@ export async function* upstreamStreamEvents(
           done = true;
           continue;
         }
-        for (const e of parseStreamEvent(model.id, event.event, event.data)) {
+        for (const e of parseStreamEvent(model.id, event.event, event.data, request.target.secret)) {
           if (e.type === 'usage') usage = e.usage;
           else if (e.type === 'chunk') {
             finished ||= finishesAChoice(e);
@@ -61,7 +60,7 @@ export async function* upstreamStreamEvents(
 }
 
 /** One event's data as port events; an `error` event (or an `error` field) is the upstream's refusal. */
-function parseStreamEvent(modelId: string, type: string | null, data: string): ChatStreamEvent[] {
+function parseStreamEvent(modelId: string, type: string | null, data: string, secret: string | null): ChatStreamEvent[] {
   let chunk: Record<string, unknown>;
   try {
     chunk = JSON.parse(data) as Record<string, unknown>;
@@ -71,7 +70,7 @@ function parseStreamEvent(modelId: string, type: string | null, data: string): C
   if (type === 'error' || (chunk.error !== undefined && chunk.error !== null)) {
     const error = chunk.error as { message?: unknown } | string | undefined;
     const message = typeof error === 'string' ? error : typeof error?.message === 'string' ? error.message : 'error event';
-    throw upstreamProtocolError(modelId, message);
+    throw upstreamProtocolError(modelId, redactSecret(message, secret));
   }
   return readStreamChunk(chunk);
 }

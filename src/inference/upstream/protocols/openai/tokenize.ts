@@ -17,8 +17,8 @@
 import type { EngineCountContext, PromptToCount } from '../../../../domain/models/prompt-count.types.js';
 import { isAppError } from '../../../../domain/shared/errors.js';
 import type { UpstreamAttempt } from '../../protocol.js';
-import type { UpstreamClient, UpstreamTarget } from './client.js';
-import { targetOf, upstreamName } from './target.js';
+import type { UpstreamClient, UpstreamTarget } from '../../http-client.js';
+import { targetOf, upstreamName, type HttpEndpoint } from '../../endpoint.js';
 
 /** A count is a cheap call: never wait on it as long as on a generation. */
 const TOKENIZE_TIMEOUT_MS = 10_000;
@@ -60,8 +60,14 @@ function chatMessages(prompt: PromptToCount) {
 }
 
 /** The engine's count of `prompt`, or null (see the file header). Throws on transport and 5xx failures. */
-export async function engineTokenize(client: UpstreamClient, prompt: PromptToCount, { model, deployment }: UpstreamAttempt, context: EngineCountContext): Promise<number | null> {
-  const base = targetOf(model, deployment);
+export async function engineTokenize(
+  client: UpstreamClient,
+  prompt: PromptToCount,
+  { model, deployment }: UpstreamAttempt,
+  context: EngineCountContext,
+  endpoint: Pick<HttpEndpoint, 'headers'>,
+): Promise<number | null> {
+  const base = targetOf(model, deployment, endpoint);
   const target: UpstreamTarget = { ...base, baseUrl: engineRoot(deployment.baseUrl), timeoutMs: Math.min(base.timeoutMs, TOKENIZE_TIMEOUT_MS), connectAttempts: 1 };
   const name = upstreamName(model, deployment);
   if (prompt.messages.length === 0) {

@@ -1,11 +1,11 @@
 /**
- * Upstream failures → AppError, the only place that knows how OpenAI-compatible servers
- * fail. 5xx and connection failures are 502 `upstream_error` (retryable); 429 stays a
+ * Upstream failures → AppError, the only place that knows how servers of the OpenAI format
+ * fail (the openai protocol's engines and presets, Azure OpenAI). 5xx and connection failures are 502 `upstream_error` (retryable); 429 stays a
  * retryable 429; the client's own 4xx mistakes keep their status, message, param and
  * code; an upstream refusing Sluice itself (401/403, odd statuses) is Sluice's fault: 502.
  */
-import { AppError, type ErrorKind } from '../../../../domain/shared/errors.js';
-import { upstreamProtocolError } from '../../errors.js';
+import { AppError, type ErrorKind } from '../../domain/shared/errors.js';
+import { retryAfterSeconds, upstreamProtocolError, upstreamTimeout } from './errors.js';
 
 export { upstreamProtocolError };
 
@@ -58,12 +58,6 @@ function isRouteMiss(text: string, body: UpstreamErrorBody): boolean {
   }
 }
 
-function retryAfter(header: string | string[] | undefined): number | undefined {
-  const raw = Array.isArray(header) ? header[0] : header;
-  const seconds = raw === undefined ? NaN : Number(raw);
-  return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : undefined;
-}
-
 export function upstreamHttpError(
   modelId: string,
   status: number,
@@ -84,7 +78,7 @@ export function upstreamHttpError(
       code: body.code ?? 'rate_limit_exceeded',
       retryable: true,
       upstreamStatus: status,
-      retryAfterSeconds: retryAfter(headers['retry-after']),
+      retryAfterSeconds: retryAfterSeconds(headers['retry-after']),
     });
   }
   if (status === 408) {
@@ -112,38 +106,4 @@ export function upstreamHttpError(
     code: 'upstream_error',
     upstreamStatus: status,
   });
-}
-
-export function upstreamTimeout(modelId: string, upstreamStatus?: number): AppError {
-  return new AppError('upstream', `Upstream for model ${modelId} did not answer in time`, {
-    code: 'upstream_timeout',
-    retryable: true,
-    upstreamStatus,
-  });
-}
-
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
-
-/** Errors thrown while connecting, sending or reading (no HTTP status). */
-export function upstreamTransportError(modelId: string, err: unknown, signal: AbortSignal): AppError {
-  if (err instanceof AppError) return err;
-  if (signal.aborted) {
-    return new AppError('unavailable', 'The request was aborted before the upstream answered', {
-      code: 'request_aborted',
-      retryable: true,
-      cause: err,
-    });
-  }
-  const code = (err as { code?: string }).code ?? 'unknown';
-  if (TIMEOUT_CODES.has(code)) return upstreamTimeout(modelId);
-  return new AppError('upstream', `Upstream for model ${modelId} is unreachable or closed the connection (${code})`, {
-    code: 'upstream_error',
-    retryable: true,
-    cause: err,
-  });
-}
-
-/** A success status whose body is not JSON (an HTML page, a proxy's text). */
-export function upstreamNotJson(modelId: string, status: number, contentType: string | undefined): AppError {
-  return upstreamProtocolError(modelId, `it answered status ${status} with a body that is not JSON (content-type ${contentType ?? 'none'})`);
 }

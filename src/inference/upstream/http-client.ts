@@ -1,18 +1,23 @@
 /**
- * HTTP to OpenAI-compatible upstreams: one keep-alive undici Pool per origin, the
- * binding's timeout, its API key, the caller's request id, and bounded retries of
- * connection failures that happened before any byte of the request was sent.
+ * HTTP to upstream engines, for every protocol that speaks JSON over HTTP (openai, azure,
+ * anthropic): one keep-alive undici Pool per origin, the binding's timeout, the
+ * protocol's auth headers, the caller's request id, and bounded retries of connection
+ * failures that happened before any byte of the request was sent. A status that is not
+ * 2xx is read, the deployment's key redacted from it, and mapped by the protocol.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
-import { upstreamHttpError, upstreamNotJson, upstreamTransportError } from './errors.js';
-import { onAbort } from '../../../../domain/shared/abort.js';
+import { redactSecret, upstreamNotJson, upstreamTransportError, type HttpErrorMapper } from './errors.js';
+import { onAbort } from '../../domain/shared/abort.js';
 
 export interface UpstreamTarget {
   modelId: string;
   /** `http(s)://host:port/prefix`, without a trailing slash (e.g. `http://127.0.0.1:8000/v1`). */
   baseUrl: string;
-  apiKey: string | null;
+  /** The protocol's auth (and version) headers for this deployment. */
+  headers: Record<string, string>;
+  /** The deployment's key, redacted from whatever the engine answers. */
+  secret: string | null;
   timeoutMs: number;
   /** Tries of a connection that fails before a byte was sent; 1 when the router has other deployments to go to. */
   connectAttempts: number;
@@ -45,6 +50,9 @@ interface Origin {
 export class UpstreamClient {
   readonly #origins = new Map<string, Origin>();
 
+  /** `errorOf`: the protocol's reading of a status that is not 2xx. */
+  constructor(private readonly errorOf: HttpErrorMapper) {}
+
   /**
    * POSTs JSON and returns the response, body still streaming, once its status is 2xx
    * (for server-sent events); any other status is read and thrown as the mapped AppError.
@@ -61,7 +69,7 @@ export class UpstreamClient {
     } catch (err) {
       throw upstreamTransportError(target.modelId, err, call.signal);
     }
-    throw upstreamHttpError(target.modelId, response.statusCode, text, response.headers);
+    throw this.errorOf(target.modelId, response.statusCode, redactSecret(text, target.secret), response.headers);
   }
 
   /** POSTs JSON and parses the JSON answer; any status but 2xx is thrown as the mapped AppError. */
@@ -69,7 +77,7 @@ export class UpstreamClient {
     const { pool, options } = this.#request(target, path, payload, call, 'application/json');
     const answer = await this.#withConnectRetries(target, call.signal, () => bufferedCall(pool, options, call.signal));
     if (answer.statusCode < 200 || answer.statusCode >= 300) {
-      throw upstreamHttpError(target.modelId, answer.statusCode, answer.text, answer.headers);
+      throw this.errorOf(target.modelId, answer.statusCode, redactSecret(answer.text, target.secret), answer.headers);
     }
     try {
       return { body: JSON.parse(answer.text) as T, headers: answer.headers };
@@ -85,11 +93,10 @@ export class UpstreamClient {
     await Promise.allSettled(pools.map((p) => p.close()));
   }
 
-  /** The pool of the target's origin and a JSON POST to it: binding timeout, API key, the caller's request id. */
+  /** The pool of the target's origin and a JSON POST to it: binding timeout, auth headers, the caller's request id. */
   #request(target: UpstreamTarget, path: string, payload: unknown, call: UpstreamCall, accept: string) {
     const { pool, prefix } = this.#origin(target.baseUrl);
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept, 'x-request-id': call.requestId };
-    if (target.apiKey) headers.authorization = `Bearer ${target.apiKey}`;
+    const headers: Record<string, string> = Object.assign({ 'content-type': 'application/json', accept, 'x-request-id': call.requestId }, target.headers);
     const options: Dispatcher.DispatchOptions = {
       method: 'POST',
       path: prefix + path,
