@@ -21,7 +21,8 @@ export interface OutputConfigIn {
 }
 
 export interface MessageParamIn {
-  role: 'user' | 'assistant';
+  /** `system`: an instruction at its place in the conversation (the SDK's BetaSystemMessageParam; Claude Code 2.1.x sends one on every turn). */
+  role: 'user' | 'assistant' | 'system';
   content: string | ContentBlockIn[];
 }
 
@@ -30,7 +31,7 @@ const MessageParam = typed<MessageParamIn>(
   {
     required: ['role', 'content'],
     properties: {
-      role: typed('string', { enum: ['user', 'assistant'] }, wordingOf('{param} must be "user" or "assistant"')),
+      role: typed('string', { enum: ['user', 'assistant', 'system'] }, wordingOf('{param} must be "user", "assistant" or "system"')),
       content: typed(['string', 'array'], { items: ContentBlock }, wordingOf('{param} must be a string or an array of content blocks')),
     },
   },

@@ -13,6 +13,7 @@
  *   someone else, and a redacted_thinking block, ride on the message as sent
  *   (`ChatMessage.thinking`), for an anthropic-protocol upstream to receive unchanged;
  *   the service refuses a foreign signature when the model is served otherwise;
+ * - a `system` message in `messages` (text only) becomes a system message where it stands;
  * - custom tools become function tools; a server tool no engine here runs is dropped (its
  *   name reported) or refused, as the caller says; tool_choice and
  *   disable_parallel_tool_use map onto chat's tool_choice and parallel_tool_calls;
@@ -177,6 +178,15 @@ function systemMessage(system: string | TextBlockIn[] | null | undefined): ChatM
   return message;
 }
 
+/** A `system` message's text: a string, or its text blocks joined with newlines (any other block is refused). */
+function systemMessageText(content: string | readonly ContentBlockIn[], param: string): string {
+  if (typeof content === 'string') return content;
+  for (const [j, block] of content.entries()) {
+    if (block.type !== 'text') throw invalidRequest(`${param}[${j}].type: a system message carries text blocks only, not ${block.type}`, `${param}[${j}].type`);
+  }
+  return textOf(content);
+}
+
 /** The conversation as chat messages: the system prompt first, then each turn. */
 export function messagesConversationOf(system: string | TextBlockIn[] | null | undefined, messages: readonly MessageParamIn[], signer: ThinkingSigner): Conversation {
   const out: Conversation = { messages: [], foreignSignatures: [] };
@@ -185,7 +195,9 @@ export function messagesConversationOf(system: string | TextBlockIn[] | null | u
   let openToolUses: ReadonlySet<string> = new Set();
   for (const [i, message] of messages.entries()) {
     const param = `messages[${i}].content`;
-    if (typeof message.content === 'string') {
+    // A system message leaves the tool uses open: their results may follow it.
+    if (message.role === 'system') out.messages.push({ role: 'system', content: systemMessageText(message.content, param) });
+    else if (typeof message.content === 'string') {
       out.messages.push({ role: message.role, content: message.content });
       openToolUses = new Set();
     } else if (message.role === 'assistant') openToolUses = assistantTurn(message.content, param, signer, out);

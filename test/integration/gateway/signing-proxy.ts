@@ -2,7 +2,8 @@
  * A loopback proxy standing in for the intermediary's edge: it signs each request it
  * forwards to Sluice with the documented construction (new gw-request-id per request,
  * the configured agent id), and relays the answer, trailers included. It records the
- * headers and trailers of every answer for the tests.
+ * headers and trailers of every answer for the tests. The client's other headers are not
+ * carried, except those named in `forwardHeaders` (e.g. `anthropic-version`).
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -16,7 +17,12 @@ export interface SigningProxy {
   close(): Promise<void>;
 }
 
-export async function startSigningProxy(target: string, key: { kid: string; secret: string }, agentId = 'agt_sdk'): Promise<SigningProxy> {
+export async function startSigningProxy(
+  target: string,
+  key: { kid: string; secret: string },
+  agentId = 'agt_sdk',
+  forwardHeaders: readonly string[] = [],
+): Promise<SigningProxy> {
   const answers: SigningProxy['answers'] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -25,7 +31,9 @@ export async function startSigningProxy(target: string, key: { kid: string; secr
       const body = Buffer.concat(chunks);
       const requestId = `gwreq_${randomUUID()}`;
       const path = req.url!;
+      const forwarded = Object.fromEntries(forwardHeaders.filter((name) => req.headers[name] !== undefined).map((name) => [name, req.headers[name]]));
       const headers: http.OutgoingHttpHeaders = {
+        ...forwarded,
         'content-type': req.headers['content-type'] ?? 'application/json',
         accept: req.headers.accept ?? '*/*',
         'gw-request-id': requestId,

@@ -39,7 +39,7 @@ const CASES: Array<[string, unknown, string]> = [
   ['messages missing', { model: MODEL, max_tokens: 16 }, 'messages is required'],
   ['messages empty', { ...VALID, messages: [] }, 'messages must be a non-empty array of messages'],
   ['a message a string', { ...VALID, messages: ['Hi'] }, 'messages[0] must be an object with role and content, got a string'],
-  ['role system', { ...VALID, messages: [{ role: 'system', content: 'Hi' }] }, 'messages[0].role must be "user" or "assistant"'],
+  ['role developer', { ...VALID, messages: [{ role: 'developer', content: 'Hi' }] }, 'messages[0].role must be "user", "assistant" or "system"'],
   ['content a number', user(5), 'messages[0].content must be a string or an array of content blocks'],
   ['block unknown type', user([{ type: 'video', url: 'x' }]), 'messages[0].content[0].type must be one of text, image, document, tool_use, tool_result, thinking, redacted_thinking (other block types are not supported here)'],
   ['block without a type', user([{ text: 'Hi' }]), 'messages[0].content[0].type must be one of text, image, document, tool_use, tool_result, thinking, redacted_thinking (other block types are not supported here)'],
