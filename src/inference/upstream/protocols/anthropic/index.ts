@@ -8,10 +8,13 @@
  * A chat call is translated both ways: the request (map-request.ts, sampling.ts; what
  * Messages cannot carry is refused or dropped, unsupported.ts), the answer and its stream
  * (map-response.ts, stream.ts) into the OpenAI-shaped answer every wire reads, the errors
- * (errors.ts). Pass-through seam: when the inbound wire is Messages too, its body should
- * reach `#client.post(…, '/messages', body)` as sent (thinking signatures, `cache_control`
- * and the caller's `anthropic-beta` intact) instead of through `messagesBody`; that wire
- * lands separately, and the seam is the one place to add it.
+ * (errors.ts). When the inbound wire is Messages too, what its client sent survives
+ * through typed fields of the one chat call, not an opaque body (so a fallback to another
+ * protocol still translates): the caller's `anthropic-beta` values (`CallContext.betas`,
+ * merged after the deployment's), the system prompt's `cache_control`
+ * (`ChatMessage.cachedBlocks`), and the provider's signed thinking and redacted_thinking
+ * blocks (`ChatMessage.thinking` on the way in; `thinking_blocks` beside the answer's
+ * reasoning on the way out, map-response.ts and stream.ts), byte for byte.
  */
 import type { ChatOutput, ChatParams, ChatStreamEvent } from '../../../../domain/models/inference-backend.port.js';
 import type { Deployment, ModelSpec } from '../../../../domain/models/model-spec.types.js';
