@@ -21,6 +21,8 @@ export interface ChatRequest {
   labels: string[] | null;
   /** The session the request belongs to (session affinity); absent when it says nothing of one. */
   affinity?: AffinityHints;
+  /** Anthropic's `thinking` setting of a Messages request: an upstream that speaks Messages sends it; any other leaves it out. */
+  thinking?: Record<string, unknown>;
 }
 
 /** A Map: the role is the client's string, and `constructor` must not name a role. */
@@ -49,5 +51,6 @@ export function conversationOf(request: ChatRequest): Conversation {
     truncation: 'disabled',
   };
   if (request.affinity) conversation.affinity = request.affinity;
+  if (request.thinking) conversation.thinking = request.thinking;
   return conversation;
 }

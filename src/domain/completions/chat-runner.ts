@@ -26,6 +26,8 @@ export interface Conversation {
   truncation: 'auto' | 'disabled';
   /** The session the conversation belongs to, for the router's session affinity. */
   affinity?: AffinityHints;
+  /** Anthropic's `thinking` setting of a Messages request: an upstream that speaks Messages sends it; any other leaves it out. */
+  thinking?: Record<string, unknown>;
 }
 
 export type PreparedCall =
@@ -90,6 +92,7 @@ function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: Call
   if (context.betas) params.betas = context.betas;
   const affinity = call.conversation.affinity ?? context.affinity;
   if (affinity) params.affinity = affinity;
+  if (call.conversation.thinking) params.thinking = call.conversation.thinking;
   return params;
 }
 

@@ -118,6 +118,8 @@ export interface ChatParams extends CallContext {
    * the model's `drop_params`); an in-process runtime reads the ones it knows.
    */
   sampling: Record<string, unknown>;
+  /** Anthropic's `thinking` setting of a Messages request: an upstream that speaks Messages sends it; any other leaves it out. */
+  thinking?: Record<string, unknown>;
 }
 
 /** A token and its log-probability (natural log). */

@@ -235,6 +235,7 @@ interface SamplingIn {
   tools?: ToolIn[] | null;
   tool_choice?: ToolChoiceIn | null;
   output_config?: OutputConfigIn | null;
+  thinking?: object | null;
 }
 
 /** The body as the chat call: `outputCap` is max_tokens held at the model's own limit. */
@@ -263,5 +264,6 @@ export function messagesCallOf(body: SamplingIn, mapping: MessagesMapping, outpu
     sampling,
     labels: null,
   };
+  if (body.thinking) request.thinking = body.thinking as Json;
   return { request, tools, dropped, stopSequences, foreignSignatures: conversation.foreignSignatures };
 }

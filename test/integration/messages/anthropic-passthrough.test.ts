@@ -2,7 +2,7 @@
  * Anthropic's own SDK on Sluice's Messages wire, in front of a model an anthropic-protocol
  * deployment serves (the fake Anthropic on loopback, recording what it received): what
  * the client sent survives to the provider (its `anthropic-beta` values beside the
- * deployment's, the system prompt's `cache_control`), and the provider's thinking comes
+ * deployment's, the system prompt's `cache_control`, its `thinking` setting), and the provider's thinking comes
  * back with the provider's own signature, returned to it byte for byte on the next turn.
  * The same block sent to a model an openai-protocol engine serves is refused, as before.
  */
@@ -107,6 +107,7 @@ for (const streamed of [false, true]) {
     it("comes back with the provider's own signature, and goes back to it byte for byte", async () => {
       const content = await thinkingAnswer(streamed);
       expect(content).toEqual([THINKING, REDACTED, { type: 'text', text: 'It is cold.' }]);
+      expect(lastProviderCall().body.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
 
       anthropic.enqueue(answer([{ type: 'text', text: 'Colder.' }]));
       const next = await client.messages.create({ model: 'claude', max_tokens: 2048, messages: nextTurn(content) });
@@ -146,12 +147,18 @@ describe('a forged thinking block', () => {
 describe('a fallback from an anthropic model to an openai-protocol engine', () => {
   it('translates the turn and leaves the provider\'s thinking out', async () => {
     engine.chat({ content: 'Colder.' });
-    const next = await client.messages.create({ model: 'claude-spill', max_tokens: 100, messages: nextTurn([THINKING, REDACTED, { type: 'text', text: 'It is cold.' }]) });
+    const next = await client.messages.create({
+      model: 'claude-spill',
+      max_tokens: 2048,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: nextTurn([THINKING, REDACTED, { type: 'text', text: 'It is cold.' }]),
+    });
     expect(next.content).toEqual([{ type: 'text', text: 'Colder.' }]);
     expect(engine.requests.at(-1)!.body.messages).toEqual([
       { role: 'user', content: 'Weather in Oslo?' },
       { role: 'assistant', content: 'It is cold.' },
       { role: 'user', content: 'And tomorrow?' },
     ]);
+    expect(engine.requests.at(-1)!.body.thinking).toBeUndefined();
   });
 });

@@ -111,6 +111,8 @@ export function messagesBody(params: ChatParams, model: ModelSpec, upstreamModel
   const body: Json = { model: upstreamModel, messages };
   if (system !== null) body.system = system;
   mapSampling(sampling, body, model, unsupported);
+  // A Messages client's own thinking setting, unless the chat fields asked for it (reasoning_effort, thinking).
+  if (params.thinking && body.thinking === undefined) body.thinking = params.thinking;
   if (stream) body.stream = true;
   return body;
 }
