@@ -17,6 +17,7 @@
  * - custom tools become function tools; a server tool no engine here runs is dropped (its
  *   name reported) or refused, as the caller says; tool_choice and
  *   disable_parallel_tool_use map onto chat's tool_choice and parallel_tool_calls;
+ * - `thinking` is carried for an anthropic-protocol upstream (others leave it out);
  * - stop_sequences, temperature, top_p, top_k and metadata.user_id are carried,
  *   output_config.format as the engine's structured output (response_format json_schema);
  *   max_tokens is held at the cap the caller gives (the model's own output limit).

@@ -12,7 +12,7 @@
  * through typed fields of the one chat call, not an opaque body (so a fallback to another
  * protocol still translates): the caller's `anthropic-beta` values (`CallContext.betas`,
  * merged after the deployment's), the system prompt's `cache_control`
- * (`ChatMessage.cachedBlocks`), and the provider's signed thinking and redacted_thinking
+ * (`ChatMessage.cachedBlocks`), the `thinking` setting (`ChatParams.thinking`), and the provider's signed thinking and redacted_thinking
  * blocks (`ChatMessage.thinking` on the way in; `thinking_blocks` beside the answer's
  * reasoning on the way out, map-response.ts and stream.ts), byte for byte.
  */
