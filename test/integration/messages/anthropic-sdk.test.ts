@@ -328,6 +328,27 @@ describe('errors, in Anthropic envelope and classes', () => {
     expect((unknown as any).error.error.type).toBe('not_found_error');
   });
 
+  it('an unknown model is 404 not_found_error on /v1/messages and count_tokens, streamed or not', async () => {
+    const notFound = { type: 'error', error: { type: 'not_found_error', message: 'The model `no-such-model` does not exist or you do not have access to it.' }, request_id: expect.any(String) };
+    const post = (path: string, body: Record<string, unknown>) =>
+      fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+    const base = { model: 'no-such-model', messages: [{ role: 'user', content: 'Hi' }] };
+    for (const [path, body] of [
+      ['/v1/messages', { ...base, max_tokens: 10 }],
+      ['/v1/messages?beta=true', { ...base, max_tokens: 10, stream: true }],
+      ['/v1/messages/count_tokens', base],
+      ['/v1/messages/count_tokens?beta=true', base],
+    ] as const) {
+      const answer = await post(path, body);
+      expect([path, answer.status]).toEqual([path, 404]);
+      expect(await answer.json()).toEqual(notFound);
+    }
+    const streamed = await client.messages.stream({ ...base, max_tokens: 10 } as never).finalMessage().catch((err: unknown) => err);
+    expect(streamed).toBeInstanceOf(Anthropic.NotFoundError);
+    const counted = await client.messages.countTokens(base as never).catch((err: unknown) => err);
+    expect(counted).toBeInstanceOf(Anthropic.NotFoundError);
+  });
+
   it('Bearer auth works as x-api-key does, with ?beta=true and anthropic-beta', async () => {
     upstream.reset();
     const bearer = new Anthropic({ authToken: key, apiKey: null, baseURL: server.baseUrl, maxRetries: 0, defaultHeaders: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } });

@@ -49,7 +49,7 @@ const CASES: Array<[string, unknown, string]> = [
   ['document data missing', user([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf' } }]), 'messages[0].content[0].source.data must be a string (base64)'],
   ['tool_use input a string', { ...VALID, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n', input: '{}' }] }] }, 'messages[0].content[0].input must be an object'],
   ['tool_result id missing', user([{ type: 'tool_result', content: 'x' }]), 'messages[0].content[0].tool_use_id must be a string'],
-  ['tool_result nested tool_use', user([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'tool_use', id: 't', name: 'n', input: {} }] }]), 'messages[0].content[0].content[0].type must be one of text, image, document inside a tool result or document'],
+  ['tool_result nested tool_use', user([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'tool_use', id: 't', name: 'n', input: {} }] }]), 'messages[0].content[0].content[0].type must be one of text, image, document, tool_reference inside a tool result'],
   ['thinking signature missing', { ...VALID, messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'hm' }] }] }, 'messages[0].content[0].signature must be a string'],
   ['system a number', { ...VALID, system: 3 }, 'system must be a string or an array of text blocks, got a number'],
   ['system block not text', { ...VALID, system: [{ type: 'image', text: 'x' }] }, 'system[0].type must be "text"'],
