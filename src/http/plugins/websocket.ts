@@ -9,9 +9,13 @@
  * - the subprotocol it selects: the first offered that is not a key
  *   (`openai-insecure-api-key.<key>`), so a browser's key is never echoed back;
  * - its shutdown: each socket closes (1001) once its running answer ends.
+ * An upgrade to any other route (one without `config.takesWebSocket`) is refused with an
+ * ordinary 400 before its handler runs: @fastify/websocket would otherwise accept it and
+ * close the socket at once.
  */
 import type { FastifyInstance } from 'fastify';
 import websocket from '@fastify/websocket';
+import { invalidRequest } from '../../domain/shared/errors.js';
 import { KEY_SUBPROTOCOL_PREFIX } from '../auth/api-key-strategy.js';
 import type { SocketRegistry } from '../socket/socket-registry.js';
 
@@ -29,6 +33,13 @@ const selectProtocol = (offered: Set<string>): string | false => {
 /** `ws`'s own refusals of a peer's frames (too large, malformed) close the socket with their code; they are not the server's faults. */
 const isProtocolError = (err: unknown): boolean => typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('WS_ERR_');
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** This route takes WebSocket upgrades (its `wsHandler`); every other route refuses them. */
+    takesWebSocket?: boolean;
+  }
+}
+
 export async function registerWebSockets(app: FastifyInstance, options: WebSocketOptions): Promise<void> {
   await app.register(websocket, {
     options: { maxPayload: options.maxMessageBytes, perMessageDeflate: false, handleProtocols: selectProtocol },
@@ -44,5 +55,10 @@ export async function registerWebSockets(app: FastifyInstance, options: WebSocke
       options.registry.shutDown();
       done();
     },
+  });
+  app.addHook('onRequest', async (request) => {
+    if (request.ws && request.routeOptions.config?.takesWebSocket !== true) {
+      throw invalidRequest(`${request.url.split('?')[0]} takes no WebSocket upgrade`, null, 'websocket_not_supported');
+    }
   });
 }

@@ -25,7 +25,7 @@ export function registerWireSocketRoute(scope: FastifyInstance, { format, servic
     method: 'GET',
     url: format.path,
     schema: { hide: true },
-    ...(format.errors ? { config: { wireErrors: format.errors } } : {}),
+    config: { takesWebSocket: true, ...(format.errors ? { wireErrors: format.errors } : {}) },
     // The connection admits its caller again per event, through the upgrade's reply.
     preHandler: (request, reply, done) => {
       replies.set(request, reply);
