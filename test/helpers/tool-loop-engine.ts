@@ -9,17 +9,21 @@
  *
  * With `reasoning`, the turn that calls the tool first thinks aloud, as a reasoning model
  * served by vLLM does: `reasoning_content` on the message, or streamed as its own deltas
- * before the call.
+ * before the call. With `answeredAnywhere`, the call counts as answered once a tool message
+ * for its id is anywhere in the conversation (Claude Code follows a ToolSearch result with
+ * user text in the same turn, so the tool message is not after the last user message).
  */
 import { chatCompletionBody, DEFAULT_CHAT, streamChunk, toolCallDeltas, wireUsage, wordsOf, type FakeToolCall } from './fake-upstream-answers.js';
 import { handler, type Behavior } from './fake-upstream.js';
 
-export function toolLoop(call: FakeToolCall, answer: string, options: { reasoning?: string } = {}): Behavior {
+export function toolLoop(call: FakeToolCall, answer: string, options: { reasoning?: string; answeredAnywhere?: boolean } = {}): Behavior {
   let sequence = 0;
   return handler((req, res) => {
-    const messages: Array<{ role?: string }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
+    const messages: Array<{ role?: string; tool_call_id?: string }> = Array.isArray(req.body?.messages) ? req.body.messages : [];
     const lastUser = messages.findLastIndex((m) => m.role === 'user');
-    const answered = messages.slice(lastUser + 1).some((m) => m.role === 'tool');
+    const answered = options.answeredAnywhere
+      ? messages.some((m) => m.role === 'tool' && m.tool_call_id === call.id)
+      : messages.slice(lastUser + 1).some((m) => m.role === 'tool');
     const reasoning = answered ? null : (options.reasoning ?? null);
     const reply = answered ? { ...DEFAULT_CHAT, content: answer } : { ...DEFAULT_CHAT, reasoning, toolCalls: [call] };
     if (req.body?.stream !== true) {

@@ -2,13 +2,14 @@
  * The Messages writer's block discipline and stop reasons, on the answer reader's events:
  * a block's type never changes, indexes are dense, a tool call whose engine repeats its id
  * on every delta stays one block, an in-process runtime's whole calls are one block each,
- * a thinking block ends with its signature; and Anthropic's error type of each status.
+ * a thinking block ends with its signature (its text left out with `display: "omitted"`);
+ * deferred tools offered once a tool_reference names them; and Anthropic's error type of each status.
  */
 import { describe, expect, it } from 'vitest';
 import { MessageWriter, usageWire } from '../../src/wire/messages/writer.js';
 import { ThinkingSigner } from '../../src/wire/messages/thinking-signature.js';
 import { anthropicErrorType } from '../../src/wire/messages/errors.js';
-import { toolsOf } from '../../src/wire/messages/mapper.js';
+import { messagesCallOf, referencedTools, toolsOf } from '../../src/wire/messages/mapper.js';
 
 const signer = new ThinkingSigner(() => ['a-secret-of-sixteen-or-more']);
 const usage = { type: 'usage' as const, usage: { inputTokens: 3, outputTokens: 4 } };
@@ -64,6 +65,26 @@ describe('MessageWriter', () => {
     expect(rotated.sign('hm')).not.toBe(signer.sign('hm'));
   });
 
+  it('with display "omitted", starts and signs a thinking block with an empty text and sends no thinking_delta', () => {
+    const writer = new MessageWriter(signer, [], 'omitted');
+    writer.read({ type: 'reasoning', text: 'secret ' });
+    writer.read({ type: 'reasoning', text: 'plan' });
+    writer.read({ type: 'text', text: 'Done.', logprobs: null });
+    writer.read(usage);
+    const events = writer.drain();
+    expect(shape(events)).toEqual([
+      'content_block_start:0:thinking', 'content_block_delta:0:signature_delta', 'content_block_stop:0',
+      'content_block_start:1:text', 'content_block_delta:1:text_delta', 'content_block_stop:1',
+      'message_delta', 'message_stop',
+    ]);
+    expect(events[0]).toEqual({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } });
+    expect(events[1]).toEqual({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: signer.sign('') } });
+    expect(writer.content).toEqual([{ type: 'thinking', thinking: '', signature: signer.sign('') }, { type: 'text', text: 'Done.' }]);
+    expect(JSON.stringify(events)).not.toContain('secret');
+    // The block as it comes back verifies.
+    expect(signer.verifies('', writer.content[0]!.signature as string)).toBe(true);
+  });
+
   it('reports refusal, max_tokens, and a tool input that is not JSON without losing it', () => {
     const refused = new MessageWriter(signer, []);
     refused.read({ type: 'refusal', text: 'No.' });
@@ -98,14 +119,58 @@ describe('server tools', () => {
   ];
 
   it('are dropped and named, or refused naming the tool, as the setting says', () => {
-    expect(toolsOf(tools, 'drop')).toEqual({
+    expect(toolsOf(tools, 'drop', new Set())).toEqual({
       tools: [
         { type: 'function', function: { name: 'f', parameters: { type: 'object' } } },
         { type: 'function', function: { name: 'g', parameters: {} } },
       ],
       dropped: ['web_search'],
     });
-    expect(() => toolsOf(tools, 'refuse')).toThrow('tools[1]: the server tool web_search (web_search_20250305) is not available here; only custom tools with input_schema are');
+    expect(() => toolsOf(tools, 'refuse', new Set())).toThrow('tools[1]: the server tool web_search (web_search_20250305) is not available here; only custom tools with input_schema are');
+  });
+});
+
+describe('deferred tools (tool search)', () => {
+  const tools = [
+    { name: 'ToolSearch', input_schema: { type: 'object' } },
+    { name: 'WebFetch', input_schema: { type: 'object' }, defer_loading: true },
+    { name: 'DeferredToolPlaceholder', input_schema: { type: 'object' }, defer_loading: true },
+  ];
+  const search = { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 't1', name: 'ToolSearch', input: { query: 'select:WebFetch' } }] };
+  const found = {
+    role: 'user' as const,
+    content: [
+      { type: 'tool_result' as const, tool_use_id: 't1', content: [{ type: 'tool_reference' as const, tool_name: 'WebFetch' }] },
+      { type: 'text' as const, text: 'Tool loaded.' },
+    ],
+  };
+  const names = (call: ReturnType<typeof messagesCallOf>) => call.tools.map((t: any) => t.function.name);
+  const callOf = (messages: any[], metadata?: { user_id: string }) =>
+    messagesCallOf({ model: 'm', max_tokens: 10, messages, tools, metadata }, { serverTools: 'drop', signer }, 10, 'session-1');
+
+  it('are offered to the engine only once a tool_reference names them; the placeholder never is', () => {
+    expect(names(callOf([{ role: 'user', content: 'Fetch a page' }]))).toEqual(['ToolSearch']);
+    const after = callOf([{ role: 'user', content: 'Fetch a page' }, search, found]);
+    expect(names(after)).toEqual(['ToolSearch', 'WebFetch']);
+    expect(after.request.sampling.tools).toEqual(after.tools);
+    expect(after.request.messages.slice(-2)).toEqual([
+      { role: 'tool', tool_call_id: 't1', content: 'Tool loaded: WebFetch' },
+      { role: 'user', content: 'Tool loaded.' },
+    ]);
+  });
+
+  it('refuse a tool_reference naming no tool of the request', () => {
+    const wrong = { ...found, content: [{ type: 'tool_result' as const, tool_use_id: 't1', content: [{ type: 'tool_reference' as const, tool_name: 'Nope' }] }] };
+    expect(() => referencedTools([search, wrong], tools)).toThrow('messages[1].content[0].content[0].tool_name: the tool_reference names Nope, which is not in tools');
+  });
+});
+
+describe('metadata.user_id', () => {
+  it('is never sent to the engine as `user`; it is the affinity hint beside the session', () => {
+    const userId = JSON.stringify({ device_id: 'dev', session_id: 's' });
+    const call = messagesCallOf({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }], metadata: { user_id: userId } }, { serverTools: 'drop', signer }, 10, 'session-1');
+    expect(call.request.sampling).toEqual({ max_tokens: 10 });
+    expect(call.request.affinity).toEqual({ user: userId, session: 'session-1' });
   });
 });
 

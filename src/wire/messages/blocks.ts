@@ -1,7 +1,9 @@
 /**
  * The content blocks of Anthropic's Messages API as POST /v1/messages takes them: text,
  * image (base64 or url), document (base64 PDF, plain text, url, or content blocks),
- * tool_use, tool_result (a string or blocks, `is_error`), thinking and redacted_thinking.
+ * tool_use, tool_result (a string or blocks, `is_error`; inside it, text, images, documents
+ * and `tool_reference` blocks, which a tool search answers with the names of the deferred
+ * tools it loaded), thinking and redacted_thinking.
  * A block's `type` is checked first, then what that type must carry; any other type is
  * refused naming the block.
  */
@@ -23,7 +25,8 @@ export type ContentBlockIn =
   | { type: 'tool_use'; id: string; name: string; input: Json; cache_control?: Json | null }
   | { type: 'tool_result'; tool_use_id: string; content?: string | ContentBlockIn[] | null; is_error?: boolean | null; cache_control?: Json | null }
   | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string };
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'tool_reference'; tool_name: string };
 
 export const BLOCK_TYPES = ['text', 'image', 'document', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking'] as const;
 
@@ -69,12 +72,27 @@ const imagePayload = whenType(['image'], { required: ['source'], properties: { s
 const documentPayload = (innerBlocks: Json | null) =>
   whenType(['document'], { required: ['source'], properties: { source: documentSource(innerBlocks), title: OptionalString(), context: OptionalString() } });
 
-const INNER_TYPES = ['text', 'image', 'document'] as const;
+const toolReferencePayload = whenType(['tool_reference'], { required: ['tool_name'], properties: { tool_name: requiredString() } });
 
-/** A block inside a tool result or a content document: text, an image or a document (no deeper nesting). */
+/** A block inside a content document: text, an image or a document (no deeper nesting). */
 const InnerBlock = typed<ContentBlockIn>(
   'object',
-  { allOf: [{ required: ['type'], properties: { type: typeIs(INNER_TYPES, ' inside a tool result or document') } }, textPayload, imagePayload, documentPayload(null)] },
+  { allOf: [{ required: ['type'], properties: { type: typeIs(['text', 'image', 'document'], ' inside a document') } }, textPayload, imagePayload, documentPayload(null)] },
+  wordingOf('{param} must be a content block object'),
+);
+
+/** A block inside a tool result: text, an image, a document, or a `tool_reference` naming a deferred tool a tool search loaded. */
+const ToolResultBlock = typed<ContentBlockIn>(
+  'object',
+  {
+    allOf: [
+      { required: ['type'], properties: { type: typeIs(['text', 'image', 'document', 'tool_reference'], ' inside a tool result') } },
+      textPayload,
+      imagePayload,
+      documentPayload(null),
+      toolReferencePayload,
+    ],
+  },
   wordingOf('{param} must be a content block object'),
 );
 
@@ -91,7 +109,7 @@ const BLOCK_PAYLOADS = [
     required: ['tool_use_id'],
     properties: {
       tool_use_id: requiredString(),
-      content: typed(['string', 'array', 'null'], { items: InnerBlock }, wordingOf('{param} must be a string or an array of content blocks')),
+      content: typed(['string', 'array', 'null'], { items: ToolResultBlock }, wordingOf('{param} must be a string or an array of content blocks')),
       is_error: OptionalBoolean(),
     },
   }),

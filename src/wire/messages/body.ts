@@ -55,6 +55,8 @@ export interface ToolIn {
   name: string;
   description?: string | null;
   input_schema?: Json | null;
+  /** Offered to the engine only once a `tool_reference` in the conversation names it (a tool search loaded it). */
+  defer_loading?: boolean | null;
   [field: string]: unknown;
 }
 
@@ -73,6 +75,7 @@ const Tool = typed<ToolIn>(
     properties: {
       name: typed('string', { pattern: '^[a-zA-Z0-9_-]{1,128}$' }, wordingOf('{param} must be 1 to 128 letters, digits, underscores or dashes')),
       description: OptionalString(),
+      defer_loading: OptionalBoolean(),
     },
   },
   { type: '{param} must be a tool object, got {got}' },

@@ -17,12 +17,19 @@
  * - custom tools become function tools; a server tool no engine here runs is dropped (its
  *   name reported) or refused, as the caller says; tool_choice and
  *   disable_parallel_tool_use map onto chat's tool_choice and parallel_tool_calls;
+ * - tool search, as Anthropic's reference has it: a tool with `defer_loading: true` is
+ *   offered to the engine only once a `tool_reference` block (in a tool result, a tool
+ *   search's answer) names it; a tool_reference reaches the engine as the text
+ *   `Tool loaded: <name>`, and one naming no tool of the request is refused;
  * - `thinking` is carried for an anthropic-protocol upstream (others leave it out);
- * - stop_sequences, temperature, top_p, top_k and metadata.user_id are carried,
+ * - stop_sequences, temperature, top_p and top_k are carried,
  *   output_config.format as the engine's structured output (response_format json_schema);
- *   max_tokens is held at the cap the caller gives (the model's own output limit).
+ *   max_tokens is held at the cap the caller gives (the model's own output limit);
+ * - metadata.user_id is never sent to the engine (Claude Code's holds its device id): it is
+ *   the session-affinity hint `user` (affinity-hints.ts), beside the session header.
  */
 import { invalidRequest } from '../../domain/shared/errors.js';
+import { affinityOf } from '../affinity-hints.js';
 import type { CachedTextBlock, ChatMessage, ThinkingBlock } from '../../domain/models/inference-backend.port.js';
 import type { ChatRequest } from '../../domain/completions/chat-request.js';
 import type { ContentBlockIn, MessageParamIn, OutputConfigIn, TextBlockIn, ToolChoiceIn, ToolIn } from './body.js';
@@ -44,11 +51,34 @@ export const systemTextOf = (system: string | TextBlockIn[] | null | undefined):
 
 const isServerTool = (tool: ToolIn): boolean => typeof tool.type === 'string' && tool.type !== 'custom';
 
-/** Custom tools as chat's function tools, and the names of the server tools dropped. */
-export function toolsOf(tools: readonly ToolIn[] | null | undefined, policy: ServerToolPolicy): { tools: Json[]; dropped: string[] } {
+/** The tools a `tool_reference` block in the conversation names (a tool search loaded them), checked against the request's tools. */
+export function referencedTools(messages: readonly MessageParamIn[], tools: readonly ToolIn[] | null | undefined): Set<string> {
+  const names = new Set((tools ?? []).map((tool) => tool.name));
+  const referenced = new Set<string>();
+  for (const [i, message] of messages.entries()) {
+    if (typeof message.content === 'string') continue;
+    for (const [j, block] of message.content.entries()) {
+      if (block.type !== 'tool_result' || !Array.isArray(block.content)) continue;
+      for (const [k, inner] of block.content.entries()) {
+        if (inner.type !== 'tool_reference') continue;
+        const param = `messages[${i}].content[${j}].content[${k}].tool_name`;
+        if (!names.has(inner.tool_name)) throw invalidRequest(`${param}: the tool_reference names ${inner.tool_name}, which is not in tools`, param);
+        referenced.add(inner.tool_name);
+      }
+    }
+  }
+  return referenced;
+}
+
+/**
+ * Custom tools as chat's function tools (a deferred one only when `referenced` names it),
+ * and the names of the server tools dropped.
+ */
+export function toolsOf(tools: readonly ToolIn[] | null | undefined, policy: ServerToolPolicy, referenced: ReadonlySet<string>): { tools: Json[]; dropped: string[] } {
   const out: Json[] = [];
   const dropped: string[] = [];
   for (const [i, tool] of (tools ?? []).entries()) {
+    if (tool.defer_loading === true && !referenced.has(tool.name)) continue;
     if (isServerTool(tool)) {
       if (policy === 'refuse') throw invalidRequest(`tools[${i}]: the server tool ${tool.name} (${tool.type}) is not available here; only custom tools with input_schema are`, `tools[${i}].type`);
       dropped.push(tool.name);
@@ -83,12 +113,13 @@ function documentPart(block: Extract<ContentBlockIn, { type: 'document' }>): Jso
   return withHeading(typeof source.content === 'string' ? source.content : textOf(source.content));
 }
 
-/** The text of blocks: their text blocks (and text documents) joined with newlines. */
+/** The text of blocks: their text blocks (text documents, tool references) joined with newlines. */
 function textOf(blocks: readonly ContentBlockIn[]): string {
   const texts: string[] = [];
   for (const block of blocks) {
     if (block.type === 'text') texts.push(block.text);
     else if (block.type === 'document' && block.source.type === 'text') texts.push(block.source.data);
+    else if (block.type === 'tool_reference') texts.push(`Tool loaded: ${block.tool_name}`);
   }
   return texts.join('\n');
 }
@@ -239,15 +270,17 @@ interface SamplingIn {
   thinking?: object | null;
 }
 
-/** The body as the chat call: `outputCap` is max_tokens held at the model's own limit. */
-export function messagesCallOf(body: SamplingIn, mapping: MessagesMapping, outputCap: number | undefined): MessagesCall {
-  const { tools, dropped } = toolsOf(body.tools, mapping.serverTools);
+/**
+ * The body as the chat call: `outputCap` is max_tokens held at the model's own limit;
+ * `session` the coding agent's session id from the request's header (affinity-hints.ts).
+ */
+export function messagesCallOf(body: SamplingIn, mapping: MessagesMapping, outputCap: number | undefined, session?: string): MessagesCall {
+  const { tools, dropped } = toolsOf(body.tools, mapping.serverTools, referencedTools(body.messages, body.tools));
   const sampling: Json = {};
   if (outputCap !== undefined) sampling.max_tokens = outputCap;
   for (const field of ['temperature', 'top_p', 'top_k'] as const) if (typeof body[field] === 'number') sampling[field] = body[field];
   const stopSequences = body.stop_sequences ?? [];
   if (stopSequences.length > 0) sampling.stop = stopSequences;
-  if (typeof body.metadata?.user_id === 'string') sampling.user = body.metadata.user_id;
   const format = body.output_config?.format;
   if (format) sampling.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   if (tools.length > 0) {
@@ -266,5 +299,7 @@ export function messagesCallOf(body: SamplingIn, mapping: MessagesMapping, outpu
     labels: null,
   };
   if (body.thinking) request.thinking = body.thinking as Json;
+  const affinity = affinityOf({ user: body.metadata?.user_id }, session);
+  if (affinity) request.affinity = affinity;
   return { request, tools, dropped, stopSequences, foreignSignatures: conversation.foreignSignatures };
 }

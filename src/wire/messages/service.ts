@@ -15,7 +15,7 @@ import type { ModelResolver } from '../../domain/models/model-resolver.port.js';
 import type { ModelSpec } from '../../domain/models/model-spec.types.js';
 import type { WireCallContext } from '../wire-format.js';
 import type { CountTokensRequestBody, MessagesRequestBody } from './body.js';
-import { foreignSignature, messagesCallOf, messagesConversationOf, toolsOf, type MessagesCall, type ServerToolPolicy } from './mapper.js';
+import { foreignSignature, messagesCallOf, messagesConversationOf, referencedTools, toolsOf, type MessagesCall, type ServerToolPolicy } from './mapper.js';
 import type { ThinkingSigner } from './thinking-signature.js';
 import { MessageWriter, messageStart, messageWire, newMessageId } from './writer.js';
 
@@ -85,13 +85,16 @@ async function* withPings(opening: Json[], frames: AsyncIterable<Json[]>): Async
   }
 }
 
+/** Anthropic's `thinking.display`: `omitted` leaves thinking text out of the answer; otherwise it is shown. */
+const thinkingDisplayOf = (body: MessagesRequestBody): 'summarized' | 'omitted' => (body.thinking?.display === 'omitted' ? 'omitted' : 'summarized');
+
 export class MessagesService {
   constructor(private readonly deps: MessagesServiceDeps) {}
 
   async create(caller: Caller, body: MessagesRequestBody, context: WireCallContext): Promise<Json> {
     const { call, engine } = await this.#prepare(caller, body, context, false);
     const { result } = await this.deps.chat.run(caller, engine, context);
-    const writer = new MessageWriter(this.deps.signer, call.stopSequences);
+    const writer = new MessageWriter(this.deps.signer, call.stopSequences, thinkingDisplayOf(body));
     writer.readWhole(result);
     return messageWire(newMessageId(), body.model, writer, result.usage);
   }
@@ -101,7 +104,7 @@ export class MessagesService {
     const { call, engine } = await this.#prepare(caller, body, context, true);
     const counted = await this.deps.counter.count(engine.model, promptTextOf(call.request.messages, call.tools));
     const opened = await this.deps.chat.open(caller, engine, context);
-    const writer = new MessageWriter(this.deps.signer, call.stopSequences);
+    const writer = new MessageWriter(this.deps.signer, call.stopSequences, thinkingDisplayOf(body));
     const frames = opened.written((event) => {
       writer.readStream(event);
       return writer.drain();
@@ -112,7 +115,7 @@ export class MessagesService {
   /** What the model would see of this conversation, counted; free (never admitted nor recorded). */
   async countTokens(caller: Caller, body: CountTokensRequestBody, context: WireCallContext): Promise<Json> {
     const model = this.deps.registry.require(body.model, 'chat');
-    const { tools } = toolsOf(body.tools, this.deps.serverTools);
+    const { tools } = toolsOf(body.tools, this.deps.serverTools, referencedTools(body.messages, body.tools));
     const conversation = messagesConversationOf(body.system, body.messages, this.deps.signer);
     refuseForeignThinking(model, conversation.foreignSignatures);
     const messages = hygienicMessages(this.deps.hygiene, model, conversation.messages);
@@ -125,7 +128,7 @@ export class MessagesService {
   async #prepare(caller: Caller, body: MessagesRequestBody, context: WireCallContext, streaming: boolean) {
     // max_tokens is held at the model's own output limit (agents ask for 32k to 64k).
     const model = this.deps.registry.require(body.model, 'chat');
-    const call: MessagesCall = messagesCallOf(body, this.deps, Math.min(body.max_tokens, model.maxOutputTokens));
+    const call: MessagesCall = messagesCallOf(body, this.deps, Math.min(body.max_tokens, model.maxOutputTokens), context.sessionId);
     refuseForeignThinking(model, call.foreignSignatures);
     if (call.dropped.length > 0) caller.reply?.set({ [DROPPED_TOOLS_HEADER]: call.dropped.join(', ') });
     const origin = { route: context.route, requestId: context.requestId };

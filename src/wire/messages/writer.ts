@@ -8,6 +8,10 @@
  * ordered indexes. A thinking block ends with its `signature_delta`: the provider's own
  * signature when the engine sent one (an anthropic-protocol upstream), else Sluice's
  * (thinking-signature.ts); a provider's redacted_thinking block is returned as sent.
+ * With `thinking.display: "omitted"` (Anthropic's reference: the thinking field is empty,
+ * the signature kept, and a stream sends no `thinking_delta`), a thinking block is started
+ * and signed with its text left out; its signature is over the empty text it carries, so it
+ * verifies when the block comes back (earlier thinking never reaches an engine either way).
  * Stop reasons: the engine's `stop` is `end_turn`, or `stop_sequence` with the sequence
  * when the engine says which one matched (vLLM's `stop_reason`); `length` is `max_tokens`;
  * `tool_calls` (or `stop` beside tool calls, as engines often say) is `tool_use`;
@@ -85,6 +89,8 @@ export class MessageWriter {
     private readonly signer: ThinkingSigner,
     /** The request's stop sequences: a matched one the engine names is reported only if it was asked for. */
     private readonly stopSequences: readonly string[],
+    /** The request's `thinking.display`: `omitted` returns thinking blocks with an empty text, signed. */
+    private readonly thinkingDisplay: 'summarized' | 'omitted' = 'summarized',
   ) {}
 
   /** The stream events produced since the last drain. */
@@ -151,6 +157,7 @@ export class MessageWriter {
 
   #append(type: 'thinking' | 'text', text: string): void {
     const open = this.#open?.block.type === type ? this.#open : this.#start(type === 'text' ? { type: 'text', text: '' } : { type: 'thinking', thinking: '', signature: '' }, null);
+    if (type === 'thinking' && this.thinkingDisplay === 'omitted') return;
     open.text += text;
     this.#events.push({ type: 'content_block_delta', index: open.index, delta: type === 'text' ? { type: 'text_delta', text } : { type: 'thinking_delta', thinking: text } });
   }

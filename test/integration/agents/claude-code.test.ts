@@ -11,11 +11,14 @@
  * as the docs tell a newcomer (docs/claude-code.md). The CLI installs on demand; without the
  * registry the suite is skipped, except in CI (SLUICE_TEST_REQUIRE_AGENT_CLIS=1).
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { claudeCodeBinary, runClaudeCode } from '../../helpers/claude-code.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
+import { toolLoop } from '../../helpers/tool-loop-engine.js';
 import { usageOf } from '../inference/setup.js';
 import { CONTENT, FINAL, PROMPT, SMALL, claudeCodeYaml, expectEngineSawTheLoop, scriptWriteLoop } from './setup.js';
 
@@ -53,6 +56,24 @@ describe.skipIf(claude === null)('Claude Code through /v1/messages', () => {
     }
     expect(records[0]!.sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(records[1]!.sessionId).toBe(records[0]!.sessionId);
+  });
+
+  it('ToolSearch: the deferred tool it loads reaches the engine on the next turn, the placeholder never', { timeout: 180_000 }, async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'sluice-claude-work-'));
+    const search = { id: 'call_search', name: 'ToolSearch', arguments: JSON.stringify({ query: 'select:WebFetch', max_results: 5 }) };
+    engine.setDefault('/chat/completions', toolLoop(search, 'Found it.', { answeredAnywhere: true }));
+    const tenant = await server.newTenant();
+    const run = await runClaudeCode(claude!, { baseUrl: server.baseUrl, authToken: tenant.key, prompt: 'Find a tool that fetches web pages', cwd });
+    expect({ code: run.code, stdout: run.stdout, stderr: run.stderr }).toEqual({ code: 0, stdout: 'Found it.\n', stderr: '' });
+    const bodies = engine.requests.filter((r) => r.path === '/chat/completions').map((r) => r.body);
+    expect(bodies).toHaveLength(2);
+    const names = (body: any) => body.tools.map((t: any) => t.function.name);
+    expect(names(bodies[0])).toContain('ToolSearch');
+    expect(names(bodies[0])).not.toContain('WebFetch');
+    expect(names(bodies[1])).toContain('WebFetch');
+    for (const body of bodies) expect(names(body)).not.toContain('DeferredToolPlaceholder');
+    const toolMessage = bodies[1].messages.find((m: any) => m.role === 'tool');
+    expect(toolMessage).toEqual({ role: 'tool', tool_call_id: 'call_search', content: 'Tool loaded: WebFetch' });
   });
 
   it('ANTHROPIC_API_KEY and the haiku tier: the same loop on the small model', { timeout: 180_000 }, async () => {

@@ -60,6 +60,8 @@ export function expectEngineSawTheLoop(engine: FakeUpstream, call: { id: string;
   for (const body of bodies) {
     // The model the page names, Claude Code's 128k max_tokens held to the page's max_output_tokens.
     expect(body).toMatchObject({ model: served.upstream_model, stream: true, max_tokens: served.max_output_tokens });
+    // metadata.user_id (Claude Code's device id) is never the engine's `user`.
+    expect(body).not.toHaveProperty('user');
     const write = body.tools.find((t: any) => t.function?.name === 'Write');
     expect(write).toMatchObject({
       type: 'function',

@@ -140,6 +140,93 @@ describe('messages.create', () => {
     });
   });
 
+  it('with thinking.display "omitted" (as Claude Code sends it), streams the thinking block empty with its signature, which verifies on the next turn', async () => {
+    upstream.reset();
+    upstream.chat({ content: 'Four.', reasoning: 'Two plus two is four.' });
+    const events: any[] = [];
+    const streamed = client.messages.stream({ model: MODEL, max_tokens: 50, thinking: { type: 'adaptive', display: 'omitted' } as never, messages: [{ role: 'user', content: '2+2?' }] });
+    streamed.on('streamEvent', (event) => events.push(event));
+    const final = await streamed.finalMessage();
+    const thinkingEvents = events.filter((e) => e.index === 0);
+    expect(thinkingEvents).toEqual([
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: expect.any(String) } },
+      { type: 'content_block_stop', index: 0 },
+    ]);
+    expect(JSON.stringify(events)).not.toContain('Two plus two');
+    expect(final.content).toEqual([{ type: 'thinking', thinking: '', signature: thinkingEvents[1].delta.signature }, { type: 'text', text: 'Four.' }]);
+
+    upstream.chat({ content: 'Eight.', reasoning: null });
+    const next = await client.messages.create({
+      model: MODEL,
+      max_tokens: 50,
+      thinking: { type: 'adaptive', display: 'omitted' } as never,
+      messages: [{ role: 'user', content: '2+2?' }, { role: 'assistant', content: final.content }, { role: 'user', content: 'Double it.' }],
+    });
+    expect(next.content).toEqual([{ type: 'text', text: 'Eight.' }]);
+    expect(lastEngineBody().messages).toEqual([{ role: 'user', content: '2+2?' }, { role: 'assistant', content: 'Four.' }, { role: 'user', content: 'Double it.' }]);
+    // A summarized block's signature does not pass for the same block emptied.
+    upstream.chat({ content: 'Four.', reasoning: 'Two plus two is four.' });
+    const shown = await client.messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: '2+2?' }] });
+    const emptied = shown.content.map((block) => (block.type === 'thinking' ? { ...block, thinking: '' } : block));
+    const refused = await client.messages
+      .create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: '2+2?' }, { role: 'assistant', content: emptied }, { role: 'user', content: 'Go on.' }] })
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+  });
+
+  it('tool search: a deferred tool reaches the engine only after a tool_reference names it; the placeholder never does', async () => {
+    upstream.reset();
+    const schema = { type: 'object' as const, properties: {} };
+    const tools = [
+      { name: 'ToolSearch', description: 'Finds deferred tools', input_schema: schema },
+      { name: 'WebFetch', description: 'Fetches a page', input_schema: schema, defer_loading: true },
+      { name: 'DeferredToolPlaceholder', description: 'Placeholder', input_schema: schema, defer_loading: true },
+    ];
+    upstream.chat({ toolCalls: [{ id: 'toolu_search', name: 'ToolSearch', arguments: '{"query":"select:WebFetch"}' }] });
+    const first = await client.beta.messages.create({ model: MODEL, max_tokens: 50, tools: tools as never, messages: [{ role: 'user', content: 'Fetch example.com' }] });
+    expect(first.content).toEqual([{ type: 'tool_use', id: 'toolu_search', name: 'ToolSearch', input: { query: 'select:WebFetch' } }]);
+    expect(lastEngineBody().tools.map((t: any) => t.function.name)).toEqual(['ToolSearch']);
+
+    upstream.reset();
+    upstream.chat({ content: 'Fetching.' });
+    const second = await client.beta.messages.create({
+      model: MODEL,
+      max_tokens: 50,
+      tools: tools as never,
+      messages: [
+        { role: 'user', content: 'Fetch example.com' },
+        { role: 'assistant', content: first.content as never },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_search', content: [{ type: 'tool_reference', tool_name: 'WebFetch' }] },
+            { type: 'text', text: 'Tool loaded.', cache_control: { type: 'ephemeral' } },
+          ] as never,
+        },
+      ],
+    });
+    expect(second.content).toEqual([{ type: 'text', text: 'Fetching.' }]);
+    const body = lastEngineBody();
+    expect(body.tools.map((t: any) => t.function.name)).toEqual(['ToolSearch', 'WebFetch']);
+    expect(body.messages.slice(-2)).toEqual([
+      { role: 'tool', tool_call_id: 'toolu_search', content: 'Tool loaded: WebFetch' },
+      { role: 'user', content: [{ type: 'text', text: 'Tool loaded.', cache_control: { type: 'ephemeral' } }] },
+    ]);
+    const counted = await client.beta.messages.countTokens({ model: MODEL, tools: tools as never, messages: [{ role: 'user', content: 'Fetch example.com' }] });
+    const countedAll = await client.beta.messages.countTokens({ model: MODEL, tools: tools.map(({ defer_loading: _, ...t }) => t) as never, messages: [{ role: 'user', content: 'Fetch example.com' }] });
+    expect(counted.input_tokens).toBeLessThan(countedAll.input_tokens);
+  });
+
+  it("never sends metadata.user_id to the engine as `user` (Claude Code's holds a device id)", async () => {
+    upstream.reset();
+    upstream.chat({ content: 'Hi.' });
+    const userId = JSON.stringify({ device_id: 'a'.repeat(64), account_uuid: '', session_id: '3f1c' });
+    await client.messages.create({ model: MODEL, max_tokens: 10, metadata: { user_id: userId }, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(lastEngineBody().user).toBeUndefined();
+    expect(JSON.stringify(lastEngineBody())).not.toContain('device_id');
+  });
+
   it('reports the stop sequence the engine matched, and max_tokens for a cut answer', async () => {
     upstream.reset();
     upstream.enqueue(
@@ -326,6 +413,27 @@ describe('errors, in Anthropic envelope and classes', () => {
     const unknown = await create(client, { model: 'no-such-model' });
     expect(unknown).toBeInstanceOf(Anthropic.NotFoundError);
     expect((unknown as any).error.error.type).toBe('not_found_error');
+  });
+
+  it('an unknown model is 404 not_found_error on /v1/messages and count_tokens, streamed or not', async () => {
+    const notFound = { type: 'error', error: { type: 'not_found_error', message: 'The model `no-such-model` does not exist or you do not have access to it.' }, request_id: expect.any(String) };
+    const post = (path: string, body: Record<string, unknown>) =>
+      fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key, 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+    const base = { model: 'no-such-model', messages: [{ role: 'user', content: 'Hi' }] };
+    for (const [path, body] of [
+      ['/v1/messages', { ...base, max_tokens: 10 }],
+      ['/v1/messages?beta=true', { ...base, max_tokens: 10, stream: true }],
+      ['/v1/messages/count_tokens', base],
+      ['/v1/messages/count_tokens?beta=true', base],
+    ] as const) {
+      const answer = await post(path, body);
+      expect([path, answer.status]).toEqual([path, 404]);
+      expect(await answer.json()).toEqual(notFound);
+    }
+    const streamed = await client.messages.stream({ ...base, max_tokens: 10 } as never).finalMessage().catch((err: unknown) => err);
+    expect(streamed).toBeInstanceOf(Anthropic.NotFoundError);
+    const counted = await client.messages.countTokens(base as never).catch((err: unknown) => err);
+    expect(counted).toBeInstanceOf(Anthropic.NotFoundError);
   });
 
   it('Bearer auth works as x-api-key does, with ?beta=true and anthropic-beta', async () => {

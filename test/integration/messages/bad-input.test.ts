@@ -49,7 +49,7 @@ const CASES: Array<[string, unknown, string]> = [
   ['document data missing', user([{ type: 'document', source: { type: 'base64', media_type: 'application/pdf' } }]), 'messages[0].content[0].source.data must be a string (base64)'],
   ['tool_use input a string', { ...VALID, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n', input: '{}' }] }] }, 'messages[0].content[0].input must be an object'],
   ['tool_result id missing', user([{ type: 'tool_result', content: 'x' }]), 'messages[0].content[0].tool_use_id must be a string'],
-  ['tool_result nested tool_use', user([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'tool_use', id: 't', name: 'n', input: {} }] }]), 'messages[0].content[0].content[0].type must be one of text, image, document inside a tool result or document'],
+  ['tool_result nested tool_use', user([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'tool_use', id: 't', name: 'n', input: {} }] }]), 'messages[0].content[0].content[0].type must be one of text, image, document, tool_reference inside a tool result'],
   ['thinking signature missing', { ...VALID, messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'hm' }] }] }, 'messages[0].content[0].signature must be a string'],
   ['system a number', { ...VALID, system: 3 }, 'system must be a string or an array of text blocks, got a number'],
   ['system block not text', { ...VALID, system: [{ type: 'image', text: 'x' }] }, 'system[0].type must be "text"'],
@@ -67,7 +67,11 @@ const CASES: Array<[string, unknown, string]> = [
   ['tool_choice a string', { ...VALID, tool_choice: 'auto' }, 'tool_choice must be an object, got a string'],
   ['tool_choice unknown type', { ...VALID, tool_choice: { type: 'required' } }, 'tool_choice.type must be one of auto, any, tool, none'],
   ['tool_choice tool without a name', { ...VALID, tool_choice: { type: 'tool' } }, 'tool_choice.name must name the tool'],
+  ['tool_reference without tool_name', user([{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'tool_reference' }] }]), 'messages[0].content[0].content[0].tool_name must be a string'],
+  ['tool_reference outside a tool result', user([{ type: 'tool_reference', tool_name: 'f' }]), 'messages[0].content[0].type must be one of text, image, document, tool_use, tool_result, thinking, redacted_thinking (other block types are not supported here)'],
+  ['tool defer_loading a string', { ...VALID, tools: [{ name: 'f', input_schema: {}, defer_loading: 'yes' }] }, 'tools[0].defer_loading must be a boolean, got a string'],
   ['thinking a boolean', { ...VALID, thinking: true }, 'thinking must be an object, got a boolean'],
+  ['thinking.display unknown', { ...VALID, thinking: { type: 'adaptive', display: 'hidden' } }, 'thinking.display must be summarized or omitted'],
   ['thinking budget too small', { ...VALID, thinking: { type: 'enabled', budget_tokens: 10 } }, 'thinking.budget_tokens must be an integer of at least 1024'],
   ['service_tier unknown', { ...VALID, service_tier: 'priority' }, 'service_tier must be auto or standard_only'],
 ];
@@ -94,6 +98,27 @@ describe('POST /v1/messages refuses bad input in Anthropic envelope, naming the 
       type: 'invalid_request_error',
       message: 'messages[2].content[0].tool_use_id: unexpected tool_use_id found in tool_result blocks: toolu_2. Each tool_result block must have a corresponding tool_use block in the previous message.',
     });
+  });
+
+  it('a tool_reference naming no tool of the request', async () => {
+    const body = {
+      ...VALID,
+      tools: [{ name: 'ToolSearch', input_schema: {} }, { name: 'WebFetch', input_schema: {}, defer_loading: true }],
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'ToolSearch', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'tool_reference', tool_name: 'WebSearch' }] }] },
+      ],
+    };
+    for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+      const res = await call(server.baseUrl, 'POST', path, { key, body });
+      expect([path, res.status, res.body.error]).toEqual([
+        path,
+        400,
+        { type: 'invalid_request_error', message: 'messages[2].content[0].content[0].tool_name: the tool_reference names WebSearch, which is not in tools' },
+      ]);
+    }
+    expect(upstream.count('/chat/completions')).toBe(0);
   });
 
   it('a tool_use block in a user message, an image in an assistant message', async () => {

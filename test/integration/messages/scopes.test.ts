@@ -69,6 +69,10 @@ describe('the signed gateway, and a batch', () => {
     expect(counted.status).toBe(200);
     expect(counted.body).toEqual({ input_tokens: expect.any(Number) });
     expect(counted.headers.get('x-sluice-token-count-method')).toBe('estimate');
+    for (const [path, body] of [['/gateway/v1/messages', { ...BODY, model: 'no-such-model' }], ['/gateway/v1/messages', { ...BODY, model: 'no-such-model', stream: true }], ['/gateway/v1/messages/count_tokens', { model: 'no-such-model', messages: BODY.messages }]] as const) {
+      const unknown = await signedCall(server.baseUrl, path, body);
+      expect([path, unknown.status, unknown.body]).toEqual([path, 404, { type: 'error', error: { type: 'not_found_error', message: expect.stringContaining('no-such-model') }, request_id: expect.any(String) }]);
+    }
     const refused = await signedCall(server.baseUrl, '/gateway/v1/messages', { ...BODY, max_tokens: -1 });
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens must be an integer of at least 1' }, request_id: expect.any(String) });
@@ -152,6 +156,10 @@ describe('the storefront', () => {
     const bad = await post(env, '/gateway/v1/messages', { ...BODY, messages: [] }, { authorization: `Receipt ${receipt}` });
     expect(bad.status).toBe(400);
     expect(bad.body).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'messages must be a non-empty array of messages' }, request_id: expect.any(String) });
+    for (const [path, body] of [['/gateway/v1/messages', { ...BODY, model: 'no-such-model' }], ['/gateway/v1/messages', { ...BODY, model: 'no-such-model', stream: true }], ['/gateway/v1/messages/count_tokens', { model: 'no-such-model', messages: BODY.messages }]] as const) {
+      const unknown = await post(env, path, body, { authorization: `Receipt ${receipt}` });
+      expect([path, unknown.status, unknown.body]).toEqual([path, 404, { type: 'error', error: { type: 'not_found_error', message: expect.stringContaining('no-such-model') }, request_id: expect.any(String) }]);
+    }
     const anonymous = await post(env, '/gateway/v1/messages', BODY);
     expect(anonymous.status).toBe(401);
   });
