@@ -56,9 +56,11 @@ export async function registerWebSockets(app: FastifyInstance, options: WebSocke
       done();
     },
   });
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     if (request.ws && request.routeOptions.config?.takesWebSocket !== true) {
-      throw invalidRequest(`${request.url.split('?')[0]} takes no WebSocket upgrade`, null, 'websocket_not_supported');
+      done(invalidRequest(`${request.url.split('?')[0]} takes no WebSocket upgrade`, null, 'websocket_not_supported'));
+      return;
     }
+    done();
   });
 }
