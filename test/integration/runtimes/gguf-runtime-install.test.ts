@@ -150,6 +150,13 @@ describe('a pulled GGUF model without its runtime', { timeout: 120_000 }, () => 
     const result = runSluice(['models', 'list', '--json'], { cwd: modelsDir, env: { DATA_DIR: tempDir(), ...env } });
     expect(result.status).toBe(0);
     const row = (JSON.parse(result.stdout) as Array<Record<string, unknown>>).find((r) => r.id === MODEL);
-    expect(row).toEqual({ id: MODEL, task: 'chat', backend: 'gguf', ready: false, detail: `GGUF runtime not installed in ${runtimesDir}; run \`sluice runtimes add gguf\`` });
+    expect(row).toEqual({
+      id: MODEL,
+      task: 'chat',
+      backend: 'gguf',
+      ready: false,
+      detail: `GGUF runtime not installed in ${runtimesDir}; run \`sluice runtimes add gguf\``,
+      price: { input_per_million_usd: 0.02, output_per_million_usd: 0.05 },
+    });
   });
 });
