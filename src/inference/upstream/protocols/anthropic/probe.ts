@@ -1,30 +1,12 @@
 /**
  * Whether a Messages engine answers: `GET {base_url}/models` (Anthropic's models list;
- * vLLM and llama.cpp serve it too) with the key and `anthropic-version`, bounded by a
- * short timeout. null when it answered (any status below 500); else why not, without
- * hosts, paths or the key.
+ * vLLM and llama.cpp serve it too) with the key and `anthropic-version` (models-probe.ts).
  */
-import { request } from 'undici';
 import type { ProbeTarget } from '../../protocol.js';
+import { probeModels } from '../../models-probe.js';
 
-const PROBE_TIMEOUT_MS = 2_000;
-
-export async function probeMessagesEngine(target: ProbeTarget): Promise<string | null> {
-  try {
-    const headers: Record<string, string> = { 'anthropic-version': '2023-06-01' };
-    if (target.apiKey) headers['x-api-key'] = target.apiKey;
-    const response = await request(`${target.baseUrl}/models`, {
-      method: 'GET',
-      headers,
-      headersTimeout: PROBE_TIMEOUT_MS,
-      bodyTimeout: PROBE_TIMEOUT_MS,
-      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-    });
-    await response.body.dump();
-    return response.statusCode < 500 ? null : `GET /models answered ${response.statusCode}`;
-  } catch (err) {
-    const { code, name } = err as { code?: unknown; name?: unknown };
-    if (name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'no answer within 2 s';
-    return typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? code : 'connection failed';
-  }
+export function probeMessagesEngine(target: ProbeTarget): Promise<string | null> {
+  const headers: Record<string, string> = { 'anthropic-version': '2023-06-01' };
+  if (target.apiKey) headers['x-api-key'] = target.apiKey;
+  return probeModels(target, headers);
 }

@@ -20,7 +20,7 @@ import type {
   TaskOutput,
   TaskParams,
 } from '../../../../domain/models/inference-backend.port.js';
-import type { UpstreamAttempt, UpstreamProtocol, UpstreamProtocolDeps, UpstreamProtocolEntry } from '../../protocol.js';
+import type { ProbeTarget, UpstreamAttempt, UpstreamProtocol, UpstreamProtocolDeps, UpstreamProtocolEntry } from '../../protocol.js';
 import { UsageCounter } from '../../usage-count.js';
 import { UpstreamClient } from '../../http-client.js';
 import { targetOf, upstreamName, type HttpEndpoint, type OpenAIOperation } from '../../endpoint.js';
@@ -28,7 +28,7 @@ import { upstreamProtocolError } from '../../openai-errors.js';
 import { openaiEndpoint } from './endpoint.js';
 import { chatBody, completionBody, embeddingBody, moderationBody, taskBody } from './map-request.js';
 import { readChatCompletion, readCompletion, readEmbeddings, readModerations } from './map-response.js';
-import { probeModels } from './probe.js';
+import { probeModels } from '../../models-probe.js';
 import { checkDeployment } from './check.js';
 import { upstreamStreamEvents } from './stream.js';
 import { engineTokenize } from './tokenize.js';
@@ -142,7 +142,7 @@ export class OpenAIProtocol implements UpstreamProtocol {
     return { results, usage: { inputTokens: await this.#usage.all(model, params.inputs), outputTokens: 0 } };
   }
 
-  probe = probeModels;
+  probe = (target: ProbeTarget) => probeModels(target, target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {});
   check(at: UpstreamAttempt): Promise<string | null> {
     return checkDeployment(at, this.endpoint);
   }

@@ -1,18 +1,19 @@
 /**
- * Whether an OpenAI-compatible engine answers: `GET {base_url}/models`, bounded by a
+ * Whether an engine answers: `GET {base_url}/models` (OpenAI-compatible engines and
+ * Anthropic's Messages API both serve it) with the protocol's auth headers, bounded by a
  * short timeout. null when it answered (any status below 500); else why not, without
- * hosts or paths.
+ * hosts, paths or the key.
  */
 import { request } from 'undici';
-import type { ProbeTarget } from '../../protocol.js';
+import type { ProbeTarget } from './protocol.js';
 
 const PROBE_TIMEOUT_MS = 2_000;
 
-export async function probeModels(target: ProbeTarget): Promise<string | null> {
+export async function probeModels(target: ProbeTarget, headers: Record<string, string>): Promise<string | null> {
   try {
     const response = await request(`${target.baseUrl}/models`, {
       method: 'GET',
-      headers: target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {},
+      headers,
       headersTimeout: PROBE_TIMEOUT_MS,
       bodyTimeout: PROBE_TIMEOUT_MS,
       signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
