@@ -34,6 +34,10 @@ export interface WireCallContext {
   route: string;
   /** The coding agent's session (Claude Code's `X-Claude-Code-Session-Id`), recorded on the usage record. */
   sessionId?: string;
+  /** The call's tags (`x-sluice-tags`, the body's `metadata.tags`, the key's defaults), recorded on its usage and request log. */
+  tags?: readonly string[];
+  /** The end user the client named (OpenAI's `user`, Anthropic's `metadata.user_id`). */
+  endUser?: string;
   /** The caller's `anthropic-beta` header values (an anthropic-protocol upstream adds them to its deployment's). */
   betas?: readonly string[];
   /** The connection's memory, on a socket (WireSocket): what a later request on it may continue. */

@@ -29,6 +29,10 @@ export interface MeteredCall {
   estimateMicros?: number;
   /** The coding agent's session the call belongs to (its usage record names it). */
   sessionId?: string;
+  /** The call's tags (its usage record names them). */
+  tags?: readonly string[];
+  /** The end user the client named (its usage record names it). */
+  endUser?: string;
 }
 
 export interface SettledUsage {

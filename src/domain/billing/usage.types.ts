@@ -26,4 +26,8 @@ export interface UsageRecord {
   deployment?: string | null;
   /** The coding agent's session the call belonged to (Claude Code's `X-Claude-Code-Session-Id`); absent without one. */
   sessionId?: string | null;
+  /** The call's tags; absent or empty without any. */
+  tags?: readonly string[] | null;
+  /** The end user the client named; absent without one. */
+  endUser?: string | null;
 }

@@ -103,6 +103,10 @@ export interface CallContext {
   affinity?: AffinityHints;
   /** The coding agent's session the call belongs to (Claude Code's `X-Claude-Code-Session-Id`), when it named one. */
   sessionId?: string;
+  /** The call's tags, recorded on its usage and request log. */
+  tags?: readonly string[];
+  /** The end user the client named (OpenAI's `user`, Anthropic's `metadata.user_id`). */
+  endUser?: string;
   /** The caller's `anthropic-beta` values: an upstream that speaks Messages adds them to its deployment's own. */
   betas?: readonly string[];
 }
