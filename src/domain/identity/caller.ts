@@ -6,6 +6,7 @@
  * gateway, prepaid Credits on the storefront), not to the route that serves it.
  */
 import type { Meter } from '../billing/meter.js';
+import type { KeyPolicy } from './key-policy.types.js';
 
 /**
  * The kinds of callers, registered by the features whose strategies admit them: each adds
@@ -60,6 +61,8 @@ export interface Principal {
   /** The caller's own identity where it is not a key (an agent id, a receipt id); null otherwise. */
   subject: string | null;
   payer: Payer;
+  /** The policy of the API key that made the call, when it has one (models, budget, rates, tags). */
+  policy?: KeyPolicy;
 }
 
 /**
