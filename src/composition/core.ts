@@ -34,7 +34,7 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
   const infrastructure = await createInfrastructure(config, overrides);
   const billing = createBilling(infrastructure.services);
   const inference = createInference(infrastructure.services, overrides);
-  const { projects, outbox, authenticator, creditMeter, apiKeyRateLimit } = billing.services;
+  const { projects, outbox, authenticator, creditMeter, keyMeter, apiKeyRateLimit } = billing.services;
   const { clock } = infrastructure.services;
   return {
     services: { ...infrastructure.services, ...billing.services, ...inference.services },
@@ -44,7 +44,7 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
     },
     scopes: (shared) => [
       adminScope({ adminToken: config.adminToken, meter: creditMeter, rateLimit: apiKeyRateLimit }, shared.admin),
-      v1Scope({ authenticator, creditMeter, rateLimit: apiKeyRateLimit }, [...shared.api, ...inference.services.socketRoutes]),
+      v1Scope({ authenticator, meter: keyMeter, rateLimit: apiKeyRateLimit }, [...shared.api, ...inference.services.socketRoutes]),
     ],
     workers: [outbox.deliverer],
     readiness: () => infrastructure.readiness(),
