@@ -62,6 +62,7 @@ if redis.call('HEXISTS', KEYS[2], 'spent') == 1 then redis.call('HINCRBY', KEYS[
 return 1`;
 
 const POLL_MS = 25;
+const FIRST_CONNECT_WAIT_MS = 2_000;
 const HOUR_MS = 3_600_000;
 const TOTAL_STATE_TTL_MS = 7 * 24 * HOUR_MS;
 
@@ -75,6 +76,9 @@ export class RedisBudgetLedger implements BudgetLedger {
   /** This replica's holds in flight, refreshed every third of the TTL. */
   readonly #live = new Set<LiveHold>();
   readonly #timer: NodeJS.Timeout;
+  /** Settles once the first connection attempt did (or FIRST_CONNECT_WAIT_MS passed): a replica just started does not hold budgets alone meanwhile. */
+  readonly #connected: Promise<void>;
+  #connecting = true;
 
   constructor(
     url: string,
@@ -85,9 +89,13 @@ export class RedisBudgetLedger implements BudgetLedger {
     this.#redis.on('error', () => {});
     this.#timer = setInterval(() => this.#refresh(), Math.max(1_000, Math.floor(options.holdTtlMs / 3)));
     this.#timer.unref();
+    this.#connected = firstConnection(this.#redis).then(() => {
+      this.#connecting = false;
+    });
   }
 
   async view(account: BudgetAccount): Promise<BudgetView> {
+    if (this.#connecting) await this.#connected;
     if (this.#redis.status !== 'ready') return this.options.fallback.view(account);
     const keys = this.#keys(account);
     try {
@@ -174,5 +182,20 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
       resolve();
     }, ms);
     signal?.addEventListener('abort', aborted, { once: true });
+  });
+}
+
+/** Resolves once the client is first ready, or fails to connect, or after FIRST_CONNECT_WAIT_MS. */
+function firstConnection(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      for (const event of ['ready', 'error', 'end'] as const) redis.off(event, done);
+      resolve();
+    };
+    const timer = setTimeout(done, FIRST_CONNECT_WAIT_MS);
+    timer.unref();
+    for (const event of ['ready', 'error', 'end'] as const) redis.once(event, done);
   });
 }

@@ -3,7 +3,8 @@
  * driven on a real server's services and database: concurrent calls cannot overspend the
  * budget and every call it pays for is served; the refusal names the window, the limit
  * and the reset; a cap the caller did not set is lowered to what the budget affords; a
- * credit refusal gives the budget hold back; the spend survives a restart.
+ * credit refusal gives the budget hold back; the spend survives a restart. Once with the
+ * budget in the server's memory, once shared through Redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../helpers/harness.js';
@@ -13,10 +14,23 @@ import type { BudgetWindow } from '../../../src/domain/identity/key-policy.types
 import { resetTimeOf, windowSpan } from '../../../src/domain/billing/budget-window.js';
 import { isAppError, type AppError } from '../../../src/domain/shared/errors.js';
 import { appErrorToHttp } from '../../../src/http/errors.js';
+import { REDIS_URL, redisReachable } from '../../helpers/redis.js';
+import { Redis } from 'ioredis';
 
 const MODEL = 'budgeted';
 // 1,000 micro-dollars a token: a call of 10 input and 10 output tokens costs $0.02.
 const YAML = `models:\n  ${MODEL}:\n    backend: openai\n    base_url: http://127.0.0.1:9/v1\n    price: { input_per_million_usd: 1000, output_per_million_usd: 1000 }\n`;
+/** A fresh place in Redis: nothing another run or server left. */
+let prefix = '';
+const redisPlace = () => {
+  prefix = `test-budget-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  return `budgets: { redis_prefix: "${prefix}" }\n`;
+};
+const withRedis = await redisReachable();
+const LEDGERS = [
+  { name: 'in memory', redis: false },
+  { name: 'shared through Redis', redis: true },
+].filter((l) => !l.redis || withRedis);
 const CALL_MICROS = 20_000;
 
 let server: TestServer;
@@ -53,14 +67,16 @@ async function spentOf(keyId: string): Promise<number> {
   return rows.reduce((sum, r) => sum + Number(r.cost_micros), 0);
 }
 
-beforeAll(async () => {
-  server = await startTestServer({ yaml: YAML });
-});
-afterAll(async () => {
-  await server.close();
-});
+describe.each(LEDGERS)('a key budget on the meter ($name)', ({ redis }) => {
+  const start = (env: Record<string, string> = {}) =>
+    startTestServer({ yaml: YAML + (redis ? redisPlace() : ''), env: redis ? { ...env, REDIS_URL } : env });
+  beforeAll(async () => {
+    server = await start();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
-describe('a key budget on the meter', () => {
   it('200 concurrent calls on a budget for 20: exactly 20 served, none over, the rest refused naming the reset', async () => {
     const principal = await budgetedKey(20 * CALL_MICROS);
     const outcomes = await Promise.all(
@@ -78,6 +94,13 @@ describe('a key budget on the meter', () => {
     expect(outcomes.filter((o) => o === 'served')).toHaveLength(20);
     expect(new Set(outcomes.filter((o) => o !== 'served'))).toEqual(new Set([`budget_exceeded: This key's day budget of $0.40 is spent; it resets at ${reset}.`]));
     expect(await spentOf(principal.keyId!)).toBe(20 * CALL_MICROS);
+    if (redis) {
+      // The budget was kept in Redis: spent, and no hold left.
+      const client = new Redis(REDIS_URL);
+      const state = `${prefix}:${principal.keyId}:day:${windowSpan('day', Date.now()).startMs}`;
+      expect([await client.hget(state, 'spent'), await client.zcard(`${state}:holds`)]).toEqual([String(20 * CALL_MICROS), 0]);
+      client.disconnect();
+    }
   });
 
   it('the refusal is a 429 budget_exceeded with the reset time in a header, and not retried', async () => {
@@ -154,7 +177,8 @@ describe('a key budget on the meter', () => {
     const principal = await budgetedKey(2 * CALL_MICROS);
     await settleFull(await server.core.keyMeter.admit(principal, call()));
     await settleFull(await server.core.keyMeter.admit(principal, call()));
-    const restarted = await startTestServer({ yaml: YAML, env: server.dataEnv });
+    // With Redis: a fresh place, as when Redis lost the state; the spend is read back from the database.
+    const restarted = await start(server.dataEnv);
     try {
       expect((await refusalOf(restarted.core.keyMeter.admit(principal, call()))).code).toBe('budget_exceeded');
     } finally {
