@@ -62,7 +62,9 @@ if redis.call('HEXISTS', KEYS[2], 'spent') == 1 then redis.call('HINCRBY', KEYS[
 return 1`;
 
 const POLL_MS = 25;
-const FIRST_CONNECT_WAIT_MS = 2_000;
+/** A loaded host can take seconds to connect; only a host that answers nothing keeps the first calls waiting this long. */
+const CONNECT_TIMEOUT_MS = 10_000;
+const FIRST_CONNECT_WAIT_MS = CONNECT_TIMEOUT_MS;
 const HOUR_MS = 3_600_000;
 const TOTAL_STATE_TTL_MS = 7 * 24 * HOUR_MS;
 
@@ -84,7 +86,7 @@ export class RedisBudgetLedger implements BudgetLedger {
     url: string,
     private readonly options: { prefix: string; holdTtlMs: number; spends: SpendStore; fallback: BudgetLedger },
   ) {
-    this.#redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2_000 });
+    this.#redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: CONNECT_TIMEOUT_MS });
     // Unreachable Redis: budgets are held per replica meanwhile; ioredis would log every retry otherwise.
     this.#redis.on('error', () => {});
     this.#timer = setInterval(() => this.#refresh(), Math.max(1_000, Math.floor(options.holdTtlMs / 3)));

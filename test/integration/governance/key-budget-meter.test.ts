@@ -173,6 +173,32 @@ describe.each(LEDGERS)('a key budget on the meter ($name)', ({ redis }) => {
     expect(await spentOf(tenant.keyId)).toBe(3 * CALL_MICROS);
   });
 
+  it.runIf(redis)('the hold of a replica that died expires, and a call waiting on another replica is then served', async () => {
+    const principal = await budgetedKey(CALL_MICROS);
+    const place = redisPlace().replace('}', ', hold_ttl_seconds: 5 }');
+    const settings = `${YAML}${place}billing: { hold_wait_ms: 20000 }\n`;
+    const doomed = await startTestServer({ yaml: settings, env: { ...server.dataEnv, REDIS_URL } });
+    const other = await startTestServer({ yaml: settings, env: { ...server.dataEnv, REDIS_URL } });
+    try {
+      await doomed.core.keyMeter.admit(principal, call());
+      const client = new Redis(REDIS_URL);
+      const state = `${prefix}:${principal.keyId}:day:${windowSpan('day', Date.now()).startMs}`;
+      const holds = await client.zrange(`${state}:holds`, 0, -1, 'WITHSCORES');
+      // One hold of the call's worst case, expiring within the TTL.
+      expect(holds).toEqual([expect.stringMatching(new RegExp(`:${CALL_MICROS}$`)), expect.any(String)]);
+      expect(Number(holds[1]) - Date.now()).toBeLessThanOrEqual(5_000);
+      // The replica stops refreshing its hold (it died with its call): the hold stays in Redis until it expires.
+      await doomed.close();
+      await settleFull(await other.core.keyMeter.admit(principal, call()));
+      expect(await client.zcard(`${state}:holds`)).toBe(0);
+      expect(await client.hget(state, 'spent')).toBe(String(CALL_MICROS));
+      client.disconnect();
+      expect(await spentOf(principal.keyId!)).toBe(CALL_MICROS);
+    } finally {
+      await other.close();
+    }
+  }, 30_000);
+
   it('the spend survives a restart: it is read from the usage records', async () => {
     const principal = await budgetedKey(2 * CALL_MICROS);
     await settleFull(await server.core.keyMeter.admit(principal, call()));
