@@ -13,6 +13,7 @@ import type { UsageRecord } from './usage.types.js';
 import { capHeaders, type CollectingMeter, type CreditMeter } from './credit-meter.js';
 import type { KeyBudgets, BudgetGrant } from './key-budgets.js';
 import type { LineMeter } from './meter-resolver.js';
+import type { LineBudgets } from './line-budgets.js';
 import type { Admission, Meter, MeteredCall, SettledUsage, Settlement } from './meter.js';
 
 /** The key and budget of a call whose key carries one; null otherwise. */
@@ -53,6 +54,7 @@ export class KeyBudgetMeter implements Meter {
   constructor(
     private readonly credit: CreditMeter,
     private readonly budgets: KeyBudgets,
+    private readonly lines: LineBudgets,
   ) {}
 
   admit(principal: Principal, call: MeteredCall): Promise<Admission> {
@@ -80,15 +82,15 @@ export class KeyBudgetMeter implements Meter {
 
   /** A meter for one batch line: see BudgetCollectingMeter. */
   collecting(): LineMeter {
-    return new BudgetCollectingMeter(this.credit.collecting(), this.budgets);
+    return new BudgetCollectingMeter(this.credit.collecting(), this.budgets, this.lines);
   }
 }
 
 /**
  * The meter of one batch line whose key may carry a budget: the credit's collecting
- * meter (the line's records are written with its result), with the budget held as the
- * credit is (a cap lowered against the budget alone), and settled with the records'
- * cost once they are written (finish()).
+ * meter (the line's records are written with its result), with the budget of the key
+ * that created the batch (line-budgets.ts) held as the credit is (a cap lowered against
+ * the budget alone), and settled with the records' cost once they are written (finish()).
  */
 class BudgetCollectingMeter implements LineMeter {
   readonly #settles: Array<() => void> = [];
@@ -96,6 +98,7 @@ class BudgetCollectingMeter implements LineMeter {
   constructor(
     private readonly credit: CollectingMeter,
     private readonly budgets: KeyBudgets,
+    private readonly lines: LineBudgets,
   ) {}
 
   get records(): readonly UsageRecord[] {
@@ -107,9 +110,9 @@ class BudgetCollectingMeter implements LineMeter {
   }
 
   async admit(principal: Principal, call: MeteredCall): Promise<Admission> {
-    const keyed = budgetOf(principal);
-    if (!keyed) return this.credit.admit(principal, call);
-    const { keyId, budget } = keyed;
+    const keyId = principal.keyId;
+    const budget = keyId === null ? undefined : (principal.policy?.budget ?? (await this.lines.budgetOf(keyId)));
+    if (keyId === null || !budget) return this.credit.admit(principal, call);
     const grant = await this.budgets.hold(keyId, budget, call, 'balance');
     let credit: Admission;
     try {
