@@ -29,7 +29,7 @@ let proxy: RoundRobinProxy;
 const replicas: ClusterProcess[] = [];
 
 /** The replicas' environment: the database, the config file and the data directory are added before they start. */
-const env: Record<string, string> = { REDIS_URL, SLUICE_ADMIN_TOKEN: ADMIN, FREE_CREDITS_USD: '1000', LOG_LEVEL: 'warn' };
+const env: Record<string, string> = { REDIS_URL, SLUICE_ADMIN_TOKEN: ADMIN, FREE_CREDITS_USD: '1000' };
 const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: any }> {
