@@ -19,6 +19,8 @@ export const accountName = (account: BudgetAccount): string => `${account.keyId}
 
 export interface BudgetHold {
   readonly micros: number;
+  /** The call's cost is being committed: settled() or release() follows. */
+  settling(): void;
   /**
    * The call's cost was committed (its usage record written): count it as spent in
    * `now`'s window of the key, and give the hold back. Idempotent with release().

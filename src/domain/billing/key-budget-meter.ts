@@ -27,25 +27,30 @@ function withinBudget(call: MeteredCall, grant: BudgetGrant): MeteredCall {
   return grant.outputCap === undefined ? call : { ...call, maxOutputTokens: grant.outputCap };
 }
 
-/** An admission by both: its cap the smaller, its headers the credit's (which name the final cap). */
-function bothAdmitted(credit: Admission, budgetCap: number | undefined, settledCost: (cost: number) => void, release: () => void): Admission {
-  const outputCap = credit.outputCap ?? budgetCap;
+/**
+ * An admission by both: its cap the smaller, its headers the credit's (which name the
+ * final cap). Settling marks the budget hold as settling while the credit commits the
+ * cost, then counts the cost (`counted`: at once, or when a batch line's records are written).
+ */
+function bothAdmitted(credit: Admission, grant: BudgetGrant, counted: (cost: number) => void): Admission {
+  const outputCap = credit.outputCap ?? grant.outputCap;
   return {
     ...(outputCap === undefined ? {} : { outputCap, headers: credit.headers ?? capHeaders(outputCap) }),
     async settle(usage: SettledUsage): Promise<Settlement> {
+      grant.hold.settling();
       let settlement: Settlement;
       try {
         settlement = await credit.settle(usage);
       } catch (err) {
-        release();
+        grant.hold.release();
         throw err;
       }
-      settledCost(settlement.record?.costMicros ?? 0);
+      counted(settlement.record?.costMicros ?? 0);
       return settlement;
     },
     release() {
       credit.release();
-      release();
+      grant.hold.release();
     },
   };
 }
@@ -72,12 +77,7 @@ export class KeyBudgetMeter implements Meter {
       grant.hold.release();
       throw err;
     }
-    return bothAdmitted(
-      credit,
-      grant.outputCap,
-      (cost) => this.budgets.settled(grant, keyId, budget, cost),
-      () => grant.hold.release(),
-    );
+    return bothAdmitted(credit, grant, (cost) => this.budgets.settled(grant, keyId, budget, cost));
   }
 
   /** A meter for one batch line: see BudgetCollectingMeter. */
@@ -121,12 +121,7 @@ class BudgetCollectingMeter implements LineMeter {
       grant.hold.release();
       throw err;
     }
-    return bothAdmitted(
-      credit,
-      grant.outputCap,
-      (cost) => this.#settles.push(() => this.budgets.settled(grant, keyId, budget, cost)),
-      () => grant.hold.release(),
-    );
+    return bothAdmitted(credit, grant, (cost) => this.#settles.push(() => this.budgets.settled(grant, keyId, budget, cost)));
   }
 
   finish(): void {

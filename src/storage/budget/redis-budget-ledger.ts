@@ -137,6 +137,8 @@ export class RedisBudgetLedger implements BudgetLedger {
     };
     return {
       micros,
+      // The spend in Redis changes in one script with the hold: nothing to mark meanwhile.
+      settling: () => {},
       settled: (costMicros, now) => {
         if (!done) end(this.#redis.eval(SETTLE, 2, keys.holds, this.#keys(now).state, member, costMicros));
       },
