@@ -100,3 +100,9 @@ export const KEY_REVOKED: LineFailure = {
   message: withPrefix('api_key_unavailable', 'The API key that created this batch has been revoked'),
   param: null,
 };
+
+export const KEY_EXPIRED: LineFailure = {
+  code: 'authentication_error',
+  message: withPrefix('api_key_unavailable', 'The API key that created this batch has expired'),
+  param: null,
+};

@@ -7,7 +7,7 @@ import { KEY_REVOKED_CHANNEL } from '../key-revocation-feed.js';
 type PolicyColumns = Pick<ApiKeysTable, 'models' | 'budget_limit_micros' | 'budget_window' | 'rpm' | 'tpm' | 'expires_at' | 'metadata' | 'tags'>;
 
 /** The policy a row stores; null when it sets nothing. */
-function policyOf(row: PolicyColumns): KeyPolicy | null {
+export function policyOf(row: PolicyColumns): KeyPolicy | null {
   const policy: { -readonly [K in keyof KeyPolicy]: KeyPolicy[K] } = {};
   if (row.models !== null) policy.models = JSON.parse(row.models) as string[];
   if (row.budget_limit_micros !== null && row.budget_window !== null) {
