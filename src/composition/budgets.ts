@@ -8,8 +8,6 @@ import type { CreditMeter } from '../domain/billing/credit-meter.js';
 import { KeyBudgetMeter } from '../domain/billing/key-budget-meter.js';
 import { KeyBudgets } from '../domain/billing/key-budgets.js';
 import { LocalBudgetLedger } from '../domain/billing/local-budget-ledger.js';
-import { LineBudgets } from '../domain/billing/line-budgets.js';
-import type { ApiKeyStore } from '../domain/identity/api-key.types.js';
 import type { BillingService } from '../domain/billing/billing.service.js';
 import type { Clock } from '../domain/shared/clock.js';
 import type { Database } from '../storage/db/database.js';
@@ -22,7 +20,6 @@ export interface BudgetsDeps {
   clock: Clock;
   billing: BillingService;
   creditMeter: CreditMeter;
-  keys: ApiKeyStore;
 }
 
 export function createKeyBudgets(deps: BudgetsDeps): { keyMeter: KeyBudgetMeter; close(): Promise<void> } {
@@ -34,7 +31,7 @@ export function createKeyBudgets(deps: BudgetsDeps): { keyMeter: KeyBudgetMeter;
     : null;
   const budgets = new KeyBudgets(shared ?? local, (model, input, output) => deps.billing.costOf(model, input, output), deps.clock, config.billing);
   return {
-    keyMeter: new KeyBudgetMeter(deps.creditMeter, budgets, new LineBudgets(deps.keys, deps.clock, config.auth.cacheTtlMs)),
+    keyMeter: new KeyBudgetMeter(deps.creditMeter, budgets),
     close: async () => shared?.close(),
   };
 }

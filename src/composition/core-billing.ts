@@ -74,7 +74,7 @@ export function createBilling(infra: CoreInfrastructure): CorePart<CoreBilling> 
   });
   const reservations = new ReservationBook();
   const creditMeter = new CreditMeter(billing, reservations, config.billing);
-  const budgets = createKeyBudgets({ config, database, clock, billing, creditMeter, keys: repositories.keys });
+  const budgets = createKeyBudgets({ config, database, clock, billing, creditMeter });
   const apiKeyRateLimit = { limiter: rateLimiter, requestsPerMinute: config.rateLimit.requestsPerMinute };
   return {
     services: {

@@ -13,7 +13,6 @@ import type { UsageRecord } from './usage.types.js';
 import { capHeaders, type CollectingMeter, type CreditMeter } from './credit-meter.js';
 import type { KeyBudgets, BudgetGrant } from './key-budgets.js';
 import type { LineMeter } from './meter-resolver.js';
-import type { LineBudgets } from './line-budgets.js';
 import type { Admission, Meter, MeteredCall, SettledUsage, Settlement } from './meter.js';
 
 /** The key and budget of a call whose key carries one; null otherwise. */
@@ -59,7 +58,6 @@ export class KeyBudgetMeter implements Meter {
   constructor(
     private readonly credit: CreditMeter,
     private readonly budgets: KeyBudgets,
-    private readonly lines: LineBudgets,
   ) {}
 
   admit(principal: Principal, call: MeteredCall): Promise<Admission> {
@@ -82,15 +80,16 @@ export class KeyBudgetMeter implements Meter {
 
   /** A meter for one batch line: see BudgetCollectingMeter. */
   collecting(): LineMeter {
-    return new BudgetCollectingMeter(this.credit.collecting(), this.budgets, this.lines);
+    return new BudgetCollectingMeter(this.credit.collecting(), this.budgets);
   }
 }
 
 /**
  * The meter of one batch line whose key may carry a budget: the credit's collecting
  * meter (the line's records are written with its result), with the budget of the key
- * that created the batch (line-budgets.ts) held as the credit is (a cap lowered against
- * the budget alone), and settled with the records' cost once they are written (finish()).
+ * that created the batch (its policy as it is now, on the line's principal) held as the
+ * credit is (a cap lowered against the budget alone), and settled with the records' cost
+ * once they are written (finish()).
  */
 class BudgetCollectingMeter implements LineMeter {
   readonly #settles: Array<() => void> = [];
@@ -98,7 +97,6 @@ class BudgetCollectingMeter implements LineMeter {
   constructor(
     private readonly credit: CollectingMeter,
     private readonly budgets: KeyBudgets,
-    private readonly lines: LineBudgets,
   ) {}
 
   get records(): readonly UsageRecord[] {
@@ -110,9 +108,9 @@ class BudgetCollectingMeter implements LineMeter {
   }
 
   async admit(principal: Principal, call: MeteredCall): Promise<Admission> {
-    const keyId = principal.keyId;
-    const budget = keyId === null ? undefined : (principal.policy?.budget ?? (await this.lines.budgetOf(keyId)));
-    if (keyId === null || !budget) return this.credit.admit(principal, call);
+    const keyed = budgetOf(principal);
+    if (!keyed) return this.credit.admit(principal, call);
+    const { keyId, budget } = keyed;
     const grant = await this.budgets.hold(keyId, budget, call, 'balance');
     let credit: Admission;
     try {
