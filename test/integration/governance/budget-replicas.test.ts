@@ -10,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { postgresReachable, postgresSchemaDatabase, tempDir } from '../../helpers/databases.js';
 import { REDIS_URL, redisReachable } from '../../helpers/redis.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
@@ -100,12 +101,16 @@ const ROUTES: Route[] = [
   },
 ];
 
+/** A connection per call: a burst does not reuse a connection the proxy is closing for idleness (a reset no replica caused). */
+const noKeepAlive = new Agent({ pipelining: 0 });
+
 /** One call through the proxy: its status (an MCP tool error's own status), and the refusal's code and message. */
 async function callRoute(route: Route, key: string): Promise<{ status: number; code: string | null; message: string; reset: string | null }> {
-  const res = await fetch(`${proxy.baseUrl}${route.path}`, {
+  const res = await undiciFetch(`${proxy.baseUrl}${route.path}`, {
     method: 'POST',
     headers: { 'x-api-key': key, 'content-type': 'application/json', ...route.headers },
     body: JSON.stringify(route.body),
+    dispatcher: noKeepAlive,
   });
   const text = await res.text();
   const data = res.headers.get('content-type')?.startsWith('text/event-stream') ? /^data: (.*)$/m.exec(text)![1]! : text;
@@ -156,6 +161,7 @@ afterAll(async () => {
   await proxy?.close();
   await upstream?.close();
   await database?.close();
+  await noKeepAlive.close();
 });
 
 describe.skipIf(!ready)('key budgets on two replicas sharing PostgreSQL and Redis', () => {
