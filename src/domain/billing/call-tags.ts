@@ -4,7 +4,7 @@
  * merged in that order, duplicates dropped. A tag is 1–64 letters, digits, `.`, `_`, `:`,
  * `/`, `=` or `-` (no comma: the header separates tags with commas); a call names at most
  * 16 of its own. The end user is the client's own name for its user (OpenAI's `user` or
- * `safety_identifier`, Anthropic's `metadata.user_id`), at most 256 characters.
+ * `safety_identifier`, Anthropic's `metadata.user_id`), at most 512 characters.
  */
 import { invalidRequest } from '../shared/errors.js';
 import type { MeteredCall } from './meter.js';
@@ -13,7 +13,7 @@ import type { UsageRecord } from './usage.types.js';
 export const TAGS_HEADER = 'x-sluice-tags';
 export const MAX_CALL_TAGS = 16;
 export const MAX_TAG_LENGTH = 64;
-export const MAX_END_USER_LENGTH = 256;
+export const MAX_END_USER_LENGTH = 512;
 
 const TAG = /^[A-Za-z0-9._:/=-]+$/;
 
