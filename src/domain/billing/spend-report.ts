@@ -1,16 +1,14 @@
 /**
  * The spend report: requests, tokens and cost summed per key, model, tag, end user or
  * UTC day over a time range (`GET /v1/spend`, `GET /admin/v1/spend`, `sluice spend`).
- * Its rows are read a page of groups at a time, so an export of many groups (end users,
- * say) streams without the whole report in memory.
+ * The database aggregates it once and its rows are read a page at a time, so an export of
+ * many groups (end users, say) streams without the whole report in memory.
  */
 import { invalidRequest } from '../shared/errors.js';
-import type { SpendGroup, SpendQuery, SpendRow, UsageReports } from './usage-reports.port.js';
+import type { SpendGroup, SpendQuery } from './usage-reports.port.js';
 
 const SPEND_GROUPS: readonly SpendGroup[] = ['key', 'model', 'tag', 'end_user', 'day'];
 const DAY_MS = 86_400_000;
-/** Groups read per query while a report streams. */
-export const SPEND_PAGE_SIZE = 1_000;
 
 export interface SpendParams {
   group_by?: string;
@@ -40,15 +38,4 @@ export function readSpendQuery(params: SpendParams, projectId: string | null, no
   if (sinceMs >= untilMs) throw invalidRequest('since must be before until', 'since');
   if (untilMs - sinceMs > 366 * DAY_MS) throw invalidRequest('The range may span at most 366 days', 'since');
   return { projectId, sinceMs, untilMs, groupBy };
-}
-
-/** Every row of the report, in the order of their group, read a page at a time. */
-export async function* spendRows(reports: Pick<UsageReports, 'spendPage'>, query: SpendQuery, pageSize = SPEND_PAGE_SIZE): AsyncGenerator<SpendRow> {
-  let after: SpendRow | null = null;
-  for (;;) {
-    const page = await reports.spendPage(query, after, pageSize);
-    yield* page;
-    if (page.length < pageSize) return;
-    after = page[page.length - 1]!;
-  }
 }

@@ -53,10 +53,11 @@ export interface SpendRow {
 export interface UsageReports {
   aggregate(query: UsageReportQuery): Promise<UsageBucketRow[]>;
   /**
-   * Up to `limit` groups of the spend report, in the order of their group (null first),
-   * those after `after` (the last row of the page before; null for the first page).
+   * The spend report's rows in the order of their group (null first), aggregated once and
+   * read a page at a time as they are iterated; ending the iteration early frees what the
+   * database holds for it.
    */
-  spendPage(query: SpendQuery, after: SpendRow | null, limit: number): Promise<SpendRow[]>;
+  spend(query: SpendQuery): AsyncIterable<SpendRow>;
   /** Each key's last usage record time (ms), for the keys of one project that have any. */
   lastUsedByKey(projectId: string): Promise<Map<string, number>>;
 }

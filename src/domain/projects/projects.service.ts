@@ -9,7 +9,6 @@ import type { UsageRecord } from '../billing/usage.types.js';
 import type { ApiKeyAuthenticator } from '../identity/authenticator.js';
 import { generateApiKey } from '../identity/api-keys.js';
 import type { SpendQuery, SpendRow, UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-reports.port.js';
-import { spendRows } from '../billing/spend-report.js';
 
 export interface ProjectsServiceDeps {
   projects: ProjectStore;
@@ -101,7 +100,7 @@ export class ProjectsService {
   /** The spend report's rows, read a page at a time as they are iterated; a project's, or every project's when `projectId` is null. */
   async spendReport(query: SpendQuery): Promise<AsyncIterable<SpendRow>> {
     if (query.projectId !== null) await this.getProject(query.projectId);
-    return spendRows(this.deps.reports, query);
+    return this.deps.reports.spend(query);
   }
 
   async revokeKey(keyId: string): Promise<ApiKeyRecord> {

@@ -6,6 +6,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { Database } from '../database.js';
+import { resultPages } from '../result-stream.js';
 import type { SpendGroup, SpendQuery, SpendRow, UsageBucketRow, UsageGroup, UsageReportQuery, UsageReports } from '../../../domain/billing/usage-reports.port.js';
 
 const DAY_MS = 86_400_000;
@@ -53,15 +54,14 @@ function rangeFilter(projectId: string | null, startMs: number, endMs: number): 
 
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/** The spend page's group expression, and the condition that keeps the groups after `after` (null-safe: a null group sorts as ''). */
-function spendGroup(groupBy: SpendGroup, after: SpendRow | null): { expression: RawBuilder<unknown>; after: RawBuilder<unknown> } {
-  if (groupBy === 'day') {
-    const expression = sql`(created_at / ${sql.lit(DAY_MS)}) * ${sql.lit(DAY_MS)}`;
-    return { expression, after: after ? sql`and created_at >= ${Date.parse(`${after.group}T00:00:00Z`) + DAY_MS}` : sql`` };
-  }
-  const expression = sql`coalesce(${sql.ref(GROUP_COLUMNS[groupBy])}, '')`;
-  return { expression, after: after ? sql`and ${expression} > ${after.group ?? ''}` : sql`` };
+/** The spend report's group expression. A null group (no key, no end user) reads as '' so that it sorts first on both databases. */
+function spendGroup(groupBy: SpendGroup): RawBuilder<unknown> {
+  if (groupBy === 'day') return sql`(created_at / ${sql.lit(DAY_MS)}) * ${sql.lit(DAY_MS)}`;
+  return sql`coalesce(${sql.ref(GROUP_COLUMNS[groupBy])}, '')`;
 }
+
+/** Rows read per page while a spend report streams. */
+const SPEND_PAGE_ROWS = 1_000;
 
 export class UsageReportsRepository implements UsageReports {
   constructor(private readonly database: Database) {}
@@ -79,16 +79,16 @@ export class UsageReportsRepository implements UsageReports {
     return rows.map((row) => ({ bucketStartMs: Number(row.bucket_start), group: row.grp, ...sumsOf(row) }));
   }
 
-  async spendPage(query: SpendQuery, after: SpendRow | null, limit: number): Promise<SpendRow[]> {
-    const group = spendGroup(query.groupBy, after);
-    const { rows } = await sql<SumsRow & { grp: string | number }>`
-      select ${group.expression} as grp, ${SUMS}
+  async *spend(query: SpendQuery): AsyncGenerator<SpendRow> {
+    const aggregate = sql<SumsRow & { grp: string | number }>`
+      select ${spendGroup(query.groupBy)} as grp, ${SUMS}
       from ${tableOf(query.groupBy)}
-      where ${rangeFilter(query.projectId, query.sinceMs, query.untilMs)} ${group.after}
+      where ${rangeFilter(query.projectId, query.sinceMs, query.untilMs)}
       group by grp
-      order by grp
-      limit ${sql.lit(limit)}`.execute(this.database.db);
-    return rows.map((row) => ({ group: spendGroupName(query.groupBy, row.grp), ...sumsOf(row) }));
+      order by grp`.compile(this.database.db);
+    for await (const page of resultPages(this.database, aggregate, SPEND_PAGE_ROWS)) {
+      for (const row of page) yield { group: spendGroupName(query.groupBy, row.grp), ...sumsOf(row) };
+    }
   }
 
   async lastUsedByKey(projectId: string): Promise<Map<string, number>> {
