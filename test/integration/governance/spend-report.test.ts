@@ -1,11 +1,13 @@
 /**
  * The spend report (`GET /admin/v1/spend`, `GET /v1/spend`): exact sums per key, model,
  * tag, end user and day over a range; CSV and NDJSON exports; a project sees only its own
- * spend. Runs on SQLite, and on PostgreSQL under `npm run test:postgres`.
+ * spend; `sluice spend` prints the same. Runs on SQLite, and on PostgreSQL under
+ * `npm run test:postgres`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
+import { runSluice } from '../../helpers/cli.js';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const MARCH = Date.UTC(2026, 2, 1);
@@ -137,5 +139,37 @@ describe('GET /v1/spend', () => {
     expect(res.body.data).toEqual([row('team-a', 1, 1, 1, 7)]);
     const own = await call(server.baseUrl, 'GET', `/v1/spend?group_by=end_user&${range}&format=ndjson`, { key: a.key });
     expect(own.body).not.toContain('zed');
+  });
+});
+
+describe('sluice spend', { timeout: 120_000 }, () => {
+  const sluice = (...args: string[]) => runSluice(['spend', ...args], { cwd: server.dataDir, env: server.dataEnv });
+
+  it('prints the report as JSON, or writes CSV', () => {
+    const json = sluice('--group-by', 'tag', '--since', '2026-03-01', '--until', '2026-04-01', '--project', a.projectId);
+    expect(json.stderr).toBe('');
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      object: 'spend_report',
+      group_by: 'tag',
+      since: MARCH / 1000,
+      until: (MARCH + 31 * DAY) / 1000,
+      data: [row('prod', 2, 40, 4, 400), row('team-a', 2, 30, 3, 2_100)],
+    });
+    const csv = sluice('--group-by', 'day', '--since', '2026-03-01', '--until', '2026-04-01', '--project', a.projectId, '--format', 'csv');
+    expect(csv.status).toBe(0);
+    expect(csv.stdout.split('\n')).toEqual([
+      'group,requests,input_tokens,input_cached_tokens,input_cache_write_tokens,output_tokens,cost_micros,cost_usd',
+      '2026-03-01,2,30,0,0,3,2100,0.0021',
+      '2026-03-02,1,30,0,0,3,300,0.0003',
+      '2026-03-03,1,40,0,0,4,4000,0.004',
+      '',
+    ]);
+  });
+
+  it('refuses a bad group with the message the API gives', () => {
+    const bad = sluice('--group-by', 'colour');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toBe('error: group_by must be one of key, model, tag, end_user, day\n');
   });
 });
