@@ -76,7 +76,7 @@ async function timed(reports: UsageReportsRepository, projectId: string | null, 
 
 async function measure(label: string, database: Database): Promise<BenchRow[]> {
   await migrateToLatest(database);
-  let started = performance.now();
+  const started = performance.now();
   await fill(database, 'proj_big', RECORDS);
   await fill(database, 'proj_other', OTHER_RECORDS);
   const rows: BenchRow[] = [{ name: `${label}: load ${RECORDS + OTHER_RECORDS} records and their tag rows`, value: (performance.now() - started) / 1000, unit: 's' }];
