@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { CHROMIUM_PATH, expectAccessible, launchChromium, openPage, signInToConsole } from '../../helpers/browser.js';
-import { requestLines, upstreamYaml } from '../batches/support/batch-helpers.js';
+import { MODEL, requestLines, upstreamYaml } from '../batches/support/batch-helpers.js';
 
 if (!CHROMIUM_PATH) console.warn('console browser tests skipped: no Chromium binary (install Debian\'s chromium, or set CHROMIUM_PATH)');
 
@@ -100,7 +100,7 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
     await expectAccessible(page, 'developer-usage');
 
     // A tagged call by an end user: the page groups its chart and totals by tag and by end user.
-    const tagged = { model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Hi' }], user: 'alice' };
+    const tagged = { model: MODEL, messages: [{ role: 'user', content: 'Hi' }], user: 'alice' };
     expect((await call(server.baseUrl, 'POST', '/v1/chat/completions', { key, body: tagged, headers: { 'x-sluice-tags': 'team-a,search' } })).status).toBe(200);
     await page.reload();
     await page.getByLabel('Group by').selectOption('tag');

@@ -2,12 +2,14 @@
  * A call's tags (the `x-sluice-tags` header and the body's `metadata.tags`) and end user
  * (OpenAI's `user` / `safety_identifier`, Anthropic's `metadata.user_id`) are kept on its
  * usage record, on every wire; a bad tag is a 400 in the wire's own envelope naming the
- * header or field, and nothing is recorded. Runs on SQLite, and on PostgreSQL under
+ * header or field, and nothing is recorded. The Responses WebSocket takes the header of its
+ * upgrade for every response it runs. Runs on SQLite, and on PostgreSQL under
  * `npm run test:postgres`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../../helpers/harness.js';
 import { startInferenceEnv, usageOf, type InferenceEnv } from '../inference/setup.js';
+import { openTestSocket, wsUrlOf } from '../../helpers/responses-socket.js';
 
 let env: InferenceEnv;
 let key: string;
@@ -84,6 +86,22 @@ describe('tags', () => {
       request_id: expect.any(String),
     });
     expect(await labelsSince(before)).toEqual([]);
+  });
+});
+
+describe('the Responses WebSocket', () => {
+  it("labels each response with the upgrade's x-sluice-tags and the event's metadata.tags and user", async () => {
+    const before = (await usageOf(env.server, projectId)).length;
+    const socket = await openTestSocket(wsUrlOf(env.server.baseUrl), { headers: { authorization: `Bearer ${key}`, 'x-sluice-tags': 'ide,codex' } });
+    try {
+      const events = await socket.turn({ type: 'response.create', model: 'gpt-oss-120b', input: 'Hello', metadata: { tags: 'team-c' }, user: 'grace' });
+      expect(events.at(-1)!.type).toBe('response.completed');
+      const [refused] = await socket.turn({ type: 'response.create', model: 'gpt-oss-120b', input: 'Hello', metadata: { tags: 'bad tag' } });
+      expect(refused).toMatchObject({ type: 'error', status: 400, error: { param: 'metadata.tags' } });
+    } finally {
+      socket.ws.terminate();
+    }
+    expect(await labelsSince(before)).toEqual([{ route: '/v1/responses', tags: ['ide', 'codex', 'team-c'], endUser: 'grace' }]);
   });
 });
 
