@@ -43,8 +43,9 @@ const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => {
   // Only upstream calls have one (the record's field is optional).
   if (row.deployment !== null) record.deployment = row.deployment;
   if (row.session_id !== null) record.sessionId = row.session_id;
-  if (row.tags !== null) record.tags = row.tags.split(',');
-  if (row.end_user !== null) record.endUser = row.end_user;
+  // Absent (not null) when read at a schema from before migration 0018.
+  if (row.tags) record.tags = row.tags.split(',');
+  if (row.end_user) record.endUser = row.end_user;
   const cached = Number(row.cached_input_tokens);
   const written = Number(row.cache_write_tokens);
   if (cached > 0) record.cachedInputTokens = cached;
