@@ -9,7 +9,7 @@ import type { UsageRecord } from '../billing/usage.types.js';
 import type { ApiKeyAuthenticator } from '../identity/authenticator.js';
 import { generateApiKey } from '../identity/api-keys.js';
 import { applyKeyPolicyPatch, hasPolicy, readKeyPolicyPatch, type KeyPolicyInput } from '../identity/key-policy.js';
-import type { UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-reports.port.js';
+import type { SpendQuery, SpendRow, UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-reports.port.js';
 
 export interface ProjectsServiceDeps {
   projects: ProjectStore;
@@ -147,6 +147,12 @@ export class ProjectsService {
   async usageReport(query: UsageReportQuery): Promise<UsageBucketRow[]> {
     if (query.projectId !== null) await this.getProject(query.projectId);
     return this.deps.reports.aggregate(query);
+  }
+
+  /** The spend report's rows, read a page at a time as they are iterated; a project's, or every project's when `projectId` is null. */
+  async spendReport(query: SpendQuery): Promise<AsyncIterable<SpendRow>> {
+    if (query.projectId !== null) await this.getProject(query.projectId);
+    return this.deps.reports.spend(query);
   }
 
   async revokeKey(keyId: string): Promise<ApiKeyRecord> {

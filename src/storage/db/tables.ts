@@ -55,6 +55,23 @@ export interface UsageRecordsTable {
   /** Of input_tokens, those read from / written to the engine's prompt cache (migration 0015). */
   cached_input_tokens: Generated<number>;
   cache_write_tokens: Generated<number>;
+  /** The call's tags, comma-joined (migration 0018); NULL without any. */
+  tags: string | null;
+  /** The end user the client named (migration 0018); NULL without one. */
+  end_user: string | null;
+}
+
+/** One row per usage record and tag, with the record's time and sums (migration 0018): the spend report by tag. */
+export interface UsageTagsTable {
+  project_id: string;
+  created_at: number;
+  tag: string;
+  usage_id: string;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  cache_write_tokens: number;
+  cost_micros: number;
 }
 
 /** Uploads and batch outputs (migration 0002). `deleted_at` is the soft delete. */
@@ -263,6 +280,7 @@ export interface Tables {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
   usage_records: UsageRecordsTable;
+  usage_tags: UsageTagsTable;
   files: FilesTable;
   batches: BatchesTable;
   batch_shards: BatchShardsTable;

@@ -6,7 +6,7 @@
  * outbox), so a call not paid by the project never touches the project's credit.
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
+import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable, type UsageTagsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 import type { PayerKind } from '../../../domain/identity/payer.types.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
@@ -43,6 +43,9 @@ const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => {
   // Only upstream calls have one (the record's field is optional).
   if (row.deployment !== null) record.deployment = row.deployment;
   if (row.session_id !== null) record.sessionId = row.session_id;
+  // Absent (not null) when read at a schema from before migration 0018.
+  if (row.tags) record.tags = row.tags.split(',');
+  if (row.end_user) record.endUser = row.end_user;
   const cached = Number(row.cached_input_tokens);
   const written = Number(row.cache_write_tokens);
   if (cached > 0) record.cachedInputTokens = cached;
@@ -68,13 +71,38 @@ const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
   session_id: record.sessionId ?? null,
   cached_input_tokens: record.cachedInputTokens ?? 0,
   cache_write_tokens: record.cacheWriteTokens ?? 0,
+  tags: tagsColumn(record),
+  end_user: record.endUser ?? null,
 });
+
+const tagsColumn = (record: UsageRecord): string | null => (record.tags && record.tags.length > 0 ? record.tags.join(',') : null);
+
+/** A row of `usage_tags` per record and tag: the spend report by tag reads these. */
+function tagRows(records: readonly UsageRecord[]): Array<Insertable<UsageTagsTable>> {
+  const rows: Array<Insertable<UsageTagsTable>> = [];
+  for (const r of records) {
+    for (const tag of r.tags ?? []) {
+      rows.push({
+        project_id: r.projectId,
+        created_at: r.createdAtMs,
+        tag,
+        usage_id: r.id,
+        input_tokens: r.inputTokens,
+        output_tokens: r.outputTokens,
+        cached_input_tokens: r.cachedInputTokens ?? 0,
+        cache_write_tokens: r.cacheWriteTokens ?? 0,
+        cost_micros: r.costMicros,
+      });
+    }
+  }
+  return rows;
+}
 
 /** The records' values in toRow()'s column order, row after row (CompiledQueries checks the order). */
 function rowParameters(records: readonly UsageRecord[]): unknown[] {
   const out: unknown[] = [];
   for (const r of records) {
-    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null, r.sessionId ?? null, r.cachedInputTokens ?? 0, r.cacheWriteTokens ?? 0);
+    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null, r.sessionId ?? null, r.cachedInputTokens ?? 0, r.cacheWriteTokens ?? 0, tagsColumn(r), r.endUser ?? null);
   }
   return out;
 }
@@ -188,6 +216,8 @@ export class UsageRepository implements UsageStore, UsageHistory {
       statements.push(
         records.length <= MAX_COMPILED_ROWS ? this.#compiled.statement(`insert:${records.length}`, insert, rowParameters(records)) : insert().compile(),
       );
+      const tags = tagRows(records);
+      if (tags.length > 0) statements.push(executor.insertInto('usage_tags').values(tags).compile());
       statements.push(...this.#debits(executor, records));
     }
     const entries = outboxInsert(executor, outbox, this.#compiled);
