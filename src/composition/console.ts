@@ -5,7 +5,8 @@ import { createRateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
 import { consoleScope } from '../http/scopes/console.js';
 import type { CoreBilling, CoreInfrastructure } from './core.js';
-import type { Feature } from './feature.js';
+import type { Feature, Peers } from './feature.js';
+import type { PeopleParts } from './people.js';
 
 export interface ConsoleParts {
   sessions: ConsoleSessions;
@@ -13,8 +14,9 @@ export interface ConsoleParts {
   signInLimiter: RateLimiter;
 }
 
-export function createConsoleFeature(core: CoreInfrastructure & CoreBilling): Feature<ConsoleParts> {
+export function createConsoleFeature(core: CoreInfrastructure & CoreBilling, peers: Peers<{ people: PeopleParts }>): Feature<ConsoleParts> {
   const { config } = core;
+  const { people } = peers.people.services;
   const sessions = new ConsoleSessions({
     store: new ConsoleSessionsRepository(core.database),
     authenticator: core.authenticator,
@@ -31,7 +33,10 @@ export function createConsoleFeature(core: CoreInfrastructure & CoreBilling): Fe
     services: { sessions, signInLimiter },
     scopes: (shared) => [
       consoleScope(
-        { sessions, projects: core.projects, meter: core.creditMeter, rateLimit: core.apiKeyRateLimit, signInLimiter, operators: config.adminToken !== null, mcpPath: config.mcp.prefix },
+        {
+          sessions, projects: core.projects, people, audit: core.audit, meter: core.creditMeter, rateLimit: core.apiKeyRateLimit, signInLimiter,
+          operators: config.adminToken !== null, mcpPath: config.mcp.prefix,
+        },
         shared,
       ),
     ],

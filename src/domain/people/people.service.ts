@@ -9,7 +9,7 @@ import { newId } from '../shared/ids.js';
 import type { Page } from '../shared/pagination.js';
 import type { Project } from '../projects/project.types.js';
 import type { Membership, PeopleStore, User, UserProject } from './people.types.js';
-import type { ProjectRole } from './roles.js';
+import type { ProjectRole } from './people.types.js';
 
 export interface PeopleServiceDeps {
   store: PeopleStore;
@@ -84,11 +84,13 @@ export class PeopleService {
     return members.map((membership, i) => ({ membership, user: users[i]! }));
   }
 
-  /** Adds a member, or changes their role (`before` in the answer: their role until now, if any). */
-  async putMember(projectId: string, userId: string, role: ProjectRole, acting: ActingRole): Promise<{ membership: Membership; before: ProjectRole | null }> {
+  /** `add`: a new member (409 if they are one); `change`: a member's new role (404 if they are none). `before`: their role until now. */
+  async putMember(projectId: string, userId: string, role: ProjectRole, acting: ActingRole, mode: 'add' | 'change'): Promise<{ membership: Membership; before: ProjectRole | null }> {
     const project = await this.deps.projects.getProject(projectId);
     await this.getUser(userId);
     const existing = await this.deps.store.findMembership(project.id, userId);
+    if (mode === 'add' && existing) throw new AppError('conflict', `${userId} is a member already, as ${existing.role}: change their role instead`, { code: 'member_exists', param: 'user_id' });
+    if (mode === 'change' && !existing) throw memberNotFound(userId);
     checkOwnerRule(acting, existing?.role, role);
     const membership = await this.deps.store.putMembership({ projectId: project.id, userId, role, createdAtMs: existing?.createdAtMs ?? this.deps.clock.nowMs() });
     return { membership, before: existing?.role ?? null };

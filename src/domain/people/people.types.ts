@@ -1,6 +1,8 @@
 /** Console users, their roles in projects, and the store the domain needs for them. */
 import type { Page } from '../shared/pagination.js';
-import type { ProjectRole } from './roles.js';
+
+/** A user's role in a project, least to most (roles.ts says what each may do). */
+export type ProjectRole = 'viewer' | 'member' | 'admin' | 'owner';
 
 export interface User {
   id: string;

@@ -4,9 +4,11 @@
  * (keys, policies, members, its audit log); owners also manage its billing (credit).
  */
 import { invalidRequest } from '../shared/errors.js';
+import type { ProjectRole } from './people.types.js';
 
-export const PROJECT_ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
-export type ProjectRole = (typeof PROJECT_ROLES)[number];
+export type { ProjectRole };
+
+export const PROJECT_ROLES: readonly ProjectRole[] = ['viewer', 'member', 'admin', 'owner'];
 
 export type ProjectPermission = 'read' | 'use' | 'manage' | 'billing';
 

@@ -7,6 +7,8 @@
 import type { Meter } from '../../domain/billing/meter.js';
 import type { ConsoleSessions } from '../../domain/console/sessions.js';
 import type { ProjectsService } from '../../domain/projects/projects.service.js';
+import type { PeopleService } from '../../domain/people/people.service.js';
+import type { AuditRecorder } from '../../domain/audit/audit-log.js';
 import type { RateLimiter } from '../../domain/identity/rate-limiter.port.js';
 import { SessionStrategy } from '../auth/session-strategy.js';
 import { bindRoutes, type BoundRoutes } from '../route-module.js';
@@ -18,6 +20,10 @@ import type { ScopePolicy, ScopeRateLimit } from '../scope-policy.js';
 export interface ConsoleScopeDeps {
   sessions: ConsoleSessions;
   projects: ProjectsService;
+  /** Users' sessions: the user, their roles; and the projects the console lists for them. */
+  people: PeopleService;
+  /** Sign-ins, successful or not, are audited. */
+  audit: AuditRecorder;
   /** Console calls are paid from project credit, as the credential's would be. */
   meter: Meter;
   /** The API-key limit: a developer's session counts against its key's, an operator's against the operator's. */
@@ -37,7 +43,7 @@ export interface ConsoleRoutes {
 }
 
 export function consoleScope(deps: ConsoleScopeDeps, routes: ConsoleRoutes): ScopeDeclaration {
-  const strategy = (kind: 'project' | 'operator') => new SessionStrategy({ sessions: deps.sessions, projects: deps.projects, meter: deps.meter, scope: kind });
+  const strategy = (kind: 'project' | 'operator') => new SessionStrategy({ sessions: deps.sessions, projects: deps.projects, users: deps.people, meter: deps.meter, scope: kind });
   // The session's own refusals (CSRF, operator only) are 403 on every route mounted here,
   // the decision route included (its wire answers a bad API key 401).
   const policy: ScopePolicy = {
@@ -54,7 +60,7 @@ export function consoleScope(deps: ConsoleScopeDeps, routes: ConsoleRoutes): Sco
         prefix: '',
         routes: [
           bindRoutes(registerConsoleAssets, { root: consoleBuildDir() }),
-          bindRoutes(registerSessionRoutes, { sessions: deps.sessions, signInLimiter: deps.signInLimiter, mcpPath: deps.mcpPath }),
+          bindRoutes(registerSessionRoutes, { sessions: deps.sessions, people: deps.people, audit: deps.audit, signInLimiter: deps.signInLimiter, mcpPath: deps.mcpPath }),
         ],
         // The same routes are documented once, under /v1 and /admin/v1.
         policy: { documented: false, cookies: true, answerHeaders: CONSOLE_SECURITY_HEADERS },

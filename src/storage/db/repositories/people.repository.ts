@@ -1,7 +1,6 @@
 /** Users and project memberships (migration 0017). */
 import type { Database, UsersTable } from '../database.js';
-import type { Membership, PeopleStore, User, UserProject } from '../../../domain/people/people.types.js';
-import type { ProjectRole } from '../../../domain/people/roles.js';
+import type { Membership, PeopleStore, ProjectRole, User, UserProject } from '../../../domain/people/people.types.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 
 const toUser = (row: UsersTable): User => ({
