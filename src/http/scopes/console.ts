@@ -13,6 +13,8 @@ import type { RateLimiter } from '../../domain/identity/rate-limiter.port.js';
 import { SessionStrategy } from '../auth/session-strategy.js';
 import { bindRoutes, type BoundRoutes } from '../route-module.js';
 import { registerSessionRoutes } from '../routes/console/session-routes.js';
+import { registerOidcRoutes } from '../routes/console/oidc-routes.js';
+import type { OidcSignIn } from '../../domain/console/oidc-sign-in.js';
 import { CONSOLE_SECURITY_HEADERS, consoleBuildDir, registerConsoleAssets, registerRootRedirect } from '../routes/console/static-assets.js';
 import type { ScopeDeclaration } from './api-scope.js';
 import type { ScopePolicy, ScopeRateLimit } from '../scope-policy.js';
@@ -29,7 +31,9 @@ export interface ConsoleScopeDeps {
   /** The API-key limit: a developer's session counts against its key's, an operator's against the operator's. */
   rateLimit: ScopeRateLimit;
   signInLimiter: RateLimiter;
-  /** The admin routes are mounted only when an admin token is configured. */
+  /** Sign-in through the identity provider, when one is configured. */
+  oidc: OidcSignIn | null;
+  /** The admin routes are mounted only when someone may be an operator (an admin token, or an identity provider). */
   operators: boolean;
   /** Where the MCP endpoint listens (`mcp.prefix`), which the console shows agents. */
   mcpPath: string;
@@ -61,6 +65,7 @@ export function consoleScope(deps: ConsoleScopeDeps, routes: ConsoleRoutes): Sco
         routes: [
           bindRoutes(registerConsoleAssets, { root: consoleBuildDir() }),
           bindRoutes(registerSessionRoutes, { sessions: deps.sessions, people: deps.people, audit: deps.audit, signInLimiter: deps.signInLimiter, mcpPath: deps.mcpPath }),
+          bindRoutes(registerOidcRoutes, { signIn: deps.oidc, audit: deps.audit }),
         ],
         // The same routes are documented once, under /v1 and /admin/v1.
         policy: { documented: false, cookies: true, answerHeaders: CONSOLE_SECURITY_HEADERS },
