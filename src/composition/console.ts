@@ -53,6 +53,6 @@ export function createConsoleFeature(core: CoreInfrastructure & CoreBilling, pee
 }
 
 function createOidcSignIn(oidc: OidcConfig, { core, people, sessions }: { core: CoreInfrastructure; people: PeopleService; sessions: ConsoleSessions }): OidcSignIn {
-  const provider = new OpenIdProvider({ name: oidc.providerName, issuer: oidc.issuer, clientId: oidc.clientId, clientSecret: oidc.clientSecret, scopes: oidc.scopes, redirectUrl: oidc.redirectUrl });
-  return new OidcSignIn({ provider, flows: new SignInFlowsRepository(core.database), mapping: oidc, people, sessions, clock: core.clock });
+  const provider = new OpenIdProvider({ name: oidc.providerName, issuer: oidc.issuer, clientId: oidc.clientId, clientSecret: oidc.clientSecret, scopes: oidc.scopes });
+  return new OidcSignIn({ provider, flows: new SignInFlowsRepository(core.database), mapping: oidc, people, sessions, clock: core.clock, redirectUrl: oidc.redirectUrl });
 }

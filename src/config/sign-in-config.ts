@@ -13,7 +13,7 @@ export interface OidcConfig extends RoleMapping {
   clientId: string;
   clientSecret: string | null;
   scopes: readonly string[];
-  redirectUrl: string;
+  redirectUrl: string | null;
 }
 
 export interface SignInConfig {
@@ -30,7 +30,7 @@ const OidcSchema = Type.Object(
     issuer: Type.String({ minLength: 1, description: 'the issuer URL (https; http only on loopback); discovery reads <issuer>/.well-known/openid-configuration' }),
     client_id: Type.String({ minLength: 1 }),
     scopes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'default [openid, email, profile]' })),
-    redirect_url: Type.String({ minLength: 1, description: 'this server\'s https://<host>/console/api/session/oidc/callback, as registered with the provider' }),
+    redirect_url: Type.Optional(Type.String({ minLength: 1, description: 'this server\'s https://<host>/console/api/session/oidc/callback, as registered with the provider (default: that path on the host the browser reached)' })),
     operators: Type.Optional(Type.Array(Type.Object(Claim, { additionalProperties: false }), { description: 'people matching any of these are operators' })),
     roles: Type.Optional(Type.Array(Type.Object({ ...Claim, project: Uuid, role: Role }, { additionalProperties: false }), { description: 'people matching a rule get its role in its project (the highest wins)' })),
     default_role: Type.Optional(Type.Union([Type.Null(), Type.Object({ project: Uuid, role: Role }, { additionalProperties: false })], { description: 'the role of people no rule maps; absent or null: they are refused' })),
@@ -58,7 +58,7 @@ export const signInSection = configSection({
     const oidc = file?.oidc;
     if (!oidc) return { oidc: null };
     checkUrl(oidc.issuer, 'sign_in.oidc.issuer', problems);
-    checkUrl(oidc.redirect_url, 'sign_in.oidc.redirect_url', problems);
+    if (oidc.redirect_url !== undefined) checkUrl(oidc.redirect_url, 'sign_in.oidc.redirect_url', problems);
     if (oidc.scopes && !oidc.scopes.includes('openid')) problems.push('sign_in.oidc.scopes: must include openid');
     const claimMatch = ({ claim, value }: ClaimMatch): ClaimMatch => ({ claim, value });
     return {
@@ -68,7 +68,7 @@ export const signInSection = configSection({
         clientId: oidc.client_id,
         clientSecret: env.SLUICE_OIDC_CLIENT_SECRET || null,
         scopes: oidc.scopes ?? ['openid', 'email', 'profile'],
-        redirectUrl: oidc.redirect_url,
+        redirectUrl: oidc.redirect_url ?? null,
         operators: (oidc.operators ?? []).map(claimMatch),
         roles: (oidc.roles ?? []).map((r) => ({ claim: r.claim, value: r.value, project: r.project.toLowerCase(), role: r.role })),
         defaultRole: oidc.default_role ? { project: oidc.default_role.project.toLowerCase(), role: oidc.default_role.role } : null,

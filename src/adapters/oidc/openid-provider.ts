@@ -15,7 +15,6 @@ export interface OpenIdProviderOptions {
   clientId: string;
   clientSecret: string | null;
   scopes: readonly string[];
-  redirectUrl: string;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -49,11 +48,11 @@ export class OpenIdProvider implements IdentityProvider {
     return this.options.name;
   }
 
-  async begin(): Promise<{ flow: SignInFlow; authorizationUrl: string }> {
+  async begin(redirectUrl: string): Promise<{ flow: SignInFlow; authorizationUrl: string }> {
     const configuration = await this.#discovered();
-    const flow: SignInFlow = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier() };
+    const flow: SignInFlow = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier(), redirectUrl };
     const url = client.buildAuthorizationUrl(configuration, {
-      redirect_uri: this.options.redirectUrl,
+      redirect_uri: redirectUrl,
       scope: this.options.scopes.join(' '),
       code_challenge: await client.calculatePKCECodeChallenge(flow.codeVerifier),
       code_challenge_method: 'S256',
@@ -66,7 +65,7 @@ export class OpenIdProvider implements IdentityProvider {
   async complete(callbackUrl: URL, flow: SignInFlow): Promise<IdentityClaims> {
     const configuration = await this.#discovered();
     // The callback's own query, against the redirect URL the provider was given.
-    const current = new URL(this.options.redirectUrl);
+    const current = new URL(flow.redirectUrl);
     current.search = callbackUrl.search;
     let claims: client.IDToken | undefined;
     try {
@@ -96,8 +95,9 @@ export class OpenIdProvider implements IdentityProvider {
     const issuer = new URL(this.options.issuer);
     const insecure = issuer.protocol === 'http:' && LOOPBACK.has(issuer.hostname);
     const { clientSecret } = this.options;
+    // Non-repudiation checks: the ID token's signature is verified against the provider's keys even though it came straight from the token endpoint.
     return client.discovery(issuer, this.options.clientId, clientSecret ?? undefined, clientSecret === null ? client.None() : undefined, {
-      ...(insecure && { execute: [client.allowInsecureRequests] }),
+      execute: insecure ? [client.allowInsecureRequests, client.enableNonRepudiationChecks] : [client.enableNonRepudiationChecks],
       timeout: 10,
     });
   }

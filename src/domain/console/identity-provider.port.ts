@@ -5,6 +5,8 @@ export interface SignInFlow {
   state: string;
   nonce: string;
   codeVerifier: string;
+  /** Where the provider returns the browser: the token request names it again. */
+  redirectUrl: string;
 }
 
 /** The claims of a verified ID token: `iss` and `sub` always, and whatever else the provider sent. */
@@ -13,8 +15,8 @@ export type IdentityClaims = Readonly<Record<string, unknown>> & { iss: string; 
 export interface IdentityProvider {
   /** The name the sign-in button shows. */
   readonly name: string;
-  /** A new flow and the provider's authorization URL for it (authorization code, PKCE, state and nonce). */
-  begin(): Promise<{ flow: SignInFlow; authorizationUrl: string }>;
+  /** A new flow returning to `redirectUrl`, and the provider's authorization URL for it (authorization code, PKCE, state and nonce). */
+  begin(redirectUrl: string): Promise<{ flow: SignInFlow; authorizationUrl: string }>;
   /**
    * The claims of the person the callback signs in: the code exchanged (with the flow's
    * PKCE verifier), and the state, the ID token's signature, expiry, audience and nonce

@@ -27,6 +27,8 @@ export interface OidcSignInDeps {
   people: PeopleService;
   sessions: ConsoleSessions;
   clock: Clock;
+  /** The configured callback URL; null: the one the browser reached the start at. */
+  redirectUrl: string | null;
 }
 
 export interface SignInOutcome {
@@ -42,8 +44,9 @@ export class OidcSignIn {
   }
 
   /** The flow id for the browser's cookie, and where to send the browser. */
-  async begin(): Promise<{ flowId: string; authorizationUrl: string }> {
-    const { flow, authorizationUrl } = await this.deps.provider.begin();
+  /** `redirectUrl`: the configured one, else this server's callback as the browser reached it. */
+  async begin(redirectUrl: string): Promise<{ flowId: string; authorizationUrl: string }> {
+    const { flow, authorizationUrl } = await this.deps.provider.begin(this.deps.redirectUrl ?? redirectUrl);
     const flowId = randomToken(32);
     await this.deps.flows.insert(hashOf(flowId), flow, this.deps.clock.nowMs() + FLOW_TTL_MS);
     return { flowId, authorizationUrl };

@@ -274,6 +274,7 @@ export interface SignInFlowsTable {
   state: string;
   nonce: string;
   code_verifier: string;
+  redirect_url: string;
   expires_at: number;
 }
 

@@ -51,7 +51,7 @@ export function registerOidcRoutes(plain: FastifyInstance, { signIn, audit }: Oi
 
   scope.get(`${FLOW_PATH}/start`, { schema: { tags, summary: 'Sign in through the identity provider (a redirect)' } }, async (request, reply) => {
     if (!signIn) throw notConfigured();
-    const { flowId, authorizationUrl } = await signIn.begin();
+    const { flowId, authorizationUrl } = await signIn.begin(`${request.protocol}://${request.host}${FLOW_PATH}/callback`);
     // Lax: the provider's redirect back is a cross-site navigation, on which a Strict cookie is not sent.
     reply.setCookie(FLOW_COOKIE, flowId, { path: FLOW_PATH, httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https', maxAge: 600 });
     return reply.redirect(authorizationUrl, 302);

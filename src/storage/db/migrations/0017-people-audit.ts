@@ -39,6 +39,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('state', 'varchar(128)', (c) => c.notNull())
     .addColumn('nonce', 'varchar(128)', (c) => c.notNull())
     .addColumn('code_verifier', 'varchar(128)', (c) => c.notNull())
+    .addColumn('redirect_url', 'varchar(2048)', (c) => c.notNull())
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('sign_in_flows_expires_idx').on('sign_in_flows').column('expires_at').execute();

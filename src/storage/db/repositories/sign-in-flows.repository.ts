@@ -9,7 +9,7 @@ export class SignInFlowsRepository implements SignInFlowStore {
     await this.database.db.deleteFrom('sign_in_flows').where('expires_at', '<=', Date.now()).execute();
     await this.database.db
       .insertInto('sign_in_flows')
-      .values({ id_hash: idHash, state: flow.state, nonce: flow.nonce, code_verifier: flow.codeVerifier, expires_at: expiresAtMs })
+      .values({ id_hash: idHash, state: flow.state, nonce: flow.nonce, code_verifier: flow.codeVerifier, redirect_url: flow.redirectUrl, expires_at: expiresAtMs })
       .execute();
   }
 
@@ -17,6 +17,6 @@ export class SignInFlowsRepository implements SignInFlowStore {
   async take(idHash: string, nowMs: number): Promise<SignInFlow | undefined> {
     const row = await this.database.db.deleteFrom('sign_in_flows').where('id_hash', '=', idHash).returningAll().executeTakeFirst();
     if (!row || Number(row.expires_at) <= nowMs) return undefined;
-    return { state: row.state, nonce: row.nonce, codeVerifier: row.code_verifier };
+    return { state: row.state, nonce: row.nonce, codeVerifier: row.code_verifier, redirectUrl: row.redirect_url };
   }
 }
