@@ -1,8 +1,8 @@
 /**
  * Signing in to the console through an identity provider, in headless Chromium: the
  * sign-in page offers "Sign in with <provider>", the provider's page signs the person in,
- * the console opens as that user in their project; the Members and Audit log pages show
- * them and their sign-in; a person with no role comes back to the sign-in page with the
+ * the console opens as that user in their project, where they make a key; the Members
+ * and Audit log pages show them and the key they made; a person with no role comes back to the sign-in page with the
  * reason. axe-core on every console page seen. Skipped, with a message, where no Chromium exists.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,14 +58,18 @@ describe.skipIf(!CHROMIUM_PATH)('console sign-in through the identity provider, 
     await page.getByRole('heading', { name: 'Your project' }).waitFor();
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     await expectAccessible(page, 'user-project');
+    await page.getByLabel('New key name').fill('lin-laptop');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByTestId('new-key').waitFor();
 
     await page.getByRole('link', { name: 'Members' }).click();
-    await page.getByRole('cell', { name: 'lin@example.com' }).waitFor();
+    await page.getByRole('cell', { name: 'lin@example.com', exact: true }).waitFor();
     expect(await page.getByLabel('Role of lin@example.com').inputValue()).toBe('admin');
     await expectAccessible(page, 'user-members');
 
     await page.getByRole('link', { name: 'Audit log' }).click();
-    await page.getByRole('cell', { name: 'sign_in.success' }).waitFor();
+    await page.getByRole('cell', { name: 'key.create' }).waitFor();
+    await page.getByRole('cell', { name: 'user user_', exact: false }).first().waitFor();
     await expectAccessible(page, 'user-audit');
     const cookies = await page.context().cookies();
     const session = cookies.find((c) => c.name === 'sluice_session')!;
