@@ -37,13 +37,13 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
   const infrastructure = await createInfrastructure(config, overrides);
   const billing = createBilling(infrastructure.services);
   const inference = createInference(infrastructure.services, overrides);
-  const { projects, outbox, authenticator, creditMeter, keyMeter, apiKeyRateLimit } = billing.services;
+  const { projects, outbox, authenticator, creditMeter, keyMeter, apiKeyRateLimit, audit } = billing.services;
   const { clock } = infrastructure.services;
   return {
     services: { ...infrastructure.services, ...billing.services, ...inference.services },
     routes: {
       api: [...inference.services.apiRoutes, bindRoutes(registerUsageRoutes, { projects, clock }), bindRoutes(registerSpendRoute, { projects, clock })],
-      admin: [bindRoutes(registerAdminRoutes, { projects, clock }), bindRoutes(registerAdminSpendRoute, { projects, clock }), bindRoutes(registerKeyAdmin, { projects }), bindRoutes(registerOutboxAdmin, { outbox: outbox.service })],
+      admin: [bindRoutes(registerAdminRoutes, { projects, clock, audit }), bindRoutes(registerAdminSpendRoute, { projects, clock }), bindRoutes(registerKeyAdmin, { projects, audit }), bindRoutes(registerOutboxAdmin, { outbox: outbox.service })],
     },
     scopes: (shared) => [
       adminScope({ adminToken: config.adminToken, meter: creditMeter, rateLimit: apiKeyRateLimit }, shared.admin),

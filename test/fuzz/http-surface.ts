@@ -72,6 +72,15 @@ const ROUTES: Array<(s: string) => string> = [
   (s) => `/admin/v1/keys/${s}/revoke`,
   () => '/v1/spend',
   () => '/admin/v1/spend',
+  () => '/admin/v1/users',
+  (s) => `/admin/v1/users/${s}`,
+  (s) => `/admin/v1/projects/${s}/members`,
+  (s) => `/admin/v1/projects/${s}/members/${s}`,
+  () => '/admin/v1/audit',
+  () => '/admin/v1/audit/export',
+  () => '/console/api/session/options',
+  () => '/console/api/session/oidc/start',
+  () => '/console/api/session/oidc/callback',
   () => '/healthz',
   () => '/readyz',
   () => '/metrics',
@@ -80,7 +89,8 @@ const ROUTES: Array<(s: string) => string> = [
 
 const query = fc.oneof(
   fc.constant(''),
-  fc.constantFrom('?limit=2', '?limit=0', '?limit=-1', '?limit=abc', '?limit=100000', '?after=constructor', '?after=__proto__', '?purpose=batch'),
+  fc.constantFrom('?limit=2', '?limit=0', '?limit=-1', '?limit=abc', '?limit=100000', '?after=constructor', '?after=__proto__', '?purpose=batch',
+    '?format=csv', '?format=xml', '?since=abc', '?until=99999999999', '?project_id=constructor', '?code=abc&state=def', '?error=access_denied&state=x', '?code=&state=&iss=%00'),
   fc
     .record(
       {
@@ -272,6 +282,8 @@ export async function checkOne(request: FuzzRequest, target: FuzzTarget, stats: 
     method: request.method,
     headers: headersFor(request, target),
     body: request.body ?? undefined,
+    // Sluice's own answer is checked: a redirect (to the identity provider, say) is not followed.
+    redirect: 'manual',
   });
   const text = await response.text();
   stats.requests++;

@@ -155,6 +155,13 @@ export class ProjectsService {
     return this.deps.reports.spend(query);
   }
 
+  /** The key's record (never its secret); 404 when there is none. */
+  async getKey(keyId: string): Promise<ApiKeyRecord> {
+    const record = await this.deps.keys.findById(keyId);
+    if (!record) throw new AppError('not_found', `API key not found: ${keyId}`, { code: 'key_not_found' });
+    return record;
+  }
+
   async revokeKey(keyId: string): Promise<ApiKeyRecord> {
     const record = await this.deps.keys.revoke(keyId, this.deps.clock.nowMs());
     if (!record) throw keyNotFound(keyId);

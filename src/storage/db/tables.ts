@@ -178,6 +178,8 @@ export interface ConsoleSessionsTable {
   key_id: string | null;
   created_at: number;
   expires_at: number;
+  /** The user's session (migration 0017); NULL for the admin token's or an API key's. */
+  user_id: string | null;
 }
 
 /** Credit given or taken by an operator, with its reason (migration 0009). */
@@ -276,6 +278,49 @@ export interface ResponseEventsTable {
   event: string;
 }
 
+/** Console users (migration 0017); `operator` is 0 or 1. */
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string | null;
+  operator: number;
+  oidc_issuer: string | null;
+  oidc_subject: string | null;
+  created_at: number;
+}
+
+/** A user's role in a project (migration 0017). */
+export interface ProjectMembersTable {
+  project_id: string;
+  user_id: string;
+  role: string;
+  created_at: number;
+}
+
+/** An OIDC sign-in between its start and its callback (migration 0017). */
+export interface SignInFlowsTable {
+  id_hash: string;
+  state: string;
+  nonce: string;
+  code_verifier: string;
+  redirect_url: string;
+  expires_at: number;
+}
+
+/** The audit log (migration 0017): inserted, never updated or deleted; `detail` is JSON text. */
+export interface AuditLogTable {
+  id: string;
+  created_at: number;
+  actor_type: string;
+  actor_id: string | null;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  project_id: string | null;
+  detail: string;
+  ip: string | null;
+}
+
 export interface Tables {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -293,4 +338,8 @@ export interface Tables {
   storefront_checkouts: StorefrontCheckoutsTable;
   responses: ResponsesTable;
   response_events: ResponseEventsTable;
+  users: UsersTable;
+  project_members: ProjectMembersTable;
+  sign_in_flows: SignInFlowsTable;
+  audit_log: AuditLogTable;
 }
