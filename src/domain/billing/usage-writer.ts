@@ -1,13 +1,13 @@
 /**
  * Group commit for usage records. Every record is still written with its debit in one
- * transaction before its write() resolves (group commit, not write-behind), but records
- * that arrive close together share a transaction: a group closes after GROUP_WINDOW_MS or
- * at MAX_GROUP records, whichever comes first, and records arriving while a group is being
- * written form the next one. The window opens only when the writer is busy (the record
- * before arrived within a window of this one): a lone record waits one event-loop turn
- * (setImmediate), as the records of one turn always share a transaction. A failed shared
- * commit is retried record by record, so one bad record cannot fail the others, and each
- * record is written at most once (a commit that failed wrote none of its records).
+ * transaction before its write() resolves (group commit, not write-behind), but the records
+ * of one event-loop turn, and those arriving while a transaction is being written (a
+ * PostgreSQL round trip), share a transaction of at most MAX_GROUP records: under load one
+ * commit carries many calls; alone, a record waits one turn (setImmediate). No group waits
+ * on a clock: SQLite commits synchronously, so a timer would add its wait to every answer
+ * and give the event loop nothing else to do meanwhile (bench/RESULTS.md, "Settlements
+ * committed in groups"). A failed shared commit wrote none of its records: they are retried record by
+ * record, so one bad record cannot fail the others and none is written twice.
  * A record's outbox messages (settlements owed to third parties) are written in the same
  * transaction as the record, as the entries the hooks make of a transaction's messages
  * (one per target kind where they combine, so a busy transaction writes one row, not one
@@ -35,22 +35,12 @@ interface Pending {
 
 const NO_ENTRIES: readonly OutboxEntry[] = [];
 
-/**
- * How long a busy writer's group stays open for more records (a timer's smallest step).
- * At 1,000 calls a second it carries about two; each waits at most this long for its answer.
- */
-export const GROUP_WINDOW_MS = 1;
-
-/** The records of one transaction at most (and so its bound parameters); a full group commits at once. */
+/** The records of one transaction at most (bounds its size and its bound parameters). */
 export const MAX_GROUP = 500;
 
 export class UsageWriter {
   #queue: Pending[] = [];
   #draining = false;
-  /** The open group's timer (busy writer), or null. */
-  #window: NodeJS.Timeout | null = null;
-  /** When the writer was last handed a record (performance.now()). */
-  #lastArrivalMs = -Infinity;
 
   constructor(
     private readonly store: UsageStore,
@@ -59,31 +49,12 @@ export class UsageWriter {
 
   write(record: UsageRecord, outbox: readonly OutboxMessage[] = []): Promise<void> {
     return new Promise((resolve, reject) => {
-      const nowMs = performance.now();
-      const busy = nowMs - this.#lastArrivalMs < GROUP_WINDOW_MS;
-      this.#lastArrivalMs = nowMs;
       this.#queue.push({ record, outbox, resolve, reject });
-      if (this.#draining) return;
-      if (this.#window !== null) {
-        if (this.#queue.length >= MAX_GROUP) this.#closeGroup();
-        return;
+      if (!this.#draining) {
+        this.#draining = true;
+        setImmediate(() => void this.#drain());
       }
-      if (this.#queue.length > 1) return;
-      if (busy) this.#window = setTimeout(() => this.#closeGroup(), GROUP_WINDOW_MS);
-      else setImmediate(() => this.#startDrain());
     });
-  }
-
-  #closeGroup(): void {
-    if (this.#window !== null) clearTimeout(this.#window);
-    this.#window = null;
-    this.#startDrain();
-  }
-
-  #startDrain(): void {
-    if (this.#draining || this.#queue.length === 0) return;
-    this.#draining = true;
-    void this.#drain();
   }
 
   async #drain(): Promise<void> {
@@ -107,10 +78,13 @@ export class UsageWriter {
       started = this.hooks.starting();
       balances = await this.store.recordAndDebitMany(group.map((p) => p.record), entries);
     } catch {
-      // Nothing of the group was written: each record gets its own transaction, and its own error.
+      // The commit is atomic, so nothing of the group was written: each record gets its own
+      // transaction and its own error. (Had it committed unseen, a connection lost after the
+      // commit, each retry fails on its record's key: still written once.)
       for (const p of group) await this.#writeOne(p);
       return;
     }
+    // Only the commit's failure retries: what runs after it must never write a record twice.
     this.hooks.committed(entries, balances, started);
     for (const p of group) p.resolve();
   }
