@@ -86,7 +86,11 @@ export function overheadChart(points: readonly OverheadPoint[], rates: readonly 
 
 function machine(run: OverheadRun): string {
   const cpus = os.cpus();
+  const overloaded = Math.max(Number(run.loadBefore.split(' ')[0]), Number(run.loadAfter.split(' ')[0])) > cpus.length;
   return [
+    ...(overloaded
+      ? [`- **overloaded during this run** (a load average above its ${cpus.length} cores): the figures below measure the wait for a core as much as the servers; run the bench again on a quiet machine before comparing them with others`]
+      : []),
     `- ${cpus.length} cores (${cpus[0]?.model.trim() ?? 'unknown CPU'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GB of memory, ${os.type()} ${os.release()}`,
     `- Node ${process.versions.node}; every server, the mock engine and the load generator share these cores`,
     `- load average (1, 5, 15 min) ${run.loadBefore} before the run, ${run.loadAfter} after it`,
