@@ -7,11 +7,9 @@
  */
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
-import { startScript, startSluice, type BenchProcess } from './processes.js';
+import { benchProcess, freePort, startScript, startSluice, type BenchProcess } from './processes.js';
 import { startBareProxy } from './proxy.bench.js';
-import { mainThreadCpuMicrosOf, processCpuMicros } from './cpu-time.js';
 
 /** The engine's fixed latency: overhead is a proxy's latency less this. */
 export const ENGINE_LATENCY_MS = 60;
@@ -81,14 +79,6 @@ export async function startBareUnderTest(engineUrl: string): Promise<ServerUnder
   return { name: 'bare Fastify + undici', url: `${bare.baseUrl}/v1/chat/completions`, headers: {}, process: bare };
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /**
  * Portkey's gateway from its npm package (`build/start-server.js --port=… --headless`),
  * sent to the mock engine as an OpenAI provider at a custom host. Its package's
@@ -103,7 +93,6 @@ export async function startPortkeyUnderTest(engineUrl: string): Promise<ServerUn
   const child = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const baseUrl = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`Portkey's gateway exited (${child.exitCode}): ${stderr}`);
@@ -111,20 +100,10 @@ export async function startPortkeyUnderTest(engineUrl: string): Promise<ServerUn
     if (i > 200) throw new Error(`Portkey's gateway did not answer on ${baseUrl}: ${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const process_: BenchProcess = {
-    baseUrl,
-    pid: child.pid!,
-    cpuMicros: () => processCpuMicros(child.pid!),
-    mainThreadCpuMicros: () => mainThreadCpuMicrosOf(child.pid!),
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
   return {
     name: "Portkey's gateway",
     url: `${baseUrl}/v1/chat/completions`,
     headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${engineUrl}/v1`, authorization: 'Bearer sk-bench' },
-    process: process_,
+    process: benchProcess(child, baseUrl),
   };
 }
