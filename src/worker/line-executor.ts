@@ -17,6 +17,7 @@ import { AppError, isAppError } from '../domain/shared/errors.js';
 import {
   CANCELLED,
   EXPIRED,
+  KEY_EXPIRED,
   KEY_REVOKED,
   errorLine,
   failureOf,
@@ -33,6 +34,7 @@ import { payerOf, type Caller, type Principal } from '../domain/identity/caller.
 import type { LineMeter, MeterResolver } from '../domain/billing/meter-resolver.js';
 import { heldByOtherCalls, type HeldByOtherCalls } from '../domain/billing/meter.js';
 import type { ResultWriter } from './result-writer.js';
+import type { KeyPolicy } from '../domain/identity/key-policy.types.js';
 import { inBatchLineSpan } from '../observability/batch-tracing.js';
 import { sleep } from './sleep.js';
 
@@ -73,12 +75,16 @@ export function gateFailure(gate: LineGate, nowMs: number): LineFailure | null {
   if (gate.status === 'cancelling' || gate.status === 'cancelled') return CANCELLED;
   if (nowMs >= gate.expiresAtMs) return EXPIRED;
   if (gate.keyRevoked) return KEY_REVOKED;
+  const expiresAtMs = gate.keyPolicy?.expiresAtMs;
+  if (expiresAtMs !== undefined && nowMs >= expiresAtMs) return KEY_EXPIRED;
   return null;
 }
 
-/** The caller a batch line runs as: its batch's project, creating key and payer. */
-export function linePrincipal(batch: BatchRunInfo): Principal {
-  return { kind: 'batch_line', projectId: batch.projectId, keyId: batch.createdByKeyId, subject: null, payer: payerOf(batch.payer) };
+/** The caller a batch line runs as: its batch's project, creating key (and that key's policy as it is now) and payer. */
+export function linePrincipal(batch: BatchRunInfo, keyPolicy: KeyPolicy | null = null): Principal {
+  const principal: Principal = { kind: 'batch_line', projectId: batch.projectId, keyId: batch.createdByKeyId, subject: null, payer: payerOf(batch.payer) };
+  if (keyPolicy !== null) principal.policy = keyPolicy;
+  return principal;
 }
 
 export class LineExecutor {
@@ -99,7 +105,7 @@ export class LineExecutor {
       return this.recordFailure(task, failureOf(err));
     }
     try {
-      const outcome = await this.#call(task, meter, signal);
+      const outcome = await this.#call(task, linePrincipal(task.batch, gate.keyPolicy), meter, signal);
       const { id, requestId } = lineIdentity(task.batch.id, task.lineNo);
       const result: LineResult =
         'answer' in outcome
@@ -135,8 +141,8 @@ export class LineExecutor {
     };
   }
 
-  async #call(task: LineTask, meter: LineMeter, signal: AbortSignal): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
-    const caller: Caller = { principal: linePrincipal(task.batch), meter };
+  async #call(task: LineTask, principal: Principal, meter: LineMeter, signal: AbortSignal): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
+    const caller: Caller = { principal, meter };
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     let call: LineCall;
     try {
