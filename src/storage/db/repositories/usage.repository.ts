@@ -152,6 +152,15 @@ function combinedText(statements: readonly SqlStatement[]): string {
   return `with ${parts.join(', ')} ${select}`;
 }
 
+/** The text of #projectDebits() for `count` projects ($1, $2: the first project's id and cost). */
+function projectDebitsText(count: number): string {
+  const rows = Array.from({ length: count }, (_, i) => `($${2 * i + 1}::varchar, $${2 * i + 2}::bigint)`).join(', ');
+  return (
+    `update "projects" set "balance_micros" = "projects"."balance_micros" - "v"."cost" from (values ${rows}) as "v"("id", "cost") ` +
+    `where "projects"."id" = "v"."id" returning "projects"."id", "projects"."balance_micros"`
+  );
+}
+
 export class UsageRepository implements UsageStore, UsageHistory {
   readonly #compiled = new CompiledQueries();
   /**
@@ -161,6 +170,8 @@ export class UsageRepository implements UsageStore, UsageHistory {
    * also lets the connection find its prepared statement (prepared-statements.ts) at once.
    */
   readonly #combinedTexts = new Map<string, string>();
+  /** #projectDebits()'s text by the number of projects it debits. */
+  readonly #debitTexts = new Map<number, string>();
 
   /** `otherDebits`: the debit of each payer kind besides `project` that has a balance here. */
   constructor(
@@ -182,7 +193,8 @@ export class UsageRepository implements UsageStore, UsageHistory {
    * concurrent calls). On PostgreSQL, when only projects pay (no other kind's debit, whose
    * statements read what the one before wrote), the writes are one statement of
    * data-modifying CTEs: atomic on its own, one round trip instead of four (begin, insert,
-   * debit, commit), returning the balances the debits left, which it resolves with.
+   * debit, commit), the group's records in one multi-row insert and its projects' debits in
+   * one UPDATE … FROM (VALUES …), returning the balances the debits left, which it resolves with.
    * Both run on the database's usage connections (synchronous commit or not, by config).
    */
   async recordAndDebitMany(records: readonly UsageRecord[], outbox: readonly OutboxEntry[] = []): Promise<BalancesAfter> {
@@ -239,7 +251,9 @@ export class UsageRepository implements UsageStore, UsageHistory {
       }
     }
     const statements: SqlStatement[] = [];
-    for (const [projectId, cost] of projectCosts) if (cost !== 0) statements.push(this.#debit(executor, projectId, cost));
+    for (const [projectId, cost] of projectCosts) if (cost === 0) projectCosts.delete(projectId);
+    if (this.database.flavor === 'postgres' && projectCosts.size > 1) statements.push(this.#projectDebits(projectCosts));
+    else for (const [projectId, cost] of projectCosts) statements.push(this.#debit(executor, projectId, cost));
     for (const [kind, ofKind] of others) statements.push(...this.otherDebits.get(kind)!.statements(executor, ofKind));
     return statements;
   }
@@ -253,6 +267,18 @@ export class UsageRepository implements UsageStore, UsageHistory {
         .where('id', '=', projectId);
     if (this.database.flavor !== 'postgres') return this.#compiled.statement('debit', debit, [cost, projectId]);
     return this.#compiled.statement('debit-returning', () => debit().returning(['id', 'balance_micros']), [cost, projectId]);
+  }
+
+  /** PostgreSQL: every paying project's debit in one UPDATE … FROM (VALUES …), returning the balances it left. */
+  #projectDebits(projectCosts: ReadonlyMap<string, number>): SqlStatement {
+    const parameters: unknown[] = [];
+    for (const [projectId, cost] of projectCosts) parameters.push(projectId, cost);
+    let text = this.#debitTexts.get(projectCosts.size);
+    if (text === undefined) {
+      text = projectDebitsText(projectCosts.size);
+      if (this.#debitTexts.size < MAX_COMBINED_TEXTS) this.#debitTexts.set(projectCosts.size, text);
+    }
+    return { sql: text, parameters };
   }
 
   /** Newest first; `after` is the id of the last record of the previous page. */
