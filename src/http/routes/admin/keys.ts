@@ -42,7 +42,7 @@ export function registerKeyAdmin(plain: FastifyInstance, { projects, audit }: Ke
   scope.post('/projects/:id/keys', createRoute, async (request) => {
     const { name, ...policy } = request.body;
     const { record, key } = await projects.createKey(request.params.id, name, policy);
-    await audited(request, 'key.create', record, { policy: Object.keys(policy) });
+    await audited(request, 'key.create', record, Object.keys(policy).length > 0 ? { policy: Object.keys(policy) } : {});
     return { ...keyToWire(record), key };
   });
 
