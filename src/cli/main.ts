@@ -17,6 +17,7 @@ import { registerCalibrateCommand } from './commands/calibrate.js';
 import { registerRuntimesCommands } from './commands/runtimes.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerProvidersCommands } from './commands/providers.js';
+import { registerSpendCommand } from './commands/spend.js';
 import { packageVersion } from './version.js';
 import { ListenError } from '../listen-errors.js';
 
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServerCommands(program);
   registerAdminCommands(program);
+  registerSpendCommand(program);
   registerModelsCommands(program);
   registerWorkerCommands(program);
   registerPacksCommands(program);

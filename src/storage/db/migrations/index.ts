@@ -19,6 +19,9 @@ import * as m0013 from './0013-responses.js';
 import * as m0014 from './0014-usage-session.js';
 import * as m0015 from './0015-usage-cached-tokens.js';
 import * as m0016 from './0016-key-policy.js';
+import * as m0017 from './0017-people-audit.js';
+import * as m0018 from './0018-usage-tags.js';
+import * as m0020 from './0020-usage-key-spend.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -37,4 +40,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0014-usage-session': m0014,
   '0015-usage-cached-tokens': m0015,
   '0016-key-policy': m0016,
+  '0017-people-audit': m0017,
+  '0018-usage-tags': m0018,
+  '0020-usage-key-spend': m0020,
 };
