@@ -70,6 +70,8 @@ const ROUTES: Array<(s: string) => string> = [
   (s) => `/admin/v1/projects/${s}/credits`,
   (s) => `/admin/v1/projects/${s}/usage`,
   (s) => `/admin/v1/keys/${s}/revoke`,
+  (s) => `/admin/v1/keys/${s}`,
+  (s) => `/admin/v1/keys/${s}/rotate`,
   () => '/v1/spend',
   () => '/admin/v1/spend',
   () => '/admin/v1/users',
@@ -136,6 +138,20 @@ const anthropicMessages = fc.array(
   { maxLength: 4 },
 );
 
+/** A key's policy on the admin key routes, each field possibly malformed (overlapping globs, unknown windows, negative budgets, past expiry). */
+export const keyPolicyFields = {
+  models: fc.oneof(fc.array(fc.constantFrom('small-*', '*-mini', 'small-a', 'a[b]', '', 'x y', '**', '?', ...PROTOTYPE_NAMES), { maxLength: 4 }), fc.jsonValue({ maxDepth: 2 })),
+  budget: fc.oneof(
+    fc.record({ limit_usd: fc.oneof(fc.double(), fc.integer(), fc.string({ maxLength: 4 })), window: fc.constantFrom('day', 'week', 'month', 'total', 'year', ...PROTOTYPE_NAMES) }, { requiredKeys: [] }),
+    fc.jsonValue({ maxDepth: 2 }),
+  ),
+  rpm: fc.oneof(fc.integer({ min: -2, max: 2_000_000 }), fc.double(), fc.jsonValue({ maxDepth: 1 })),
+  tpm: fc.oneof(fc.integer(), fc.double(), fc.jsonValue({ maxDepth: 1 })),
+  expires_at: fc.oneof(fc.integer(), fc.double(), fc.constant(Number.MAX_SAFE_INTEGER), fc.jsonValue({ maxDepth: 1 })),
+  tags: fc.oneof(fc.array(fc.oneof(fc.constantFrom('a,b', 'ok', 'team:x', ...PROTOTYPE_NAMES), fc.string({ maxLength: 70 })), { maxLength: 22 }), fc.jsonValue({ maxDepth: 1 })),
+  grace_seconds: fc.oneof(fc.integer({ min: -5, max: 3_000_000 }), fc.double(), fc.jsonValue({ maxDepth: 1 })),
+};
+
 /** Bodies shaped like real requests, with each field possibly wrong. */
 const requestLike = fc.record(
   {
@@ -174,6 +190,7 @@ const requestLike = fc.record(
     ),
     n: fc.oneof(fc.integer({ min: -2, max: 200 }), fc.double(), fc.string({ maxLength: 3 })),
     logprobs: fc.oneof(fc.boolean(), fc.integer({ min: -1, max: 8 }), fc.jsonValue({ maxDepth: 1 })),
+    ...keyPolicyFields,
   },
   { requiredKeys: [] },
 );

@@ -5,6 +5,7 @@ import { invalidRequest } from '../../domain/shared/errors.js';
 import { keyToWire, projectToWire } from '../../http/routes/admin/mappers.js';
 import { readLimit, toListPage } from '../../http/mappers/list-page.js';
 import { printJson, withAssembly } from '../context.js';
+import { policyInputOf, withPolicyFlags, type KeyPolicyFlags } from './key-policy-options.js';
 
 export function registerAdminCommands(program: Command): void {
   const projects = program.command('projects').description('manage projects');
@@ -33,14 +34,28 @@ export function registerAdminCommands(program: Command): void {
     .action(async (id: string) => withAssembly(async ({ core: c }) => printJson(projectToWire(await c.projects.getProject(id)))));
 
   const keys = program.command('keys').description('manage API keys');
-  keys
-    .command('create')
-    .argument('<project-id>')
-    .option('--name <name>', 'a label for the key', 'default')
-    .description('create an API key; the key is printed once and cannot be shown again')
-    .action(async (projectId: string, options: { name: string }) =>
+  withPolicyFlags(keys.command('create').argument('<project-id>').option('--name <name>', 'a label for the key', 'default'), false)
+    .description('create an API key, with its policy; the key is printed once and cannot be shown again')
+    .action(async (projectId: string, options: KeyPolicyFlags & { name: string }) =>
       withAssembly(async ({ core: c }) => {
-        const { record, key } = await c.projects.createKey(projectId, options.name);
+        const { record, key } = await c.projects.createKey(projectId, options.name, policyInputOf(options));
+        printJson({ ...keyToWire(record), key });
+      }),
+    );
+  withPolicyFlags(keys.command('update').argument('<key-id>').option('--name <name>', 'a new label for the key'), true)
+    .description("change a key's name and policy; every replica sees it within the auth cache TTL")
+    .action(async (keyId: string, options: KeyPolicyFlags & { name?: string }) =>
+      withAssembly(async ({ core: c }) => printJson(keyToWire(await c.projects.updateKey(keyId, { name: options.name, ...policyInputOf(options) })))),
+    );
+  keys
+    .command('rotate')
+    .argument('<key-id>')
+    .requiredOption('--grace-seconds <n>', 'how long the old secret keeps working (0: it stops at once)')
+    .description('issue a key a new secret, printed once; the old one works until the grace ends')
+    .action(async (keyId: string, options: { graceSeconds: string }) =>
+      withAssembly(async ({ core: c }) => {
+        const grace = Number(options.graceSeconds);
+        const { record, key } = await c.projects.rotateKey(keyId, options.graceSeconds.trim() !== '' && Number.isFinite(grace) ? grace : options.graceSeconds);
         printJson({ ...keyToWire(record), key });
       }),
     );

@@ -7,8 +7,12 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  /** Counts one request of `key`; in memory the answer is immediate, through Redis it is a promise. */
-  consume(key: string): RateDecision | Promise<RateDecision>;
+  /**
+   * Counts one request of `key`, allowed while the window's count is within `limit` (a
+   * key's own rate; default: the limiter's). In memory the answer is immediate, through
+   * Redis it is a promise.
+   */
+  consume(key: string, limit?: number): RateDecision | Promise<RateDecision>;
   /** Readiness of a shared store (Redis): throws while it cannot be reached. */
   check?(): Promise<void>;
   close(): Promise<void>;

@@ -86,7 +86,8 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
   const exceededCode = rateLimit?.exceededCode ?? 'rate_limit_exceeded';
 
   const decide = (request: FastifyRequest, reply: FastifyReply, caller: Caller, decision: RateDecision, done: Done) => {
-    reply.header('x-ratelimit-limit-requests', limit);
+    const keyRpm = caller.principal.policy?.rpm;
+    reply.header('x-ratelimit-limit-requests', keyRpm === undefined ? limit : String(keyRpm));
     reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
     if (!decision.allowed) {
       done(new AppError('rate_limit', exceededMessage, { code: exceededCode, retryAfterSeconds: decision.retryAfterSeconds }));
@@ -104,7 +105,8 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
     }
     let decision: RateDecision | Promise<RateDecision>;
     try {
-      decision = rateLimit.limiter.consume(keyOf(caller.principal));
+      // A key with its own rpm is limited by it instead of the scope's, on the same (shared) counter.
+      decision = rateLimit.limiter.consume(keyOf(caller.principal), caller.principal.policy?.rpm);
     } catch (err) {
       return done(err as Error);
     }

@@ -28,7 +28,7 @@ export class FixedWindowCounter implements RateLimiter {
     this.#sweeper.unref();
   }
 
-  consume(key: string): RateDecision {
+  consume(key: string, limit = this.points): RateDecision {
     const now = this.nowMs();
     let window = this.#windows.get(key);
     if (window === undefined || window.resetAtMs <= now) {
@@ -37,8 +37,8 @@ export class FixedWindowCounter implements RateLimiter {
     }
     window.count++;
     return {
-      allowed: window.count <= this.points,
-      remaining: Math.max(0, this.points - window.count),
+      allowed: window.count <= limit,
+      remaining: Math.max(0, limit - window.count),
       retryAfterSeconds: Math.max(1, Math.ceil((window.resetAtMs - now) / 1000)),
     };
   }

@@ -12,10 +12,11 @@ import type { RateDecision, RateLimiter } from '../../domain/identity/rate-limit
 
 const WINDOW_SECONDS = 60;
 
-function decisionFrom(res: RateLimiterRes, allowed: boolean): RateDecision {
+/** The decision for a count of `res.consumedPoints` against `limit` (a key's own rate may be above or below the limiter's points). */
+function decisionFrom(res: RateLimiterRes, limit: number): RateDecision {
   return {
-    allowed,
-    remaining: Math.max(0, res.remainingPoints),
+    allowed: res.consumedPoints <= limit,
+    remaining: Math.max(0, limit - res.consumedPoints),
     retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
   };
 }
@@ -57,12 +58,13 @@ class RedisRateLimiter implements RateLimiter {
     void connected.then(() => (this.#ready = true));
   }
 
-  async consume(key: string): Promise<RateDecision> {
+  async consume(key: string, limit = this.limiter.points): Promise<RateDecision> {
     if (!this.#ready) await this.connected;
     try {
-      return decisionFrom(await this.limiter.consume(key, 1), true);
+      return decisionFrom(await this.limiter.consume(key, 1), limit);
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return decisionFrom(rejection, false);
+      // Past the limiter's points the library refuses, yet it counted: a key whose own rate is higher reads the count.
+      if (rejection instanceof RateLimiterRes) return decisionFrom(rejection, limit);
       throw rejection;
     }
   }
