@@ -21,6 +21,7 @@ import {
   LoggingSettingsObject,
   RequestBody,
   RequestDetail,
+  RequestExport,
   RequestIdParams,
   RequestList,
 } from '../../schemas/request-log.js';
@@ -57,8 +58,8 @@ export function registerAdminRequestRoutes(plain: FastifyInstance, { reader, set
     return toListPage(await reader.list(filterOf(query), readLimit(limit, MAX_REQUEST_PAGE, DEFAULT_REQUEST_PAGE), after), requestSummaryToWire);
   });
 
-  const exportSchema = { tags, summary: 'Every matching call, one detail record per line (NDJSON)', querystring: ExportQuery };
-  scope.get('/requests/export', { schema: exportSchema }, async (request, reply) => {
+  const exportSchema = { tags, summary: 'Every matching call, one detail record per line (NDJSON)', querystring: ExportQuery, response: { 200: RequestExport } };
+  scope.get('/requests/export', { schema: exportSchema, ...serializeAsBefore }, async (request, reply) => {
     const { limit: _limit, after: _after, format: _format, ...query } = request.query;
     const entries = reader.walk(filterOf(query));
     const lines = async function* () {
