@@ -24,7 +24,7 @@ const NOW_MS = Date.UTC(2026, 11, 1);
 /** Rows `from`..`to` (1-based): project i % 100, a model of 5, one status in 7 an error, a session of 50 calls, spread over 30 days. */
 const fill = (from: number, to: number) => sql`
   insert into request_log
-  select 'req_' || lpad(i::text, 12, '0'), 'proj-' || (i % 100), 'key-' || (i % 300), ${NOW_MS}::bigint - (i::bigint * ${(30 * DAY_MS) / ROWS}::bigint)::bigint,
+  select 'req_' || lpad(i::text, 12, '0'), 'proj-' || (i % 100), 'key-' || (i % 300), ${NOW_MS}::bigint - (i::bigint * ${Math.max(1, Math.floor((30 * DAY_MS) / ROWS))}::bigint)::bigint,
     '/v1/chat/completions', 'chat-completions', 'v1', 'model-' || (i % 5), 'model-' || (i % 5), null, 'dep-' || (i % 7),
     case when i % 7 = 0 then 429 else 200 end, case when i % 7 = 0 then 'rate_limit_exceeded' else null end, (i % 2), 'sess-' || (i / 50), null,
     '["team-' || (i % 10) || '"]', null, 500 + i % 1000, 100 + i % 300, i % 400, (i % 5000)::bigint, 1, 30, 200, 240,
