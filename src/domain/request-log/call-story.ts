@@ -67,6 +67,15 @@ export class CallStory implements AttemptRecorder, ToolNameSink {
     this.sessionId = opening.sessionId ?? null;
   }
 
+  /** The call's tags and end user as the route labelled them (header, body, the key's defaults); they replace the opening's. */
+  labelled(tags: readonly string[] | undefined, endUser: string | undefined): void {
+    if (tags !== undefined) this.#tags = tags;
+    if (endUser !== undefined) this.#endUser = endUser;
+  }
+
+  #tags: readonly string[] | undefined;
+  #endUser: string | undefined;
+
   /** The call continues a chain of responses: its session, unless the request named one. */
   chain(root: string): void {
     this.sessionId ??= root;
@@ -148,8 +157,8 @@ export class CallStory implements AttemptRecorder, ToolNameSink {
       errorCode: status >= 400 ? (this.errorCode ?? 'error') : null,
       stream: opening.stream,
       sessionId: this.sessionId,
-      endUser: opening.endUser ?? null,
-      tags: opening.tags ?? NO_TAGS,
+      endUser: this.#endUser ?? opening.endUser ?? null,
+      tags: this.#tags ?? opening.tags ?? NO_TAGS,
       batchId: opening.batchId ?? null,
       inputTokens: usage?.inputTokens ?? 0,
       outputTokens: usage?.outputTokens ?? 0,

@@ -129,6 +129,7 @@ export class WireSocketConnection {
       const sessionId = agentSessionOf(this.request);
       if (sessionId !== undefined) context.sessionId = sessionId;
       labelCall(context, this.request, format, parsed, caller.principal);
+      story.labelled(context.tags, context.endUser);
       const events = await tapStory(story, format.socket.open(services, caller, parsed, envelope, context));
       for await (const out of events) {
         if (this.#closed) break;

@@ -96,6 +96,7 @@ export function registerWireRoute(scope: FastifyInstance, { format, services, lo
     const sessionId = agentSessionOf(request);
     if (sessionId !== undefined) context.sessionId = sessionId;
     labelCall(context, request, format, request.body, caller.principal);
+    story.labelled(context.tags, context.endUser);
     const betas = betasOf(request.headers['anthropic-beta']);
     if (betas.length > 0) context.betas = betas;
     if (streams) return sendSse(reply, tapStory(story, stream!.open(services, caller, request.body, context)), signal, { named });
