@@ -17,6 +17,7 @@ import { registerCalibrateCommand } from './commands/calibrate.js';
 import { registerRuntimesCommands } from './commands/runtimes.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerProvidersCommands } from './commands/providers.js';
+import { registerRequestsCommands } from './commands/requests.js';
 import { registerSpendCommand } from './commands/spend.js';
 import { packageVersion } from './version.js';
 import { ListenError } from '../listen-errors.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerRuntimesCommands(program);
   registerConfigCommands(program);
   registerProvidersCommands(program);
+  registerRequestsCommands(program);
   return program;
 }
 

@@ -19,6 +19,7 @@ import { createDecisionFeature } from './decision.js';
 import type { Feature, SharedRoutes } from './feature.js';
 import { createGatewayFeature } from './gateway.js';
 import { createMcpFeature } from './mcp.js';
+import { createRequestLogFeature } from './request-log.js';
 import { createPeopleFeature } from './people.js';
 import { createResponsesFeature } from './responses.js';
 import { createStorefrontFeature } from './storefront.js';
@@ -33,6 +34,7 @@ export const FEATURES = {
   people: createPeopleFeature,
   console: createConsoleFeature,
   mcp: createMcpFeature,
+  requestLog: createRequestLogFeature,
 };
 
 export type Features = { [Name in keyof typeof FEATURES]: Awaited<ReturnType<(typeof FEATURES)[Name]>> };
@@ -126,5 +128,6 @@ async function readinessOf(features: readonly Feature<unknown>[], core: CoreServ
     core.missingRuntimes(),
   ]);
   const checks: Record<string, string> = Object.assign({}, ...reports);
-  return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, deployments, runtimes };
+  const notes: Record<string, string> = Object.assign({}, ...features.map((f) => f.notes?.() ?? {}));
+  return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, deployments, runtimes, notes };
 }
