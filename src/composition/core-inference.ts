@@ -32,6 +32,7 @@ import { bindWireSocketRoutes } from '../http/routes/v1/wire-socket-route.js';
 import { SocketRegistry } from '../http/socket/socket-registry.js';
 import { WIRE_FORMATS } from '../wire/formats.js';
 import type { WireFormat, WireServices } from '../wire/wire-format.js';
+import type { RequestLogSink } from '../domain/request-log/request-log.port.js';
 import { chatCompletionsWire } from '../wire/chat-completions/index.js';
 import { MESSAGES_WIRES } from '../wire/messages/index.js';
 
@@ -47,6 +48,8 @@ export interface CoreInference {
   routes: { wire: readonly BoundWireRoute[]; chatCompletions: BoundRoutes; messages: BoundRoutes };
   /** The service POST /v1/responses answers through: bound by the responses feature, which stores, continues and queues. */
   storedResponsesService: LateBinding<WireServices['responses']>;
+  /** Where every route's calls are logged: bound by the request-log feature. */
+  requestLog: LateBinding<RequestLogSink>;
   /** The inference routes of /v1. */
   apiRoutes: readonly BoundRoutes[];
   /**
@@ -88,7 +91,8 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   const wireFormats = overrides.wireFormats ?? WIRE_FORMATS;
   // A route's /v1/responses stores, continues and runs in the background; a batch line's does not.
   const routeServices: WireServices = { ...inference, get responses() { return storedResponsesService.value; } };
-  const wire = wireRoutes(wireFormats, routeServices);
+  const requestLog = lateBinding<RequestLogSink>('the request log');
+  const wire = wireRoutes(wireFormats, routeServices, requestLog);
   // Looked up when mounted: a list without chat fails only where a scope mounts chat.
   const routes = {
     wire,
@@ -109,7 +113,7 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   ];
   return {
     services: {
-      registry, inference, transcription, routes, storedResponsesService, apiRoutes, socketRoutes, sockets,
+      registry, inference, transcription, routes, storedResponsesService, requestLog, apiRoutes, socketRoutes, sockets,
       batchEndpoints: wireBatchEndpoints(wireFormats, inference, registry),
       upstreams: () => upstreamReadiness(registry),
       missingRuntimes: () => missingRuntimes(registry),

@@ -19,6 +19,7 @@ import { createDecisionFeature } from './decision.js';
 import type { Feature, SharedRoutes } from './feature.js';
 import { createGatewayFeature } from './gateway.js';
 import { createMcpFeature } from './mcp.js';
+import { createRequestLogFeature } from './request-log.js';
 import { createResponsesFeature } from './responses.js';
 import { createStorefrontFeature } from './storefront.js';
 
@@ -31,6 +32,7 @@ export const FEATURES = {
   storefront: createStorefrontFeature,
   console: createConsoleFeature,
   mcp: createMcpFeature,
+  requestLog: createRequestLogFeature,
 };
 
 export type Features = { [Name in keyof typeof FEATURES]: Awaited<ReturnType<(typeof FEATURES)[Name]>> };

@@ -10,11 +10,12 @@ import type { ModelDirectory } from '../domain/models/model-resolver.port.js';
 import type { ModelSpec } from '../domain/models/model-spec.types.js';
 import { bindWireRoute, type BoundWireRoute } from '../http/routes/v1/wire-route.js';
 import type { BoundRoutes } from '../http/route-module.js';
+import type { RequestLogSink } from '../domain/request-log/request-log.port.js';
 import { v1PathOf, type WireFormat, type WireServices } from '../wire/wire-format.js';
 
 /** Each format's route, in the list's order. */
-export const wireRoutes = (formats: readonly WireFormat[], services: WireServices): BoundWireRoute[] =>
-  formats.map((format) => bindWireRoute(format, services));
+export const wireRoutes = (formats: readonly WireFormat[], services: WireServices, log: { readonly value: RequestLogSink }): BoundWireRoute[] =>
+  formats.map((format) => bindWireRoute(format, services, log));
 
 /** The route of `format` among the bound ones (a scope that mounts one format's route alone, e.g. the storefront's chat). */
 export function wireRouteOf(routes: readonly BoundWireRoute[], format: WireFormat): BoundRoutes {

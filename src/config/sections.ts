@@ -13,10 +13,11 @@ import { decisionSection } from './decision-config.js';
 import { gatewaySection } from './gateway-config.js';
 import { mcpSection } from './mcp-config.js';
 import { messagesSection } from './messages-config.js';
+import { requestLogSection } from './request-log-config.js';
 import { responsesSection } from './responses-config.js';
 import { storefrontSection } from './storefront-config.js';
 
-export const CONFIG_SECTIONS = [aliasesSection, agentsSection, batchesSection, responsesSection, decisionSection, gatewaySection, storefrontSection, consoleSection, mcpSection, messagesSection] as const;
+export const CONFIG_SECTIONS = [aliasesSection, agentsSection, batchesSection, responsesSection, decisionSection, gatewaySection, storefrontSection, consoleSection, mcpSection, messagesSection, requestLogSection] as const;
 
 type Section = (typeof CONFIG_SECTIONS)[number];
 

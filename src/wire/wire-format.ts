@@ -14,6 +14,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { ModelSpec } from '../domain/models/model-spec.types.js';
+import type { CallStory } from '../domain/request-log/call-story.js';
 import type { WireErrorFormat } from './error-format.js';
 import type { ChatCompletionRequestBody } from './chat-completions/body.js';
 import type { CompletionRequestBody } from './completions/body.js';
@@ -40,6 +41,8 @@ export interface WireCallContext {
   endUser?: string;
   /** The caller's `anthropic-beta` header values (an anthropic-protocol upstream adds them to its deployment's). */
   betas?: readonly string[];
+  /** The call's story for the request log: the router tells it each attempt. */
+  story?: CallStory;
   /** The connection's memory, on a socket (WireSocket): what a later request on it may continue. */
   session?: ResponseSession;
 }

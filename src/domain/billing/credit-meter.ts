@@ -140,6 +140,7 @@ class CreditAdmission implements Admission {
   readonly #hold: Hold;
   readonly outputCap?: number;
   readonly headers?: Readonly<Record<string, string>>;
+  readonly holdMicros: number;
 
   constructor(
     private readonly billing: BillingService,
@@ -149,6 +150,7 @@ class CreditAdmission implements Admission {
     grant: CreditGrant,
   ) {
     this.#hold = grant.hold;
+    this.holdMicros = grant.hold.micros;
     if (grant.outputCap !== undefined) {
       this.outputCap = grant.outputCap;
       this.headers = capHeaders(grant.outputCap);

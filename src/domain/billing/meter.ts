@@ -63,6 +63,8 @@ export interface Admission {
   readonly outputCap?: number;
   /** Headers for the caller's reply known at admission (e.g. that the cap was lowered). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** The credit held for the call, when the meter holds any (micro-dollars). */
+  readonly holdMicros?: number;
   /**
    * Replaces the admission's hold with the actual cost. Once. Resolves with the usage
    * record, when the meter keeps one, and any headers for the reply.
@@ -122,7 +124,11 @@ export function toReply(caller: Caller, headers: Readonly<Record<string, string>
 
 /** Admits a call through the caller's meter and passes the admission's headers on. */
 export async function admitCall(caller: Caller, call: MeteredCall): Promise<Admission> {
+  const { story } = caller;
+  const started = story ? performance.now() : 0;
   const admission = await caller.meter.admit(caller.principal, call);
+  // The admission's time is the call's wait for credit (a hold waits while other calls hold what it needs).
+  story?.admitted(admission.holdMicros ?? null, performance.now() - started);
   toReply(caller, admission.headers);
   return admission;
 }
@@ -130,6 +136,7 @@ export async function admitCall(caller: Caller, call: MeteredCall): Promise<Admi
 /** Settles an admission and passes the settlement's headers on. */
 export async function settleCall(caller: Caller, admission: Admission, usage: SettledUsage): Promise<Settlement> {
   const settlement = await admission.settle(usage);
+  caller.story?.settled(settlement.record);
   toReply(caller, settlement.headers);
   return settlement;
 }

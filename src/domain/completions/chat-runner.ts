@@ -89,6 +89,7 @@ function chatParams(call: Extract<PreparedCall, { kind: 'chat' }>, context: Call
     sampling: call.conversation.sampling,
   };
   if (context.onServed) params.onServed = context.onServed;
+  if (context.story) params.story = context.story;
   if (context.betas) params.betas = context.betas;
   const affinity = call.conversation.affinity ?? context.affinity;
   if (affinity) params.affinity = affinity;
@@ -224,6 +225,7 @@ export class ChatRunner {
       labels: call.labels,
       options: call.conversation.options,
       onServed: context.onServed,
+      story: context.story,
     });
     const content = typeof output.result === 'string' ? output.result : JSON.stringify(output.result);
     if (content === undefined) throw new AppError('internal', `Model ${call.model.id} returned no result`);

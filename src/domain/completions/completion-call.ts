@@ -54,6 +54,7 @@ export async function completionCallOf(registry: ModelResolver, request: Complet
     fields: withCap(request.fields, cap),
     promptText,
     onServed: context.onServed,
+    story: context.story,
   });
   return {
     model,

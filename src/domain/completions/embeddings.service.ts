@@ -65,7 +65,7 @@ export class EmbeddingsService {
     const admission = await admitOnCountedInput(caller, registry, model, metered, request.inputs);
     const served = new ServedListener();
     const output = await runAdmitted(caller, admission, async () => {
-      const value = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs, onServed: served.listen });
+      const value = await backend.embed!({ requestId: context.requestId, signal: context.signal, model, inputs: request.inputs, onServed: served.listen, story: context.story });
       served.announce(caller, model.id);
       return { value, usage: served.usage({ inputTokens: value.usage.inputTokens, outputTokens: 0, status: 200 }) };
     });

@@ -70,7 +70,7 @@ export class ModerationsService {
     const admission = await admitOnCountedInput(caller, registry, model, metered, texts);
     const served = new ServedListener();
     const output = await runAdmitted(caller, admission, async () => {
-      const value = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options, onServed: served.listen });
+      const value = await backend.moderate!({ requestId: context.requestId, signal: context.signal, model, inputs: texts, options, onServed: served.listen, story: context.story });
       served.announce(caller, model.id);
       return { value, usage: served.usage({ inputTokens: value.usage.inputTokens, outputTokens: value.usage.outputTokens, status: 200 }) };
     });

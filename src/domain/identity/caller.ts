@@ -7,6 +7,7 @@
  */
 import type { Meter } from '../billing/meter.js';
 import type { KeyPolicy } from './key-policy.types.js';
+import type { CallStory } from '../request-log/call-story.js';
 
 /**
  * The kinds of callers, registered by the features whose strategies admit them: each adds
@@ -78,6 +79,8 @@ export interface Caller {
   principal: Principal;
   meter: Meter;
   reply?: ReplyHeaders;
+  /** The call's story for the request log (the meter tells it the hold, the wait and the settlement); absent where no call is logged. */
+  story?: CallStory;
 }
 
 /** The principal of an API key of a project: the project is both the tenant and the payer. */

@@ -94,9 +94,18 @@ export interface ServedCall {
   fallback: boolean;
 }
 
+/** Where the router tells each try of a deployment (a call's story for the request log). */
+export interface AttemptRecorder {
+  /** A try that began at `startedAt` (a performance.now() reading) and ended now: its status (null: no answer) and error code. */
+  attempt(deployment: string, provider: string | null, status: number | null, errorCode: string | null, startedAt: number): void;
+  served(model: string, deployment: string, provider: string | null, fallback: boolean): void;
+}
+
 export interface CallContext {
   requestId: string;
   signal: AbortSignal;
+  /** Told every attempt of the call and who served it (the request log). */
+  story?: AttemptRecorder;
   /** Told which model and deployment serve the call, once one has answered (before a stream's first event). */
   onServed?: (served: ServedCall) => void;
   /** The session the call belongs to, when the request said (session affinity). */

@@ -96,7 +96,10 @@ export class StoredResponsesService {
     let started = false;
     const run: ResponsesContext = { ...context, responseId: turn.id, priorItems: turn.priorItems as ResponseInputItem[] };
     const chain = chainOf(turn);
-    if (chain !== undefined) run.affinity = { ...request.affinity, chain };
+    if (chain !== undefined) {
+      run.affinity = { ...request.affinity, chain };
+      caller.story?.chain(chain);
+    }
     const { session } = context;
     if (turn.store || session) {
       run.onSettled = async (resource) => {

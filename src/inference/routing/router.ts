@@ -10,7 +10,7 @@
  * has started (a stream's first chunk): nothing after that is retried.
  */
 import type { Config, Deployment, ModelConfig, RoutingConfig } from '../../config/schema.js';
-import { AppError } from '../../domain/shared/errors.js';
+import { AppError, isAppError } from '../../domain/shared/errors.js';
 import type { CallContext, DeploymentStatus } from '../../domain/models/inference-backend.port.js';
 import { classifyFailure } from './attempt-outcome.js';
 import { ConcurrencyGate, isServerBusy } from './concurrency.js';
@@ -145,6 +145,7 @@ export class Router {
           value = await attempt(current, deployment);
         } catch (err) {
           lastError = err;
+          call.story?.attempt(deployment.id, deployment.provider ?? null, statusOfFailure(err), codeOfFailure(err), startedMs);
           // Judged before the release: a failed probe must still count as the probe it was.
           after = this.#judge(current, deployment, err, signal);
           this.#leave(deployment);
@@ -154,6 +155,10 @@ export class Router {
         // A session whose turn its pinned deployment failed moves to the one that served it.
         if (n > 0 && route.affinity !== null) this.#movedBy(route.affinity, call, deployment);
         const served = (current === model ? route.served : route.servedAsFallback).get(deployment)!;
+        if (call.story) {
+          call.story.attempt(deployment.id, deployment.provider ?? null, 200, null, startedMs);
+          call.story.served(served.model, deployment.id, deployment.provider ?? null, served.fallback);
+        }
         if (hold) {
           call.onServed?.(served);
           return new Answer(value, served, deployment, this.#leave);
@@ -312,6 +317,11 @@ export class Router {
     return route;
   }
 }
+
+/** The status a failed attempt's engine answered with; null when it never answered (a connection error, a timeout). */
+const statusOfFailure = (err: unknown): number | null => (isAppError(err) ? (err.upstreamStatus ?? null) : null);
+
+const codeOfFailure = (err: unknown): string | null => (isAppError(err) ? (err.code ?? err.kind) : 'connection_error');
 
 /** Every deployment cooling down and no fallback configured that could serve. */
 function allCoolingDown(model: ModelConfig): AppError {

@@ -247,6 +247,60 @@ export interface ResponseEventsTable {
   event: string;
 }
 
+/** The request log (migration 0019): one row per call; tags, attempts and tools as JSON text; flags as 0/1. */
+export interface RequestLogTable {
+  id: string;
+  project_id: string;
+  key_id: string | null;
+  created_at: number;
+  route: string;
+  wire: string;
+  scope: string;
+  model_requested: string;
+  model: string | null;
+  provider: string | null;
+  deployment: string | null;
+  status: number;
+  error_code: string | null;
+  stream: number;
+  session_id: string | null;
+  end_user: string | null;
+  tags: string;
+  batch_id: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  cost_micros: number;
+  credit_wait_ms: number | null;
+  first_byte_ms: number | null;
+  engine_ms: number | null;
+  total_ms: number;
+  attempts: string;
+  fallback: number;
+  tools_called: string;
+  hold_micros: number | null;
+  settled_micros: number | null;
+  body_logged: number;
+}
+
+/** A logged call's bodies (migration 0019): inline JSON text, or a preview and `blob_key`. */
+export interface RequestLogBodiesTable {
+  id: string;
+  project_id: string;
+  mode: string;
+  request: string;
+  response: string;
+  truncated: number;
+  blob_key: string | null;
+}
+
+/** Each project's logging settings (migration 0019); a project without a row has the configured defaults. */
+export interface RequestLogSettingsTable {
+  project_id: string;
+  bodies: string;
+  retention_days: number;
+}
+
 export interface Tables {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -263,4 +317,7 @@ export interface Tables {
   storefront_checkouts: StorefrontCheckoutsTable;
   responses: ResponsesTable;
   response_events: ResponseEventsTable;
+  request_log: RequestLogTable;
+  request_log_bodies: RequestLogBodiesTable;
+  request_log_settings: RequestLogSettingsTable;
 }

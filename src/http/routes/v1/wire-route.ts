@@ -16,10 +16,14 @@ import { bindRoutes, type BoundRoutes } from '../../route-module.js';
 import { STREAM_DESCRIPTION, STREAM_EVENT } from '../../openapi-document.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { clientAbortSignal, sendSse } from '../../sse.js';
+import { openCallStory, scopeOfPrefix, storyAnswered, storyFailed, submitStory, tapStory, wireNameOf } from '../../call-story.js';
+import type { RequestLogSink } from '../../../domain/request-log/request-log.port.js';
 
 export interface WireRouteDeps {
   format: WireFormat;
   services: WireServices;
+  /** Where each call's story goes (read per call: the request-log feature binds it after the core). */
+  log: { readonly value: RequestLogSink };
 }
 
 function schemaOf(format: WireFormat) {
@@ -63,29 +67,37 @@ function recordedHeadersHook(recorded: Readonly<Record<string, string>>): onResp
   };
 }
 
-export function registerWireRoute(scope: FastifyInstance, { format, services }: WireRouteDeps): void {
+export function registerWireRoute(scope: FastifyInstance, { format, services, log }: WireRouteDeps): void {
   const { stream } = format;
   // The usage records name the format's /v1 path on every scope that mounts it.
   const route = v1PathOf(format);
   const named = stream?.framing === 'named';
+  const where = { route, wire: wireNameOf(format.path), scope: scopeOfPrefix(scope.prefix) };
+  if (!scope.hasRequestDecorator('callStory')) scope.decorateRequest('callStory', null);
   const options = {
     schema: schemaOf(format),
     validatorCompiler: wireValidatorCompiler,
     ...(format.serializedBySchema ? {} : serializeAsBefore),
     ...(format.errors ? { config: { wireErrors: format.errors } } : {}),
     ...(format.headers ? { onSend: wireHeadersHook(format.headers) } : {}),
-    ...(format.headers?.recorded ? { onResponse: recordedHeadersHook(format.headers.recorded) } : {}),
+    onError: (request: FastifyRequest, _reply: FastifyReply, error: Error, done: () => void) => {
+      storyFailed(request, error);
+      done();
+    },
+    onResponse: format.headers?.recorded ? [recordedHeadersHook(format.headers.recorded), submitStory(log.value)] : submitStory(log.value),
   };
   scope.post(format.path, options, async (request, reply) => {
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
-    const context: WireCallContext = { requestId: request.id, signal, route };
+    const streams = stream?.requested(request.body) === true;
+    const story = openCallStory(request, caller, log.value, where, streams);
+    const context: WireCallContext = { requestId: request.id, signal, route, story };
     const sessionId = agentSessionOf(request);
     if (sessionId !== undefined) context.sessionId = sessionId;
     const betas = betasOf(request.headers['anthropic-beta']);
     if (betas.length > 0) context.betas = betas;
-    if (stream?.requested(request.body)) return sendSse(reply, stream.open(services, caller, request.body, context), signal, { named });
-    return format.run(services, caller, request.body, context);
+    if (streams) return sendSse(reply, tapStory(story, stream!.open(services, caller, request.body, context)), signal, { named });
+    return storyAnswered(story, await format.run(services, caller, request.body, context));
   });
 }
 
@@ -95,7 +107,7 @@ export interface BoundWireRoute {
   routes: BoundRoutes;
 }
 
-export const bindWireRoute = (format: WireFormat, services: WireServices): BoundWireRoute => ({
+export const bindWireRoute = (format: WireFormat, services: WireServices, log: WireRouteDeps['log']): BoundWireRoute => ({
   format,
-  routes: bindRoutes(registerWireRoute, { format, services }),
+  routes: bindRoutes(registerWireRoute, { format, services, log }),
 });

@@ -18,6 +18,7 @@ import * as m0012 from './0012-batch-usage.js';
 import * as m0013 from './0013-responses.js';
 import * as m0014 from './0014-usage-session.js';
 import * as m0015 from './0015-usage-cached-tokens.js';
+import * as m0019 from './0019-request-log.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -35,4 +36,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0013-responses': m0013,
   '0014-usage-session': m0014,
   '0015-usage-cached-tokens': m0015,
+  '0019-request-log': m0019,
 };
