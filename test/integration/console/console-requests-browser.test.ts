@@ -1,0 +1,202 @@
+/**
+ * The console's request log pages in headless Chromium against a real Sluice: a developer
+ * finds the project's calls on the Requests page and filters them, opens a call that was
+ * retried and fell back (its attempts on a timeline, the fallback, the cost held against
+ * the cost settled, the request and answer pretty-printed), follows it to its session (the
+ * calls in order, tokens and cost summed as the API sums them), reaches a call from the
+ * Usage page, and meets "not found" for another project's call and session. axe-core at
+ * 1280 and 390 px; screenshots go to test-output/console/. Skipped where no Chromium exists.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
+import { fail, startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
+import { CHROMIUM_PATH, expectAccessible, launchChromium, openPage, signInToConsole } from '../../helpers/browser.js';
+import { FAST_FLUSH_YAML, flushLog, setBodies } from '../request-log/setup.js';
+import { usd } from '../../../console/src/lib/format.js';
+
+if (!CHROMIUM_PATH) console.warn('console request log browser tests skipped: no Chromium binary (install Debian\'s chromium, or set CHROMIUM_PATH)');
+
+const SESSION = 'sess-console-1';
+const PROMPT = 'What is the capital of Norway?';
+
+describe.skipIf(!CHROMIUM_PATH)('the request log pages in Chromium', () => {
+  let failing: FakeUpstream;
+  let healthy: FakeUpstream;
+  let server: TestServer;
+  let browser: Browser;
+  let key = '';
+  /** The retried, fallen-back call, two plain calls after it in the same session, and another project's call. */
+  let storyId = '';
+  let plainIds: string[] = [];
+  let otherId = '';
+
+  beforeAll(async () => {
+    [failing, healthy] = await Promise.all([startFakeUpstream(), startFakeUpstream()]);
+    failing.setDefault('/chat/completions', fail(503));
+    healthy.chat({ content: 'Oslo.', usage: { prompt_tokens: 40, completion_tokens: 9, cached_tokens: 32 } });
+    const yaml = `${FAST_FLUSH_YAML}routing:
+  retries: 1
+models:
+  primary:
+    kind: chat
+    price: { input_per_million_usd: 1, output_per_million_usd: 2 }
+    deployments:
+      - { id: p-1, base_url: ${failing.baseUrl}, upstream_model: p1 }
+      - { id: p-2, base_url: ${failing.baseUrl}, upstream_model: p2 }
+    fallbacks: [backup]
+  backup:
+    kind: chat
+    price: { input_per_million_usd: 3, output_per_million_usd: 6 }
+    deployments:
+      - { id: b-1, base_url: ${healthy.baseUrl}, upstream_model: b1 }
+  plain-llm:
+    kind: chat
+    price: { input_per_million_usd: 3, output_per_million_usd: 6 }
+    base_url: ${healthy.baseUrl}
+console:
+  sign_in_attempts_per_minute: 60
+`;
+    server = await startTestServer({ yaml });
+    const tenant = await server.newTenant({ balanceUsd: 10 });
+    key = tenant.key;
+    await setBodies(server, tenant.projectId, 'redacted');
+    const chat = (withKey: string, model: string) =>
+      call(server.baseUrl, 'POST', '/v1/chat/completions', { key: withKey, body: { model, messages: [{ role: 'user', content: PROMPT }], prompt_cache_key: SESSION } });
+    const idOf = async (res: Awaited<ReturnType<typeof call>>) => {
+      expect(res.status).toBe(200);
+      return res.headers.get('x-request-id')!;
+    };
+    storyId = await idOf(await chat(key, 'primary'));
+    plainIds = [await idOf(await chat(key, 'plain-llm')), await idOf(await chat(key, 'plain-llm'))];
+    otherId = await idOf(await chat((await server.newTenant({ balanceUsd: 1 })).key, 'plain-llm'));
+    await flushLog(server);
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await Promise.all([failing?.close(), healthy?.close()]);
+  });
+
+  const api = async (path: string) => {
+    const res = await call(server.baseUrl, 'GET', path, { key });
+    expect(res.status).toBe(200);
+    return res.body;
+  };
+  async function developerPage(width = 1280): Promise<{ page: Page; cspErrors: string[] }> {
+    const { page, cspErrors } = await openPage(browser, { width });
+    await signInToConsole(page, server.baseUrl, key);
+    return { page, cspErrors };
+  }
+
+  it('lists the project\'s calls newest first, filters them by model and status, and clears the filters', async () => {
+    const { page, cspErrors } = await developerPage();
+    await page.getByRole('link', { name: 'Requests' }).click();
+    const rows = page.getByTestId('request-row');
+    await rows.first().waitFor();
+    expect(await rows.locator('td:first-child').allTextContents()).toEqual([plainIds[1], plainIds[0], storyId]);
+    expect(await rows.first().textContent()).not.toContain(otherId);
+    expect(await rows.last().locator('td').nth(2).textContent()).toBe('primary → backup');
+    await expectAccessible(page, 'requests-list');
+
+    await page.getByLabel('Model').fill('backup');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid="request-row"]').length === 1);
+    expect(await rows.locator('td:first-child').allTextContents()).toEqual([storyId]);
+
+    await page.getByLabel('Model').fill('');
+    await page.getByLabel('Status').selectOption('error');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('No requests match').waitFor();
+
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[data-testid="request-row"]').length === 3);
+    expect(cspErrors).toEqual([]);
+  });
+
+  it('a retried, fallen-back call: the attempts on a timeline, the fallback, the hold against the settlement, the bodies pretty-printed', async () => {
+    const detail = await api(`/v1/requests/${storyId}`);
+    expect(detail.attempts.map((a: any) => a.deployment).slice(0, 2).sort()).toEqual(['p-1', 'p-2']);
+    const { page, cspErrors } = await developerPage();
+    await page.goto(`${server.baseUrl}/console/#/requests`);
+    await page.getByRole('link', { name: storyId }).click();
+    await page.getByRole('heading', { name: 'Attempts' }).waitFor();
+
+    const facts = page.getByTestId('request-facts');
+    expect(await facts.textContent()).toContain('Model asked forprimary');
+    expect(await facts.textContent()).toContain('Served bybackup (fallback) on b-1');
+    expect(await facts.textContent()).toContain('Tokens40 in (32 cached), 9 out');
+
+    const attempts = page.getByTestId('attempt');
+    expect(await attempts.count()).toBe(3);
+    const labels = await attempts.locator('.timeline-label').allTextContents();
+    expect(labels.slice(0, 2).map((l) => l.split(':')[0]).sort()).toEqual(['p-1', 'p-2']);
+    for (const label of labels.slice(0, 2)) expect(label).toMatch(/: 503 /);
+    expect(labels[2]).toMatch(/^b-1: 200, from /);
+    expect(await attempts.locator('.timeline-failed').count()).toBe(2);
+    expect(await attempts.locator('.timeline-ok').count()).toBe(1);
+
+    const cost = page.getByTestId('request-cost');
+    expect(await cost.locator('dd').allTextContents()).toEqual([
+      usd(detail.hold_usd),
+      usd(detail.settled_usd),
+      usd(Math.round((detail.hold_usd - detail.settled_usd) * 1e6) / 1e6),
+      usd(detail.cost_usd),
+    ]);
+
+    const requestBody = await page.getByTestId('request-body').textContent();
+    expect(requestBody).toContain(`"content": "${PROMPT}"`);
+    expect(requestBody).toContain('\n  "model": "primary"');
+    expect(await page.getByTestId('answer-body').textContent()).toContain('Oslo.');
+    expect(await page.content()).not.toContain(key);
+    await expectAccessible(page, 'request-detail');
+    expect(cspErrors).toEqual([]);
+  });
+
+  it('the call\'s session: its calls oldest first, tokens and cost summed as the API sums them', async () => {
+    const session = await api(`/v1/requests/sessions/${SESSION}`);
+    expect(session.requests).toBe(3);
+    const { page } = await developerPage();
+    await page.goto(`${server.baseUrl}/console/#/requests/${storyId}`);
+    await page.getByRole('link', { name: SESSION }).click();
+    await page.getByRole('heading', { name: `Session ${SESSION}` }).waitFor();
+    expect(await page.getByTestId('session-totals').locator('dd').allTextContents()).toEqual([
+      '3',
+      String(session.usage.input_tokens),
+      String(session.usage.cached_input_tokens),
+      String(session.usage.output_tokens),
+      usd(session.cost_usd),
+    ]);
+    expect(await page.getByTestId('request-row').locator('td:first-child').allTextContents()).toEqual([storyId, ...plainIds]);
+    await expectAccessible(page, 'request-session');
+  });
+
+  it('the Usage page lists the range\'s last calls, each linked to its detail', async () => {
+    const { page } = await developerPage();
+    await page.goto(`${server.baseUrl}/console/#/usage`);
+    await page.getByRole('heading', { name: 'Recent calls' }).waitFor();
+    await page.getByRole('link', { name: plainIds[1]! }).click();
+    await page.getByRole('heading', { name: `Request ${plainIds[1]}` }).waitFor();
+    await page.getByText('Served byplain-llm on').waitFor();
+  });
+
+  it('another project\'s call and session are not found, in the API\'s words', async () => {
+    const { page } = await developerPage();
+    await page.goto(`${server.baseUrl}/console/#/requests/${otherId}`);
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain(`No request found with id '${otherId}'`);
+    await page.goto(`${server.baseUrl}/console/#/sessions/no-such-session`);
+    await page.getByRole('alert').getByText('no-such-session').waitFor();
+  });
+
+  it('at phone width the pages stay accessible', async () => {
+    const { page } = await developerPage(390);
+    await page.goto(`${server.baseUrl}/console/#/requests`);
+    await page.getByTestId('request-row').first().waitFor();
+    await expectAccessible(page, 'requests-list-phone');
+    await page.goto(`${server.baseUrl}/console/#/requests/${storyId}`);
+    await page.getByRole('heading', { name: 'Attempts' }).waitFor();
+    await expectAccessible(page, 'request-detail-phone');
+  });
+});
