@@ -70,6 +70,7 @@ export function createBatchesFeature(core: CoreInfrastructure & CoreBilling & Co
     billing: core.billing,
     meters: core.meters,
     endpoints: core.batchEndpoints,
+    log: core.requestLog,
     clock,
     logger,
     config: config.batches,

@@ -7,27 +7,12 @@
  * challenge adds headers and may replace the envelope.
  */
 import type { FastifyError } from 'fastify';
-import { AppError, type ErrorKind } from '../domain/shared/errors.js';
+import { AppError, STATUS_OF_KIND, type ErrorKind } from '../domain/shared/errors.js';
 import type { WireErrorFormat } from '../wire/error-format.js';
 import { OPENAI_ERRORS } from '../wire/openai-errors.js';
 import { wordValidationIssue, type ValidationIssue } from '../wire/wording.js';
 
-const STATUS: Record<ErrorKind, number> = {
-  invalid_request: 400,
-  context_length: 400,
-  authentication: 401,
-  payment_required: 402,
-  permission: 403,
-  not_found: 404,
-  conflict: 409,
-  payload_too_large: 413,
-  unprocessable: 422,
-  insufficient_quota: 429,
-  rate_limit: 429,
-  internal: 500,
-  upstream: 502,
-  unavailable: 503,
-};
+const STATUS: Readonly<Record<ErrorKind, number>> = STATUS_OF_KIND;
 
 export interface HttpError {
   status: number;

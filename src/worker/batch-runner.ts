@@ -27,7 +27,7 @@ import type {
   BatchShardStore,
 } from '../domain/batches/batch-stores.port.js';
 import { BatchFinalizer } from './batch-finalizer.js';
-import { LineExecutor } from './line-executor.js';
+import { LineExecutor, type LineExecutorDeps } from './line-executor.js';
 import { ResultWriter } from './result-writer.js';
 import { Semaphore } from './semaphore.js';
 import { ShardRun } from './shard-run.js';
@@ -47,6 +47,8 @@ export interface BatchRunnerDeps {
   meters: MeterResolver;
   /** The service of each endpoint a batch may use, by url. */
   endpoints: BatchEndpoints;
+  /** Where each line's call is logged. */
+  log: LineExecutorDeps['log'];
   clock: Clock;
   logger: Logger;
   config: BatchConfig;

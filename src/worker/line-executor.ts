@@ -30,6 +30,9 @@ import type { BatchRunStore } from '../domain/batches/batch-stores.port.js';
 import type { UsageRecord } from '../domain/billing/usage.types.js';
 import type { OutboxMessage } from '../domain/outbox/outbox.types.js';
 import { payerOf, type Caller, type Principal } from '../domain/identity/caller.js';
+import { CallStory } from '../domain/request-log/call-story.js';
+import type { RequestLogSink } from '../domain/request-log/request-log.port.js';
+import { statusOfError } from '../domain/request-log/error-status.js';
 import type { LineMeter, MeterResolver } from '../domain/billing/meter-resolver.js';
 import { heldByOtherCalls, type HeldByOtherCalls } from '../domain/billing/meter.js';
 import type { ResultWriter } from './result-writer.js';
@@ -55,6 +58,8 @@ export interface LineExecutorDeps {
   clock: Clock;
   maxAttempts: number;
   retryBaseMs: number;
+  /** Where each line's call is logged (one entry per line, naming its batch). */
+  log: { readonly value: RequestLogSink };
 }
 
 const RETRY_CAP_MS = 30_000;
@@ -135,8 +140,40 @@ export class LineExecutor {
     };
   }
 
+  /** The line's call, told as one entry of the request log (the last attempt's story). */
   async #call(task: LineTask, meter: LineMeter, signal: AbortSignal): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
-    const caller: Caller = { principal: linePrincipal(task.batch), meter };
+    const story = this.#story(task);
+    let status = 200;
+    try {
+      const outcome = await this.#attempts(task, meter, signal, story);
+      if ('failure' in outcome) status = story.errorStatus ?? 400;
+      return outcome;
+    } catch (err) {
+      status = statusOfError(err);
+      throw err;
+    } finally {
+      this.deps.log.value.submit(story, status);
+    }
+  }
+
+  #story(task: LineTask): CallStory {
+    const body = task.body as { model?: unknown } | null;
+    const endpoint = task.batch.endpoint;
+    return new CallStory({
+      id: lineIdentity(task.batch.id, task.lineNo).requestId,
+      principal: linePrincipal(task.batch),
+      route: endpoint,
+      wire: endpoint.replace(/^\/v1\//, '').replaceAll('/', '-'),
+      scope: 'batch',
+      modelRequested: typeof body?.model === 'string' ? body.model : '',
+      stream: false,
+      batchId: task.batch.id,
+      createdAtMs: this.deps.clock.nowMs(),
+    });
+  }
+
+  async #attempts(task: LineTask, meter: LineMeter, signal: AbortSignal, story: CallStory): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
+    const caller: Caller = { principal: linePrincipal(task.batch), meter, story };
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     let call: LineCall;
     try {
@@ -144,15 +181,18 @@ export class LineExecutor {
       if (!endpoint) throw noEndpoint(task.batch.endpoint);
       call = endpoint.prepare(task.body, task.lineText);
     } catch (err) {
+      story.failedWith(err);
       return { failure: failureOf(err) };
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const answer = await inBatchLineSpan(task.batch, task.lineNo, attempt, () => call(caller, { requestId, signal, route: 'batch' }));
+        const answer = await inBatchLineSpan(task.batch, task.lineNo, attempt, () => call(caller, { requestId, signal, route: 'batch', story }));
+        story.firstByte();
         return { answer };
       } catch (err) {
         // A drain that ran out of time: leave the line unrecorded so another worker runs it.
         if (signal.aborted) throw err;
+        story.failedWith(err);
         const held = heldByOtherCalls(err);
         if (held) {
           const blocked = await this.#waitForHeldCredit(task, held, signal);

@@ -5,6 +5,7 @@
  * url (the core's inference routes; the decision feature's `/v1/systemone`), and the
  * runner picks one by its batch's endpoint.
  */
+import type { CallStory } from '../request-log/call-story.js';
 import type { Caller } from '../identity/caller.js';
 import type { UsageRecord } from '../billing/usage.types.js';
 import type { BatchUsage } from './batch.types.js';
@@ -14,6 +15,8 @@ export interface LineCallContext {
   signal: AbortSignal;
   /** The usage records' route (`batch`). */
   route: string;
+  /** The line's story for the request log: the meter and the router tell it what they did. */
+  story?: CallStory;
 }
 
 /** A line's answer: the route's, and its JSON text when the route writes that by hand (the decision route's key order). */

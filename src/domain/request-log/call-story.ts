@@ -8,6 +8,8 @@
  * call's start.
  */
 import type { UsageRecord } from '../billing/usage.types.js';
+import { isAppError } from '../shared/errors.js';
+import { statusOfError } from './error-status.js';
 import type { Principal } from '../identity/caller.js';
 import type { AttemptRecorder } from '../models/inference-backend.port.js';
 import type { ToolNameSink } from './tool-names.js';
@@ -109,6 +111,14 @@ export class CallStory implements AttemptRecorder, ToolNameSink {
 
   failed(code: string | null): void {
     this.errorCode = code;
+  }
+
+  /** The status a failure (not an HTTP answer: a batch line's) ends the call with; null until one. */
+  errorStatus: number | null = null;
+
+  failedWith(err: unknown): void {
+    this.errorStatus = statusOfError(err);
+    this.errorCode = isAppError(err) ? (err.code ?? err.kind) : 'internal_error';
   }
 
   /** The entry of the call that ended with `status`; null when it was closed already. */

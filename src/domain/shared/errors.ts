@@ -19,6 +19,24 @@ export type ErrorKind =
   | 'unavailable' // 503
   | 'internal'; // 500
 
+/** The HTTP status of each kind (the gateway and the decision route override some: src/http/errors.ts). */
+export const STATUS_OF_KIND: Readonly< Record<ErrorKind, number>> = {
+  invalid_request: 400,
+  context_length: 400,
+  authentication: 401,
+  payment_required: 402,
+  permission: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unprocessable: 422,
+  insufficient_quota: 429,
+  rate_limit: 429,
+  internal: 500,
+  upstream: 502,
+  unavailable: 503,
+};
+
 export interface AppErrorOptions {
   code?: string | null;
   param?: string | null;
