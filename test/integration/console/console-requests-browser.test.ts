@@ -5,11 +5,13 @@
  * the cost settled, the request and answer pretty-printed), follows it to its session (the
  * calls in order, tokens and cost summed as the API sums them), reaches a call from the
  * Usage page, and meets "not found" for another project's call and session. axe-core at
- * 1280 and 390 px; screenshots go to test-output/console/. Skipped where no Chromium exists.
+ * 1280 and 390 px; screenshots go to test-output/console/. Skipped where no Chromium exists;
+ * the console API's isolation (another project's call, body and session are 404 to a
+ * developer's and to an operator's session) runs everywhere.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
+import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { fail, startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { CHROMIUM_PATH, expectAccessible, launchChromium, openPage, signInToConsole } from '../../helpers/browser.js';
 import { FAST_FLUSH_YAML, flushLog, setBodies } from '../request-log/setup.js';
@@ -18,24 +20,25 @@ import { usd } from '../../../console/src/lib/format.js';
 if (!CHROMIUM_PATH) console.warn('console request log browser tests skipped: no Chromium binary (install Debian\'s chromium, or set CHROMIUM_PATH)');
 
 const SESSION = 'sess-console-1';
+const OTHER_SESSION = 'sess-console-other';
 const PROMPT = 'What is the capital of Norway?';
 
-describe.skipIf(!CHROMIUM_PATH)('the request log pages in Chromium', () => {
-  let failing: FakeUpstream;
-  let healthy: FakeUpstream;
-  let server: TestServer;
-  let browser: Browser;
-  let key = '';
-  /** The retried, fallen-back call, two plain calls after it in the same session, and another project's call. */
-  let storyId = '';
-  let plainIds: string[] = [];
-  let otherId = '';
+let failing: FakeUpstream;
+let healthy: FakeUpstream;
+let server: TestServer;
+let key = '';
+let projectId = '';
+let otherProjectId = '';
+/** The retried, fallen-back call, two plain calls after it in the same session, and another project's call (in its own session). */
+let storyId = '';
+let plainIds: string[] = [];
+let otherId = '';
 
-  beforeAll(async () => {
-    [failing, healthy] = await Promise.all([startFakeUpstream(), startFakeUpstream()]);
-    failing.setDefault('/chat/completions', fail(503));
-    healthy.chat({ content: 'Oslo.', usage: { prompt_tokens: 40, completion_tokens: 9, cached_tokens: 32 } });
-    const yaml = `${FAST_FLUSH_YAML}routing:
+beforeAll(async () => {
+  [failing, healthy] = await Promise.all([startFakeUpstream(), startFakeUpstream()]);
+  failing.setDefault('/chat/completions', fail(503));
+  healthy.chat({ content: 'Oslo.', usage: { prompt_tokens: 40, completion_tokens: 9, cached_tokens: 32 } });
+  const yaml = `${FAST_FLUSH_YAML}routing:
   retries: 1
 models:
   primary:
@@ -57,26 +60,68 @@ models:
 console:
   sign_in_attempts_per_minute: 60
 `;
-    server = await startTestServer({ yaml });
-    const tenant = await server.newTenant({ balanceUsd: 10 });
-    key = tenant.key;
-    await setBodies(server, tenant.projectId, 'redacted');
-    const chat = (withKey: string, model: string) =>
-      call(server.baseUrl, 'POST', '/v1/chat/completions', { key: withKey, body: { model, messages: [{ role: 'user', content: PROMPT }], prompt_cache_key: SESSION } });
-    const idOf = async (res: Awaited<ReturnType<typeof call>>) => {
-      expect(res.status).toBe(200);
-      return res.headers.get('x-request-id')!;
-    };
-    storyId = await idOf(await chat(key, 'primary'));
-    plainIds = [await idOf(await chat(key, 'plain-llm')), await idOf(await chat(key, 'plain-llm'))];
-    otherId = await idOf(await chat((await server.newTenant({ balanceUsd: 1 })).key, 'plain-llm'));
-    await flushLog(server);
+  server = await startTestServer({ yaml });
+  const tenant = await server.newTenant({ balanceUsd: 10 });
+  ({ key, projectId } = tenant);
+  await setBodies(server, projectId, 'redacted');
+  const chat = (withKey: string, model: string, session: string) =>
+    call(server.baseUrl, 'POST', '/v1/chat/completions', { key: withKey, body: { model, messages: [{ role: 'user', content: PROMPT }], prompt_cache_key: session } });
+  const idOf = async (res: Awaited<ReturnType<typeof call>>) => {
+    expect(res.status).toBe(200);
+    return res.headers.get('x-request-id')!;
+  };
+  storyId = await idOf(await chat(key, 'primary', SESSION));
+  plainIds = [await idOf(await chat(key, 'plain-llm', SESSION)), await idOf(await chat(key, 'plain-llm', SESSION))];
+  const other = await server.newTenant({ balanceUsd: 1 });
+  otherProjectId = other.projectId;
+  await setBodies(server, otherProjectId, 'full');
+  otherId = await idOf(await chat(other.key, 'plain-llm', OTHER_SESSION));
+  await flushLog(server);
+}, 60_000);
+afterAll(async () => {
+  await server?.close();
+  await Promise.all([failing?.close(), healthy?.close()]);
+});
+
+describe('the request log through the console API', () => {
+  async function consoleSession(credential: string): Promise<{ cookie: string }> {
+    const res = await call(server.baseUrl, 'POST', '/console/api/session', { body: { credential } });
+    expect(res.status).toBe(200);
+    return { cookie: res.headers.get('set-cookie')!.split(';')[0]! };
+  }
+  const get = (headers: Record<string, string>, path: string) => call(server.baseUrl, 'GET', `/console/api/v1${path}`, { headers });
+
+  it('a developer\'s session reads its project\'s log; another project\'s call, body and session are 404 in the OpenAI envelope', async () => {
+    const dev = await consoleSession(key);
+    expect((await get(dev, `/requests/${storyId}`)).body).toMatchObject({ id: storyId, project_id: projectId, fallback: true });
+    expect((await get(dev, `/requests/${storyId}/body`)).body).toMatchObject({ object: 'request_body', id: storyId, mode: 'redacted' });
+    const notFound = (code: string, param: string) => ({ error: { type: 'invalid_request_error', code, param, message: expect.any(String) } });
+    for (const path of [`/requests/${otherId}`, `/requests/${otherId}/body`]) {
+      const res = await get(dev, path);
+      expect([path, res.status, res.body]).toEqual([path, 404, notFound('request_not_found', 'request_id')]);
+    }
+    const session = await get(dev, `/requests/sessions/${OTHER_SESSION}`);
+    expect([session.status, session.body.error.code]).toEqual([404, 'session_not_found']);
+    const list = await get(dev, '/requests');
+    expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([plainIds[1], plainIds[0], storyId]);
+  });
+
+  it('an operator\'s session reads the chosen project\'s log only', async () => {
+    const op = await consoleSession(ADMIN_TOKEN);
+    expect((await get({ ...op, 'x-project-id': otherProjectId }, `/requests/${otherId}/body`)).body).toMatchObject({ id: otherId, mode: 'full' });
+    expect((await get({ ...op, 'x-project-id': projectId }, `/requests/${otherId}`)).status).toBe(404);
+    expect((await get({ ...op, 'x-project-id': projectId }, `/requests/sessions/${OTHER_SESSION}`)).status).toBe(404);
+  });
+});
+
+describe.skipIf(!CHROMIUM_PATH)('the request log pages in Chromium', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
     browser = await launchChromium();
-  }, 60_000);
+  });
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
-    await Promise.all([failing?.close(), healthy?.close()]);
   });
 
   const api = async (path: string) => {
@@ -186,8 +231,8 @@ console:
     await page.goto(`${server.baseUrl}/console/#/requests/${otherId}`);
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toContain(`No request found with id '${otherId}'`);
-    await page.goto(`${server.baseUrl}/console/#/sessions/no-such-session`);
-    await page.getByRole('alert').getByText('no-such-session').waitFor();
+    await page.goto(`${server.baseUrl}/console/#/sessions/${OTHER_SESSION}`);
+    await page.getByRole('alert').getByText(OTHER_SESSION).waitFor();
   });
 
   it('at phone width the pages stay accessible', async () => {
