@@ -104,7 +104,7 @@ export function createInference(infra: CoreInfrastructure, overrides: InferenceO
   };
   const sockets = new SocketRegistry((delta) => (metrics.websocketsOpen += delta));
   const socketLimits = { ...config.responses.websocket, recheckMs: recheckIntervalMs(config.auth.cacheTtlMs) };
-  const socketRoutes = bindWireSocketRoutes(wireFormats, routeServices, socketLimits, sockets);
+  const socketRoutes = bindWireSocketRoutes(wireFormats, routeServices, socketLimits, sockets, requestLog);
   const apiRoutes = [
     ...wire.map((route) => route.routes),
     bindRoutes(registerModelsRoutes, { registry }),

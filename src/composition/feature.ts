@@ -42,6 +42,8 @@ export interface Feature<Services> {
   batchEndpoints?: ReadonlyMap<string, BatchEndpoint>;
   /** Named checks for /readyz: `ok`, or what is wrong. */
   readiness?(): Promise<Record<string, string>>;
+  /** What /readyz shows beside the checks, never making the replica not ready (e.g. entries a background writer dropped). */
+  notes?(): Record<string, string>;
   close?(): Promise<void>;
 }
 

@@ -126,5 +126,6 @@ async function readinessOf(features: readonly Feature<unknown>[], core: CoreServ
     core.missingRuntimes(),
   ]);
   const checks: Record<string, string> = Object.assign({}, ...reports);
-  return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, deployments, runtimes };
+  const notes: Record<string, string> = Object.assign({}, ...features.map((f) => f.notes?.() ?? {}));
+  return { ready: Object.values(checks).every((c) => c === 'ok'), checks, upstreams, deployments, runtimes, notes };
 }

@@ -83,6 +83,11 @@ export async function createRequestLogFeature(
       api: [bindRoutes(registerRequestRoutes, { reader })],
       admin: [bindRoutes(registerAdminRequestRoutes, { reader, settingsOf, saveSettings })],
     },
+    notes(): Record<string, string> {
+      const { dropped, lastDropAtMs, queued } = writer.gap();
+      if (dropped === 0) return {};
+      return { request_log: `${dropped} entries dropped (last at ${new Date(lastDropAtMs!).toISOString()}); ${queued} waiting to be written` };
+    },
     async close() {
       clearInterval(refresher);
       await writer.close();

@@ -57,13 +57,23 @@ type Body = { model?: unknown; stream?: unknown; prompt_cache_key?: unknown; use
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.length > 0 && value.length <= 256 ? value : undefined);
 
-/** Opens the story of `request`'s call, on the request and its caller; keeps the body to log when the project logs bodies. */
-export function openCallStory(request: FastifyRequest, caller: Caller, log: RequestLogSink, where: StoryRoute, stream: boolean): CallStory {
-  const body = request.body as Body;
+/** What a call's story opens with: who calls, on which route, with which body (a route's, or a socket event's). */
+export interface StoryStart {
+  id: string;
+  /** The HTTP request the call came on (its session header and credentials), the upgrade's for a socket. */
+  request: FastifyRequest;
+  caller: Caller;
+  body: unknown;
+  stream: boolean;
+}
+
+/** Opens the story of a call, on its caller; keeps the body to log when the project logs bodies. */
+export function openCallStory(log: RequestLogSink, where: StoryRoute, { id, request, caller, body: raw, stream }: StoryStart): CallStory {
+  const body = raw as Body;
   const { principal } = caller;
   const metadata = body?.metadata as { user_id?: unknown } | undefined;
   const story = new CallStory({
-    id: request.id,
+    id,
     principal,
     route: where.route,
     wire: where.wire,
@@ -81,7 +91,6 @@ export function openCallStory(request: FastifyRequest, caller: Caller, log: Requ
     story.secrets = credentialsOf(request);
     if (stream) story.events = [];
   }
-  request.callStory = story;
   caller.story = story;
   return story;
 }

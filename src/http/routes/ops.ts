@@ -13,6 +13,8 @@ export interface Readiness {
   deployments: Record<string, string>;
   /** Per in-process runtime a model's files are pulled for but which is not installed: what is missing and its command. Informs only. */
   runtimes: Record<string, string>;
+  /** What features report beside their checks (the request log's gap). Informs only. */
+  notes: Record<string, string>;
 }
 
 export interface OpsRouteDeps {
@@ -30,6 +32,7 @@ export function registerOpsRoutes(app: FastifyInstance, { readiness: readinessOf
     if (Object.keys(readiness.upstreams).length > 0) body.upstreams = readiness.upstreams;
     if (Object.keys(readiness.deployments).length > 0) body.deployments = readiness.deployments;
     if (Object.keys(readiness.runtimes).length > 0) body.runtimes = readiness.runtimes;
+    if (Object.keys(readiness.notes).length > 0) body.notes = readiness.notes;
     return reply.code(readiness.ready ? 200 : 503).send(body);
   });
 

@@ -21,6 +21,11 @@ export const Readiness = Type.Object({
       description: 'per in-process runtime that a pulled model needs and this install lacks: what is missing and the command that adds it; informs only',
     }),
   ),
+  notes: Type.Optional(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'what a feature reports beside its checks (the request log entries dropped while its store was slow or down); informs only',
+    }),
+  ),
 });
 
 export const MetricsText = Type.String({ description: 'Prometheus text exposition format' });

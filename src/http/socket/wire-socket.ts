@@ -21,6 +21,10 @@ import { agentSessionOf } from '../agent-session.js';
 import { admitAgain, callerOf } from '../auth/caller-auth.js';
 import { CLOSE_CODES, clientEventOf, errorEventOf, splitEvent, unknownEventType } from './socket-messages.js';
 import type { SocketRegistry } from './socket-registry.js';
+import type { CallStory } from '../../domain/request-log/call-story.js';
+import type { RequestLogSink } from '../../domain/request-log/request-log.port.js';
+import { statusOfError } from '../../domain/request-log/error-status.js';
+import { openCallStory, tapStory, wireNameOf, type StoryRoute } from '../call-story.js';
 
 export interface SocketLimits {
   idleTimeoutMs: number;
@@ -37,6 +41,8 @@ export interface WireSocketDeps {
   registry: SocketRegistry;
   /** The usage records' route. */
   route: string;
+  /** Where each answer's call is logged. */
+  log: { readonly value: RequestLogSink };
 }
 
 /** Sends wait for the peer once this much is queued (a slow reader holds back its own answer only). */
@@ -60,6 +66,7 @@ export class WireSocketConnection {
   /** Set when the socket should close once the running answer ends. */
   #closeAfterRun: (() => void) | null = null;
   #lastActivity = Date.now();
+  readonly #where: StoryRoute;
 
   constructor(
     private readonly socket: WebSocket,
@@ -68,6 +75,7 @@ export class WireSocketConnection {
     private readonly deps: WireSocketDeps,
   ) {
     this.#key = rateLimitKeyOf(callerOf(request).principal);
+    this.#where = { route: deps.route, wire: wireNameOf(deps.format.path), scope: 'v1' };
   }
 
   /** Starts serving the socket; closes it at once when its key holds too many. */
@@ -109,22 +117,29 @@ export class WireSocketConnection {
   async #answer(event: Record<string, unknown>): Promise<void> {
     const { format, services, route } = this.deps;
     const requestId = newRequestId();
+    let story: CallStory | null = null;
+    let status = 200;
     try {
       const { envelope, body } = splitEvent(event, format.socket.envelope);
       const caller = await this.#admit(true);
       const parsed = parseBody(format.body, body);
-      const context: WireCallContext = { requestId, signal: this.#abort.signal, route, session: this.#session };
+      story = openCallStory(this.deps.log.value, this.#where, { id: requestId, request: this.request, caller, body: parsed, stream: true });
+      const context: WireCallContext = { requestId, signal: this.#abort.signal, route, session: this.#session, story };
       const sessionId = agentSessionOf(this.request);
       if (sessionId !== undefined) context.sessionId = sessionId;
-      const events = await format.socket.open(services, caller, parsed, envelope, context);
+      const events = await tapStory(story, format.socket.open(services, caller, parsed, envelope, context));
       for await (const out of events) {
         if (this.#closed) break;
         await this.#send(out);
       }
     } catch (err) {
+      status = statusOfError(err);
+      story?.failedWith(err);
       if (this.#closed) return;
       const kind = this.#sendError(err, requestId);
       if (isCredentialRefusal(kind)) this.#close(CLOSE_CODES.policy, 'invalid_credentials');
+    } finally {
+      if (story) this.deps.log.value.submit(story, status);
     }
   }
 

@@ -90,7 +90,8 @@ export function registerWireRoute(scope: FastifyInstance, { format, services, lo
     const caller = callerOf(request);
     const signal = clientAbortSignal(reply);
     const streams = stream?.requested(request.body) === true;
-    const story = openCallStory(request, caller, log.value, where, streams);
+    const story = openCallStory(log.value, where, { id: request.id, request, caller, body: request.body, stream: streams });
+    request.callStory = story;
     const context: WireCallContext = { requestId: request.id, signal, route, story };
     const sessionId = agentSessionOf(request);
     if (sessionId !== undefined) context.sessionId = sessionId;

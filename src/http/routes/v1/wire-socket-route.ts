@@ -9,16 +9,17 @@ import { invalidRequest } from '../../../domain/shared/errors.js';
 import { v1PathOf, type WireFormat, type WireServices, type WireSocket } from '../../../wire/wire-format.js';
 import { bindRoutes, type BoundRoutes } from '../../route-module.js';
 import type { SocketRegistry } from '../../socket/socket-registry.js';
-import { WireSocketConnection, type SocketLimits } from '../../socket/wire-socket.js';
+import { WireSocketConnection, type SocketLimits, type WireSocketDeps } from '../../socket/wire-socket.js';
 
 export interface WireSocketRouteDeps {
   format: WireFormat & { socket: WireSocket<unknown> };
   services: WireServices;
   limits: SocketLimits;
   registry: SocketRegistry;
+  log: WireSocketDeps['log'];
 }
 
-export function registerWireSocketRoute(scope: FastifyInstance, { format, services, limits, registry }: WireSocketRouteDeps): void {
+export function registerWireSocketRoute(scope: FastifyInstance, { format, services, limits, registry, log }: WireSocketRouteDeps): void {
   const replies = new WeakMap<FastifyRequest, FastifyReply>();
   const route = v1PathOf(format);
   scope.route({
@@ -36,14 +37,20 @@ export function registerWireSocketRoute(scope: FastifyInstance, { format, servic
     },
     wsHandler: (socket, request) => {
       request.answered(101);
-      new WireSocketConnection(socket, request, replies.get(request)!, { format, services, limits, registry, route }).open();
+      new WireSocketConnection(socket, request, replies.get(request)!, { format, services, limits, registry, route, log }).open();
     },
   });
 }
 
 /** The socket routes of the formats that have one. */
-export function bindWireSocketRoutes(formats: readonly WireFormat[], services: WireServices, limits: SocketLimits, registry: SocketRegistry): BoundRoutes[] {
+export function bindWireSocketRoutes(
+  formats: readonly WireFormat[],
+  services: WireServices,
+  limits: SocketLimits,
+  registry: SocketRegistry,
+  log: WireSocketDeps['log'],
+): BoundRoutes[] {
   return formats
     .filter((format): format is WireFormat & { socket: WireSocket<unknown> } => format.socket !== undefined)
-    .map((format) => bindRoutes(registerWireSocketRoute, { format, services, limits, registry }));
+    .map((format) => bindRoutes(registerWireSocketRoute, { format, services, limits, registry, log }));
 }
