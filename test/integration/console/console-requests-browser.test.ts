@@ -235,13 +235,23 @@ describe.skipIf(!CHROMIUM_PATH)('the request log pages in Chromium', () => {
     await page.getByRole('alert').getByText(OTHER_SESSION).waitFor();
   });
 
-  it('at phone width the pages stay accessible', async () => {
+  it('at phone width the pages stay accessible and never scroll sideways (wide tables and bodies scroll in their own boxes)', async () => {
     const { page } = await developerPage(390);
+    const sideways = () => page.evaluate(() => {
+      const root = (globalThis as any).document.documentElement;
+      return root.scrollWidth - root.clientWidth;
+    });
     await page.goto(`${server.baseUrl}/console/#/requests`);
     await page.getByTestId('request-row').first().waitFor();
     await expectAccessible(page, 'requests-list-phone');
+    expect(await sideways()).toBeLessThanOrEqual(0);
     await page.goto(`${server.baseUrl}/console/#/requests/${storyId}`);
-    await page.getByRole('heading', { name: 'Attempts' }).waitFor();
+    await page.getByTestId('answer-body').waitFor();
     await expectAccessible(page, 'request-detail-phone');
+    expect(await sideways()).toBeLessThanOrEqual(0);
+    await page.goto(`${server.baseUrl}/console/#/sessions/${SESSION}`);
+    await page.getByTestId('session-totals').waitFor();
+    await expectAccessible(page, 'request-session-phone');
+    expect(await sideways()).toBeLessThanOrEqual(0);
   });
 });
