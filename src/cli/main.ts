@@ -17,6 +17,7 @@ import { registerCalibrateCommand } from './commands/calibrate.js';
 import { registerRuntimesCommands } from './commands/runtimes.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerProvidersCommands } from './commands/providers.js';
+import { registerRequestsCommands } from './commands/requests.js';
 import { packageVersion } from './version.js';
 import { ListenError } from '../listen-errors.js';
 
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerRuntimesCommands(program);
   registerConfigCommands(program);
   registerProvidersCommands(program);
+  registerRequestsCommands(program);
   return program;
 }
 

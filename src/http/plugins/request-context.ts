@@ -25,6 +25,8 @@ function routeLabel(request: FastifyRequest): string {
 export function registerRequestContext(app: FastifyInstance, metrics: Metrics): void {
   app.decorateRequest('startedAtNs', 0n);
   app.decorateRequest('countedInFlight', false);
+  // The request log's story of the call, on the routes that open one (src/http/call-story.ts).
+  app.decorateRequest('callStory', null);
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

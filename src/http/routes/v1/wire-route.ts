@@ -73,7 +73,6 @@ export function registerWireRoute(scope: FastifyInstance, { format, services, lo
   const route = v1PathOf(format);
   const named = stream?.framing === 'named';
   const where = { route, wire: wireNameOf(format.path), scope: scopeOfPrefix(scope.prefix) };
-  if (!scope.hasRequestDecorator('callStory')) scope.decorateRequest('callStory', null);
   const options = {
     schema: schemaOf(format),
     validatorCompiler: wireValidatorCompiler,
