@@ -22,6 +22,8 @@ import { traceBilling } from '../observability/trace-decorators.js';
 import type { ScopeRateLimit } from '../http/scope-policy.js';
 import type { CoreInfrastructure, CorePart } from './core-infrastructure.js';
 import { createLineMeters, createOutbox, type Outbox } from './outbox.js';
+import { createKeyBudgets } from './budgets.js';
+import type { KeyBudgetMeter } from '../domain/billing/key-budget-meter.js';
 
 export interface CoreBilling {
   /** Requests per minute per API key: the limit of /v1, the admin API and the console. */
@@ -32,6 +34,8 @@ export interface CoreBilling {
   billing: BillingService;
   /** The meter of calls paid from project credit (API keys, batch lines). */
   creditMeter: CreditMeter;
+  /** The meter of calls by API keys (and their batch lines): project credit, and the key's budget when it has one. */
+  keyMeter: KeyBudgetMeter;
   /** Credit held by calls in flight, shared by every meter that draws on a balance. */
   reservations: ReservationBook;
   /** The meter of each batch line, by its batch's payer kind (features register theirs). */
@@ -70,14 +74,16 @@ export function createBilling(infra: CoreInfrastructure): CorePart<CoreBilling> 
   });
   const reservations = new ReservationBook();
   const creditMeter = new CreditMeter(billing, reservations, config.billing);
+  const budgets = createKeyBudgets({ config, database, clock, billing, creditMeter });
   const apiKeyRateLimit = { limiter: rateLimiter, requestsPerMinute: config.rateLimit.requestsPerMinute };
   return {
     services: {
-      apiKeyRateLimit, repositories, authenticator, projects, billing, creditMeter, reservations,
-      meters: createLineMeters(creditMeter), payerDebits, outbox, priceOf,
+      apiKeyRateLimit, repositories, authenticator, projects, billing, creditMeter, keyMeter: budgets.keyMeter, reservations,
+      meters: createLineMeters(budgets.keyMeter), payerDebits, outbox, priceOf,
     },
     async close() {
       await revocations?.close();
+      await budgets.close();
     },
   };
 }

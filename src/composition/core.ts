@@ -13,6 +13,7 @@ import { adminScope } from '../http/scopes/admin.js';
 import { registerUsageRoutes } from '../http/routes/v1/usage.js';
 import { registerAdminRoutes } from '../http/routes/admin/index.js';
 import { registerOutboxAdmin } from '../http/routes/admin/outbox.js';
+import { registerKeyAdmin } from '../http/routes/admin/keys.js';
 import type { Feature } from './feature.js';
 import { createInfrastructure, type CoreInfrastructure, type InfrastructureOverrides } from './core-infrastructure.js';
 import { createBilling, type CoreBilling } from './core-billing.js';
@@ -34,17 +35,17 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
   const infrastructure = await createInfrastructure(config, overrides);
   const billing = createBilling(infrastructure.services);
   const inference = createInference(infrastructure.services, overrides);
-  const { projects, outbox, authenticator, creditMeter, apiKeyRateLimit } = billing.services;
+  const { projects, outbox, authenticator, creditMeter, keyMeter, apiKeyRateLimit } = billing.services;
   const { clock } = infrastructure.services;
   return {
     services: { ...infrastructure.services, ...billing.services, ...inference.services },
     routes: {
       api: [...inference.services.apiRoutes, bindRoutes(registerUsageRoutes, { projects, clock })],
-      admin: [bindRoutes(registerAdminRoutes, { projects, clock }), bindRoutes(registerOutboxAdmin, { outbox: outbox.service })],
+      admin: [bindRoutes(registerAdminRoutes, { projects, clock }), bindRoutes(registerKeyAdmin, { projects }), bindRoutes(registerOutboxAdmin, { outbox: outbox.service })],
     },
     scopes: (shared) => [
       adminScope({ adminToken: config.adminToken, meter: creditMeter, rateLimit: apiKeyRateLimit }, shared.admin),
-      v1Scope({ authenticator, creditMeter, rateLimit: apiKeyRateLimit }, [...shared.api, ...inference.services.socketRoutes]),
+      v1Scope({ authenticator, meter: keyMeter, rateLimit: apiKeyRateLimit }, [...shared.api, ...inference.services.socketRoutes]),
     ],
     workers: [outbox.deliverer],
     readiness: () => infrastructure.readiness(),

@@ -21,7 +21,7 @@ export function createMcpFeature(
   const scopes = mcpScopes({
     prefix: core.config.mcp.prefix,
     authenticator: core.authenticator,
-    creditMeter: core.creditMeter,
+    meter: core.keyMeter,
     rateLimit: core.apiKeyRateLimit,
     endpoint: {
       models: core.registry,

@@ -5,8 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import type { CreditMeter } from '../domain/billing/credit-meter.js';
-import { MeterResolver } from '../domain/billing/meter-resolver.js';
+import { MeterResolver, type LineMeter } from '../domain/billing/meter-resolver.js';
 import type { OutboxHandlers } from '../domain/outbox/outbox.types.js';
 import type { Clock } from '../domain/shared/clock.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -33,9 +32,9 @@ interface OutboxDeps {
 }
 
 /** The meter of each batch line, by its batch's payer kind. */
-export function createLineMeters(creditMeter: CreditMeter): MeterResolver {
-  // Project credit pays for project batches; other payer kinds are registered by the features that admit them.
-  return new MeterResolver([['project', () => creditMeter.collecting()]]);
+export function createLineMeters(projectMeter: { collecting(): LineMeter }): MeterResolver {
+  // Project credit (and the key's budget) pays for project batches; other payer kinds are registered by the features that admit them.
+  return new MeterResolver([['project', () => projectMeter.collecting()]]);
 }
 
 export function createOutbox(deps: OutboxDeps): Outbox {

@@ -7,6 +7,7 @@
 import { agentsSection } from './agents-config.js';
 import { aliasesSection } from './aliases-config.js';
 import { batchesSection } from './batch-config.js';
+import { budgetsSection } from './budgets-config.js';
 import type { CoreConfig } from './config.types.js';
 import { consoleSection } from './console-config.js';
 import { decisionSection } from './decision-config.js';
@@ -17,7 +18,7 @@ import { requestLogSection } from './request-log-config.js';
 import { responsesSection } from './responses-config.js';
 import { storefrontSection } from './storefront-config.js';
 
-export const CONFIG_SECTIONS = [aliasesSection, agentsSection, batchesSection, responsesSection, decisionSection, gatewaySection, storefrontSection, consoleSection, mcpSection, messagesSection, requestLogSection] as const;
+export const CONFIG_SECTIONS = [aliasesSection, agentsSection, batchesSection, responsesSection, decisionSection, gatewaySection, storefrontSection, consoleSection, mcpSection, messagesSection, requestLogSection, budgetsSection] as const;
 
 type Section = (typeof CONFIG_SECTIONS)[number];
 

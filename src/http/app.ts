@@ -19,6 +19,7 @@ import { AJV_OPTIONS } from '../wire/validate.js';
 import { openApiTransforms } from './openapi-document.js';
 import { registerSecuritySchemes } from './openapi-security.js';
 import { OUTPUT_CAP_HEADER } from '../domain/billing/credit-meter.js';
+import { BUDGET_RESET_HEADER } from '../domain/billing/key-budgets.js';
 import { SERVED_MODEL_HEADER } from '../domain/completions/served-call.js';
 import { registerWebSockets } from './plugins/websocket.js';
 import { SocketRegistry } from './socket/socket-registry.js';
@@ -83,7 +84,7 @@ export async function buildApp(parts: AppParts): Promise<FastifyInstance> {
       'anthropic-version', 'anthropic-beta', 'anthropic-dangerous-direct-browser-access',
     ],
     exposedHeaders: [
-      'x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER, SERVED_MODEL_HEADER,
+      'x-request-id', 'x-typesafe-request-id', 'retry-after', 'x-ratelimit-limit-requests', 'x-ratelimit-remaining-requests', OUTPUT_CAP_HEADER, BUDGET_RESET_HEADER, SERVED_MODEL_HEADER,
       // Anthropic's Messages wire: its names for the request id and the rate limit, and what it did with a request.
       'request-id', 'anthropic-ratelimit-requests-limit', 'anthropic-ratelimit-requests-remaining', 'x-sluice-dropped-tools', 'x-sluice-token-count-method',
     ],

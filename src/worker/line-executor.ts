@@ -17,6 +17,7 @@ import { AppError, isAppError } from '../domain/shared/errors.js';
 import {
   CANCELLED,
   EXPIRED,
+  KEY_EXPIRED,
   KEY_REVOKED,
   errorLine,
   failureOf,
@@ -36,6 +37,7 @@ import { statusOfError } from '../domain/request-log/error-status.js';
 import type { LineMeter, MeterResolver } from '../domain/billing/meter-resolver.js';
 import { heldByOtherCalls, type HeldByOtherCalls } from '../domain/billing/meter.js';
 import type { ResultWriter } from './result-writer.js';
+import type { KeyPolicy } from '../domain/identity/key-policy.types.js';
 import { inBatchLineSpan } from '../observability/batch-tracing.js';
 import { sleep } from './sleep.js';
 
@@ -78,12 +80,16 @@ export function gateFailure(gate: LineGate, nowMs: number): LineFailure | null {
   if (gate.status === 'cancelling' || gate.status === 'cancelled') return CANCELLED;
   if (nowMs >= gate.expiresAtMs) return EXPIRED;
   if (gate.keyRevoked) return KEY_REVOKED;
+  const expiresAtMs = gate.keyPolicy?.expiresAtMs;
+  if (expiresAtMs !== undefined && nowMs >= expiresAtMs) return KEY_EXPIRED;
   return null;
 }
 
-/** The caller a batch line runs as: its batch's project, creating key and payer. */
-export function linePrincipal(batch: BatchRunInfo): Principal {
-  return { kind: 'batch_line', projectId: batch.projectId, keyId: batch.createdByKeyId, subject: null, payer: payerOf(batch.payer) };
+/** The caller a batch line runs as: its batch's project, creating key (and that key's policy as it is now) and payer. */
+export function linePrincipal(batch: BatchRunInfo, keyPolicy: KeyPolicy | null = null): Principal {
+  const principal: Principal = { kind: 'batch_line', projectId: batch.projectId, keyId: batch.createdByKeyId, subject: null, payer: payerOf(batch.payer) };
+  if (keyPolicy !== null) principal.policy = keyPolicy;
+  return principal;
 }
 
 export class LineExecutor {
@@ -104,7 +110,7 @@ export class LineExecutor {
       return this.recordFailure(task, failureOf(err));
     }
     try {
-      const outcome = await this.#call(task, meter, signal);
+      const outcome = await this.#call(task, linePrincipal(task.batch, gate.keyPolicy), meter, signal);
       const { id, requestId } = lineIdentity(task.batch.id, task.lineNo);
       const result: LineResult =
         'answer' in outcome
@@ -141,11 +147,11 @@ export class LineExecutor {
   }
 
   /** The line's call, told as one entry of the request log (the last attempt's story). */
-  async #call(task: LineTask, meter: LineMeter, signal: AbortSignal): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
-    const story = this.#story(task);
+  async #call(task: LineTask, principal: Principal, meter: LineMeter, signal: AbortSignal): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
+    const story = this.#story(task, principal);
     let status = 200;
     try {
-      const outcome = await this.#attempts(task, meter, signal, story);
+      const outcome = await this.#attempts(task, principal, meter, signal, story);
       if ('failure' in outcome) status = story.errorStatus ?? 400;
       return outcome;
     } catch (err) {
@@ -156,12 +162,12 @@ export class LineExecutor {
     }
   }
 
-  #story(task: LineTask): CallStory {
+  #story(task: LineTask, principal: Principal): CallStory {
     const body = task.body as { model?: unknown } | null;
     const endpoint = task.batch.endpoint;
     return new CallStory({
       id: lineIdentity(task.batch.id, task.lineNo).requestId,
-      principal: linePrincipal(task.batch),
+      principal,
       route: endpoint,
       wire: endpoint.replace(/^\/v1\//, '').replaceAll('/', '-'),
       scope: 'batch',
@@ -172,8 +178,8 @@ export class LineExecutor {
     });
   }
 
-  async #attempts(task: LineTask, meter: LineMeter, signal: AbortSignal, story: CallStory): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
-    const caller: Caller = { principal: linePrincipal(task.batch), meter, story };
+  async #attempts(task: LineTask, principal: Principal, meter: LineMeter, signal: AbortSignal, story: CallStory): Promise<{ answer: LineAnswer } | { failure: LineFailure }> {
+    const caller: Caller = { principal, meter, story };
     const { requestId } = lineIdentity(task.batch.id, task.lineNo);
     let call: LineCall;
     try {

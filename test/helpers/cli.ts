@@ -1,8 +1,8 @@
-/** Runs the `sluice` command from source, as a separate process, in `cwd` with `env` over the test's own environment. */
+/** Runs the built `sluice` command (test/helpers/built.ts) as a separate process, in `cwd` with `env` over the test's own environment. */
 import { spawn, spawnSync } from 'node:child_process';
-import path from 'node:path';
+import { builtEntry } from './built.js';
 
-export const REPO = path.resolve(import.meta.dirname, '../..');
+export { REPO } from './built.js';
 
 export interface CliResult {
   status: number | null;
@@ -11,7 +11,7 @@ export interface CliResult {
 }
 
 export function runSluice(args: readonly string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): CliResult {
-  const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/cli/main.ts'), ...args], {
+  const result = spawnSync(process.execPath, [builtEntry('src/cli/main.ts'), ...args], {
     cwd: options.cwd,
     env: { ...process.env, LOG_LEVEL: 'silent', SLUICE_CONFIG: '', ...options.env },
     encoding: 'utf8',
@@ -23,7 +23,7 @@ export function runSluice(args: readonly string[], options: { cwd: string; env: 
 /** The same, without blocking the test's event loop: for commands that call fakes served by the test process itself. */
 export function runSluiceAsync(args: readonly string[], options: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/cli/main.ts'), ...args], {
+    const child = spawn(process.execPath, [builtEntry('src/cli/main.ts'), ...args], {
       cwd: options.cwd,
       env: { ...process.env, LOG_LEVEL: 'silent', SLUICE_CONFIG: '', ...options.env },
       timeout: options.timeoutMs ?? 60_000,

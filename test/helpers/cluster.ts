@@ -1,17 +1,14 @@
 /**
  * Processes for the multi-replica proof: HTTP replicas (src/main.ts) and batch workers
- * (src/worker-main.ts) spawned through tsx with one shared configuration, and a
+ * (src/worker-main.ts) as built (test/helpers/built.ts) with one shared configuration, and a
  * round-robin HTTP proxy standing in for a load balancer (a connection refused by one
  * replica is retried on the next, as balancers do; nothing else is retried).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { builtEntry, REPO } from './built.js';
 
 export interface ClusterProcess {
   child: ChildProcess;
@@ -22,9 +19,8 @@ export interface ClusterProcess {
 }
 
 export async function spawnProcess(kind: 'replica' | 'worker', env: Record<string, string>): Promise<ClusterProcess> {
-  const entry = kind === 'replica' ? 'src/main.ts' : 'src/worker-main.ts';
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [builtEntry(kind === 'replica' ? 'src/main.ts' : 'src/worker-main.ts')], {
+    cwd: REPO,
     env: { ...process.env, LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -52,15 +52,16 @@ export function sqliteDatabase(dir = tempDir()): Database {
  * is large), and a sibling's schema dropped meanwhile failed a server's start-up migration
  * with 3F000 `schema "t_…" does not exist`. Sluice's dialect reads only the current schema
  * (src/storage/db/postgres-dialect.ts; test/integration/storage/postgres-dialect.test.ts
- * churns schemas to prove it).
+ * churns schemas to prove it). `settings` are more settings for each of the URL's sessions.
  */
-export async function postgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function postgresSchema(settings: Record<string, string> = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: POSTGRES_URL });
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
-  const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const options = Object.entries({ search_path: schema, ...settings }).map(([name, value]) => `-c ${name}=${value}`);
+  const url = `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(options.join(' '))}`;
   const drop = async () => {
     const cleanup = new pg.Client({ connectionString: POSTGRES_URL });
     await cleanup.connect();
@@ -71,8 +72,8 @@ export async function postgresSchema(): Promise<{ url: string; drop(): Promise<v
 }
 
 /** A fresh schema on the real server; dropped again on close. Also returns a URL that selects it. */
-export async function postgresSchemaDatabase(): Promise<{ database: Database; url: string }> {
-  const { url, drop } = await postgresSchema();
+export async function postgresSchemaDatabase(settings: Record<string, string> = {}): Promise<{ database: Database; url: string }> {
+  const { url, drop } = await postgresSchema(settings);
   // As a server opens it (storage/db/database.ts): repeated statements prepared.
   const pool = postgresPool(url, { max: 10, preparedStatements: true });
   const database = databaseFromDialect(postgresDialect(pool), 'postgres', { afterClose: drop });

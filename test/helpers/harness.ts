@@ -47,7 +47,12 @@ export interface TestServerOptions {
   extendApp?: (app: FastifyInstance, assembly: Assembly) => void | Promise<void>;
 }
 
-const schemaOfDataDir = new Map<string, string>();
+/**
+ * The schema of each DATA_DIR's servers under SLUICE_TEST_HTTP_ON_POSTGRES=1, with how many
+ * are open on it: the last to close drops it (the first to close dropped it under the
+ * others, whose queries then found no tables).
+ */
+const schemaOfDataDir = new Map<string, { url: string; open: number; drop(): Promise<void> }>();
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = tempDir();
@@ -60,17 +65,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   let dropSchema: (() => Promise<void>) | null = null;
   if (process.env.SLUICE_TEST_HTTP_ON_POSTGRES === '1' && env.DATABASE_URL === undefined) {
     // A server given another's DATA_DIR shares its database, as two replicas on one SQLite file do.
-    const shared = schemaOfDataDir.get(env.DATA_DIR!);
-    if (shared) env.DATABASE_URL = shared;
-    else {
-      const schema = await postgresSchema();
-      env.DATABASE_URL = schema.url;
-      schemaOfDataDir.set(env.DATA_DIR!, schema.url);
-      dropSchema = async () => {
-        schemaOfDataDir.delete(env.DATA_DIR!);
-        await schema.drop();
-      };
-    }
+    const dir = env.DATA_DIR!;
+    let shared = schemaOfDataDir.get(dir);
+    if (!shared) schemaOfDataDir.set(dir, (shared = { ...(await postgresSchema()), open: 0 }));
+    shared.open++;
+    env.DATABASE_URL = shared.url;
+    dropSchema = async () => {
+      if (--shared.open > 0) return;
+      schemaOfDataDir.delete(dir);
+      await shared.drop();
+    };
   }
   if (options.yaml !== undefined) {
     const file = path.join(dataDir, 'sluice.yaml');

@@ -5,6 +5,8 @@ import { tempDir } from '../helpers/databases.js';
 import { call, startTestServer, type TestServer } from '../helpers/harness.js';
 import { PROBE, registerProbeRoutes } from '../helpers/probe-routes.js';
 
+/** A key object's policy fields when it sets none. */
+const NO_POLICY = { models: null, budget: null, rpm: null, tpm: null, expires_at: null, metadata: null, tags: null, previous_key_valid_until: null };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describe('sluice CLI', { timeout: 120_000 }, () => {
@@ -63,7 +65,7 @@ describe('sluice CLI', { timeout: 120_000 }, () => {
   it('keys list shows prefixes only', () => {
     const list = sluiceJson('keys', 'list', projectId);
     expect(list).toEqual([
-      { id: keyId, object: 'api_key', project_id: projectId, name: 'ci', prefix: key.slice(0, 16), active: true, created_at: expect.any(Number), revoked_at: null },
+      { id: keyId, object: 'api_key', project_id: projectId, name: 'ci', prefix: key.slice(0, 16), active: true, created_at: expect.any(Number), revoked_at: null, ...NO_POLICY },
     ]);
     expect(JSON.stringify(list)).not.toContain(key.slice(16));
   });

@@ -15,13 +15,15 @@ function keyStore(record: ApiKeyRecord) {
     findById: async () => record,
     listByProject: async () => [record],
     revoke: async () => record,
+    update: async () => record,
+    rotate: async () => record,
   };
   return store satisfies ApiKeyStore & { lookups: number };
 }
 
 function setUp() {
   const { key, prefix, hash } = generateApiKey();
-  const record: ApiKeyRecord = { id: 'key_1', projectId: PROJECT, name: 'k', prefix, keyHash: hash, createdAtMs: 0, revokedAtMs: null };
+  const record: ApiKeyRecord = { id: 'key_1', projectId: PROJECT, name: 'k', prefix, keyHash: hash, createdAtMs: 0, revokedAtMs: null, policy: null, previousKeyHash: null, previousValidUntilMs: null };
   const store = keyStore(record);
   let now = 1_000_000;
   const clock = { nowMs: () => now };

@@ -5,8 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { tempDir } from '../helpers/databases.js';
-
-const REPO = path.resolve(import.meta.dirname, '../..');
+import { builtEntry, REPO, type Entry } from '../helpers/built.js';
 
 /** Loads config from a YAML text (and env) in a fresh directory; returns the problems, or [] when valid. */
 function problemsOf(yaml: string | null, env: Record<string, string> = {}): string[] {
@@ -182,11 +181,11 @@ describe('config defaults and overrides', () => {
 });
 
 /** Runs an entry point (src/main.ts, src/worker-main.ts) of the repository with `yaml` as its sluice.yaml, in a fresh data directory. */
-function startWith(entry: string, yaml: string) {
+function startWith(entry: Entry, yaml: string) {
   const dir = tempDir('sluice-config-');
   const file = path.join(dir, 'sluice.yaml');
   writeFileSync(file, yaml);
-  const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, entry)], {
+  const result = spawnSync(process.execPath, [builtEntry(entry)], {
     cwd: dir,
     env: { ...process.env, SLUICE_CONFIG: file, DATA_DIR: dir, LOG_LEVEL: 'silent' },
     encoding: 'utf8',
@@ -204,7 +203,7 @@ describe('start-up with a bad config file', { timeout: 90_000 }, () => {
   });
 
   // Which endpoints can be batched is the assembled app's: checked there, answered the same way.
-  it.each(['src/main.ts', 'src/worker-main.ts'])('%s exits 78 naming a batches.endpoints entry that cannot be batched', (entry) => {
+  it.each<Entry>(['src/main.ts', 'src/worker-main.ts'])('%s exits 78 naming a batches.endpoints entry that cannot be batched', (entry) => {
     const { file, ...result } = startWith(entry, 'batches:\n  endpoints: [/v1/images/generations]\n');
     expect(result.status).toBe(78);
     expect(result.stderr).toContain(`Invalid configuration (${file})`);
@@ -212,13 +211,13 @@ describe('start-up with a bad config file', { timeout: 90_000 }, () => {
   });
 
   // The worker too: it once compared argv[1] with its URL as text, so through this path it did nothing and exited 0.
-  it.each(['src/main.ts', 'src/worker-main.ts'])('%s starts (and so exits 78) when launched through a symlinked path containing a space', (entry) => {
+  it.each<Entry>(['src/main.ts', 'src/worker-main.ts'])('%s starts (and so exits 78) when launched through a symlinked path containing a space', (entry) => {
     const dir = tempDir('sluice-config-');
     mkdirSync(path.join(dir, 'with space'));
     symlinkSync(REPO, path.join(dir, 'with space', 'sluice'));
     const file = path.join(dir, 'sluice.yaml');
     writeFileSync(file, 'log_level: loud\n');
-    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(dir, 'with space', 'sluice', entry)], {
+    const result = spawnSync(process.execPath, [builtEntry(entry, path.join(dir, 'with space', 'sluice'))], {
       cwd: dir,
       env: { ...process.env, SLUICE_CONFIG: file, DATA_DIR: dir },
       encoding: 'utf8',

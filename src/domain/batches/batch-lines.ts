@@ -63,6 +63,8 @@ export function failureOf(error: unknown): LineFailure {
   if (error.code === 'model_not_found') {
     return { code: 'not_found_error', message: withPrefix('http_404', error.message), param: error.param };
   }
+  // A key's spent budget keeps its own code, as on the synchronous route.
+  if (error.code === 'budget_exceeded') return { code: 'budget_exceeded', message: withPrefix('http_429', error.message), param: null };
   const mapped = BY_KIND[error.kind];
   const legacy =
     mapped.code === 'internal_error' && error.upstreamStatus !== undefined && error.upstreamStatus >= 500
@@ -96,5 +98,11 @@ export const EXPIRED: LineFailure = {
 export const KEY_REVOKED: LineFailure = {
   code: 'authentication_error',
   message: withPrefix('api_key_unavailable', 'The API key that created this batch has been revoked'),
+  param: null,
+};
+
+export const KEY_EXPIRED: LineFailure = {
+  code: 'authentication_error',
+  message: withPrefix('api_key_unavailable', 'The API key that created this batch has expired'),
   param: null,
 };

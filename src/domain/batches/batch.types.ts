@@ -1,5 +1,6 @@
 /** Batch records, statuses and the limits of the spec. */
 import type { PayerRef } from '../identity/payer.types.js';
+import type { KeyPolicy } from '../identity/key-policy.types.js';
 
 export type BatchStatus =
   | 'validating'
@@ -125,6 +126,8 @@ export interface LineGate {
   expiresAtMs: number;
   /** The creating key was revoked (or deleted) since the batch was created. */
   keyRevoked: boolean;
+  /** The creating key's policy as it is now (its lines run under it); null when it sets none. */
+  keyPolicy: KeyPolicy | null;
 }
 
 /** What a runner needs to execute a batch's lines. */

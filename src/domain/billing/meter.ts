@@ -9,6 +9,7 @@
 import type { Caller, Principal } from '../identity/caller.js';
 import { isAppError, type AppError } from '../shared/errors.js';
 import type { UsageRecord } from './usage.types.js';
+import { requireModelAllowed } from '../identity/model-access.js';
 
 /** What is known of a call at admission: enough to price its worst case. */
 export interface MeteredCall {
@@ -29,6 +30,8 @@ export interface MeteredCall {
   estimateMicros?: number;
   /** The coding agent's session the call belongs to (its usage record names it). */
   sessionId?: string;
+  /** The name the call asked for `model` by, when it differs (an alias, another case): a key's model list must allow both. */
+  askedAs?: string;
   /** The call's tags (its usage record names them). */
   tags?: readonly string[];
   /** The end user the client named (its usage record names it). */
@@ -124,6 +127,8 @@ export function toReply(caller: Caller, headers: Readonly<Record<string, string>
 
 /** Admits a call through the caller's meter and passes the admission's headers on. */
 export async function admitCall(caller: Caller, call: MeteredCall): Promise<Admission> {
+  // The one place every billable call meets its caller: a model the key may not reach does not exist for it.
+  requireModelAllowed(caller.principal.policy, call.model, call.askedAs);
   const { story } = caller;
   const started = story ? performance.now() : 0;
   const admission = await caller.meter.admit(caller.principal, call);

@@ -22,7 +22,7 @@ import type { CallContext, ChatStreamEvent, TokenUsage } from '../models/inferen
 import type { ModelSpec } from '../models/model-spec.types.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import { ChatRunner, withOutputCap, type ChatResult, type Conversation, type PreparedCall } from './chat-runner.js';
-import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, chatInputOf, inSession, meteredCallOf, outputCapOf } from './metered-call.js';
+import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, askedBy, chatInputOf, inSession, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
 import type { PromptHygiene } from './prompt-hygiene.js';
 import { StreamSettlement } from './stream-settlement.js';
@@ -199,7 +199,7 @@ export class ChatCall {
     return {
       model,
       askedAs: this.deps.registry.isAlias(modelName) ? modelName : null,
-      metered: meteredOf(call, origin.route, origin.requestId),
+      metered: askedBy(meteredOf(call, origin.route, origin.requestId), modelName),
       run: (cap, ctx) => runner.run(withOutputCap(call, cap), ctx),
       stream: (cap, ctx) => runner.stream(withOutputCap(call, cap), ctx),
       async count(produced) {

@@ -8,7 +8,7 @@ import { invalidRequest } from '../shared/errors.js';
 import type { CallContext, CompletionOutput, CompletionParams, InferenceBackend, TokenUsage } from '../models/inference-backend.port.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import type { CallOrigin, EngineCall } from './chat-call.js';
-import { choicesOf, meteredCallOf, outputCapOf } from './metered-call.js';
+import { askedBy, choicesOf, meteredCallOf, outputCapOf } from './metered-call.js';
 
 export const COMPLETIONS_ROUTE = '/v1/completions';
 
@@ -59,7 +59,7 @@ export async function completionCallOf(registry: ModelResolver, request: Complet
   return {
     model,
     askedAs: registry.isAlias(request.model) ? request.model : null,
-    metered: meteredCallOf(model, origin.route, origin.requestId, [...texts, request.suffix ?? ''], outputCapOf(model, request.fields)),
+    metered: askedBy(meteredCallOf(model, origin.route, origin.requestId, [...texts, request.suffix ?? ''], outputCapOf(model, request.fields)), request.model),
     run: (cap, context) => backend.complete!(params(cap, context)),
     stream: (cap, context) => backend.completeStream!(params(cap, context))[Symbol.asyncIterator](),
     async count(produced): Promise<TokenUsage> {

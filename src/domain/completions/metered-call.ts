@@ -127,6 +127,11 @@ export async function admitOnCountedInput(
   }
 }
 
+/** The metered call, naming the name the model was asked for by (an alias, or the id in another case): a key's model list must allow both. */
+export function askedBy(metered: MeteredCall, name: string): MeteredCall {
+  return name === metered.model ? metered : { ...metered, askedAs: name };
+}
+
 /** The metered call, naming the agent session the context carries (its usage record names it). */
 export function inSession(metered: MeteredCall, context: Pick<CallContext, 'sessionId'>): MeteredCall {
   return context.sessionId === undefined ? metered : { ...metered, sessionId: context.sessionId };

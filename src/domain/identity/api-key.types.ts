@@ -1,4 +1,6 @@
 /** An API key as stored (its hash, never the key) and the store the domain needs for keys. */
+import type { KeyPolicy } from './key-policy.types.js';
+
 export interface ApiKeyRecord {
   id: string;
   projectId: string;
@@ -7,6 +9,18 @@ export interface ApiKeyRecord {
   keyHash: string;
   createdAtMs: number;
   revokedAtMs: number | null;
+  /** What the key may do beyond authenticating; null when it sets nothing. */
+  policy: KeyPolicy | null;
+  /** The secret a rotation replaced, still accepted until previousValidUntilMs; null when none is. */
+  previousKeyHash: string | null;
+  previousValidUntilMs: number | null;
+}
+
+/** A rotation: the new secret's hash and prefix, and until when the replaced one stays valid (null: not at all). */
+export interface KeyRotation {
+  keyHash: string;
+  prefix: string;
+  previousValidUntilMs: number | null;
 }
 
 export interface ApiKeyStore {
@@ -15,6 +29,10 @@ export interface ApiKeyStore {
   findById(id: string): Promise<ApiKeyRecord | undefined>;
   listByProject(projectId: string): Promise<ApiKeyRecord[]>;
   revoke(id: string, nowMs: number): Promise<ApiKeyRecord | undefined>;
+  /** Replaces the key's name and policy; returns the record after (undefined: no such key). */
+  update(id: string, changes: { name: string; policy: KeyPolicy | null }): Promise<ApiKeyRecord | undefined>;
+  /** Gives an active key a new secret; returns the record after (undefined: no such active key). */
+  rotate(id: string, rotation: KeyRotation): Promise<ApiKeyRecord | undefined>;
 }
 
 /**

@@ -28,6 +28,7 @@ export const missingAuthentication = () =>
   new AppError('authentication', 'Missing authentication headers', { code: 'missing_api_key' });
 export const invalidCredentials = () =>
   new AppError('permission', 'Invalid credentials', { code: 'invalid_api_key' });
+export const expiredKey = () => new AppError('authentication', 'This API key has expired', { code: 'expired_api_key' });
 
 export class ApiKeyAuthenticator {
   readonly #cache = new Map<string, CacheEntry>();
@@ -68,9 +69,21 @@ export class ApiKeyAuthenticator {
   }
 
   #principal(record: ApiKeyRecord | null, hash: string, projectIdHeader: string | undefined): Principal {
-    if (!record || !hashesEqual(record.keyHash, hash) || record.revokedAtMs !== null) throw invalidCredentials();
+    if (!record || record.revokedAtMs !== null || !this.#secretValid(record, hash)) throw invalidCredentials();
     if (projectIdHeader !== undefined && projectIdHeader.toLowerCase() !== record.projectId) throw invalidCredentials();
-    return apiKeyPrincipal(record.projectId, record.id);
+    const principal = apiKeyPrincipal(record.projectId, record.id);
+    const { policy } = record;
+    if (policy === null) return principal;
+    if (policy.expiresAtMs !== undefined && policy.expiresAtMs <= this.clock.nowMs()) throw expiredKey();
+    principal.policy = policy;
+    return principal;
+  }
+
+  /** The key's current secret, or the one a rotation replaced while its grace lasts. */
+  #secretValid(record: ApiKeyRecord, hash: string): boolean {
+    if (hashesEqual(record.keyHash, hash)) return true;
+    const { previousKeyHash, previousValidUntilMs } = record;
+    return previousKeyHash !== null && previousValidUntilMs !== null && hashesEqual(previousKeyHash, hash) && previousValidUntilMs > this.clock.nowMs();
   }
 
   /** Drops a key from this replica's cache at once (after revocation here, or announced by the feed). */

@@ -8,6 +8,7 @@ import type { ApiKeyRecord, ApiKeyStore } from '../identity/api-key.types.js';
 import type { UsageRecord } from '../billing/usage.types.js';
 import type { ApiKeyAuthenticator } from '../identity/authenticator.js';
 import { generateApiKey } from '../identity/api-keys.js';
+import { applyKeyPolicyPatch, hasPolicy, readKeyPolicyPatch, type KeyPolicyInput } from '../identity/key-policy.js';
 import type { UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-reports.port.js';
 
 export interface ProjectsServiceDeps {
@@ -24,12 +25,16 @@ export interface ProjectsServiceDeps {
 }
 
 const MAX_NAME_LENGTH = 200;
+/** The longest a rotated-out secret may stay valid: 30 days. */
+export const MAX_ROTATION_GRACE_SECONDS = 30 * 24 * 3600;
 
 function validName(name: unknown, what: string): string {
   if (typeof name !== 'string' || name.trim() === '') throw invalidRequest(`${what} name is required`, 'name');
   if (name.length > MAX_NAME_LENGTH) throw invalidRequest(`${what} name must be at most ${MAX_NAME_LENGTH} characters`, 'name');
   return name.trim();
 }
+
+const keyNotFound = (keyId: string) => new AppError('not_found', `API key not found: ${keyId}`, { code: 'key_not_found' });
 
 export class ProjectsService {
   constructor(private readonly deps: ProjectsServiceDeps) {}
@@ -62,21 +67,68 @@ export class ProjectsService {
   }
 
   /** Returns the record and the plaintext key, which is never available again. */
-  async createKey(projectId: string, name: unknown): Promise<{ record: ApiKeyRecord; key: string }> {
+  async createKey(projectId: string, name: unknown, policyInput: KeyPolicyInput = {}): Promise<{ record: ApiKeyRecord; key: string }> {
     const project = await this.getProject(projectId);
+    const keyName = name === undefined ? 'default' : validName(name, 'Key');
+    const policy = applyKeyPolicyPatch({}, readKeyPolicyPatch(policyInput, this.deps.clock.nowMs()));
     const { key, prefix, hash } = generateApiKey();
     const record: ApiKeyRecord = {
       id: newId('key_'),
       projectId: project.id,
-      name: name === undefined ? 'default' : validName(name, 'Key'),
+      name: keyName,
       prefix,
       keyHash: hash,
       createdAtMs: this.deps.clock.nowMs(),
       revokedAtMs: null,
+      policy: hasPolicy(policy) ? policy : null,
+      previousKeyHash: null,
+      previousValidUntilMs: null,
     };
     await this.deps.keys.insert(record);
     this.deps.authenticator.forget(hash);
     return { record, key };
+  }
+
+  /** Renames the key and changes its policy (absent fields kept, null fields cleared); every replica sees it within the key cache's TTL. */
+  async updateKey(keyId: string, change: { name?: unknown } & KeyPolicyInput): Promise<ApiKeyRecord> {
+    const before = await this.#key(keyId);
+    const name = change.name === undefined ? before.name : validName(change.name, 'Key');
+    const policy = applyKeyPolicyPatch(before.policy ?? {}, readKeyPolicyPatch(change, this.deps.clock.nowMs()));
+    const record = await this.deps.keys.update(before.id, { name, policy: hasPolicy(policy) ? policy : null });
+    if (!record) throw keyNotFound(keyId);
+    this.#forget(before);
+    return record;
+  }
+
+  /**
+   * Issues the key a new secret; the old one keeps working for `graceSeconds` (0: it stops
+   * at once), and a secret an earlier rotation kept stops now. Returns the new secret once.
+   */
+  async rotateKey(keyId: string, graceSeconds: unknown): Promise<{ record: ApiKeyRecord; key: string }> {
+    if (typeof graceSeconds !== 'number' || !Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_ROTATION_GRACE_SECONDS) {
+      throw invalidRequest(`grace_seconds must be a whole number from 0 to ${MAX_ROTATION_GRACE_SECONDS}, got ${JSON.stringify(graceSeconds ?? null)}`, 'grace_seconds');
+    }
+    const before = await this.#key(keyId);
+    if (before.revokedAtMs !== null) throw new AppError('conflict', `API key ${before.id} is revoked and cannot be rotated`, { code: 'key_revoked' });
+    const { key, prefix, hash } = generateApiKey();
+    const previousValidUntilMs = graceSeconds === 0 ? null : this.deps.clock.nowMs() + graceSeconds * 1000;
+    const record = await this.deps.keys.rotate(before.id, { keyHash: hash, prefix, previousValidUntilMs });
+    if (!record) throw new AppError('conflict', `API key ${before.id} changed while it was being rotated; try again`, { code: 'key_changed' });
+    this.#forget(before);
+    this.deps.authenticator.forget(hash);
+    return { record, key };
+  }
+
+  async #key(keyId: string): Promise<ApiKeyRecord> {
+    const record = await this.deps.keys.findById(keyId);
+    if (!record) throw keyNotFound(keyId);
+    return record;
+  }
+
+  /** Drops this process's cached lookups of the key's secrets. */
+  #forget(record: ApiKeyRecord): void {
+    this.deps.authenticator.forget(record.keyHash);
+    if (record.previousKeyHash !== null) this.deps.authenticator.forget(record.previousKeyHash);
   }
 
   async listKeys(projectId: string): Promise<ApiKeyRecord[]> {
@@ -99,8 +151,8 @@ export class ProjectsService {
 
   async revokeKey(keyId: string): Promise<ApiKeyRecord> {
     const record = await this.deps.keys.revoke(keyId, this.deps.clock.nowMs());
-    if (!record) throw new AppError('not_found', `API key not found: ${keyId}`, { code: 'key_not_found' });
-    this.deps.authenticator.forget(record.keyHash);
+    if (!record) throw keyNotFound(keyId);
+    this.#forget(record);
     return record;
   }
 

@@ -1,12 +1,17 @@
 /** The admin API (`/admin/v1`): request bodies, params and query, and the wire objects of `routes/admin/mappers.ts`. */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { ListOf } from './files-batches.js';
+import { keyPolicyFields, keyPolicyInputFields } from './key-policy.js';
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 export const NameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
-export const OptionalNameBody = Type.Object(
-  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'default "default"' })) },
-  { additionalProperties: false, description: 'may be omitted entirely' },
+export const NewKeyBody = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'default "default"' })), ...keyPolicyInputFields },
+  { additionalProperties: false, description: 'may be omitted entirely: a key named "default" with no policy' },
+);
+export const KeyPatchBody = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...keyPolicyInputFields },
+  { additionalProperties: false, description: 'the fields to change: an absent field is kept, a null one cleared' },
 );
 export const CreditsBody = Type.Object(
   {
@@ -41,6 +46,7 @@ const apiKeyFields = {
   active: Type.Boolean(),
   created_at: UnixSeconds,
   revoked_at: Nullable(UnixSeconds),
+  ...keyPolicyFields,
 };
 
 export const ProjectList = Type.Object({

@@ -9,7 +9,7 @@
  * error, its HTTP status kept.
  */
 import { INVALID_REQUEST, INTERNAL_ERROR, PARSE_ERROR } from '@modelcontextprotocol/server';
-import type { CreditMeter } from '../../domain/billing/credit-meter.js';
+import type { Meter } from '../../domain/billing/meter.js';
 import type { ApiKeyAuthenticator } from '../../domain/identity/authenticator.js';
 import type { AppError } from '../../domain/shared/errors.js';
 import { ApiKeyStrategy } from '../auth/api-key-strategy.js';
@@ -38,7 +38,8 @@ export function jsonRpcRefusal(error: AppError, mapped: HttpError): unknown {
 export interface McpScopeDeps {
   prefix: string;
   authenticator: ApiKeyAuthenticator;
-  creditMeter: CreditMeter;
+  /** Project credit, and the key's budget when it has one (as on /v1). */
+  meter: Meter;
   /** The API-key rate limit of /v1, which tool calls count against too. */
   rateLimit: ScopeRateLimit;
   /** The tools' models and services, and the limiter of anonymous requests. */
@@ -59,7 +60,7 @@ export function mcpScopes(deps: McpScopeDeps): ScopeDeclaration[] {
   const scopes: ScopeDeclaration[] = [
     {
       prefix: deps.prefix,
-      strategy: new McpCallerStrategy(new ApiKeyStrategy(deps.authenticator, deps.creditMeter), storefront?.callers ?? null),
+      strategy: new McpCallerStrategy(new ApiKeyStrategy(deps.authenticator, deps.meter), storefront?.callers ?? null),
       routes: [endpoint],
       policy: { rateLimit: deps.rateLimit, security: API_KEY_SECURITY, errorBody: (_request, error, mapped) => jsonRpcRefusal(error, mapped) },
     },

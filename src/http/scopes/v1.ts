@@ -2,7 +2,7 @@
  * `/v1`: the API's route modules (every feature's), admitted by API key and paid from
  * project credit; its OpenAPI document is public.
  */
-import type { CreditMeter } from '../../domain/billing/credit-meter.js';
+import type { Meter } from '../../domain/billing/meter.js';
 import type { ApiKeyAuthenticator } from '../../domain/identity/authenticator.js';
 import { ApiKeyStrategy } from '../auth/api-key-strategy.js';
 import type { BoundRoutes } from '../route-module.js';
@@ -18,7 +18,8 @@ export const API_KEY_SECURITY = [
 
 export interface V1ScopeDeps {
   authenticator: ApiKeyAuthenticator;
-  creditMeter: CreditMeter;
+  /** Project credit, and the key's budget when it has one. */
+  meter: Meter;
   /** Requests per minute per API key (`rate_limit.requests_per_minute`). */
   rateLimit: ScopeRateLimit;
 }
@@ -26,7 +27,7 @@ export interface V1ScopeDeps {
 export function v1Scope(deps: V1ScopeDeps, routes: readonly BoundRoutes[]): ScopeDeclaration {
   return {
     prefix: '/v1',
-    strategy: new ApiKeyStrategy(deps.authenticator, deps.creditMeter),
+    strategy: new ApiKeyStrategy(deps.authenticator, deps.meter),
     routes: [registerOpenApiRoute, ...routes],
     policy: { rateLimit: deps.rateLimit, security: API_KEY_SECURITY, publicPaths: [OPENAPI_PATH] },
   };

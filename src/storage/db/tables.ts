@@ -19,6 +19,18 @@ export interface ApiKeysTable {
   key_hash: string;
   created_at: number;
   revoked_at: number | null;
+  /** The key's policy (migration 0016); NULL: not set. `models`, `metadata`, `tags` are JSON. */
+  models: string | null;
+  budget_limit_micros: number | null;
+  budget_window: string | null;
+  rpm: number | null;
+  tpm: number | null;
+  expires_at: number | null;
+  metadata: string | null;
+  tags: string | null;
+  /** The secret a rotation replaced, valid until `previous_valid_until` (epoch ms). */
+  previous_key_hash: string | null;
+  previous_valid_until: number | null;
 }
 
 export interface UsageRecordsTable {

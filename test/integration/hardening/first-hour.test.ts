@@ -4,30 +4,21 @@
  * piped into `head`, a worker that does not claim to listen, and a quiet shutdown
  * when workers are off.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
-import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers/databases.js';
+import { builtEntry } from '../../helpers/built.js';
+import { runSluice } from '../../helpers/cli.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { assemble } from '../../../src/composition/features.js';
 import { maskDatabaseUrl } from '../../../src/storage/db/connect-errors.js';
 
-const REPO = path.resolve(import.meta.dirname, '../../..');
-const TSX = path.join(REPO, 'node_modules/.bin/tsx');
-const CLI = path.join(REPO, 'src/cli/main.ts');
+const CLI = builtEntry('src/cli/main.ts');
 
-function sluice(dir: string, args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(TSX, [CLI, ...args], {
-    cwd: dir,
-    env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent', SLUICE_CONFIG: '', ...env },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const sluice = (dir: string, args: string[], env: Record<string, string> = {}) => runSluice(args, { cwd: dir, env: { DATA_DIR: dir, ...env } });
 
 describe('listing projects', { timeout: 120_000 }, () => {
   let server: TestServer;
@@ -124,7 +115,7 @@ describe('a DATABASE_URL that does not work', { timeout: 120_000 }, () => {
 describe('process hygiene', { timeout: 120_000 }, () => {
   it('sluice models list into a closed pipe exits 0 without an EPIPE stack', async () => {
     const dir = tempDir('sluice-pipe-');
-    const child = spawn(TSX, [CLI, 'models', 'list'], {
+    const child = spawn(process.execPath, [CLI, 'models', 'list'], {
       cwd: dir,
       env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'silent', SLUICE_CONFIG: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -139,7 +130,7 @@ describe('process hygiene', { timeout: 120_000 }, () => {
 
   it('sluice worker does not log a listen address', async () => {
     const dir = tempDir('sluice-worker-');
-    const child = spawn(TSX, [CLI, 'worker'], {
+    const child = spawn(process.execPath, [CLI, 'worker'], {
       cwd: dir,
       env: { ...process.env, DATA_DIR: dir, LOG_LEVEL: 'info', SLUICE_CONFIG: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

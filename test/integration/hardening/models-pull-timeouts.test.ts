@@ -11,8 +11,7 @@ import { tempDir } from '../../helpers/databases.js';
 import { refusedPort } from '../../helpers/refused-port.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { pullModel } from '../../../src/inference/hub/pull.js';
-
-const REPO = path.resolve(import.meta.dirname, '../../..');
+import { builtEntry } from '../../helpers/built.js';
 
 /** Accepts connections and never answers. */
 let silent: net.Server;
@@ -57,7 +56,7 @@ describe('models pull without a working Hub', () => {
 
   it('the CLI prints that line alone, no stack, and exits non-zero', { timeout: 60_000 }, () => {
     const { dir, env } = configFor(silentUrl);
-    const result = spawnSync(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/cli/main.ts'), 'models', 'pull', 'all-minilm-l6-v2'], {
+    const result = spawnSync(process.execPath, [builtEntry('src/cli/main.ts'), 'models', 'pull', 'all-minilm-l6-v2'], {
       cwd: dir,
       env: { ...process.env, ...env, LOG_LEVEL: 'silent' },
       encoding: 'utf8',

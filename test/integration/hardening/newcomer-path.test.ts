@@ -8,32 +8,15 @@
  * the repository.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers/databases.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
-import { REPO } from '../../helpers/cli.js';
+import { ensureBuilt, REPO } from '../../helpers/built.js';
 
 const README = readFileSync(path.join(REPO, 'README.md'), 'utf8');
 const QUICK_START = README.slice(README.indexOf('<!-- section: quick start'), README.indexOf('<!-- end section: quick start -->'));
-
-/** The newest modification time under `dir`, in ms. */
-function newest(dir: string): number {
-  let latest = 0;
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) latest = Math.max(latest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return latest;
-}
-
-/** `npm ci` builds dist (the prepare script); a checkout whose sources changed since is built again. */
-function ensureBuilt(): void {
-  const main = path.join(REPO, 'dist/src/main.js');
-  if (existsSync(main) && statSync(main).mtimeMs >= newest(path.join(REPO, 'src'))) return;
-  const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: REPO, encoding: 'utf8', timeout: 300_000 });
-  if (build.status !== 0) throw new Error(`npm run -s build failed: ${build.stdout}${build.stderr}`);
-}
 
 describe('the README quick start, walked as written', { timeout: 300_000 }, () => {
   let upstream: FakeUpstream;

@@ -13,7 +13,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { tempDir } from '../../helpers/databases.js';
-import { REPO, runSluice } from '../../helpers/cli.js';
+import { runSluice } from '../../helpers/cli.js';
+import { builtEntry } from '../../helpers/built.js';
 
 const logLines: Array<Record<string, unknown>> = [];
 const logSink = new Writable({
@@ -117,8 +118,6 @@ describe('malformed JSON says where', () => {
 });
 
 describe('the command line', { timeout: 120_000 }, () => {
-  const TSX = path.join(REPO, 'node_modules/.bin/tsx');
-
   it('sluice --version prints the package version', () => {
     const result = runSluice(['--version'], { cwd: tempDir('sluice-version-'), env: {} });
     expect(result).toEqual({ status: 0, stdout: '0.1.0\n', stderr: '' });
@@ -132,8 +131,8 @@ describe('the command line', { timeout: 120_000 }, () => {
       const dir = tempDir('sluice-port-');
       const env = { ...process.env, DATA_DIR: dir, SLUICE_CONFIG: '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'silent' };
       const line = `error: cannot listen on 127.0.0.1:${port}: the port is already in use by another process; set PORT to a free port (or HOST to another address)\n`;
-      for (const args of [[path.join(REPO, 'src/main.ts')], [path.join(REPO, 'src/cli/main.ts'), 'serve']]) {
-        const result = spawnSync(TSX, args, { cwd: dir, env, encoding: 'utf8', timeout: 60_000 });
+      for (const args of [[builtEntry('src/main.ts')], [builtEntry('src/cli/main.ts'), 'serve']]) {
+        const result = spawnSync(process.execPath, args, { cwd: dir, env, encoding: 'utf8', timeout: 60_000 });
         expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 69, stderr: line });
       }
     } finally {

@@ -9,6 +9,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 const KEY = /^sk-sluice-[A-Za-z0-9_-]{43}$/;
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+/** A key object's policy fields when it sets none. */
+const NO_POLICY = { models: null, budget: null, rpm: null, tpm: null, expires_at: null, metadata: null, tags: null, previous_key_valid_until: null };
 
 function expectRecent(seconds: unknown): void {
   expect(Number.isInteger(seconds)).toBe(true);
@@ -122,6 +124,7 @@ describe('admin API', () => {
         active: true,
         created_at: expect.any(Number),
         revoked_at: null,
+        ...NO_POLICY,
       });
       expectRecent(record.created_at);
 
@@ -173,6 +176,7 @@ describe('admin API', () => {
         active: false,
         created_at: created.created_at,
         revoked_at: expect.any(Number),
+        ...NO_POLICY,
       });
       expectRecent(res.body.revoked_at);
       expect(JSON.stringify(res.body)).not.toContain(created.key);

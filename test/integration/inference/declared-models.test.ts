@@ -13,7 +13,8 @@ import { ConfigError, loadConfig } from '../../../src/config/load.js';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { tempDir } from '../../helpers/databases.js';
-import { REPO, runSluice } from '../../helpers/cli.js';
+import { runSluice } from '../../helpers/cli.js';
+import { builtEntry } from '../../helpers/built.js';
 import { fileLines, jsonl, startBatch, waitForBatch, isTerminal } from '../batches/support/batch-helpers.js';
 import { usageOf } from './setup.js';
 
@@ -211,7 +212,7 @@ describe('declared model ids and keys are checked at start-up', () => {
 
   it('the server logs the replacement at start-up', async () => {
     const { dir, env } = configFrom('models:\n  gpt-oss-120b:\n    kind: embeddings\n    base_url: http://127.0.0.1:9/v1\n');
-    const child = spawn(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'src/main.ts')], {
+    const child = spawn(process.execPath, [builtEntry('src/main.ts')], {
       cwd: dir,
       env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SLUICE_WORKERS: 'off' },
       stdio: ['ignore', 'pipe', 'pipe'],

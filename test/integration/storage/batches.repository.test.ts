@@ -70,7 +70,7 @@ describe.each(cases)('batch repositories on $name', ({ open }) => {
     finalization = new BatchFinalizationRepository(database);
     projectId = (await projects.insert({ id: newUuid(), name: 'p', balanceMicros: 1_000, createdAtMs: Date.now() })).id;
     keyId = newId('key_');
-    await keys.insert({ id: keyId, projectId, name: 'k', prefix: 'sk', keyHash: newId('h'), createdAtMs: Date.now(), revokedAtMs: null });
+    await keys.insert({ id: keyId, projectId, name: 'k', prefix: 'sk', keyHash: newId('h'), createdAtMs: Date.now(), revokedAtMs: null, policy: null, previousKeyHash: null, previousValidUntilMs: null });
   });
   afterAll(() => database.close());
 
@@ -118,7 +118,7 @@ describe.each(cases)('batch repositories on $name', ({ open }) => {
 
   it('lineGate sees cancellation, the window and a revoked key; activeUsesBlob only active batches', async () => {
     const revokedKey = newId('key_');
-    await keys.insert({ id: revokedKey, projectId, name: 'r', prefix: 'sk', keyHash: newId('h'), createdAtMs: Date.now(), revokedAtMs: null });
+    await keys.insert({ id: revokedKey, projectId, name: 'r', prefix: 'sk', keyHash: newId('h'), createdAtMs: Date.now(), revokedAtMs: null, policy: null, previousKeyHash: null, previousValidUntilMs: null });
     const batch = batchRecord(projectId, revokedKey, { inputBlobKey: 'files/gate.jsonl' });
     await batches.insert(batch);
     expect(await batches.lineGate(batch.id)).toMatchObject({ status: 'validating', keyRevoked: false, expiresAtMs: batch.expiresAtMs });

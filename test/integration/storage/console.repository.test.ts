@@ -33,7 +33,7 @@ describe.each(cases)('console storage on $name', ({ open }) => {
     reports = new UsageReportsRepository(database);
     const projects = new ProjectsRepository(database);
     for (const id of [projectA, projectB]) await projects.insert({ id, name: id, balanceMicros: 1_000_000, createdAtMs: T0 });
-    await new ApiKeysRepository(database).insert({ id: keyA, projectId: projectA, name: 'k', prefix: 'sk-sluice-abc', keyHash: 'a'.repeat(64), createdAtMs: T0, revokedAtMs: null });
+    await new ApiKeysRepository(database).insert({ id: keyA, projectId: projectA, name: 'k', prefix: 'sk-sluice-abc', keyHash: 'a'.repeat(64), createdAtMs: T0, revokedAtMs: null, policy: null, previousKeyHash: null, previousValidUntilMs: null });
     const usage = new UsageRepository(database);
     await usage.recordAndDebitMany([
       usageRecord(projectA, { keyId: keyA, model: 'chat', createdAtMs: T0, inputTokens: 10, outputTokens: 5, costMicros: 7 }),

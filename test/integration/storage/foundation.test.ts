@@ -78,6 +78,9 @@ describe.each(cases)('foundation storage on $name', ({ open }) => {
         keyHash: `${n}`.padStart(64, 'a'),
         createdAtMs: 1_700_000_000_000 + n,
         revokedAtMs: null,
+        policy: null,
+        previousKeyHash: null,
+        previousValidUntilMs: null,
       });
       const k1 = make(1);
       const k2 = make(2);

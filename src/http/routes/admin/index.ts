@@ -1,10 +1,10 @@
 /**
- * The admin API's routes for projects, keys, credits and usage. Mounted at `/admin/v1`
+ * The admin API's routes for projects, credits and usage (keys: keys.ts). Mounted at `/admin/v1`
  * (the admin token, only when SLUICE_ADMIN_TOKEN is set) and in the console for operator
  * sessions, beside the other admin route modules (the settlement outbox, the storefront's
  * purchases and accounts); the routes never know which.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ProjectsService } from '../../../domain/projects/projects.service.js';
 import type { Clock } from '../../../domain/shared/clock.js';
@@ -16,21 +16,16 @@ import { usdToMicros } from '../../../domain/shared/money.js';
 import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import {
-  ApiKeyList,
-  ApiKeyObject,
   CreditGrantList,
   CreditsBody,
   IdParams,
   NameBody,
-  NewApiKey,
-  OptionalNameBody,
   ProjectList,
   ProjectObject,
   UsageList,
   UsageQuery,
 } from '../../schemas/admin.js';
-import { grantToWire, keyToWire, projectToWire, usageToWire } from './mappers.js';
-import { toUnixSeconds } from '../../../domain/shared/clock.js';
+import { grantToWire, projectToWire, usageToWire } from './mappers.js';
 
 export function registerAdminRoutes(plain: FastifyInstance, { projects, clock }: { projects: ProjectsService; clock: Clock }): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
@@ -46,28 +41,6 @@ export function registerAdminRoutes(plain: FastifyInstance, { projects, clock }:
 
   scope.get('/projects/:id', { schema: { tags, params: IdParams, response: { 200: ProjectObject } }, ...serializeAsBefore }, async (request) =>
     projectToWire(await projects.getProject(request.params.id)),
-  );
-
-  const keysRoute = {
-    schema: { tags, params: IdParams, body: OptionalNameBody, response: { 200: NewApiKey } },
-    ...serializeAsBefore,
-    // No body at all is a key named "default", as in the CLI.
-    preValidation: async (request: FastifyRequest) => {
-      request.body ??= {};
-    },
-  };
-  scope.post('/projects/:id/keys', keysRoute, async (request) => {
-    const { record, key } = await projects.createKey(request.params.id, request.body.name);
-    return { ...keyToWire(record), key };
-  });
-
-  scope.get('/projects/:id/keys', { schema: { tags, params: IdParams, response: { 200: ApiKeyList } }, ...serializeAsBefore }, async (request) => {
-    const keys = await projects.listKeysWithLastUse(request.params.id);
-    return { object: 'list' as const, data: keys.map(({ record, lastUsedAtMs }) => ({ ...keyToWire(record), last_used_at: lastUsedAtMs === null ? null : toUnixSeconds(lastUsedAtMs) })) };
-  });
-
-  scope.post('/keys/:id/revoke', { schema: { tags, params: IdParams, response: { 200: ApiKeyObject } }, ...serializeAsBefore }, async (request) =>
-    keyToWire(await projects.revokeKey(request.params.id)),
   );
 
   const creditsSchema = { tags, params: IdParams, body: CreditsBody, response: { 200: ProjectObject } };

@@ -3,6 +3,7 @@ import { toUnixSeconds } from '../../../domain/shared/clock.js';
 import { microsToUsd } from '../../../domain/shared/money.js';
 import type { CreditGrant, Project } from '../../../domain/projects/project.types.js';
 import type { ApiKeyRecord } from '../../../domain/identity/api-key.types.js';
+import type { KeyPolicy } from '../../../domain/identity/key-policy.types.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
 
 export const projectToWire = (p: Project) => ({
@@ -11,6 +12,16 @@ export const projectToWire = (p: Project) => ({
   name: p.name,
   balance_usd: microsToUsd(p.balanceMicros),
   created_at: toUnixSeconds(p.createdAtMs),
+});
+
+export const keyPolicyToWire = (policy: KeyPolicy | null) => ({
+  models: policy?.models ? [...policy.models] : null,
+  budget: policy?.budget ? { limit_usd: microsToUsd(policy.budget.limitMicros), window: policy.budget.window } : null,
+  rpm: policy?.rpm ?? null,
+  tpm: policy?.tpm ?? null,
+  expires_at: policy?.expiresAtMs === undefined ? null : toUnixSeconds(policy.expiresAtMs),
+  metadata: policy?.metadata ? { ...policy.metadata } : null,
+  tags: policy?.tags ? [...policy.tags] : null,
 });
 
 export const keyToWire = (k: ApiKeyRecord) => ({
@@ -22,6 +33,8 @@ export const keyToWire = (k: ApiKeyRecord) => ({
   active: k.revokedAtMs === null,
   created_at: toUnixSeconds(k.createdAtMs),
   revoked_at: k.revokedAtMs === null ? null : toUnixSeconds(k.revokedAtMs),
+  ...keyPolicyToWire(k.policy),
+  previous_key_valid_until: k.previousValidUntilMs === null ? null : toUnixSeconds(k.previousValidUntilMs),
 });
 
 export const usageToWire = (u: UsageRecord) => ({

@@ -1,13 +1,16 @@
 /**
  * GET /v1/models and GET /v1/models/{id}: the catalog in OpenAI's model-list shape, or in
  * Anthropic's for an Anthropic client (anthropic-models.ts says which requests, and what
- * that list holds). A retrieve by alias answers under the name asked.
+ * that list holds). A retrieve by alias answers under the name asked. A key whose policy
+ * lists models sees only those: the others do not exist for it.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { ModelDirectory } from '../../../domain/models/model-resolver.port.js';
 import type { ModelConfig } from '../../../config/schema.js';
 import { notFound } from '../../../domain/shared/errors.js';
+import { modelAllowed } from '../../../domain/identity/model-access.js';
+import type { KeyPolicy } from '../../../domain/identity/key-policy.types.js';
 import { ROUTE_PATHS } from '../../../domain/models/model-resolver.port.js';
 import { documentOnly, serializeAsBefore } from '../../schemas/document-only.js';
 import { AnthropicModelInfo, AnthropicModelList, AnthropicModelListQuery, ModelIdParams, ModelList, ModelObject } from '../../schemas/models.js';
@@ -38,9 +41,20 @@ export function registerModelsRoutes(scope: FastifyInstance, { registry }: { reg
     querystring: AnthropicModelListQuery,
     response: { 200: Type.Union([ModelList, AnthropicModelList]) },
   };
+  /** The name a key may see: its model, and the alias it was named by. */
+  const visible = (policy: KeyPolicy, name: string) => {
+    const model = registry.find(name);
+    return model !== undefined && modelAllowed(policy, model.id, registry.isAlias(name) ? name : null);
+  };
   scope.get('/models', { schema: listSchema, ...documentOnly }, async (request, reply) => {
-    if (!wantsAnthropicShape(request)) return list;
-    const answer = anthropicPage(anthropicEntries, request.query as Record<string, string | string[] | undefined>);
+    const policy = request.caller?.principal.policy;
+    const limited = policy?.models !== undefined;
+    if (!wantsAnthropicShape(request)) {
+      if (!limited) return list;
+      return { object: 'list', data: list.data.filter((m) => visible(policy, m.id)), models: list.models.filter((m) => visible(policy, m.name)) };
+    }
+    const entries = limited ? anthropicEntries.filter((entry) => visible(policy, entry.id)) : anthropicEntries;
+    const answer = anthropicPage(entries, request.query as Record<string, string | string[] | undefined>);
     return answer.refused === undefined ? answer.page : anthropicError(reply, 400, answer.refused);
   });
   scope.get<{ Params: { id: string } }>(
@@ -48,7 +62,9 @@ export function registerModelsRoutes(scope: FastifyInstance, { registry }: { reg
     { schema: { tags: ['models'], summary: 'Retrieve a model (Anthropic’s shape with an anthropic-version header)', params: ModelIdParams, response: { 200: Type.Union([ModelObject, AnthropicModelInfo]) } }, ...serializeAsBefore },
     async (request, reply) => {
       const { id } = request.params;
-      const model = registry.find(id);
+      const policy = request.caller?.principal.policy;
+      const found = registry.find(id);
+      const model = found && modelAllowed(policy, found.id, registry.isAlias(id) ? id : null) ? found : undefined;
       if (wantsAnthropicShape(request)) {
         return model ? anthropicModelInfo(registry.isAlias(id) ? id : model.id, model) : anthropicError(reply, 404, `model: ${id} does not exist`);
       }

@@ -18,7 +18,9 @@ import * as m0012 from './0012-batch-usage.js';
 import * as m0013 from './0013-responses.js';
 import * as m0014 from './0014-usage-session.js';
 import * as m0015 from './0015-usage-cached-tokens.js';
+import * as m0016 from './0016-key-policy.js';
 import * as m0019 from './0019-request-log.js';
+import * as m0020 from './0020-usage-key-spend.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -36,5 +38,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0013-responses': m0013,
   '0014-usage-session': m0014,
   '0015-usage-cached-tokens': m0015,
+  '0016-key-policy': m0016,
   '0019-request-log': m0019,
+  '0020-usage-key-spend': m0020,
 };

@@ -2,6 +2,7 @@ import type { ExpressionBuilder, Selectable } from 'kysely';
 import type { BatchesTable, Database, Tables } from '../database.js';
 import { dropLedger } from './batch-line-results.repository.js';
 import { payerOfRow } from './payer-columns.js';
+import { policyOf } from './api-keys.repository.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 import type { BatchRunStore, BatchStore, SweptBatch } from '../../../domain/batches/batch-stores.port.js';
 import {
@@ -280,11 +281,13 @@ export class BatchesRepository implements BatchStore, BatchRunStore {
       .selectFrom('batches as b')
       .leftJoin('api_keys as k', 'k.id', 'b.created_by_key_id')
       .select(['b.status', 'b.expires_at', 'b.created_by_key_id', 'k.id as key_id', 'k.revoked_at'])
+      .select(['k.models', 'k.budget_limit_micros', 'k.budget_window', 'k.rpm', 'k.tpm', 'k.expires_at as key_expires_at', 'k.metadata', 'k.tags'])
       .where('b.id', '=', id)
       .executeTakeFirst();
     if (!row) return undefined;
     const keyRevoked = row.created_by_key_id !== null && (row.key_id === null || row.revoked_at !== null);
-    return { status: row.status as BatchStatus, expiresAtMs: Number(row.expires_at), keyRevoked };
+    const keyPolicy = row.key_id === null ? null : policyOf({ ...row, expires_at: row.key_expires_at });
+    return { status: row.status as BatchStatus, expiresAtMs: Number(row.expires_at), keyRevoked, keyPolicy };
   }
 
   /** Whether a batch that has not ended still reads this blob. */

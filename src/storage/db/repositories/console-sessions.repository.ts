@@ -18,17 +18,17 @@ export class ConsoleSessionsRepository implements SessionStore {
       .execute();
   }
 
-  /** One query: the session, unexpired, and its key (if any) still active. */
+  /** One query: the session, unexpired, and its key (if any) still active: not revoked, not expired. */
   async findLive(idHash: string, nowMs: number): Promise<ConsoleSession | undefined> {
     const row = await this.database.db
       .selectFrom('console_sessions as s')
       .leftJoin('api_keys as k', 'k.id', 's.key_id')
-      .select(['s.role', 's.project_id', 's.key_id', 's.expires_at', 'k.revoked_at'])
+      .select(['s.role', 's.project_id', 's.key_id', 's.expires_at', 'k.revoked_at', 'k.expires_at as key_expires_at'])
       .where('s.id_hash', '=', idHash)
       .where('s.expires_at', '>', nowMs)
       .executeTakeFirst();
     if (!row) return undefined;
-    if (row.key_id !== null && row.revoked_at !== null) return undefined;
+    if (row.key_id !== null && (row.revoked_at !== null || (row.key_expires_at !== null && Number(row.key_expires_at) <= nowMs))) return undefined;
     return { role: row.role as ConsoleRole, projectId: row.project_id, keyId: row.key_id, expiresAtMs: Number(row.expires_at) };
   }
 

@@ -1,9 +1,6 @@
-/** Spawns `src/worker-main.ts` (through tsx) as its own process, configured like a test server. */
+/** Spawns the built `src/worker-main.ts` (test/helpers/built.ts) as its own process, configured like a test server. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
+import { builtEntry, REPO } from '../../../helpers/built.js';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -15,8 +12,8 @@ export interface WorkerProcess {
 }
 
 export function spawnWorker(env: Record<string, string>): WorkerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/worker-main.ts')], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [builtEntry('src/worker-main.ts')], {
+    cwd: REPO,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
