@@ -51,7 +51,8 @@ export interface BenchProcess {
   stop(): Promise<void>;
 }
 
-function benchProcess(child: ChildProcess, baseUrl: string): BenchProcess {
+/** A started child process as a BenchProcess (its CPU, its main thread's CPU, and stop()). */
+export function benchProcess(child: ChildProcess, baseUrl: string): BenchProcess {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     baseUrl,
@@ -117,7 +118,7 @@ function waitUntilServing(child: ChildProcess, baseUrl: string, what: string): P
 }
 
 /** A free loopback port (the kernel's pick, released for the server about to take it). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -25,8 +25,11 @@ export function App() {
     );
   }, []);
 
-  const projectId = session?.role === 'developer' ? session.project_id : chosen;
-  setApiContext({ csrfToken: session?.csrf_token ?? null, projectId: session?.role === 'operator' ? chosen : null });
+  // A user who is no operator acts in one of their projects: the one chosen, else the first.
+  const ownProjects = session?.role === 'user' && !session.user?.operator ? (session.projects ?? []) : null;
+  const userProject = ownProjects && (ownProjects.some((p) => p.id === chosen) ? chosen : (ownProjects[0]?.id ?? null));
+  const projectId = session?.role === 'developer' ? session.project_id : ownProjects ? userProject : chosen;
+  setApiContext({ csrfToken: session?.csrf_token ?? null, projectId: session?.role === 'developer' ? null : projectId });
 
   const chooseProject = useCallback((id: string | null) => {
     if (id) localStorage.setItem(PROJECT_KEY, id);

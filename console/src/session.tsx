@@ -3,7 +3,7 @@
  * The CSRF token and project travel to the API client through setApiContext.
  */
 import { createContext, useContext } from 'react';
-import type { Session } from './lib/types.js';
+import type { ProjectRole, Session } from './lib/types.js';
 
 export interface SessionState {
   session: Session;
@@ -21,4 +21,11 @@ export function useSession(): SessionState {
   return state;
 }
 
-export const isOperator = (state: SessionState): boolean => state.session.role === 'operator';
+export const isOperator = (state: SessionState): boolean => state.session.role === 'operator' || (state.session.role === 'user' && state.session.user?.operator === true);
+
+/** The signed-in user's role in the chosen project (null: not a user's session, or an operator's). */
+export const roleInProject = (state: SessionState): ProjectRole | null =>
+  state.session.projects?.find((p) => p.id === state.projectId)?.role ?? null;
+
+/** Whether the session may manage the chosen project's keys and members: operators, and its admins and owners. */
+export const managesProject = (state: SessionState): boolean => isOperator(state) || ['admin', 'owner'].includes(roleInProject(state) ?? '');

@@ -18,6 +18,7 @@ import { registerRuntimesCommands } from './commands/runtimes.js';
 import { registerConfigCommands } from './commands/config.js';
 import { registerProvidersCommands } from './commands/providers.js';
 import { registerRequestsCommands } from './commands/requests.js';
+import { registerSpendCommand } from './commands/spend.js';
 import { packageVersion } from './version.js';
 import { ListenError } from '../listen-errors.js';
 
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServerCommands(program);
   registerAdminCommands(program);
+  registerSpendCommand(program);
   registerModelsCommands(program);
   registerWorkerCommands(program);
   registerPacksCommands(program);

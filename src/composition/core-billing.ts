@@ -1,7 +1,7 @@
 /**
  * The core's billing part: who calls and who pays. API keys and projects (with the key
  * revocation feed on PostgreSQL), billing and its meters, credit held by calls in flight,
- * the payers' debits, and the settlement outbox; with the per-key rate limit of the
+ * the payers' debits, the settlement outbox and the audit log; with the per-key rate limit of the
  * scopes that authenticate API keys.
  */
 import { ProjectsRepository } from '../storage/db/repositories/projects.repository.js';
@@ -10,6 +10,8 @@ import { PostgresKeyRevocationFeed } from '../storage/db/key-revocation-feed.js'
 import { UsageRepository, type PayerDebit } from '../storage/db/repositories/usage.repository.js';
 import { UsageReportsRepository } from '../storage/db/repositories/usage-reports.repository.js';
 import { CreditGrantsRepository } from '../storage/db/repositories/credit-grants.repository.js';
+import { AuditLogRepository } from '../storage/db/repositories/audit-log.repository.js';
+import { AuditLog } from '../domain/audit/audit-log.js';
 import { ApiKeyAuthenticator } from '../domain/identity/authenticator.js';
 import type { PayerKind } from '../domain/identity/caller.js';
 import { ProjectsService } from '../domain/projects/projects.service.js';
@@ -46,6 +48,8 @@ export interface CoreBilling {
   outbox: Outbox;
   /** The price of a model's tokens (zero for a model without one). */
   priceOf(model: string): TokenPrice;
+  /** The audit log: every change to keys, projects, credit, people, and every console sign-in. */
+  audit: AuditLog;
 }
 
 export function createBilling(infra: CoreInfrastructure): CorePart<CoreBilling> {
@@ -79,7 +83,7 @@ export function createBilling(infra: CoreInfrastructure): CorePart<CoreBilling> 
   return {
     services: {
       apiKeyRateLimit, repositories, authenticator, projects, billing, creditMeter, keyMeter: budgets.keyMeter, reservations,
-      meters: createLineMeters(budgets.keyMeter), payerDebits, outbox, priceOf,
+      meters: createLineMeters(budgets.keyMeter), payerDebits, outbox, priceOf, audit: new AuditLog({ store: new AuditLogRepository(database), clock }),
     },
     async close() {
       await revocations?.close();

@@ -12,6 +12,8 @@ import { v1Scope } from '../http/scopes/v1.js';
 import { adminScope } from '../http/scopes/admin.js';
 import { registerUsageRoutes } from '../http/routes/v1/usage.js';
 import { registerAdminRoutes } from '../http/routes/admin/index.js';
+import { registerAdminSpendRoute } from '../http/routes/admin/spend.js';
+import { registerSpendRoute } from '../http/routes/v1/spend.js';
 import { registerOutboxAdmin } from '../http/routes/admin/outbox.js';
 import { registerKeyAdmin } from '../http/routes/admin/keys.js';
 import type { Feature } from './feature.js';
@@ -35,13 +37,13 @@ export async function createCore(config: Readonly<Config>, overrides: CoreOverri
   const infrastructure = await createInfrastructure(config, overrides);
   const billing = createBilling(infrastructure.services);
   const inference = createInference(infrastructure.services, overrides);
-  const { projects, outbox, authenticator, creditMeter, keyMeter, apiKeyRateLimit } = billing.services;
+  const { projects, outbox, authenticator, creditMeter, keyMeter, apiKeyRateLimit, audit } = billing.services;
   const { clock } = infrastructure.services;
   return {
     services: { ...infrastructure.services, ...billing.services, ...inference.services },
     routes: {
-      api: [...inference.services.apiRoutes, bindRoutes(registerUsageRoutes, { projects, clock })],
-      admin: [bindRoutes(registerAdminRoutes, { projects, clock }), bindRoutes(registerKeyAdmin, { projects }), bindRoutes(registerOutboxAdmin, { outbox: outbox.service })],
+      api: [...inference.services.apiRoutes, bindRoutes(registerUsageRoutes, { projects, clock }), bindRoutes(registerSpendRoute, { projects, clock })],
+      admin: [bindRoutes(registerAdminRoutes, { projects, clock, audit }), bindRoutes(registerAdminSpendRoute, { projects, clock }), bindRoutes(registerKeyAdmin, { projects, audit }), bindRoutes(registerOutboxAdmin, { outbox: outbox.service })],
     },
     scopes: (shared) => [
       adminScope({ adminToken: config.adminToken, meter: creditMeter, rateLimit: apiKeyRateLimit }, shared.admin),

@@ -19,6 +19,7 @@ import { createDecisionFeature } from './decision.js';
 import type { Feature, SharedRoutes } from './feature.js';
 import { createGatewayFeature } from './gateway.js';
 import { createMcpFeature } from './mcp.js';
+import { createPeopleFeature } from './people.js';
 import { createRequestLogFeature } from './request-log.js';
 import { createResponsesFeature } from './responses.js';
 import { createStorefrontFeature } from './storefront.js';
@@ -30,6 +31,7 @@ export const FEATURES = {
   decision: createDecisionFeature,
   gateway: createGatewayFeature,
   storefront: createStorefrontFeature,
+  people: createPeopleFeature,
   console: createConsoleFeature,
   mcp: createMcpFeature,
   requestLog: createRequestLogFeature,

@@ -2,10 +2,13 @@
  * The inbound wire formats (src/wire/formats.ts, or the list the app is assembled with)
  * bound to the services that answer them: each format's route, mounted on `/v1` and, when
  * the format says so, on the gateway; and the batch endpoint of each format a batch may
- * name, run by the same call behind the same validator as its route.
+ * name, run by the same call behind the same validator as its route, labelled as its
+ * route labels a call (a line has no headers: its body's tags and its key's).
  */
-import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
+import type { BatchEndpoint, LineCallContext } from '../domain/batches/batch-endpoints.js';
+import type { Caller } from '../domain/identity/caller.js';
 import { wireEndpoint } from '../wire/batch-endpoint.js';
+import { callLabelsOf } from '../wire/call-labels.js';
 import type { ModelDirectory } from '../domain/models/model-resolver.port.js';
 import type { ModelSpec } from '../domain/models/model-spec.types.js';
 import { bindWireRoute, type BoundWireRoute } from '../http/routes/v1/wire-route.js';
@@ -38,7 +41,9 @@ export function wireBatchEndpoints(formats: readonly WireFormat[], services: Wir
     const { batch } = format;
     if (!batch) continue;
     const served = () => models.list().some((model) => runsHere(model) && batch.serves(model));
-    endpoints.set(v1PathOf(format), wireEndpoint(format.body, (caller, body, context) => format.run(services, caller, body, context), served));
+    const run = (caller: Caller, body: unknown, context: LineCallContext) =>
+      format.run(services, caller, body, { ...context, ...callLabelsOf(format, body, [], caller.principal.policy) });
+    endpoints.set(v1PathOf(format), wireEndpoint(format.body, run, served));
   }
   return endpoints;
 }

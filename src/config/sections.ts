@@ -16,9 +16,10 @@ import { mcpSection } from './mcp-config.js';
 import { messagesSection } from './messages-config.js';
 import { requestLogSection } from './request-log-config.js';
 import { responsesSection } from './responses-config.js';
+import { signInSection } from './sign-in-config.js';
 import { storefrontSection } from './storefront-config.js';
 
-export const CONFIG_SECTIONS = [aliasesSection, agentsSection, batchesSection, responsesSection, decisionSection, gatewaySection, storefrontSection, consoleSection, mcpSection, messagesSection, requestLogSection, budgetsSection] as const;
+export const CONFIG_SECTIONS = [aliasesSection, agentsSection, batchesSection, responsesSection, decisionSection, gatewaySection, storefrontSection, consoleSection, signInSection, mcpSection, messagesSection, requestLogSection, budgetsSection] as const;
 
 type Section = (typeof CONFIG_SECTIONS)[number];
 

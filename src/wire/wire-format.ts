@@ -147,6 +147,14 @@ export interface WireFormat<Body = unknown> {
   errors?: WireErrorFormat;
   /** Headers its answers carry under its own names; absent, the house's only. */
   headers?: WireHeaders;
+  /** The tags and end user its body names (checked: a bad value is a 400 naming its field); absent, none. */
+  labels?(body: Body): BodyLabels;
+}
+
+/** What a body names of its call's labels: tags (`metadata.tags`) and the end user (`user`, `metadata.user_id`). */
+export interface BodyLabels {
+  tags?: readonly string[];
+  endUser?: string;
 }
 
 /** The `/v1` path of a format: its batch endpoint's url, and the route its usage records name on every scope. */

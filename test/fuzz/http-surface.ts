@@ -31,6 +31,8 @@ interface FuzzRequest {
   auth: 'key' | 'admin' | 'none' | 'bad' | 'bare';
   contentType: string | null;
   body: string | null;
+  /** An `x-sluice-tags` header, when sent. */
+  tags?: string;
 }
 
 const PROTOTYPE_NAMES = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'prototype'];
@@ -77,6 +79,17 @@ const ROUTES: Array<(s: string) => string> = [
   (s) => `/admin/v1/requests/${s}`,
   (s) => `/admin/v1/requests/${s}/body`,
   (s) => `/admin/v1/projects/${s}/logging`,
+  () => '/v1/spend',
+  () => '/admin/v1/spend',
+  () => '/admin/v1/users',
+  (s) => `/admin/v1/users/${s}`,
+  (s) => `/admin/v1/projects/${s}/members`,
+  (s) => `/admin/v1/projects/${s}/members/${s}`,
+  () => '/admin/v1/audit',
+  () => '/admin/v1/audit/export',
+  () => '/console/api/session/options',
+  () => '/console/api/session/oidc/start',
+  () => '/console/api/session/oidc/callback',
   () => '/healthz',
   () => '/readyz',
   () => '/metrics',
@@ -85,7 +98,20 @@ const ROUTES: Array<(s: string) => string> = [
 
 const query = fc.oneof(
   fc.constant(''),
-  fc.constantFrom('?limit=2', '?limit=0', '?limit=-1', '?limit=abc', '?limit=100000', '?after=constructor', '?after=__proto__', '?purpose=batch'),
+  fc.constantFrom('?limit=2', '?limit=0', '?limit=-1', '?limit=abc', '?limit=100000', '?after=constructor', '?after=__proto__', '?purpose=batch',
+    '?format=csv', '?format=xml', '?since=abc', '?until=99999999999', '?project_id=constructor', '?code=abc&state=def', '?error=access_denied&state=x', '?code=&state=&iss=%00'),
+  fc
+    .record(
+      {
+        group_by: fc.constantFrom('key', 'model', 'tag', 'end_user', 'day', 'project', ...PROTOTYPE_NAMES),
+        since: fc.oneof(fc.constantFrom('0', '2026-03-01', '2026-13-45', '99999999999', '2026-03-01T25:00:00Z', '-1'), fc.string({ maxLength: 12 })),
+        until: fc.constantFrom('1', '2026-04-01', 'now', '2026-03-01T00:00:00+05:00'),
+        format: fc.constantFrom('json', 'csv', 'ndjson', 'xml', ...PROTOTYPE_NAMES),
+        project_id: fc.constantFrom('constructor', 'proj_x', 'x'.repeat(80)),
+      },
+      { requiredKeys: [] },
+    )
+    .map((q) => `?${new URLSearchParams(q).toString()}`),
   fc.constantFrom(
     '?since=-1',
     '?since=99999999999&until=1',
@@ -204,10 +230,11 @@ export const requestArbitrary: fc.Arbitrary<FuzzRequest> = fc
     auth: fc.constantFrom('key', 'key', 'key', 'admin', 'none', 'bad', 'bare'),
     contentType,
     body,
+    tags: fc.option(fc.oneof(fc.constantFrom('a,b', 'team-a, prod', ',,', 'x'.repeat(70), 'a b', 'constructor,__proto__'), fc.stringMatching(/^[ -~]{0,80}$/)), { nil: undefined }),
   })
-  .map(({ method, route, segment: s, query: q, auth, contentType: type, body: b }) => {
+  .map(({ method, route, segment: s, query: q, auth, contentType: type, body: b, tags }) => {
     const hasBody = method !== 'GET' && method !== 'HEAD';
-    return { method, path: ROUTES[route]!(s) + q, auth, contentType: hasBody ? type : null, body: hasBody ? b : null } as FuzzRequest;
+    return { method, path: ROUTES[route]!(s) + q, auth, contentType: hasBody ? type : null, body: hasBody ? b : null, ...(tags === undefined ? {} : { tags }) } as FuzzRequest;
   });
 
 /** A Messages body an engine answers. */
@@ -249,6 +276,7 @@ function headersFor(request: FuzzRequest, target: FuzzTarget): Record<string, st
   if (request.auth === 'bad') headers.authorization = 'Bearer sk-not-a-real-key';
   if (request.auth === 'bare') headers.authorization = target.apiKey;
   if (request.contentType) headers['content-type'] = request.contentType;
+  if (request.tags !== undefined) headers['x-sluice-tags'] = request.tags;
   return headers;
 }
 
@@ -277,6 +305,8 @@ export async function checkOne(request: FuzzRequest, target: FuzzTarget, stats: 
     method: request.method,
     headers: headersFor(request, target),
     body: request.body ?? undefined,
+    // Sluice's own answer is checked: a redirect (to the identity provider, say) is not followed.
+    redirect: 'manual',
   });
   const text = await response.text();
   stats.requests++;

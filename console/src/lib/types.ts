@@ -1,6 +1,11 @@
 /** The wire objects the pages read (the API's own shapes, snake_case). */
+export type ProjectRole = 'owner' | 'admin' | 'member' | 'viewer';
+
 export interface Session {
-  role: 'operator' | 'developer';
+  /** `user`: signed in through the identity provider; their roles are in `projects`. */
+  role: 'operator' | 'developer' | 'user';
+  user?: { id: string; email: string; name: string | null; operator: boolean };
+  projects?: Array<{ id: string; name: string; role: ProjectRole }>;
   project_id: string | null;
   key_id: string | null;
   expires_at: number;
@@ -230,4 +235,30 @@ export interface RequestSession {
   usage: RequestTokens;
   cost_usd: number;
   data: RequestSummary[];
+}
+
+export interface SignInOptions {
+  object: 'sign_in_options';
+  oidc: { provider_name: string; start_url: string } | null;
+}
+
+export interface ProjectMember {
+  object: 'project_member';
+  project_id: string;
+  user_id: string;
+  email: string;
+  name: string | null;
+  role: ProjectRole;
+  created_at: number;
+}
+
+export interface AuditEntry {
+  id: string;
+  object: 'audit_entry';
+  created_at: number;
+  actor: { type: string; id: string | null; ip: string | null };
+  action: string;
+  target: { type: string; id: string | null };
+  project_id: string | null;
+  detail: Record<string, unknown>;
 }

@@ -8,14 +8,23 @@ import { get, post } from '../lib/api.js';
 import { time, usd } from '../lib/format.js';
 import type { List, Project } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
-import { isOperator, useSession } from '../session.js';
+import { isOperator, roleInProject, useSession } from '../session.js';
 import { Empty, ErrorBox, Loading, TableWrap } from '../components/common.js';
 import { PROJECTS_CHANGED } from '../components/project-picker.js';
 import { KeysPanel } from './keys.js';
 
 export function ProjectsPage() {
   const state = useSession();
-  if (!isOperator(state)) return <OwnProject />;
+  if (!isOperator(state)) {
+    // A user's members and above make keys (a viewer only reads).
+    const makesKeys = state.session.role === 'user' && state.projectId !== null && roleInProject(state) !== 'viewer';
+    return (
+      <>
+        <OwnProject />
+        {makesKeys && state.projectId && <KeysPanel projectId={state.projectId} />}
+      </>
+    );
+  }
   return (
     <>
       <h1>Projects</h1>

@@ -24,13 +24,17 @@ const METRICS: Array<{ value: Metric; label: string; unit: string }> = [
   { value: 'cost_usd', label: 'Cost', unit: 'USD' },
 ];
 
+/** What a null group means, by grouping: calls made with no key, or naming no end user. */
+const NULL_GROUPS: Partial<Record<string, string>> = { key: 'no key (operator)', end_user: 'no end user' };
+const GROUP_NAMES: Record<string, string> = { model: 'model', key: 'API key', tag: 'tag', end_user: 'end user', project: 'project' };
+
 export function UsagePage() {
   const state = useSession();
   const operator = isOperator(state);
   const today = Math.floor(Date.now() / 1000 / DAY) * DAY;
   const [start, setStart] = useState(dateInput(today - 6 * DAY));
   const [end, setEnd] = useState(dateInput(today));
-  const [groupBy, setGroupBy] = useState<'model' | 'key' | 'project'>('model');
+  const [groupBy, setGroupBy] = useState<'model' | 'key' | 'tag' | 'end_user' | 'project'>('model');
   const [metric, setMetric] = useState<Metric>('requests');
 
   const startTime = fromDateInput(start);
@@ -42,7 +46,7 @@ export function UsagePage() {
     : `/v1/usage${query({ start_time: startTime, end_time: endTime, bucket_width: width, group_by: groupBy === 'project' ? 'model' : groupBy })}`;
   const report = useApi((signal) => get<UsageReport>(path, signal), [path]);
   const names = useGroupNames(operator, state.projectId);
-  const label = (group: string | null) => (group === null ? (groupBy === 'key' ? 'no key (operator)' : 'all') : (names.get(group) ?? group));
+  const label = (group: string | null) => (group === null ? (NULL_GROUPS[groupBy] ?? 'all') : (names.get(group) ?? group));
 
   const unit = METRICS.find((m) => m.value === metric)!.unit;
   const series = useMemo(() => (report.data ? toSeries(report.data, metric, label) : null), [report.data, metric, names]);
@@ -70,6 +74,8 @@ export function UsagePage() {
           <select value={groupBy} onChange={(e) => setGroupBy(e.target.value as typeof groupBy)}>
             <option value="model">Model</option>
             <option value="key">API key</option>
+            <option value="tag">Tag</option>
+            <option value="end_user">End user</option>
             {operator && !state.projectId && <option value="project">Project</option>}
           </select>
         </label>
@@ -89,6 +95,7 @@ export function UsagePage() {
       </form>
       <p className="hint">
         {operator ? (state.projectId ? 'The chosen project' : 'Every project') : 'Your project'}, in {width === '1d' ? 'daily' : width === '1h' ? 'hourly' : 'one-minute'} buckets (UTC).
+        {groupBy === 'tag' && ' A call counts under each of its tags; calls without tags are not shown.'}
       </p>
       {report.loading && <Loading what="usage" />}
       <ErrorBox error={report.error} />
@@ -115,8 +122,8 @@ export function UsagePage() {
       {totals && totals.rows.length === 0 && <Empty title="No usage in this range">Calls made with this project's keys appear here within seconds; try the Playground.</Empty>}
       {series && totals && totals.rows.length > 0 && (
         <>
-          <TimeChart series={series} label={`${unit} over time by ${groupBy}`} unit={unit} />
-          <GroupTable rows={totals.rows} groupBy={groupBy} />
+          <TimeChart series={series} label={`${unit} over time by ${GROUP_NAMES[groupBy]}`} unit={unit} />
+          <GroupTable rows={totals.rows} groupBy={GROUP_NAMES[groupBy]!} />
         </>
       )}
       {state.projectId && <RecentCalls startTime={startTime} endTime={endTime} />}

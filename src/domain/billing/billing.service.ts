@@ -15,6 +15,7 @@ import { UsageWriter } from './usage-writer.js';
 import type { BalancesAfter, UsageStore } from './usage-store.port.js';
 import { BalanceReader } from './balance-reader.js';
 import type { BalanceStore } from './balance-store.port.js';
+import { labelRecord } from './call-tags.js';
 
 export type UsageObserver = (record: UsageRecord) => void;
 
@@ -105,7 +106,7 @@ export class BillingService {
     if (usage.cachedInputTokens) record.cachedInputTokens = usage.cachedInputTokens;
     if (usage.cacheWriteTokens) record.cacheWriteTokens = usage.cacheWriteTokens;
     if (usage.deployment !== undefined) record.deployment = usage.deployment;
-    if (call.sessionId !== undefined) record.sessionId = call.sessionId;
+    labelRecord(record, call);
     return record;
   }
 

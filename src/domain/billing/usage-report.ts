@@ -1,6 +1,6 @@
 /**
  * Usage over time: requests, tokens and cost summed per time bucket and, optionally, per
- * model, key or project, aggregated by the database (the console's charts and CSV, and
+ * model, key, project, tag or end user, aggregated by the database (the console's charts and CSV, and
  * `GET /v1/usage`). Buckets are UTC-aligned multiples of their width.
  */
 import { invalidRequest } from '../shared/errors.js';
@@ -15,6 +15,8 @@ const GROUPS = new Map<string, UsageGroup>([
   ['model', 'model'],
   ['key', 'key'],
   ['project', 'project'],
+  ['tag', 'tag'],
+  ['end_user', 'end_user'],
 ]);
 /** Bounds the answer: at most this many buckets per series. */
 export const MAX_BUCKETS = 1_500;
@@ -34,8 +36,8 @@ function unixSeconds(raw: string | undefined, name: string, fallback: number): n
 
 /**
  * The query's time range and grouping, validated: `end_time` defaults to now, `start_time`
- * to 30 days before it, `bucket_width` to `1d`; `group_by` may be `model`, `key` or (for
- * operators) `project`.
+ * to 30 days before it, `bucket_width` to `1d`; `group_by` may be `model`, `key`, `tag`,
+ * `end_user` or (for operators) `project`.
  */
 export function readUsageReportQuery(params: UsageReportParams, projectId: string | null, nowMs: number): UsageReportQuery {
   const bucketMs = BUCKET_WIDTHS.get(params.bucket_width ?? '1d');
@@ -50,7 +52,7 @@ export function readUsageReportQuery(params: UsageReportParams, projectId: strin
   if (params.group_by !== undefined) {
     groupBy = GROUPS.get(params.group_by) ?? null;
     if (groupBy === null || (groupBy === 'project' && projectId !== null)) {
-      throw invalidRequest(`group_by must be one of model, key${projectId === null ? ', project' : ''}`, 'group_by');
+      throw invalidRequest(`group_by must be one of model, key, tag, end_user${projectId === null ? ', project' : ''}`, 'group_by');
     }
   }
   return { projectId, startMs, endMs, bucketMs, groupBy };

@@ -22,7 +22,7 @@ import type { CallContext, ChatStreamEvent, TokenUsage } from '../models/inferen
 import type { ModelSpec } from '../models/model-spec.types.js';
 import type { ModelResolver } from '../models/model-resolver.port.js';
 import { ChatRunner, withOutputCap, type ChatResult, type Conversation, type PreparedCall } from './chat-runner.js';
-import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, askedBy, chatInputOf, inSession, meteredCallOf, outputCapOf } from './metered-call.js';
+import { CONVERSATION_FRAMING_TOKENS, IMAGE_PART_TOKENS, askedBy, chatInputOf, labelled, meteredCallOf, outputCapOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
 import type { PromptHygiene } from './prompt-hygiene.js';
 import { StreamSettlement } from './stream-settlement.js';
@@ -211,7 +211,7 @@ export class ChatCall {
 
   /** Admits the call, runs it whole and settles it on the engine's usage (the hold is released if it fails). */
   run<R extends { usage: TokenUsage }>(caller: Caller, call: EngineCall<R>, context: CallContext): Promise<Answered<R>> {
-    return meteredCall(caller, inSession(call.metered, context), async (admission) => {
+    return meteredCall(caller, labelled(call.metered, context), async (admission) => {
       const served = new ServedListener();
       const result = await call.run(admission.outputCap, served.context(context));
       served.announce(caller, call.model.id);
@@ -222,7 +222,7 @@ export class ChatCall {
 
   /** Admits the call, starts it, and resolves once the engine produced its first event (the hold is released if it fails before). */
   async open<R extends { usage: TokenUsage }>(caller: Caller, call: EngineCall<R>, context: CallContext): Promise<OpenedChat> {
-    const admission = await admitCall(caller, inSession(call.metered, context));
+    const admission = await admitCall(caller, labelled(call.metered, context));
     const served = new ServedListener();
     const events = call.stream(admission.outputCap, served.context(context));
     let first: IteratorResult<ChatStreamEvent>;

@@ -10,7 +10,7 @@ import { invalidRequest } from '../shared/errors.js';
 import type { CallContext } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-call.js';
 import { assertWithinContext } from './chat-runner.js';
-import { admitOnCountedInput, askedBy, inSession, meteredCallOf } from './metered-call.js';
+import { admitOnCountedInput, askedBy, labelled, meteredCallOf } from './metered-call.js';
 import { float32Base64, vectorNumbers } from './float32.js';
 import { ServedListener } from './served-call.js';
 
@@ -61,7 +61,7 @@ export class EmbeddingsService {
       }
     }
     const backend = await registry.backendFor(model, 'embed');
-    const metered = inSession(askedBy(meteredCallOf(model, context.route ?? EMBEDDINGS_ROUTE, context.requestId, request.inputs, 0), request.model), context);
+    const metered = labelled(askedBy(meteredCallOf(model, context.route ?? EMBEDDINGS_ROUTE, context.requestId, request.inputs, 0), request.model), context);
     const admission = await admitOnCountedInput(caller, registry, model, metered, request.inputs);
     const served = new ServedListener();
     const output = await runAdmitted(caller, admission, async () => {

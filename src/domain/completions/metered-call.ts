@@ -132,7 +132,13 @@ export function askedBy(metered: MeteredCall, name: string): MeteredCall {
   return name === metered.model ? metered : { ...metered, askedAs: name };
 }
 
-/** The metered call, naming the agent session the context carries (its usage record names it). */
-export function inSession(metered: MeteredCall, context: Pick<CallContext, 'sessionId'>): MeteredCall {
-  return context.sessionId === undefined ? metered : { ...metered, sessionId: context.sessionId };
+/** The metered call, naming the agent session, tags and end user the context carries (its usage record names them). */
+export function labelled(metered: MeteredCall, context: Pick<CallContext, 'sessionId' | 'tags' | 'endUser'>): MeteredCall {
+  const { sessionId, tags, endUser } = context;
+  if (sessionId === undefined && tags === undefined && endUser === undefined) return metered;
+  const call = { ...metered };
+  if (sessionId !== undefined) call.sessionId = sessionId;
+  if (tags !== undefined) call.tags = tags;
+  if (endUser !== undefined) call.endUser = endUser;
+  return call;
 }

@@ -11,7 +11,7 @@ import { MODERATION_CATEGORIES } from '../shared/classification/moderation-categ
 import type { CallContext, ModerationResult } from '../models/inference-backend.port.js';
 import type { InferenceServiceDeps } from './chat-call.js';
 import { assertWithinContext } from './chat-runner.js';
-import { admitOnCountedInput, askedBy, meteredCallOf } from './metered-call.js';
+import { admitOnCountedInput, askedBy, labelled, meteredCallOf } from './metered-call.js';
 import { ServedListener } from './served-call.js';
 
 export const MODERATIONS_ROUTE = '/v1/moderations';
@@ -66,7 +66,7 @@ export class ModerationsService {
       for (const [i, text] of texts.entries()) await assertWithinContext(registry, model, text, params[i]!);
     }
     const backend = await registry.backendFor(model, 'moderate');
-    const metered = askedBy(meteredCallOf(model, context.route ?? MODERATIONS_ROUTE, context.requestId, texts, 0), name);
+    const metered = labelled(askedBy(meteredCallOf(model, context.route ?? MODERATIONS_ROUTE, context.requestId, texts, 0), name), context);
     const admission = await admitOnCountedInput(caller, registry, model, metered, texts);
     const served = new ServedListener();
     const output = await runAdmitted(caller, admission, async () => {

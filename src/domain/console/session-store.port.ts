@@ -1,6 +1,7 @@
 /** Where console sessions are kept: the sessions service stores each by the hash of its id. */
 
-export type ConsoleRole = 'operator' | 'developer';
+/** `operator`: the admin token's; `developer`: an API key's; `user`: a user's, whose roles are read on every request. */
+export type ConsoleRole = 'operator' | 'developer' | 'user';
 
 export interface ConsoleSession {
   role: ConsoleRole;
@@ -8,6 +9,8 @@ export interface ConsoleSession {
   projectId: string | null;
   /** The API key a developer signed in with; null for an operator. */
   keyId: string | null;
+  /** The user of a `user` session; null otherwise. */
+  userId: string | null;
   expiresAtMs: number;
 }
 

@@ -1,6 +1,7 @@
 /**
- * Console sessions: a browser signs in once with the admin token (an operator) or an API
- * key (a developer of that key's project) and then holds only a random session id in an
+ * Console sessions: a browser signs in once with the admin token (an operator), an API
+ * key (a developer of that key's project) or through the identity provider (a user, with
+ * their roles) and then holds only a random session id in an
  * HttpOnly cookie. The id is stored hashed; the CSRF token is derived from it, so it
  * needs no storage and cannot be forged without the cookie's value.
  */
@@ -37,7 +38,15 @@ export class ConsoleSessions {
 
   /** Opens a session for the admin token or an active API key; 401 for anything else. */
   async signIn(credential: string): Promise<SignedIn> {
-    const session = await this.#sessionFor(credential.trim());
+    return this.#open(await this.#sessionFor(credential.trim()));
+  }
+
+  /** Opens a session for a user (signed in through the identity provider). */
+  async signInUser(userId: string): Promise<SignedIn> {
+    return this.#open({ role: 'user', projectId: null, keyId: null, userId, expiresAtMs: this.deps.clock.nowMs() + this.deps.ttlMs });
+  }
+
+  async #open(session: ConsoleSession): Promise<SignedIn> {
     const sessionId = randomToken(32);
     const now = this.deps.clock.nowMs();
     await this.deps.store.deleteExpired(now);
@@ -59,12 +68,12 @@ export class ConsoleSessions {
     const expiresAtMs = this.deps.clock.nowMs() + this.deps.ttlMs;
     const { adminToken } = this.deps;
     if (adminToken !== null && secretsEqual(credential, adminToken)) {
-      return { role: 'operator', projectId: null, keyId: null, expiresAtMs };
+      return { role: 'operator', projectId: null, keyId: null, userId: null, expiresAtMs };
     }
     if (!credential.startsWith(API_KEY_PREFIX)) throw invalidSignIn();
     try {
       const principal = await this.deps.authenticator.authenticate(credential, undefined);
-      return { role: 'developer', projectId: principal.projectId, keyId: principal.keyId, expiresAtMs };
+      return { role: 'developer', projectId: principal.projectId, keyId: principal.keyId, userId: null, expiresAtMs };
     } catch (err) {
       if (err instanceof AppError && (err.kind === 'permission' || err.kind === 'authentication')) throw invalidSignIn();
       throw err;

@@ -9,7 +9,7 @@ import type { UsageRecord } from '../billing/usage.types.js';
 import type { ApiKeyAuthenticator } from '../identity/authenticator.js';
 import { generateApiKey } from '../identity/api-keys.js';
 import { applyKeyPolicyPatch, hasPolicy, readKeyPolicyPatch, type KeyPolicyInput } from '../identity/key-policy.js';
-import type { UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-reports.port.js';
+import type { SpendQuery, SpendRow, UsageBucketRow, UsageReportQuery, UsageReports } from '../billing/usage-reports.port.js';
 
 export interface ProjectsServiceDeps {
   projects: ProjectStore;
@@ -147,6 +147,19 @@ export class ProjectsService {
   async usageReport(query: UsageReportQuery): Promise<UsageBucketRow[]> {
     if (query.projectId !== null) await this.getProject(query.projectId);
     return this.deps.reports.aggregate(query);
+  }
+
+  /** The spend report's rows, read a page at a time as they are iterated; a project's, or every project's when `projectId` is null. */
+  async spendReport(query: SpendQuery): Promise<AsyncIterable<SpendRow>> {
+    if (query.projectId !== null) await this.getProject(query.projectId);
+    return this.deps.reports.spend(query);
+  }
+
+  /** The key's record (never its secret); 404 when there is none. */
+  async getKey(keyId: string): Promise<ApiKeyRecord> {
+    const record = await this.deps.keys.findById(keyId);
+    if (!record) throw new AppError('not_found', `API key not found: ${keyId}`, { code: 'key_not_found' });
+    return record;
   }
 
   async revokeKey(keyId: string): Promise<ApiKeyRecord> {

@@ -25,6 +25,7 @@ import { formatUsd } from './amounts.js';
 import { invalidReceipt, paymentError, storefrontError } from '../shared/storefront-errors.js';
 import type { CreditAccount, CreditHolder, StorefrontStore } from './storefront.types.js';
 import type { Seller } from './sellers.js';
+import { labelRecord } from '../billing/call-tags.js';
 
 export const REMAINING_CREDIT_HEADER = 'x-credit-remaining-usd';
 
@@ -217,7 +218,7 @@ class StorefrontAdmission implements Admission {
     if (usage.cachedInputTokens) record.cachedInputTokens = usage.cachedInputTokens;
     if (usage.cacheWriteTokens) record.cacheWriteTokens = usage.cacheWriteTokens;
     if (usage.deployment !== undefined) record.deployment = usage.deployment;
-    if (this.call.sessionId !== undefined) record.sessionId = this.call.sessionId;
+    labelRecord(record, this.call);
     let balance: number;
     try {
       await this.deps.usage.write(record);

@@ -18,6 +18,7 @@ import { ResponseSession } from '../../domain/responses/response-session.js';
 import { parseBody } from '../../wire/validate.js';
 import type { WireCallContext, WireFormat, WireServices, WireSocket } from '../../wire/wire-format.js';
 import { agentSessionOf } from '../agent-session.js';
+import { labelCall } from '../call-labels.js';
 import { admitAgain, callerOf } from '../auth/caller-auth.js';
 import { CLOSE_CODES, clientEventOf, errorEventOf, splitEvent, unknownEventType } from './socket-messages.js';
 import type { SocketRegistry } from './socket-registry.js';
@@ -127,6 +128,7 @@ export class WireSocketConnection {
       const context: WireCallContext = { requestId, signal: this.#abort.signal, route, session: this.#session, story };
       const sessionId = agentSessionOf(this.request);
       if (sessionId !== undefined) context.sessionId = sessionId;
+      labelCall(context, this.request, format, parsed, caller.principal);
       const events = await tapStory(story, format.socket.open(services, caller, parsed, envelope, context));
       for await (const out of events) {
         if (this.#closed) break;

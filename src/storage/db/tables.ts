@@ -55,6 +55,23 @@ export interface UsageRecordsTable {
   /** Of input_tokens, those read from / written to the engine's prompt cache (migration 0015). */
   cached_input_tokens: Generated<number>;
   cache_write_tokens: Generated<number>;
+  /** The call's tags, comma-joined (migration 0018); NULL without any. */
+  tags: string | null;
+  /** The end user the client named (migration 0018); NULL without one. */
+  end_user: string | null;
+}
+
+/** One row per usage record and tag, with the record's time and sums (migration 0018): the spend report by tag. */
+export interface UsageTagsTable {
+  project_id: string;
+  created_at: number;
+  tag: string;
+  usage_id: string;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  cache_write_tokens: number;
+  cost_micros: number;
 }
 
 /** Uploads and batch outputs (migration 0002). `deleted_at` is the soft delete. */
@@ -161,6 +178,8 @@ export interface ConsoleSessionsTable {
   key_id: string | null;
   created_at: number;
   expires_at: number;
+  /** The user's session (migration 0017); NULL for the admin token's or an API key's. */
+  user_id: string | null;
 }
 
 /** Credit given or taken by an operator, with its reason (migration 0009). */
@@ -313,10 +332,54 @@ export interface RequestLogSettingsTable {
   retention_days: number;
 }
 
+/** Console users (migration 0017); `operator` is 0 or 1. */
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string | null;
+  operator: number;
+  oidc_issuer: string | null;
+  oidc_subject: string | null;
+  created_at: number;
+}
+
+/** A user's role in a project (migration 0017). */
+export interface ProjectMembersTable {
+  project_id: string;
+  user_id: string;
+  role: string;
+  created_at: number;
+}
+
+/** An OIDC sign-in between its start and its callback (migration 0017). */
+export interface SignInFlowsTable {
+  id_hash: string;
+  state: string;
+  nonce: string;
+  code_verifier: string;
+  redirect_url: string;
+  expires_at: number;
+}
+
+/** The audit log (migration 0017): inserted, never updated or deleted; `detail` is JSON text. */
+export interface AuditLogTable {
+  id: string;
+  created_at: number;
+  actor_type: string;
+  actor_id: string | null;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  project_id: string | null;
+  detail: string;
+  ip: string | null;
+}
+
 export interface Tables {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
   usage_records: UsageRecordsTable;
+  usage_tags: UsageTagsTable;
   files: FilesTable;
   batches: BatchesTable;
   batch_shards: BatchShardsTable;
@@ -332,4 +395,8 @@ export interface Tables {
   request_log: RequestLogTable;
   request_log_bodies: RequestLogBodiesTable;
   request_log_settings: RequestLogSettingsTable;
+  users: UsersTable;
+  project_members: ProjectMembersTable;
+  sign_in_flows: SignInFlowsTable;
+  audit_log: AuditLogTable;
 }

@@ -2,6 +2,7 @@
 import { carriesUsageObject, streamsWhenAsked, type WireFormat } from '../wire-format.js';
 import { ChatCompletionBody, type ChatCompletionRequestBody } from './body.js';
 import { ChatCompletionChunk, ChatCompletionObject } from './response.js';
+import { openAiLabels } from '../call-labels.js';
 
 export const chatCompletionsWire: WireFormat<ChatCompletionRequestBody> = {
   path: '/chat/completions',
@@ -19,5 +20,6 @@ export const chatCompletionsWire: WireFormat<ChatCompletionRequestBody> = {
     carriesUsage: carriesUsageObject,
   },
   gateway: true,
+  labels: openAiLabels,
   batch: { serves: (model) => model.entry.routes.includes('chat') },
 };

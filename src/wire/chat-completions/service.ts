@@ -24,6 +24,9 @@ export interface ChatCompletionsContext {
   route?: string;
   /** The coding agent's session (Claude Code's `X-Claude-Code-Session-Id`): usage records and session affinity. */
   sessionId?: string;
+  /** The call's tags and end user, recorded on its usage. */
+  tags?: readonly string[];
+  endUser?: string;
 }
 
 /** The synchronous path as a port: what the MCP chat tool and the batch runner call. */

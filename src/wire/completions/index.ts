@@ -2,6 +2,7 @@
 import { carriesUsageObject, streamsWhenAsked, type WireFormat } from '../wire-format.js';
 import { CompletionBody, type CompletionRequestBody } from './body.js';
 import { TextCompletion } from './response.js';
+import { openAiLabels } from '../call-labels.js';
 
 export const completionsWire: WireFormat<CompletionRequestBody> = {
   path: '/completions',
@@ -19,6 +20,7 @@ export const completionsWire: WireFormat<CompletionRequestBody> = {
     carriesUsage: carriesUsageObject,
   },
   gateway: false,
+  labels: openAiLabels,
   // Served only by chat models behind an upstream engine.
   batch: { serves: (model) => model.entry.routes.includes('chat') && model.binding.upstream !== null },
 };

@@ -2,6 +2,7 @@
 import type { WireFormat } from '../wire-format.js';
 import { EmbeddingsBody, type EmbeddingsRequestBody } from './body.js';
 import { EmbeddingList } from './response.js';
+import { openAiLabels } from '../call-labels.js';
 
 export const embeddingsWire: WireFormat<EmbeddingsRequestBody> = {
   path: '/embeddings',
@@ -11,5 +12,6 @@ export const embeddingsWire: WireFormat<EmbeddingsRequestBody> = {
   serializedBySchema: false,
   run: (services, caller, body, context) => services.embeddings.create(caller, body, context),
   gateway: true,
+  labels: openAiLabels,
   batch: { serves: (model) => model.entry.routes.includes('embeddings') },
 };

@@ -8,6 +8,7 @@ import { streamsWhenAsked, type WireFormat, type WireHeaders } from '../wire-for
 import { CountTokensBody, MessagesBody, type CountTokensRequestBody, type MessagesRequestBody } from './body.js';
 import { ANTHROPIC_ERRORS } from './errors.js';
 import { MessageObject, MessageStreamEvent, TokenCountObject } from './response.js';
+import { anthropicLabels } from '../call-labels.js';
 
 const ANTHROPIC_HEADERS: WireHeaders = {
   requestId: 'request-id',
@@ -35,6 +36,7 @@ export const messagesWire: WireFormat<MessagesRequestBody> = {
     carriesUsage: (event) => event.type === 'message_delta',
   },
   gateway: true,
+  labels: anthropicLabels,
   batch: { serves: (model) => model.entry.routes.includes('chat') },
   errors: ANTHROPIC_ERRORS,
   headers: ANTHROPIC_HEADERS,

@@ -5,6 +5,7 @@ import { RESPONSES_ERRORS } from './errors.js';
 import { ResponseObject, ResponseStreamEvent } from './response.js';
 import { responsesRequestOf } from './mapper.js';
 import { responsesSocket } from './socket.js';
+import { openAiLabels } from '../call-labels.js';
 
 /** The events that end a response, each carrying it whole, its usage included. */
 const FINAL_EVENTS: ReadonlySet<unknown> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -26,6 +27,7 @@ export const responsesWire: WireFormat<ResponsesRequestBody> = {
   },
   socket: responsesSocket,
   gateway: true,
+  labels: openAiLabels,
   batch: { serves: (model) => model.entry.routes.includes('responses') },
   // OpenAI's envelope, under this wire's name: a scope may answer this wire's errors its own way (the gateway's failed Responses object).
   errors: RESPONSES_ERRORS,

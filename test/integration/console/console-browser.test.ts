@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { CHROMIUM_PATH, expectAccessible, launchChromium, openPage, signInToConsole } from '../../helpers/browser.js';
-import { requestLines, upstreamYaml } from '../batches/support/batch-helpers.js';
+import { MODEL, requestLines, upstreamYaml } from '../batches/support/batch-helpers.js';
 
 if (!CHROMIUM_PATH) console.warn('console browser tests skipped: no Chromium binary (install Debian\'s chromium, or set CHROMIUM_PATH)');
 
@@ -98,6 +98,26 @@ describe.skipIf(!CHROMIUM_PATH)('the console in Chromium', () => {
     await page.locator('figure.chart canvas').first().waitFor();
     expect(await page.getByTestId('total-requests').textContent()).toBe('1');
     await expectAccessible(page, 'developer-usage');
+
+    // A tagged call by an end user: the page groups its chart and totals by tag and by end user.
+    const tagged = { model: MODEL, messages: [{ role: 'user', content: 'Hi' }], user: 'alice' };
+    expect((await call(server.baseUrl, 'POST', '/v1/chat/completions', { key, body: tagged, headers: { 'x-sluice-tags': 'team-a,search' } })).status).toBe(200);
+    await page.reload();
+    await page.getByLabel('Group by').selectOption('tag');
+    const totals = page.getByRole('table', { name: 'Totals by tag' });
+    await totals.getByRole('cell', { name: 'team-a', exact: true }).waitFor();
+    const tagRows = await totals.locator('tbody tr').evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].slice(0, 2).map((td) => td.textContent)));
+    expect(tagRows.sort()).toEqual([
+      ['search', '1'],
+      ['team-a', '1'],
+    ]);
+    await page.locator('figure.chart canvas').first().waitFor();
+    await page.getByLabel('Group by').selectOption('end_user');
+    const byUser = page.getByRole('table', { name: 'Totals by end user' });
+    await byUser.getByRole('cell', { name: 'alice', exact: true }).waitFor();
+    await byUser.getByRole('cell', { name: 'no end user', exact: true }).waitFor();
+    expect(await page.getByTestId('total-requests').textContent()).toBe('2');
+    await expectAccessible(page, 'developer-usage-by-tag');
     expect(cspErrors).toEqual([]);
   });
 

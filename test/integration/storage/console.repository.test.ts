@@ -47,12 +47,12 @@ describe.each(cases)('console storage on $name', ({ open }) => {
 
   describe('sessions', () => {
     it('finds a live session by its hash; not once expired, deleted, or its key revoked', async () => {
-      const dev = { role: 'developer' as const, projectId: projectA, keyId: keyA, expiresAtMs: T0 + HOUR };
+      const dev = { role: 'developer' as const, projectId: projectA, keyId: keyA, userId: null, expiresAtMs: T0 + HOUR };
       await sessions.insert('h-dev', dev, T0);
-      await sessions.insert('h-op', { role: 'operator', projectId: null, keyId: null, expiresAtMs: T0 + HOUR }, T0);
+      await sessions.insert('h-op', { role: 'operator', projectId: null, keyId: null, userId: null, expiresAtMs: T0 + HOUR }, T0);
       expect(await sessions.findLive('h-dev', T0 + HOUR - 1)).toEqual(dev);
       expect(await sessions.findLive('h-dev', T0 + HOUR)).toBeUndefined();
-      expect(await sessions.findLive('h-op', T0)).toEqual({ role: 'operator', projectId: null, keyId: null, expiresAtMs: T0 + HOUR });
+      expect(await sessions.findLive('h-op', T0)).toEqual({ role: 'operator', projectId: null, keyId: null, userId: null, expiresAtMs: T0 + HOUR });
       expect(await sessions.findLive('h-unknown', T0)).toBeUndefined();
 
       await new ApiKeysRepository(database).revoke(keyA, T0 + 1);
@@ -61,7 +61,7 @@ describe.each(cases)('console storage on $name', ({ open }) => {
 
       await sessions.delete('h-op');
       expect(await sessions.findLive('h-op', T0)).toBeUndefined();
-      await sessions.insert('h-old', { role: 'operator', projectId: null, keyId: null, expiresAtMs: T0 + 10 }, T0);
+      await sessions.insert('h-old', { role: 'operator', projectId: null, keyId: null, userId: null, expiresAtMs: T0 + 10 }, T0);
       await sessions.deleteExpired(T0 + 10);
       const left = await database.db.selectFrom('console_sessions').select('id_hash').execute();
       expect(left.map((r) => r.id_hash)).toEqual(['h-dev']);

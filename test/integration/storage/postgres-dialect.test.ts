@@ -21,7 +21,7 @@ const reachable = await postgresReachable();
 
 const SLUICE_TABLES = [
   'api_keys', 'batch_line_results', 'batch_shards', 'batches', 'console_sessions', 'credit_grants', 'files', 'outbox',
-  'projects', 'response_events', 'responses', 'storefront_accounts', 'storefront_checkouts', 'storefront_ledger', 'usage_records',
+  'projects', 'response_events', 'responses', 'storefront_accounts', 'storefront_checkouts', 'storefront_ledger', 'usage_records', 'usage_tags',
 ];
 
 /**

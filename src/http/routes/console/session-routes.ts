@@ -6,7 +6,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { RateLimiter } from '../../../domain/identity/rate-limiter.port.js';
-import { csrfTokenOf, signedOut, type ConsoleSessions } from '../../../domain/console/sessions.js';
+import { csrfTokenOf, signedOut, type ConsoleSessions, type SignedIn } from '../../../domain/console/sessions.js';
+import type { AuditRecorder } from '../../../domain/audit/audit-log.js';
+import type { Actor, AuditChange } from '../../../domain/audit/audit.types.js';
+import type { PeopleService } from '../../../domain/people/people.service.js';
 import type { ConsoleSession } from '../../../domain/console/session-store.port.js';
 import { toUnixSeconds } from '../../../domain/shared/clock.js';
 import { AppError } from '../../../domain/shared/errors.js';
@@ -20,7 +23,7 @@ const SignInBody = Type.Object(
 
 const COOKIE_PATH = '/console';
 
-const sessionToWire = (session: ConsoleSession, sessionId: string, mcpPath: string) => ({
+const baseToWire = (session: ConsoleSession, sessionId: string, mcpPath: string) => ({
   object: 'console_session' as const,
   role: session.role,
   project_id: session.projectId,
@@ -29,6 +32,18 @@ const sessionToWire = (session: ConsoleSession, sessionId: string, mcpPath: stri
   csrf_token: csrfTokenOf(sessionId),
   mcp_path: mcpPath,
 });
+
+/** A user's session also names the user and the projects they are a member of, with their role in each. */
+async function sessionToWire(session: ConsoleSession, sessionId: string, mcpPath: string, people: PeopleService) {
+  const base = baseToWire(session, sessionId, mcpPath);
+  if (session.userId === null) return base;
+  const [user, projects] = await Promise.all([people.getUser(session.userId), people.projectsOf(session.userId)]);
+  return {
+    ...base,
+    user: { id: user.id, email: user.email, name: user.name, operator: user.operator },
+    projects: projects.map((p) => ({ id: p.projectId, name: p.projectName, role: p.role })),
+  };
+}
 
 /** A sign-in posted from another site's page (login CSRF) is refused; same-origin or no Origin (curl) passes. */
 function checkOrigin(request: FastifyRequest): void {
@@ -45,6 +60,9 @@ function checkOrigin(request: FastifyRequest): void {
 
 export interface SessionRouteDeps {
   sessions: ConsoleSessions;
+  people: PeopleService;
+  /** Every sign-in, successful or not. */
+  audit: AuditRecorder;
   /** Sign-in attempts per client address per minute. */
   signInLimiter: RateLimiter;
   /** Where the MCP endpoint listens, for the console's "Connect an agent" page. */
@@ -63,29 +81,49 @@ async function limitAttempts(signInLimiter: RateLimiter, request: FastifyRequest
 
 const clearCookie = (reply: FastifyReply) => reply.clearCookie(SESSION_COOKIE, { path: COOKIE_PATH });
 
-export function registerSessionRoutes(plain: FastifyInstance, { sessions, signInLimiter, mcpPath }: SessionRouteDeps): void {
+/** Sets the session cookie: HttpOnly, SameSite=Strict, only under /console. */
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): void {
+  reply.setCookie(SESSION_COOKIE, signedIn.sessionId, {
+    path: COOKIE_PATH,
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: request.protocol === 'https',
+    expires: new Date(signedIn.session.expiresAtMs),
+  });
+}
+
+/** The audit entry of a sign-in with the admin token or an API key. */
+function signInEntry(request: FastifyRequest, session: ConsoleSession | null): [Actor, AuditChange] {
+  const ip = request.ip;
+  if (session === null) return [{ type: 'anonymous', id: null, ip }, { action: 'sign_in.failure', targetType: 'console_session', targetId: null, projectId: null, detail: { method: 'credential' } }];
+  const actor: Actor = session.role === 'operator' ? { type: 'operator_session', id: null, ip } : { type: 'api_key', id: session.keyId, ip };
+  return [actor, { action: 'sign_in.success', targetType: 'console_session', targetId: null, projectId: session.projectId, detail: { method: session.role === 'operator' ? 'admin_token' : 'api_key' } }];
+}
+
+export function registerSessionRoutes(plain: FastifyInstance, { sessions, people, audit, signInLimiter, mcpPath }: SessionRouteDeps): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['console'];
 
   scope.post('/console/api/session', { schema: { tags, summary: 'Sign in to the console', body: SignInBody } }, async (request, reply) => {
     checkOrigin(request);
     await limitAttempts(signInLimiter, request);
-    const { sessionId, session } = await sessions.signIn(request.body.credential);
-    reply.setCookie(SESSION_COOKIE, sessionId, {
-      path: COOKIE_PATH,
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: request.protocol === 'https',
-      expires: new Date(session.expiresAtMs),
-    });
-    return sessionToWire(session, sessionId, mcpPath);
+    let signedIn: SignedIn;
+    try {
+      signedIn = await sessions.signIn(request.body.credential);
+    } catch (err) {
+      if (err instanceof AppError && err.kind === 'authentication') await audit.record(...signInEntry(request, null));
+      throw err;
+    }
+    await audit.record(...signInEntry(request, signedIn.session));
+    setSessionCookie(request, reply, signedIn);
+    return sessionToWire(signedIn.session, signedIn.sessionId, mcpPath, people);
   });
 
   scope.get('/console/api/session', { schema: { tags, summary: 'The current console session' } }, async (request) => {
     const sessionId = sessionIdOf(request);
     const session = await sessions.resolve(sessionId);
     if (!session || !sessionId) throw signedOut();
-    return sessionToWire(session, sessionId, mcpPath);
+    return sessionToWire(session, sessionId, mcpPath, people);
   });
 
   scope.delete('/console/api/session', { schema: { tags, summary: 'Sign out of the console' } }, async (request, reply) => {

@@ -19,6 +19,8 @@ import { clientAbortSignal } from '../../sse.js';
 import { documentOnly } from '../../schemas/document-only.js';
 import { JsonRpcRequest, JsonRpcResponse } from '../../schemas/mcp.js';
 import { toolDefinitions, type McpToolServices, type ToolCall, type ToolDefinition } from './tools.js';
+import { mergedTags, TAGS_HEADER } from '../../../domain/billing/call-tags.js';
+import { headerTags } from '../../../wire/call-labels.js';
 
 /** Exactly what the endpoint needs. */
 export interface McpEndpointDeps {
@@ -83,6 +85,7 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
       const decision = await deps.anonymousLimiter.consume(`mcp-anonymous:${request.ip}`);
       if (!decision.allowed) throw anonymousLimited(decision.retryAfterSeconds);
     }
+    const tags = mergedTags(headerTags(request.headers[TAGS_HEADER]), [], request.caller?.principal.policy?.tags, TAGS_HEADER);
     const call: ToolCall = {
       toolName: calledTool(request.body),
       caller: request.caller,
@@ -90,6 +93,7 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
       requestId: request.id,
       signal: clientAbortSignal(reply),
       onFault: (err) => request.log.error({ err }, 'mcp tool call failed'),
+      ...(tags ? { tags } : {}),
     };
     const authInfo: AuthInfo = { token: '', clientId: request.caller?.principal.keyId ?? '', scopes: [], extra: { [CALL]: call } };
     const parsed = request.method === 'POST' ? { parsedBody: request.body } : {};

@@ -19,7 +19,7 @@ import type { StatusOverrides } from '../../errors.js';
 
 /** A service that takes a validated body on behalf of a caller, as the REST routes call it. */
 interface BodyService<Body> {
-  create(caller: Caller, body: Body, context: { requestId: string; signal: AbortSignal; route?: string }): Promise<unknown>;
+  create(caller: Caller, body: Body, context: { requestId: string; signal: AbortSignal; route?: string; tags?: readonly string[] }): Promise<unknown>;
 }
 
 /** Exactly the services the MCP tools call. */
@@ -45,6 +45,8 @@ export interface ToolCall {
   payments: McpPayments | null;
   requestId: string;
   signal: AbortSignal;
+  /** The call's tags (the `x-sluice-tags` header's and the key's defaults), recorded on its usage. */
+  tags?: readonly string[];
   /** Reports a fault that is not an AppError (answered as an opaque internal error). */
   onFault(err: unknown): void;
 }
@@ -96,4 +98,4 @@ export const pick = (args: Record<string, unknown>, fields: readonly string[]): 
 };
 
 /** The service context of a tool call. */
-export const serviceContext = ({ call, route }: RunContext) => ({ requestId: call.requestId, signal: call.signal, route });
+export const serviceContext = ({ call, route }: RunContext) => ({ requestId: call.requestId, signal: call.signal, route, ...(call.tags ? { tags: call.tags } : {}) });

@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler, onSendHookHandler } from 'fastify';
 import type { WireCallContext, WireFormat, WireHeaders, WireServices } from '../../../wire/wire-format.js';
 import { agentSessionOf } from '../../agent-session.js';
+import { labelCall } from '../../call-labels.js';
 import { betasOf } from '../../anthropic-betas.js';
 import { v1PathOf } from '../../../wire/wire-format.js';
 import { wireValidatorCompiler } from '../../../wire/validate.js';
@@ -94,6 +95,7 @@ export function registerWireRoute(scope: FastifyInstance, { format, services, lo
     const context: WireCallContext = { requestId: request.id, signal, route, story };
     const sessionId = agentSessionOf(request);
     if (sessionId !== undefined) context.sessionId = sessionId;
+    labelCall(context, request, format, request.body, caller.principal);
     const betas = betasOf(request.headers['anthropic-beta']);
     if (betas.length > 0) context.betas = betas;
     if (streams) return sendSse(reply, tapStory(story, stream!.open(services, caller, request.body, context)), signal, { named });

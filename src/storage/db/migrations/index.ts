@@ -19,6 +19,8 @@ import * as m0013 from './0013-responses.js';
 import * as m0014 from './0014-usage-session.js';
 import * as m0015 from './0015-usage-cached-tokens.js';
 import * as m0016 from './0016-key-policy.js';
+import * as m0017 from './0017-people-audit.js';
+import * as m0018 from './0018-usage-tags.js';
 import * as m0019 from './0019-request-log.js';
 import * as m0020 from './0020-usage-key-spend.js';
 
@@ -39,6 +41,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0014-usage-session': m0014,
   '0015-usage-cached-tokens': m0015,
   '0016-key-policy': m0016,
+  '0017-people-audit': m0017,
+  '0018-usage-tags': m0018,
   '0019-request-log': m0019,
   '0020-usage-key-spend': m0020,
 };

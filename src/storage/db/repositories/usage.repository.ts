@@ -6,7 +6,7 @@
  * outbox), so a call not paid by the project never touches the project's credit.
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable } from '../database.js';
+import { CompiledQueries, kyselyQuery, type Database, type SqlStatement, type Tables, type UsageRecordsTable, type UsageTagsTable } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 import type { PayerKind } from '../../../domain/identity/payer.types.js';
 import type { UsageRecord } from '../../../domain/billing/usage.types.js';
@@ -43,6 +43,9 @@ const toRecord = (row: Selectable<UsageRecordsTable>): UsageRecord => {
   // Only upstream calls have one (the record's field is optional).
   if (row.deployment !== null) record.deployment = row.deployment;
   if (row.session_id !== null) record.sessionId = row.session_id;
+  // Absent (not null) when read at a schema from before migration 0018.
+  if (row.tags) record.tags = row.tags.split(',');
+  if (row.end_user) record.endUser = row.end_user;
   const cached = Number(row.cached_input_tokens);
   const written = Number(row.cache_write_tokens);
   if (cached > 0) record.cachedInputTokens = cached;
@@ -68,13 +71,38 @@ const toRow = (record: UsageRecord): Insertable<UsageRecordsTable> => ({
   session_id: record.sessionId ?? null,
   cached_input_tokens: record.cachedInputTokens ?? 0,
   cache_write_tokens: record.cacheWriteTokens ?? 0,
+  tags: tagsColumn(record),
+  end_user: record.endUser ?? null,
 });
+
+const tagsColumn = (record: UsageRecord): string | null => (record.tags && record.tags.length > 0 ? record.tags.join(',') : null);
+
+/** A row of `usage_tags` per record and tag: the spend report by tag reads these. */
+function tagRows(records: readonly UsageRecord[]): Array<Insertable<UsageTagsTable>> {
+  const rows: Array<Insertable<UsageTagsTable>> = [];
+  for (const r of records) {
+    for (const tag of r.tags ?? []) {
+      rows.push({
+        project_id: r.projectId,
+        created_at: r.createdAtMs,
+        tag,
+        usage_id: r.id,
+        input_tokens: r.inputTokens,
+        output_tokens: r.outputTokens,
+        cached_input_tokens: r.cachedInputTokens ?? 0,
+        cache_write_tokens: r.cacheWriteTokens ?? 0,
+        cost_micros: r.costMicros,
+      });
+    }
+  }
+  return rows;
+}
 
 /** The records' values in toRow()'s column order, row after row (CompiledQueries checks the order). */
 function rowParameters(records: readonly UsageRecord[]): unknown[] {
   const out: unknown[] = [];
   for (const r of records) {
-    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null, r.sessionId ?? null, r.cachedInputTokens ?? 0, r.cacheWriteTokens ?? 0);
+    out.push(r.id, r.projectId, r.keyId, r.payer.kind, r.payer.id, r.model, r.route, r.inputTokens, r.outputTokens, r.costMicros, r.requestId, r.status, r.createdAtMs, r.deployment ?? null, r.sessionId ?? null, r.cachedInputTokens ?? 0, r.cacheWriteTokens ?? 0, tagsColumn(r), r.endUser ?? null);
   }
   return out;
 }
@@ -124,6 +152,15 @@ function combinedText(statements: readonly SqlStatement[]): string {
   return `with ${parts.join(', ')} ${select}`;
 }
 
+/** The text of #projectDebits() for `count` projects ($1, $2: the first project's id and cost). */
+function projectDebitsText(count: number): string {
+  const rows = Array.from({ length: count }, (_, i) => `($${2 * i + 1}::varchar, $${2 * i + 2}::bigint)`).join(', ');
+  return (
+    `update "projects" set "balance_micros" = "projects"."balance_micros" - "v"."cost" from (values ${rows}) as "v"("id", "cost") ` +
+    `where "projects"."id" = "v"."id" returning "projects"."id", "projects"."balance_micros"`
+  );
+}
+
 export class UsageRepository implements UsageStore, UsageHistory {
   readonly #compiled = new CompiledQueries();
   /**
@@ -133,6 +170,8 @@ export class UsageRepository implements UsageStore, UsageHistory {
    * also lets the connection find its prepared statement (prepared-statements.ts) at once.
    */
   readonly #combinedTexts = new Map<string, string>();
+  /** #projectDebits()'s text by the number of projects it debits. */
+  readonly #debitTexts = new Map<number, string>();
 
   /** `otherDebits`: the debit of each payer kind besides `project` that has a balance here. */
   constructor(
@@ -154,7 +193,8 @@ export class UsageRepository implements UsageStore, UsageHistory {
    * concurrent calls). On PostgreSQL, when only projects pay (no other kind's debit, whose
    * statements read what the one before wrote), the writes are one statement of
    * data-modifying CTEs: atomic on its own, one round trip instead of four (begin, insert,
-   * debit, commit), returning the balances the debits left, which it resolves with.
+   * debit, commit), the group's records in one multi-row insert and its projects' debits in
+   * one UPDATE … FROM (VALUES …), returning the balances the debits left, which it resolves with.
    * Both run on the database's usage connections (synchronous commit or not, by config).
    */
   async recordAndDebitMany(records: readonly UsageRecord[], outbox: readonly OutboxEntry[] = []): Promise<BalancesAfter> {
@@ -188,6 +228,8 @@ export class UsageRepository implements UsageStore, UsageHistory {
       statements.push(
         records.length <= MAX_COMPILED_ROWS ? this.#compiled.statement(`insert:${records.length}`, insert, rowParameters(records)) : insert().compile(),
       );
+      const tags = tagRows(records);
+      if (tags.length > 0) statements.push(executor.insertInto('usage_tags').values(tags).compile());
       statements.push(...this.#debits(executor, records));
     }
     const entries = outboxInsert(executor, outbox, this.#compiled);
@@ -209,7 +251,9 @@ export class UsageRepository implements UsageStore, UsageHistory {
       }
     }
     const statements: SqlStatement[] = [];
-    for (const [projectId, cost] of projectCosts) if (cost !== 0) statements.push(this.#debit(executor, projectId, cost));
+    for (const [projectId, cost] of projectCosts) if (cost === 0) projectCosts.delete(projectId);
+    if (this.database.flavor === 'postgres' && projectCosts.size > 1) statements.push(this.#projectDebits(projectCosts));
+    else for (const [projectId, cost] of projectCosts) statements.push(this.#debit(executor, projectId, cost));
     for (const [kind, ofKind] of others) statements.push(...this.otherDebits.get(kind)!.statements(executor, ofKind));
     return statements;
   }
@@ -223,6 +267,18 @@ export class UsageRepository implements UsageStore, UsageHistory {
         .where('id', '=', projectId);
     if (this.database.flavor !== 'postgres') return this.#compiled.statement('debit', debit, [cost, projectId]);
     return this.#compiled.statement('debit-returning', () => debit().returning(['id', 'balance_micros']), [cost, projectId]);
+  }
+
+  /** PostgreSQL: every paying project's debit in one UPDATE … FROM (VALUES …), returning the balances it left. */
+  #projectDebits(projectCosts: ReadonlyMap<string, number>): SqlStatement {
+    const parameters: unknown[] = [];
+    for (const [projectId, cost] of projectCosts) parameters.push(projectId, cost);
+    let text = this.#debitTexts.get(projectCosts.size);
+    if (text === undefined) {
+      text = projectDebitsText(projectCosts.size);
+      if (this.#debitTexts.size < MAX_COMBINED_TEXTS) this.#debitTexts.set(projectCosts.size, text);
+    }
+    return { sql: text, parameters };
   }
 
   /** Newest first; `after` is the id of the last record of the previous page. */
