@@ -25,6 +25,9 @@ export const ExportQuery = Type.Object({
   format: Type.Optional(Type.Literal('ndjson', { description: 'ndjson (the default and only format): one detail record per line' })),
 });
 
+/** The export's answer: documented only (written as a stream, a line at a time). */
+export const RequestExport = { content: { 'application/x-ndjson': { schema: Type.String({ description: 'one detail record (as GET /admin/v1/requests/{request_id}) per line' }) } } };
+
 export const RequestIdParams = Type.Object({ request_id: Type.String({ minLength: 1 }) });
 export const SessionIdParams = Type.Object({ session_id: Type.String({ minLength: 1 }) });
 

@@ -7,6 +7,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Static } from '@sinclair/typebox';
 import type { LoggingSettings } from '../../../domain/request-log/request-log.types.js';
 import { readRequestLogFilter, type RequestLogQuery, type RequestLogService } from '../../../domain/request-log/request-log.service.js';
 import { invalidRequest } from '../../../domain/shared/errors.js';
@@ -21,6 +22,7 @@ import {
   LoggingSettingsObject,
   RequestBody,
   RequestDetail,
+  RequestExport,
   RequestIdParams,
   RequestList,
 } from '../../schemas/request-log.js';
@@ -57,8 +59,9 @@ export function registerAdminRequestRoutes(plain: FastifyInstance, { reader, set
     return toListPage(await reader.list(filterOf(query), readLimit(limit, MAX_REQUEST_PAGE, DEFAULT_REQUEST_PAGE), after), requestSummaryToWire);
   });
 
-  const exportSchema = { tags, summary: 'Every matching call, one detail record per line (NDJSON)', querystring: ExportQuery };
-  scope.get('/requests/export', { schema: exportSchema }, async (request, reply) => {
+  const exportSchema = { tags, summary: 'Every matching call, one detail record per line (NDJSON)', querystring: ExportQuery, response: { 200: RequestExport } };
+  // On the plain instance: the answer is a stream, not the documented string the type provider would ask for.
+  plain.get<{ Querystring: Static<typeof ExportQuery> }>('/requests/export', { schema: exportSchema, ...serializeAsBefore }, async (request, reply) => {
     const { limit: _limit, after: _after, format: _format, ...query } = request.query;
     const entries = reader.walk(filterOf(query));
     const lines = async function* () {
