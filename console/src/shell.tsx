@@ -7,6 +7,9 @@ import { ProjectsPage } from './pages/projects.js';
 import { UsagePage } from './pages/usage.js';
 import { BatchesPage } from './pages/batches.js';
 import { BatchDetail } from './pages/batch-detail.js';
+import { RequestsPage } from './pages/requests.js';
+import { RequestDetailPage } from './pages/request-detail.js';
+import { SessionPage } from './pages/request-session.js';
 import { FilesPage } from './pages/files.js';
 import { ModelsPage } from './pages/models.js';
 import { PlaygroundPage } from './pages/playground.js';
@@ -20,6 +23,7 @@ import { AuditPage } from './pages/audit.js';
 const PAGES: Array<{ page: string; label: string; operator?: true; people?: true; manages?: true }> = [
   { page: 'home', label: 'Projects & keys' },
   { page: 'usage', label: 'Usage' },
+  { page: 'requests', label: 'Requests' },
   { page: 'batches', label: 'Batches' },
   { page: 'files', label: 'Files' },
   { page: 'models', label: 'Models' },
@@ -72,6 +76,10 @@ function pageFor(route: Route, operator: boolean): ReactNode {
       return operator ? <StorefrontPage /> : <ProjectsPage />;
     case 'usage':
       return <UsagePage />;
+    case 'requests':
+      return route.id ? <RequestDetailPage id={route.id} /> : <RequestsPage />;
+    case 'sessions':
+      return route.id ? <SessionPage id={route.id} /> : <RequestsPage />;
     case 'batches':
       return route.id ? <BatchDetail id={route.id} /> : <BatchesPage />;
     case 'files':
@@ -90,6 +98,9 @@ function pageFor(route: Route, operator: boolean): ReactNode {
       return <ProjectsPage />;
   }
 }
+
+/** The navigation entry a route belongs to: a session is part of the request log. */
+const navPage = (route: Route): string => (route.page === 'sessions' ? 'requests' : route.page);
 
 export function Shell({ route }: { route: Route }) {
   const state = useSession();
@@ -111,7 +122,7 @@ export function Shell({ route }: { route: Route }) {
         <ul>
           {PAGES.filter((p) => shown(state, p)).map(({ page, label }) => (
             <li key={page}>
-              <a href={`#/${page === 'home' ? '' : page}`} aria-current={route.page === page ? 'page' : undefined}>
+              <a href={`#/${page === 'home' ? '' : page}`} aria-current={navPage(route) === page ? 'page' : undefined}>
                 {label}
               </a>
             </li>

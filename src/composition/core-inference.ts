@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.js';
 import { routingMetricsOf, type Metrics } from '../observability/metrics.js';
 import type { Readiness } from '../http/routes/ops.js';
 import { traceBackendFactories } from '../observability/trace-decorators.js';
+import { traceAttempts } from '../observability/genai-tracing.js';
 import { createInferenceServices, type InferenceServices } from '../wire/inference-services.js';
 import { createReasoningSeal, reasoningSecrets } from '../adapters/crypto/reasoning-seal.js';
 import type { BatchEndpoint } from '../domain/batches/batch-endpoints.js';
@@ -16,6 +17,7 @@ import { BACKEND_FACTORIES, ModelRegistry } from '../inference/registry.js';
 import { createOnnxBackend } from '../inference/backends/onnx/index.js';
 import { createUpstreamBackend } from '../inference/upstream/upstream-backend.js';
 import type { UpstreamProtocolEntry } from '../inference/upstream/protocol.js';
+import { UPSTREAM_PROTOCOLS } from '../inference/upstream/protocols.js';
 import { TranscriptionService } from '../domain/audio/transcription.service.js';
 import { FfmpegDecoder } from '../adapters/ffmpeg/ffmpeg-decoder.js';
 import { bindRoutes, type BoundRoutes } from '../http/route-module.js';
@@ -132,8 +134,17 @@ function createRegistry(config: Readonly<Config>, logger: Logger, metrics: Metri
     onnx: (deps) => createOnnxBackend(deps, { onEmbeddingBatch: (model, size) => metrics.embeddingBatchSize.observe({ model }, size) }),
     upstream: (deps) => createUpstreamBackend(deps, { metrics: routingMetricsOf(metrics) }),
   };
-  return new ModelRegistry(config, logger, { factories: traced ? traceBackendFactories(backendFactories) : backendFactories, protocols });
+  if (!traced) return new ModelRegistry(config, logger, { factories: backendFactories, protocols });
+  const genAi = config.tracing.genAi;
+  return new ModelRegistry(config, logger, {
+    factories: traceBackendFactories(backendFactories, genAi),
+    protocols: genAi ? tracedAttempts(protocols ?? UPSTREAM_PROTOCOLS) : protocols,
+  });
 }
+
+/** The protocols with a span per attempt (GenAI conventions). */
+const tracedAttempts = (protocols: readonly UpstreamProtocolEntry[]): UpstreamProtocolEntry[] =>
+  protocols.map((entry) => ({ name: entry.name, create: (deps) => traceAttempts(entry.create(deps)) }));
 
 /** What the last probe of each upstream model found (probing the stale ones first), and the state of each deployment of the models that list several. */
 async function upstreamReadiness(registry: ModelRegistry): Promise<Pick<Readiness, 'upstreams' | 'deployments'>> {

@@ -28,6 +28,12 @@ export interface TracingConfig {
   enabled: boolean;
   endpoint: string | null;
   serviceName: string;
+  /**
+   * OTEL_SEMCONV_STABILITY_OPT_IN names `gen_ai_latest_experimental`: model calls are traced
+   * in OpenTelemetry's GenAI conventions (src/observability/genai-tracing.ts), one span per
+   * call and one per attempt, instead of the `inference.<capability>` spans.
+   */
+  genAi: boolean;
 }
 
 export type BlobConfig = { kind: 'local'; root: string } | S3BlobConfig;

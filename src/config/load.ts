@@ -240,7 +240,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     database: config.database.kind === 'postgres' ? 'postgres (DATABASE_URL)' : config.database.path,
     redis: config.redisUrl ? 'configured' : 'none (in-memory rate limits)',
     blobs: describeBlobConfig(config.blobs),
-    tracing: config.tracing.enabled ? `otlp ${config.tracing.endpoint ?? '(exporter default)'}` : 'off',
+    tracing: config.tracing.enabled ? `otlp ${config.tracing.endpoint ?? '(exporter default)'}${config.tracing.genAi ? ', GenAI conventions' : ''}` : 'off',
     adminApi: config.adminToken ? 'enabled' : 'disabled',
     gateway: describeGatewayConfig(config.gateway),
     workers: config.workers.inProcess ? 'in-process' : 'off',

@@ -3,7 +3,9 @@
  * (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces) or
  * OTEL_TRACES_EXPORTER=otlp; off with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
  * Only OTLP over HTTP is supported. Headers (OTEL_EXPORTER_OTLP_HEADERS) are read by the
- * exporter itself and never logged.
+ * exporter itself and never logged. OTEL_SEMCONV_STABILITY_OPT_IN (a comma-separated list)
+ * with `gen_ai_latest_experimental` switches model calls to the GenAI conventions, as those
+ * conventions ask of instrumentations that emitted something else before.
  */
 import type { TracingConfig } from './schema.js';
 
@@ -11,9 +13,10 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export function resolveTracingConfig(env: Env, problems: string[]): TracingConfig {
   const serviceName = env.OTEL_SERVICE_NAME || 'sluice';
-  const off: TracingConfig = { enabled: false, endpoint: null, serviceName };
+  const genAi = listOf(env.OTEL_SEMCONV_STABILITY_OPT_IN).includes(GEN_AI_OPT_IN);
+  const off: TracingConfig = { enabled: false, endpoint: null, serviceName, genAi };
   if (env.OTEL_SDK_DISABLED === 'true') return off;
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  const exporters = listOf(env.OTEL_TRACES_EXPORTER);
   if (exporters.includes('none')) return off;
   const unsupported = exporters.filter((e) => e !== 'otlp');
   if (unsupported.length > 0) problems.push(`OTEL_TRACES_EXPORTER: only "otlp" (or "none") is supported, got "${unsupported.join(',')}"`);
@@ -26,5 +29,10 @@ export function resolveTracingConfig(env: Env, problems: string[]): TracingConfi
   const endpoint = tracesEndpoint || (baseEndpoint ? `${baseEndpoint.replace(/\/+$/, '')}/v1/traces` : null);
   if (endpoint && !/^https?:\/\//.test(endpoint)) problems.push('OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL');
   const enabled = endpoint !== null || exporters.includes('otlp');
-  return { enabled, endpoint, serviceName };
+  return { enabled, endpoint, serviceName, genAi };
 }
+
+/** The opt-in value of the GenAI conventions' transition plan: emit their latest version. */
+const GEN_AI_OPT_IN = 'gen_ai_latest_experimental';
+
+const listOf = (value: string | undefined): string[] => (value ?? '').split(',').map((e) => e.trim()).filter(Boolean);

@@ -5,10 +5,12 @@
  * tracing-off path is exactly the code it was.
  */
 import type { Span } from '@opentelemetry/api';
-import type { InferenceBackend } from '../domain/models/inference-backend.port.js';
+import type { ChatStreamEvent, InferenceBackend, TokenUsage } from '../domain/models/inference-backend.port.js';
 import type { ModelSpec } from '../domain/models/model-spec.types.js';
 import type { BillingService } from '../domain/billing/billing.service.js';
 import { failSpan, inSpan, tracer } from './tracing.js';
+import { genAiCall, genAiStream, type GenAiOperation, type ModelCall } from './genai-tracing.js';
+import { withMethods } from './method-proxy.js';
 
 const PROMISE_CAPABILITIES = ['chat', 'runTask', 'embed', 'moderate', 'transcribe'] as const;
 
@@ -17,14 +19,21 @@ type ModelParams = { model: Pick<ModelSpec, 'id' | 'binding'> };
 /** Whatever a runtime's factory takes (the registry's BackendDeps), it returns a backend. */
 type BackendFactory<Deps> = (deps: Deps) => InferenceBackend;
 
+/** The capabilities that are GenAI operations, when the GenAI conventions are asked for (genai-tracing.ts). */
+const GEN_AI_OPERATIONS: Partial<Record<keyof InferenceBackend, GenAiOperation>> = {
+  chat: 'chat',
+  chatStream: 'chat',
+  complete: 'text_completion',
+  completeStream: 'text_completion',
+  embed: 'embeddings',
+};
+
 /**
- * The same backend with a span per inference call (`inference.<capability>`, model and
- * runtime attributes). A Proxy rather than a prototype copy: every other method (token
- * counts, status, close, the ONNX backend's decision helpers) must run with the backend
- * itself as `this`, since the backends keep their state in private fields, and
- * `instanceof` must still see the backend's class.
+ * The same backend with a span per inference call: `inference.<capability>` with model and
+ * runtime attributes or, with `genAi`, the GenAI conventions' span for chat, text
+ * completions and embeddings (the other capabilities keep theirs).
  */
-export function traceBackend(backend: InferenceBackend): InferenceBackend {
+export function traceBackend(backend: InferenceBackend, genAi = false): InferenceBackend {
   const methods = new Map<PropertyKey, unknown>();
   for (const capability of PROMISE_CAPABILITIES) {
     const call = backend[capability] as ((params: ModelParams) => Promise<unknown>) | undefined;
@@ -39,17 +48,24 @@ export function traceBackend(backend: InferenceBackend): InferenceBackend {
       tracedStream(`inference.chatStream`, params.model.id, runtimeOf(backend, params.model), () => stream.call(backend, params));
     methods.set('chatStream', traced);
   }
-  return new Proxy(backend, {
-    get(target, property) {
-      const known = methods.get(property);
-      if (known !== undefined) return known;
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      const bound = (value as (...args: unknown[]) => unknown).bind(target);
-      methods.set(property, bound);
-      return bound;
-    },
-  });
+  if (genAi) for (const [capability, method] of genAiMethods(backend)) methods.set(capability, method);
+  return withMethods(backend, methods);
+}
+
+function genAiMethods(backend: InferenceBackend): [string, unknown][] {
+  const methods: [string, unknown][] = [];
+  for (const [capability, operation] of Object.entries(GEN_AI_OPERATIONS) as [keyof InferenceBackend, GenAiOperation][]) {
+    const method = backend[capability] as ((params: ModelCall) => unknown) | undefined;
+    if (typeof method !== 'function') continue;
+    const streams = capability.endsWith('Stream');
+    methods.push([
+      capability,
+      streams
+        ? (params: ModelCall) => genAiStream(operation, params, () => method.call(backend, params) as AsyncIterable<ChatStreamEvent>)
+        : (params: ModelCall) => genAiCall(operation, params, () => method.call(backend, params) as Promise<{ usage: TokenUsage }>),
+    ]);
+  }
+  return methods;
 }
 
 /** What serves the model: its upstream's protocol (e.g. `openai`), or the in-process runtime. */
@@ -69,10 +85,11 @@ async function* tracedStream<T>(name: string, model: string, runtime: string, op
 
 export function traceBackendFactories<K extends string, Deps>(
   factories: Partial<Record<K, BackendFactory<Deps>>>,
+  genAi = false,
 ): Partial<Record<K, BackendFactory<Deps>>> {
   const traced: Partial<Record<K, BackendFactory<Deps>>> = {};
   for (const [kind, factory] of Object.entries(factories) as [K, BackendFactory<Deps> | undefined][]) {
-    if (factory) traced[kind] = (deps) => traceBackend(factory(deps));
+    if (factory) traced[kind] = (deps) => traceBackend(factory(deps), genAi);
   }
   return traced;
 }

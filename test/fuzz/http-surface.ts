@@ -124,6 +124,8 @@ const query = fc.oneof(
     "?model=x'%20OR%201=1--",
     '?tag=%25_%5C',
     '?session_id=__proto__',
+    '?project_id=constructor',
+    '?format=csv',
     '?after=req_%00',
   ),
   fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 12 }), { maxKeys: 3 }).map(

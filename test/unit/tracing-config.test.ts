@@ -9,7 +9,7 @@ function resolve(env: Record<string, string>) {
 
 describe('tracing config', () => {
   it('is off with no OTEL_* variables', () => {
-    expect(resolve({})).toEqual({ config: { enabled: false, endpoint: null, serviceName: 'sluice' }, problems: [] });
+    expect(resolve({})).toEqual({ config: { enabled: false, endpoint: null, serviceName: 'sluice', genAi: false }, problems: [] });
   });
 
   it('OTEL_EXPORTER_OTLP_ENDPOINT turns it on, traces under /v1/traces; the traces endpoint is used as given', () => {
@@ -17,6 +17,7 @@ describe('tracing config', () => {
       enabled: true,
       endpoint: 'http://collector:4318/v1/traces',
       serviceName: 'api',
+      genAi: false,
     });
     expect(resolve({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://c.example/otlp/traces' }).config.endpoint).toBe('https://c.example/otlp/traces');
     expect(resolve({ OTEL_TRACES_EXPORTER: 'otlp' }).config).toMatchObject({ enabled: true, endpoint: null });
@@ -33,5 +34,14 @@ describe('tracing config', () => {
       'OTEL_EXPORTER_OTLP_PROTOCOL: only OTLP over HTTP (http/protobuf) is supported, got "grpc"',
     ]);
     expect(resolve({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).problems).toEqual(['OTEL_EXPORTER_OTLP_ENDPOINT: must be an http:// or https:// URL']);
+  });
+
+  it('OTEL_SEMCONV_STABILITY_OPT_IN with gen_ai_latest_experimental (among others) asks for the GenAI conventions; nothing else does', () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
+    expect(resolve({ ...on, OTEL_SEMCONV_STABILITY_OPT_IN: 'gen_ai_latest_experimental' }).config.genAi).toBe(true);
+    expect(resolve({ ...on, OTEL_SEMCONV_STABILITY_OPT_IN: 'http, gen_ai_latest_experimental ,database' }).config.genAi).toBe(true);
+    expect(resolve({ ...on, OTEL_SEMCONV_STABILITY_OPT_IN: 'http/dup,gen_ai' }).config.genAi).toBe(false);
+    expect(resolve({ ...on, OTEL_SEMCONV_STABILITY_OPT_IN: 'gen_ai_latest_experimental_x' }).config.genAi).toBe(false);
+    expect(resolve(on).config.genAi).toBe(false);
   });
 });

@@ -165,6 +165,78 @@ export interface StorefrontAccount {
   updated_at: number;
 }
 
+export interface RequestTokens {
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+}
+
+/** One call in the request log (GET /v1/requests). */
+export interface RequestSummary {
+  id: string;
+  object: 'request';
+  created_at: number;
+  project_id: string;
+  key_id: string | null;
+  route: string;
+  wire: string;
+  scope: string;
+  model_requested: string;
+  model: string | null;
+  provider: string | null;
+  deployment: string | null;
+  status: number;
+  error_code: string | null;
+  stream: boolean;
+  session_id: string | null;
+  end_user: string | null;
+  tags: string[];
+  batch_id: string | null;
+  usage: RequestTokens;
+  cost_usd: number;
+  latency_ms: { credit_wait: number | null; first_byte: number | null; engine: number | null; total: number };
+  body_logged: boolean;
+}
+
+export interface RequestAttempt {
+  deployment: string;
+  provider: string | null;
+  status: number | null;
+  error_code: string | null;
+  /** Milliseconds after the request began. */
+  started_ms: number;
+  duration_ms: number;
+}
+
+/** A call's whole record (GET /v1/requests/{id}). */
+export interface RequestDetail extends RequestSummary {
+  attempts: RequestAttempt[];
+  fallback: boolean;
+  tools_called: string[];
+  hold_usd: number | null;
+  settled_usd: number | null;
+}
+
+export interface RequestBody {
+  object: 'request_body';
+  id: string;
+  mode: 'redacted' | 'full';
+  request: unknown;
+  response: unknown;
+  truncated: boolean;
+}
+
+export interface RequestSession {
+  object: 'request_session';
+  id: string;
+  requests: number;
+  first_at: number;
+  last_at: number;
+  usage: RequestTokens;
+  cost_usd: number;
+  data: RequestSummary[];
+}
+
 export interface SignInOptions {
   object: 'sign_in_options';
   oidc: { provider_name: string; start_url: string } | null;

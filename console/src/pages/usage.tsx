@@ -6,12 +6,13 @@
 import { useMemo, useState } from 'react';
 import { get, query, saveBlob } from '../lib/api.js';
 import { count, time, usd } from '../lib/format.js';
-import type { ApiKey, CreditGrant, List, Project, UsageReport } from '../lib/types.js';
+import type { ApiKey, CreditGrant, List, Project, RequestSummary, UsageReport } from '../lib/types.js';
 import { useApi } from '../lib/use-api.js';
 import { bucketWidthFor, toCsv, toSeries, totalsOf, type Metric } from '../lib/usage.js';
 import { isOperator, useSession } from '../session.js';
 import { Empty, ErrorBox, Loading, TableWrap } from '../components/common.js';
 import { TimeChart } from '../components/chart.js';
+import { RequestTable } from './requests.js';
 
 const DAY = 86_400;
 const dateInput = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
@@ -125,7 +126,25 @@ export function UsagePage() {
           <GroupTable rows={totals.rows} groupBy={GROUP_NAMES[groupBy]!} />
         </>
       )}
+      {state.projectId && <RecentCalls startTime={startTime} endTime={endTime} />}
     </>
+  );
+}
+
+/** The last calls of the range from the request log, each linked to its detail and session. */
+function RecentCalls({ startTime, endTime }: { startTime: number; endTime: number }) {
+  const path = `/v1/requests${query({ limit: 10, since: startTime, until: endTime })}`;
+  const { data, error } = useApi((signal) => get<List<RequestSummary>>(path, signal), [path]);
+  return (
+    <section aria-labelledby="recent-calls-heading">
+      <h2 id="recent-calls-heading">Recent calls</h2>
+      <ErrorBox error={error} />
+      {data && data.data.length === 0 && <p className="hint">No call in this range is in the request log.</p>}
+      {data && data.data.length > 0 && <RequestTable requests={data.data} caption="The range's last calls, newest first" />}
+      <p>
+        <a href="#/requests">All requests, with filters</a>
+      </p>
+    </section>
   );
 }
 
