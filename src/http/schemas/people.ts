@@ -79,3 +79,11 @@ export const AuditEntryObject = Type.Object({
   detail: Type.Record(Type.String(), Type.Unknown(), { description: 'what changed; never a secret' }),
 });
 export const AuditList = ListOf(AuditEntryObject);
+
+/** The audit export's answer: one entry per line (NDJSON, as in GET /admin/v1/audit) or CSV with a header row. */
+export const AuditExport = {
+  content: {
+    'application/x-ndjson': { schema: Type.String({ description: 'one audit entry (as in GET /admin/v1/audit) per line' }) },
+    'text/csv': { schema: Type.String({ description: 'a header row, then one audit entry per row' }) },
+  },
+};

@@ -5,6 +5,7 @@
  * project's entries (naming it with `project_id`); everything else is for operators.
  */
 import { Readable } from 'node:stream';
+import type { Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AuditLog } from '../../../domain/audit/audit-log.js';
@@ -15,7 +16,7 @@ import { projectInQuery } from '../../auth/project-access.js';
 import { readChoice } from '../../mappers/files-batches.js';
 import { readLimit, toListPage } from '../../mappers/list-page.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
-import { AuditExportQuery, AuditList, AuditQuery } from '../../schemas/people.js';
+import { AuditExport, AuditExportQuery, AuditList, AuditQuery } from '../../schemas/people.js';
 
 export const auditEntryToWire = (e: AuditEntry) => ({
   id: e.id,
@@ -71,8 +72,9 @@ export function registerAuditAdmin(plain: FastifyInstance, { audit }: { audit: A
     return toListPage(await audit.list(filter, readLimit(request.query.limit, 100, 20), request.query.after), auditEntryToWire);
   });
 
-  const exportSchema = { tags, querystring: AuditExportQuery, produces: ['application/x-ndjson', 'text/csv'] };
-  scope.get('/audit/export', { schema: exportSchema, ...projectInQuery('manage') }, async (request, reply) => {
+  const exportSchema = { tags, summary: 'Every matching audit entry, streamed (NDJSON or CSV)', querystring: AuditExportQuery, response: { 200: AuditExport } };
+  // On the plain instance: the answer is a stream, not the documented string the type provider would ask for.
+  plain.get<{ Querystring: Static<typeof AuditExportQuery> }>('/audit/export', { schema: exportSchema, ...serializeAsBefore, ...projectInQuery('manage') }, async (request, reply) => {
     const filter = readFilter(request.query);
     const format = readChoice(request.query.format, ['ndjson', 'csv'] as const, 'format', 'invalid_format') ?? 'ndjson';
     reply.header('content-type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
