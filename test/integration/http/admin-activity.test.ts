@@ -202,7 +202,7 @@ describe('the same routes in the console', () => {
     for (const path of ['/outbox', '/storefront/purchases', '/storefront/accounts']) {
       const refused = await get(`/console/api/admin${path}`, developer);
       expect(refused.status).toBe(403);
-      expect(refused.body.error).toMatchObject({ code: 'operator_required', message: 'This needs an operator session (signed in with the admin token)' });
+      expect(refused.body.error).toMatchObject({ code: 'operator_required', message: 'This needs an operator session (signed in with the admin token, or as an operator)' });
       expect((await get(`/console/api/admin${path}`, {})).status).toBe(401);
     }
   });
