@@ -70,8 +70,11 @@ describe.each(cases)('migration 0017 on $name', ({ open }) => {
       expect(await new ConsoleSessionsRepository(database).findLive('h-user', NOW)).toBeUndefined();
 
       const migrator = await migratorFor(database);
-      const down = await migrator.migrateTo('0015-usage-cached-tokens');
-      expect(down.results?.map((r) => [r.migrationName, r.direction, r.status])).toEqual([['0017-people-audit', 'Down', 'Success']]);
+      const down = await migrator.migrateTo('0016-key-policy');
+      const reverted = down.results?.map((r) => [r.migrationName, r.direction, r.status]) ?? [];
+      expect(down.error).toBeUndefined();
+      expect(reverted.at(-1)).toEqual(['0017-people-audit', 'Down', 'Success']);
+      expect(reverted.every(([, direction, status]) => direction === 'Down' && status === 'Success')).toBe(true);
       await expect(sql`select id from audit_log`.execute(database.db)).rejects.toThrow();
       await migrateToLatest(database);
     } finally {

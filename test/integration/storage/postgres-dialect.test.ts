@@ -20,8 +20,9 @@ import { PROBE, registerProbeRoutes } from '../../helpers/probe-routes.js';
 const reachable = await postgresReachable();
 
 const SLUICE_TABLES = [
-  'api_keys', 'batch_line_results', 'batch_shards', 'batches', 'console_sessions', 'credit_grants', 'files', 'outbox',
-  'projects', 'response_events', 'responses', 'storefront_accounts', 'storefront_checkouts', 'storefront_ledger', 'usage_records', 'usage_tags',
+  'api_keys', 'audit_log', 'batch_line_results', 'batch_shards', 'batches', 'console_sessions', 'credit_grants', 'files', 'outbox',
+  'project_members', 'projects', 'request_log', 'request_log_bodies', 'request_log_settings', 'response_events', 'responses',
+  'sign_in_flows', 'storefront_accounts', 'storefront_checkouts', 'storefront_ledger', 'usage_records', 'usage_tags', 'users',
 ];
 
 /**
