@@ -79,7 +79,8 @@ export function runLoad(spec: LoadSpec): Promise<LoadOutcome> {
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.once('exit', (code) => {
+    // 'close', not 'exit': a large answer may still be in the pipe when the process has exited.
+    child.once('close', (code) => {
       const line = out.split('\n').find((l) => l.startsWith('{'));
       if (code === 0 && line) resolve(JSON.parse(line) as LoadOutcome);
       else reject(new Error(`the load generator exited with ${code}: ${out.slice(0, 500)}`));
