@@ -27,8 +27,10 @@ const send = () => {
 };
 const report = () => {
   const elapsed = (performance.now() - start) / 1000;
-  process.stdout.write(JSON.stringify({ sent, completed: latencies.length, non2xx, errors, elapsedSeconds: elapsed, latencies }) + '\\n');
-  pool.destroy().finally(() => process.exit(0));
+  // Exits once the answer is written: a pipe takes a large one in several writes.
+  process.stdout.write(JSON.stringify({ sent, completed: latencies.length, non2xx, errors, elapsedSeconds: elapsed, latencies }) + '\\n', () =>
+    pool.destroy().finally(() => process.exit(0)),
+  );
 };
 if (rate > 0) {
   const total = Math.round(rate * seconds);
