@@ -20,6 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { firstConnection } from '../rate-limit/rate-limiter.js';
 import { accountName, type BudgetAccount, type BudgetHold, type BudgetLedger, type BudgetView, type SpendStore } from '../../domain/billing/budget-ledger.port.js';
 
 /** Sums the live holds of KEYS[2] (dropping those expired before ARGV[1]); defined before the scripts that use it. */
@@ -91,7 +92,7 @@ export class RedisBudgetLedger implements BudgetLedger {
     this.#redis.on('error', () => {});
     this.#timer = setInterval(() => this.#refresh(), Math.max(1_000, Math.floor(options.holdTtlMs / 3)));
     this.#timer.unref();
-    this.#connected = firstConnection(this.#redis).then(() => {
+    this.#connected = firstConnection(this.#redis, FIRST_CONNECT_WAIT_MS).then(() => {
       this.#connecting = false;
     });
   }
@@ -186,20 +187,5 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
       resolve();
     }, ms);
     signal?.addEventListener('abort', aborted, { once: true });
-  });
-}
-
-/** Resolves once the client is first ready, or fails to connect, or after FIRST_CONNECT_WAIT_MS. */
-function firstConnection(redis: Redis): Promise<void> {
-  if (redis.status === 'ready') return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      for (const event of ['ready', 'error', 'end'] as const) redis.off(event, done);
-      resolve();
-    };
-    const timer = setTimeout(done, FIRST_CONNECT_WAIT_MS);
-    timer.unref();
-    for (const event of ['ready', 'error', 'end'] as const) redis.once(event, done);
   });
 }

@@ -29,7 +29,7 @@ const FIRST_CONNECT_WAIT_MS = 2_000;
  * a replica that has just started must not count its first requests only locally
  * while the connection is still being set up.
  */
-function firstConnection(redis: Redis, timeoutMs: number): Promise<void> {
+export function firstConnection(redis: Redis, timeoutMs: number): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
