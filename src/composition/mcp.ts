@@ -36,6 +36,7 @@ export function createMcpFeature(
         files,
       },
       anonymousLimiter: core.rateLimiter,
+      log: core.requestLog,
     },
     storefront: storefront && {
       prefix: storefront.config.prefix,

@@ -13,6 +13,7 @@ import { toolNamesOf } from '../domain/request-log/tool-names.js';
 import type { Caller } from '../domain/identity/caller.js';
 import { isAppError } from '../domain/shared/errors.js';
 import { agentSessionOf } from './agent-session.js';
+import { asAppError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -99,6 +100,24 @@ export function openCallStory(log: RequestLogSink, where: StoryRoute, { id, requ
 export function storyFailed(request: FastifyRequest, error: unknown): void {
   const code = isAppError(error) ? error.code : (error as { code?: unknown }).code;
   request.callStory?.failed(typeof code === 'string' ? code : null);
+}
+
+/**
+ * A route's onError: the story learns the error's code; a call refused before its handler
+ * opened a story (its key's rate limit, a bad body, a model the route does not serve) opens
+ * one here when the caller is known, so the refusal is logged with its code as the client
+ * got it. A request with no caller (no key, a bad key or signature) has no project and no
+ * entry. Only a failing request runs this: a served call pays nothing for it.
+ */
+export function storyFailedOrRefused(log: { readonly value: RequestLogSink }, where: StoryRoute) {
+  return (request: FastifyRequest, _reply: FastifyReply, error: Error, done: () => void): void => {
+    if (request.callStory === null && request.caller !== null) {
+      const body = request.body ?? null;
+      request.callStory = openCallStory(log.value, where, { id: request.id, request, caller: request.caller, body, stream: false });
+      request.callStory.failed(asAppError(error).code);
+    } else storyFailed(request, error);
+    done();
+  };
 }
 
 /** A JSON answer goes out: its first byte, its tools, and (when bodies are logged) the answer itself. */

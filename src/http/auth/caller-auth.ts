@@ -90,6 +90,8 @@ export function registerCallerAuth(scope: FastifyInstance, options: CallerAuthOp
     reply.header('x-ratelimit-limit-requests', keyRpm === undefined ? limit : String(keyRpm));
     reply.header('x-ratelimit-remaining-requests', String(decision.remaining));
     if (!decision.allowed) {
+      // Refused, the caller is still known: its project's request log records the refusal (call-story.ts).
+      request.caller = { principal: caller.principal, meter: caller.meter, reply: new ReplyHeaderChannel(reply) };
       done(new AppError('rate_limit', exceededMessage, { code: exceededCode, retryAfterSeconds: decision.retryAfterSeconds }));
       return;
     }

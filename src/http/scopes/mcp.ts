@@ -43,7 +43,7 @@ export interface McpScopeDeps {
   /** The API-key rate limit of /v1, which tool calls count against too. */
   rateLimit: ScopeRateLimit;
   /** The tools' models and services, and the limiter of anonymous requests. */
-  endpoint: Pick<McpEndpointDeps, 'models' | 'services' | 'anonymousLimiter'>;
+  endpoint: Pick<McpEndpointDeps, 'models' | 'services' | 'anonymousLimiter' | 'log'>;
   /** The storefront, when it is on: agent tokens, receipts and x402 pay for calls too. */
   storefront: McpStorefrontDeps | null;
 }

@@ -12,7 +12,8 @@ import { toolDefinitions, type McpToolServices } from '../../../src/http/routes/
 const config = loadConfig({ DATA_DIR: '/nonexistent-sluice-data' }, '/');
 // Every model of the built-in catalogue ready: every tool offered. Nothing here runs a tool; batch_create's schema names the batchable urls.
 const schemaServices: Pick<McpToolServices, 'batchable'> = { batchable: () => ['/v1/chat/completions'] };
-const definitions = toolDefinitions(offersOf(Object.values(config.models)), schemaServices as McpToolServices);
+const unusedLog = { get value(): never { throw new Error('nothing here calls a tool') } };
+const definitions = toolDefinitions(offersOf(Object.values(config.models)), schemaServices as McpToolServices, unusedLog);
 
 const jsonOf = (schema: { '~standard': unknown }) =>
   (schema['~standard'] as { jsonSchema: { input(options: object): unknown } }).jsonSchema.input({ target: 'draft-2020-12' });

@@ -21,6 +21,7 @@ import { JsonRpcRequest, JsonRpcResponse } from '../../schemas/mcp.js';
 import { toolDefinitions, type McpToolServices, type ToolCall, type ToolDefinition } from './tools.js';
 import { mergedTags, TAGS_HEADER } from '../../../domain/billing/call-tags.js';
 import { headerTags } from '../../../wire/call-labels.js';
+import type { RequestLogSink } from '../../../domain/request-log/request-log.port.js';
 
 /** Exactly what the endpoint needs. */
 export interface McpEndpointDeps {
@@ -38,6 +39,8 @@ export interface McpEndpointDeps {
    * counts callers, and these have none yet.
    */
   anonymousLimiter: { consume(key: string): RateDecision | Promise<RateDecision> };
+  /** Where each tool call of a model is logged (read per call: the request-log feature binds it). */
+  log: { readonly value: RequestLogSink };
 }
 
 /** What the limiter answers for one request. */
@@ -56,7 +59,7 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
   const definitionsOf = async (): Promise<ToolDefinition[]> => {
     const offers = await catalogue.offers();
     let defined = definitions.get(offers);
-    if (!defined) definitions.set(offers, (defined = toolDefinitions(offers, deps.services)));
+    if (!defined) definitions.set(offers, (defined = toolDefinitions(offers, deps.services, deps.log)));
     return defined;
   };
 
@@ -88,6 +91,7 @@ export function registerMcpEndpoint(scope: FastifyInstance, deps: McpEndpointDep
     const tags = mergedTags(headerTags(request.headers[TAGS_HEADER]), [], request.caller?.principal.policy?.tags, TAGS_HEADER);
     const call: ToolCall = {
       toolName: calledTool(request.body),
+      request,
       caller: request.caller,
       payments: request.caller ? null : deps.paymentsOf(request),
       requestId: request.id,

@@ -3,7 +3,9 @@
  * behalf of a caller), the services the tools call, and the helpers that derive a tool's
  * input schema from a REST body's TypeBox definition.
  */
+import type { FastifyRequest } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
+import type { CallStory } from '../../../domain/request-log/call-story.js';
 import type { Caller } from '../../../domain/identity/caller.js';
 import type { ChatCompletionsPort } from '../../../wire/chat-completions/service.js';
 import type { DecisionService } from '../../../domain/decision/decision.service.js';
@@ -19,7 +21,7 @@ import type { StatusOverrides } from '../../errors.js';
 
 /** A service that takes a validated body on behalf of a caller, as the REST routes call it. */
 interface BodyService<Body> {
-  create(caller: Caller, body: Body, context: { requestId: string; signal: AbortSignal; route?: string; tags?: readonly string[] }): Promise<unknown>;
+  create(caller: Caller, body: Body, context: { requestId: string; signal: AbortSignal; route?: string; tags?: readonly string[]; story?: CallStory }): Promise<unknown>;
 }
 
 /** Exactly the services the MCP tools call. */
@@ -40,6 +42,8 @@ export interface McpToolServices {
 export interface ToolCall {
   /** The tool a `tools/call` names (undefined for other messages). */
   toolName?: string | undefined;
+  /** The HTTP request the call came on (its id, session header and credentials, for the request log). */
+  request: FastifyRequest;
   caller: Caller | null;
   /** Per-call payment for callers with no credential; null when the storefront takes no per-call payment. */
   payments: McpPayments | null;
@@ -58,6 +62,8 @@ export interface RunContext {
   route: string;
   /** The tool's offer: its ready models and their tasks. */
   offer: ToolOffer;
+  /** The call's story for the request log, once a caller runs a tool that calls a model. */
+  story?: CallStory;
 }
 
 export type Runner = (services: McpToolServices, caller: Caller, args: Record<string, unknown>, run: RunContext) => Promise<unknown>;
@@ -98,4 +104,10 @@ export const pick = (args: Record<string, unknown>, fields: readonly string[]): 
 };
 
 /** The service context of a tool call. */
-export const serviceContext = ({ call, route }: RunContext) => ({ requestId: call.requestId, signal: call.signal, route, ...(call.tags ? { tags: call.tags } : {}) });
+export const serviceContext = ({ call, route, story }: RunContext) => ({
+  requestId: call.requestId,
+  signal: call.signal,
+  route,
+  ...(call.tags ? { tags: call.tags } : {}),
+  ...(story ? { story } : {}),
+});

@@ -19,7 +19,11 @@ import { statusOfKind, type StatusOverrides } from '../../errors.js';
 import { REST_TOOLS } from './rest-tools.js';
 import { TASK_TOOLS } from './task-tools.js';
 import { TRANSCRIBE_TOOL } from './transcribe-tool.js';
-import type { McpToolServices, ToolCall, ToolSpec } from './tool-spec.js';
+import type { McpToolServices, RunContext, ToolCall, ToolSpec } from './tool-spec.js';
+import type { Caller } from '../../../domain/identity/caller.js';
+import type { RequestLogSink } from '../../../domain/request-log/request-log.port.js';
+import { storyAnswered } from '../../call-story.js';
+import { openToolStory, submitToolStory, toolStoryRoute } from './tool-story.js';
 import { paymentAttemptOf, paymentRequiredResult, settlementMeta } from './x402.js';
 
 export type { McpToolServices, ToolCall } from './tool-spec.js';
@@ -82,11 +86,12 @@ export const credentialRequired = () =>
 
 const INTERNAL = new AppError('internal', 'Internal server error', { code: 'internal_error' });
 
-/** The tool definitions of the offers, with their schemas compiled once. */
-export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolServices): ToolDefinition[] {
+/** The tool definitions of the offers, with their schemas compiled once; their calls go to `log`. */
+export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolServices, log: { readonly value: RequestLogSink }): ToolDefinition[] {
   return offers.map((offer) => {
     const spec = TOOL_SPECS[offer.name];
     const route = mcpUsageRoute(offer.name);
+    const where = toolStoryRoute(offer.name, route);
     const config: ToolConfig = {
       title: spec.title,
       description: `${spec.description} ${priceText(offer.price)}`,
@@ -98,24 +103,37 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
       config,
       callConfig: { ...config, inputSchema: ARGUMENTS_OBJECT },
       async run(args, call, meta) {
-        const context = { call, route, offer };
-        try {
-          if (call.caller) return answered(spec, await spec.run(services, call.caller, args, context));
-          if (!call.payments || !PAYABLE_TOOLS.has(offer.name)) return refused(credentialRequired());
-          const { paid, challenge } = await paidCall(call.payments, offer.name, (caller) => spec.run(services, caller, args, context), meta);
-          if (!paid) return challenge;
-          return { ...answered(spec, paid.value), _meta: settlementMeta(paid.headers, paid.receipt, meta) };
-        } catch (err) {
-          if (isAppError(err)) {
-            if (statusOfKind(err.kind) >= 500) call.onFault(err);
-            return refused(err, spec.statuses);
-          }
-          call.onFault(err);
-          return refused(INTERNAL);
-        }
+        const context: RunContext = { call, route, offer };
+        // The call's story, opened once a caller runs the tool (a paid call's caller is the seller's, made as it is paid).
+        const runAs = async (caller: Caller): Promise<unknown> => {
+          if (where !== null) context.story = openToolStory(log.value, where, call.request, caller, args);
+          const value = await spec.run(services, caller, args, context);
+          return context.story ? storyAnswered(context.story, value) : value;
+        };
+        const result = await runTool(spec, call, offer.name, runAs, meta);
+        if (context.story) submitToolStory(log.value, context.story, result);
+        return result;
       },
     };
   });
+}
+
+/** The tool's result: its answer for the caller, or paid per call, or the refusal in the REST route's envelope. */
+async function runTool(spec: ToolSpec, call: ToolCall, tool: McpToolName, runAs: CallRun<unknown>, meta?: Readonly<Record<string, unknown>>): Promise<CallToolResult> {
+  try {
+    if (call.caller) return answered(spec, await runAs(call.caller));
+    if (!call.payments || !PAYABLE_TOOLS.has(tool)) return refused(credentialRequired());
+    const { paid, challenge } = await paidCall(call.payments, tool, runAs, meta);
+    if (!paid) return challenge;
+    return { ...answered(spec, paid.value), _meta: settlementMeta(paid.headers, paid.receipt, meta) };
+  } catch (err) {
+    if (isAppError(err)) {
+      if (statusOfKind(err.kind) >= 500) call.onFault(err);
+      return refused(err, spec.statuses);
+    }
+    call.onFault(err);
+    return refused(INTERNAL);
+  }
 }
 
 /** Settles the call's payment, or answers the x402 challenge when it presents none. */

@@ -17,7 +17,7 @@ import { bindRoutes, type BoundRoutes } from '../../route-module.js';
 import { STREAM_DESCRIPTION, STREAM_EVENT } from '../../openapi-document.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { clientAbortSignal, sendSse } from '../../sse.js';
-import { openCallStory, scopeOfPrefix, storyAnswered, storyFailed, submitStory, tapStory, wireNameOf } from '../../call-story.js';
+import { openCallStory, scopeOfPrefix, storyAnswered, storyFailedOrRefused, submitStory, tapStory, wireNameOf } from '../../call-story.js';
 import type { RequestLogSink } from '../../../domain/request-log/request-log.port.js';
 
 export interface WireRouteDeps {
@@ -80,10 +80,7 @@ export function registerWireRoute(scope: FastifyInstance, { format, services, lo
     ...(format.serializedBySchema ? {} : serializeAsBefore),
     ...(format.errors ? { config: { wireErrors: format.errors } } : {}),
     ...(format.headers ? { onSend: wireHeadersHook(format.headers) } : {}),
-    onError: (request: FastifyRequest, _reply: FastifyReply, error: Error, done: () => void) => {
-      storyFailed(request, error);
-      done();
-    },
+    onError: storyFailedOrRefused(log, where),
     onResponse: format.headers?.recorded ? [recordedHeadersHook(format.headers.recorded), submitStory(log.value)] : submitStory(log.value),
   };
   scope.post(format.path, options, async (request, reply) => {
