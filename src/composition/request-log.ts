@@ -4,6 +4,10 @@
  * across projects on the admin API, exported as NDJSON, and swept by the janitor after
  * each project's retention. Its gap (entries dropped while the store was slow or down) is
  * counted in `sluice_request_log_dropped_total` and shown on /readyz.
+ *
+ * Deleting a project (`DELETE /admin/v1/projects/:id`, `sluice projects delete`) is composed
+ * here: it deletes the project's log with everything else it owns, after this replica's
+ * queued entries are written.
  */
 import { Counter } from 'prom-client';
 import { RequestLogWriter } from '../domain/request-log/log-writer.js';
@@ -12,6 +16,9 @@ import { bindRoutes } from '../http/route-module.js';
 import { registerAdminRequestRoutes } from '../http/routes/admin/requests.js';
 import { registerRequestRoutes } from '../http/routes/v1/requests.js';
 import { RequestLogRepository } from '../storage/db/repositories/request-log.repository.js';
+import { ProjectDeletion } from '../domain/projects/project-deletion.js';
+import { ProjectDeletionRepository } from '../storage/db/repositories/project-deletion.repository.js';
+import { registerProjectDeletion } from '../http/routes/admin/project-deletion.js';
 import type { CoreBilling, CoreInference, CoreInfrastructure } from './core.js';
 import type { Feature, Peers } from './feature.js';
 import type { BatchesParts } from './batches.js';
@@ -19,6 +26,8 @@ import type { BatchesParts } from './batches.js';
 export interface RequestLogParts {
   writer: RequestLogWriter;
   reader: RequestLogService;
+  /** Deletes a project, its log included. */
+  deletion: ProjectDeletion;
 }
 
 /** How often a replica reads the projects' logging settings again (another replica may have changed them). */
@@ -77,11 +86,21 @@ export async function createRequestLogFeature(
     await reader.saveSettings(projectId, next);
     await refresh();
   };
+  const deletion = new ProjectDeletion({
+    store: new ProjectDeletionRepository(database),
+    getProject: (projectId) => core.projects.getProject(projectId),
+    forgetKey: (keyHash) => core.authenticator.forget(keyHash),
+    flushLog: () => writer.flush(),
+    blobs,
+    clock,
+    audit: core.audit,
+    blobFailed: (key, err) => logger.warn({ err, blob_key: key }, 'a deleted project\'s request log body blob could not be deleted'),
+  });
   return {
-    services: { writer, reader },
+    services: { writer, reader, deletion },
     routes: {
       api: [bindRoutes(registerRequestRoutes, { reader })],
-      admin: [bindRoutes(registerAdminRequestRoutes, { reader, settingsOf, saveSettings })],
+      admin: [bindRoutes(registerAdminRequestRoutes, { reader, settingsOf, saveSettings }), bindRoutes(registerProjectDeletion, { deletion })],
     },
     notes(): Record<string, string> {
       const { dropped, lastDropAtMs, queued } = writer.gap();

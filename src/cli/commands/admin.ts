@@ -6,6 +6,11 @@ import { keyToWire, projectToWire } from '../../http/routes/admin/mappers.js';
 import { readLimit, toListPage } from '../../http/mappers/list-page.js';
 import { printJson, withAssembly } from '../context.js';
 import { policyInputOf, withPolicyFlags, type KeyPolicyFlags } from './key-policy-options.js';
+import { projectDeletedToWire } from '../../http/routes/admin/project-deletion.js';
+import type { Actor } from '../../domain/audit/audit.types.js';
+
+/** Who a change made from the command line is audited as. */
+const CLI_ACTOR: Actor = { type: 'cli', id: null, ip: null };
 
 export function registerAdminCommands(program: Command): void {
   const projects = program.command('projects').description('manage projects');
@@ -32,6 +37,14 @@ export function registerAdminCommands(program: Command): void {
     .argument('<project-id>')
     .description('show a project and its balance')
     .action(async (id: string) => withAssembly(async ({ core: c }) => printJson(projectToWire(await c.projects.getProject(id)))));
+
+  projects
+    .command('delete')
+    .argument('<project-id>')
+    .description('delete a project: keys revoked; request log, members, stored responses, batches and files deleted; usage kept (refused while a batch runs)')
+    .action(async (id: string) =>
+      withAssembly(async ({ features }) => printJson(projectDeletedToWire(await features.requestLog.services.deletion.delete(id, CLI_ACTOR)))),
+    );
 
   const keys = program.command('keys').description('manage API keys');
   withPolicyFlags(keys.command('create').argument('<project-id>').option('--name <name>', 'a label for the key', 'default'), false)

@@ -2,7 +2,8 @@
 import type { Page } from '../shared/pagination.js';
 
 /** Who made a change: the admin token, an operator session opened with it, a user, an API key, or nobody known (a failed sign-in). */
-export type ActorType = 'admin_token' | 'operator_session' | 'user' | 'api_key' | 'anonymous';
+/** `cli`: the `sluice` command line, run by the operator on the server's database. */
+export type ActorType = 'admin_token' | 'operator_session' | 'user' | 'api_key' | 'anonymous' | 'cli';
 
 export interface Actor {
   type: ActorType;

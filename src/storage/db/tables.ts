@@ -9,6 +9,8 @@ export interface ProjectsTable {
   name: string;
   balance_micros: number;
   created_at: number;
+  /** When the project was deleted (migration 0023); NULL: it is not. A deleted project's row stays for its usage records. */
+  deleted_at: number | null;
 }
 
 export interface ApiKeysTable {

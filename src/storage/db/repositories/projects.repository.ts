@@ -45,7 +45,8 @@ export class ProjectsRepository implements ProjectStore, BalanceStore {
   }
 
   async findById(id: string): Promise<Project | undefined> {
-    const row = await this.database.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+    // A deleted project (a tombstone kept for its usage records) is not found.
+    const row = await this.database.db.selectFrom('projects').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
     return row ? toProject(row) : undefined;
   }
 
@@ -54,7 +55,7 @@ export class ProjectsRepository implements ProjectStore, BalanceStore {
    * page. Undefined when `after` names no project.
    */
   async listPage(limit: number, after?: string): Promise<{ items: Project[]; hasMore: boolean } | undefined> {
-    let query = this.database.db.selectFrom('projects').selectAll();
+    let query = this.database.db.selectFrom('projects').selectAll().where('deleted_at', 'is', null);
     if (after !== undefined) {
       const cursor = await this.findById(after);
       if (!cursor) return undefined;
