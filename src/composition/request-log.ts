@@ -22,6 +22,9 @@ import { registerProjectDeletion } from '../http/routes/admin/project-deletion.j
 import type { CoreBilling, CoreInference, CoreInfrastructure } from './core.js';
 import type { Feature, Peers } from './feature.js';
 import type { BatchesParts } from './batches.js';
+import type { Config } from '../config/schema.js';
+import { gatewayProjectId } from './gateway.js';
+import { SellerDirectory, storefrontProjectId } from '../domain/storefront/sellers.js';
 
 export interface RequestLogParts {
   writer: RequestLogWriter;
@@ -94,6 +97,7 @@ export async function createRequestLogFeature(
     blobs,
     clock,
     audit: core.audit,
+    configuredUse: configuredProjects(config),
     blobFailed: (key, err) => logger.warn({ err, blob_key: key }, 'a deleted project\'s request log body blob could not be deleted'),
   });
   return {
@@ -112,4 +116,12 @@ export async function createRequestLogFeature(
       await writer.close();
     },
   };
+}
+
+/** The projects the configuration names (the gateway's tenant, the storefront sellers'), and what for: they are not deleted. */
+function configuredProjects(config: Readonly<Config>): (projectId: string) => string | null {
+  const uses = new Map<string, string>();
+  if (config.gateway.signingSecrets.size > 0) uses.set(gatewayProjectId(config.gateway.intermediaryId), "the gateway's tenant");
+  for (const seller of config.storefront ? new SellerDirectory(config.storefront).sellers : []) uses.set(storefrontProjectId(seller.id), `the project of the storefront seller ${seller.id}`);
+  return (projectId) => uses.get(projectId) ?? null;
 }

@@ -1,6 +1,6 @@
 /**
  * Deleting a project. Refused (409 `project_has_running_batches`) while any of its batches
- * runs; otherwise, in one transaction of the store: its keys are revoked (every replica
+ * runs, and (409 `project_in_use`) for a project the configuration names; otherwise, in one transaction of the store: its keys are revoked (every replica
  * drops them), its request log entries, their bodies and its logging settings deleted,
  * its members, console sessions, stored responses and batches (with their lines' results)
  * deleted, its files marked deleted (the janitor purges their blobs, as for any deleted
@@ -15,33 +15,9 @@ import type { Clock } from '../shared/clock.js';
 import type { Project } from './project.types.js';
 import type { AuditRecorder } from '../audit/audit-log.js';
 import type { Actor } from '../audit/audit.types.js';
+import type { ProjectDeletionStore, ProjectRemovalCounts } from './project-deletion.port.js';
 
-/** What the store removed, counted by kind, and what is left to do after the commit. */
-export interface ProjectRemoval {
-  /** The revoked keys' secrets (current and, during a rotation's grace, previous): dropped from the lookup cache. */
-  keyHashes: string[];
-  /** The blobs of the deleted request log bodies. */
-  blobKeys: string[];
-  removed: ProjectRemovalCounts;
-}
-
-export interface ProjectRemovalCounts {
-  keysRevoked: number;
-  requestLogEntries: number;
-  members: number;
-  consoleSessions: number;
-  responses: number;
-  batches: number;
-  filesDeleted: number;
-}
-
-export interface ProjectDeletionStore {
-  /**
-   * Everything the project owns removed, in one transaction; `running` (and nothing changed)
-   * while any of its batches runs; null when there is no such project (deleted meanwhile).
-   */
-  remove(projectId: string, nowMs: number): Promise<{ running: number } | ProjectRemoval | null>;
-}
+export type { ProjectDeletionStore, ProjectRemoval, ProjectRemovalCounts } from './project-deletion.port.js';
 
 export interface ProjectDeleted {
   project: Project;
@@ -61,6 +37,8 @@ export interface ProjectDeletionDeps {
   blobs: { delete(key: string): Promise<void> };
   clock: Clock;
   audit: AuditRecorder;
+  /** What the configuration uses the project for (the gateway's tenant, a seller's project); null when nothing. */
+  configuredUse(projectId: string): string | null;
   /** A blob that could not be deleted. */
   blobFailed(key: string, err: unknown): void;
 }
@@ -70,12 +48,19 @@ export const runningBatches = (projectId: string, running: number) =>
     code: 'project_has_running_batches',
   });
 
+export const projectInUse = (projectId: string, use: string) =>
+  new AppError('conflict', `Project ${projectId} is ${use}, named by the configuration: take it out of the configuration before deleting the project`, {
+    code: 'project_in_use',
+  });
+
 export class ProjectDeletion {
   constructor(private readonly deps: ProjectDeletionDeps) {}
 
   /** Deletes the project and audits it as `actor`'s change, with what was removed and any blob left. */
   async delete(projectId: string, actor: Actor): Promise<ProjectDeleted> {
     const project = await this.deps.getProject(projectId);
+    const use = this.deps.configuredUse(project.id);
+    if (use !== null) throw projectInUse(project.id, use);
     await this.deps.flushLog();
     const outcome = await this.deps.store.remove(project.id, this.deps.clock.nowMs());
     // Deleted meanwhile (another replica's deletion won): as absent as a project that never was.

@@ -60,6 +60,17 @@ describe('the gateway', () => {
     expect(foreign.status).toBe(404);
     expect((await call(env.server.baseUrl, 'GET', '/v1/requests', { key: other.key })).body.data).toEqual([]);
   });
+
+  it('refuses to delete the tenant project the configuration names', async () => {
+    const project = gatewayProjectId('default');
+    const res = await admin(env.server, 'DELETE', `/projects/${project}`);
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({
+      code: 'project_in_use',
+      message: `Project ${project} is the gateway's tenant, named by the configuration: take it out of the configuration before deleting the project`,
+    });
+    expect((await admin(env.server, 'GET', `/projects/${project}`)).status).toBe(200);
+  });
 });
 
 describe('the storefront', () => {

@@ -6,7 +6,7 @@
  */
 import { sql, type Transaction } from 'kysely';
 import { ACTIVE_STATUSES } from '../../../domain/batches/batch.types.js';
-import type { ProjectDeletionStore, ProjectRemoval } from '../../../domain/projects/project-deletion.js';
+import type { ProjectDeletionStore, ProjectRemoval } from '../../../domain/projects/project-deletion.port.js';
 import type { Database, Tables } from '../database.js';
 import { KEY_REVOKED_CHANNEL } from '../key-revocation-feed.js';
 
