@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { REDIS_URL, redisReachable } from '../../helpers/redis.js';
+import { jsonl, startBatch, waitForBatch, isTerminal } from '../batches/support/batch-helpers.js';
 
 const MODEL = 'tpm-model';
 const withRedis = await redisReachable();
@@ -143,6 +144,35 @@ describe('tpm per key, in memory', () => {
       const served = await chat(server, key);
       expect([served.status, ...tokenHeaders(served)]).toEqual([200, null, null]);
     }
+  });
+});
+
+describe('tpm per key in a batch', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // One line at a time, on leases the moved clock does not expire.
+    const batches = 'batches: { global_concurrency: 1, per_batch_concurrency: 1, lease_seconds: 600, retry_base_ms: 20 }\n';
+    server = await startTestServer({ yaml: yaml() + batches, overrides: { clock }, startWorkers: true });
+  });
+  afterAll(async () => server?.close());
+
+  it('a line over the limit waits for the minute to free instead of failing', async () => {
+    const key = await keyWith(server, { tpm: 100 });
+    upstream.reset();
+    upstream.chat({ usage: { prompt_tokens: 10, completion_tokens: 10 } });
+    const lines = Array.from({ length: 6 }, (_, i) => ({ custom_id: `line-${i}`, method: 'POST', url: '/v1/chat/completions', body: chatBody }));
+    const { batch } = await startBatch(server.baseUrl, key, jsonl(lines));
+    // Four lines fit in the minute (80 tokens settled); the fifth's estimate does not.
+    const four = await waitForBatch(server.baseUrl, key, batch.id, (b) => b.request_counts.completed === 4);
+    expect(four.request_counts).toEqual({ total: 6, completed: 4, failed: 0 });
+    // Past a few of the runner's waits (1 s each), the line still waits: nothing more ran, nothing failed.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect((await waitForBatch(server.baseUrl, key, batch.id, () => true)).request_counts).toEqual({ total: 6, completed: 4, failed: 0 });
+    expect(upstream.count('/chat/completions')).toBe(4);
+    clock.now += 60_000;
+    const done = await waitForBatch(server.baseUrl, key, batch.id, isTerminal);
+    expect([done.status, done.request_counts]).toEqual(['completed', { total: 6, completed: 6, failed: 0 }]);
+    expect(upstream.count('/chat/completions')).toBe(6);
   });
 });
 
