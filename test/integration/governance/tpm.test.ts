@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
 import { REDIS_URL, redisReachable } from '../../helpers/redis.js';
+import { openTestSocket, wsUrlOf } from '../../helpers/responses-socket.js';
 import { jsonl, startBatch, waitForBatch, isTerminal } from '../batches/support/batch-helpers.js';
 
 const MODEL = 'tpm-model';
@@ -110,6 +111,19 @@ describe('tpm per key, in memory', () => {
       content: [{ type: 'text', text: refusal(20) }],
       structuredContent: { status: 429, error: { message: refusal(20), type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', param: null } },
     });
+  });
+
+  it('/v1/responses over HTTP and the WebSocket', async () => {
+    const key = await keyWith(server, { tpm: 100 });
+    const body = { model: MODEL, input: 'hi', max_output_tokens: 10, store: false };
+    for (let i = 0; i < 4; i++) expect((await call(server.baseUrl, 'POST', '/v1/responses', { key, body })).status).toBe(200);
+    const message = expect.stringMatching(/^Rate limit exceeded: this API key's limit of 100 tokens per minute has 20 left this minute, and this request needs up to 2[0-9] tokens; retry in [0-9]+ s\.$/);
+    const refused = await call(server.baseUrl, 'POST', '/v1/responses', { key, body });
+    expect([refused.status, refused.body, ...tokenHeaders(refused)]).toEqual([429, { error: { message, type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', param: null } }, '100', '20']);
+    const socket = await openTestSocket(wsUrlOf(server.baseUrl), { headers: { authorization: `Bearer ${key}` } });
+    const turn = await socket.turn({ type: 'response.create', ...body });
+    expect(turn.at(-1)).toEqual({ type: 'error', status: 429, error: { message, type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', param: null } });
+    await socket.close();
   });
 
   it('a call that set no cap is lowered to what the minute has left instead of being refused', async () => {
