@@ -161,6 +161,20 @@ describe('tpm per key, in memory', () => {
   });
 });
 
+describe('tpm per key with Redis unreachable', () => {
+  it('each replica counts in its own memory meanwhile', async () => {
+    const offline = await startTestServer({ yaml: yaml(), env: { REDIS_URL: 'redis://127.0.0.1:1' }, overrides: { clock } });
+    try {
+      const key = await keyWith(offline, { tpm: 100 });
+      for (const used of [0, 20, 40, 60]) expect(tokenHeaders(await chat(offline, key))).toEqual(['100', String(100 - used)]);
+      const refused = await chat(offline, key);
+      expect([refused.status, refused.body.error.message]).toEqual([429, refusal(20)]);
+    } finally {
+      await offline.close();
+    }
+  });
+});
+
 describe('tpm per key in a batch', () => {
   let server: TestServer;
   beforeAll(async () => {
