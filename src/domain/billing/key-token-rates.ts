@@ -116,13 +116,15 @@ function tooLarge(fit: CreditFit, tpm: number, headers: Record<string, string>):
 /** Resolves after `ms`, or rejects when `signal` aborts first. */
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    let stopListening = () => {};
     const timer = setTimeout(() => {
-      stop();
+      stopListening();
       resolve();
     }, ms);
-    const stop = signal ? onAbort(signal, (reason) => {
+    if (!signal) return;
+    stopListening = onAbort(signal, (reason) => {
       clearTimeout(timer);
       reject(reason instanceof Error ? reason : new Error('aborted'));
-    }) : () => {};
+    });
   });
 }

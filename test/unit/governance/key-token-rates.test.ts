@@ -108,4 +108,14 @@ describe('a key’s tokens per minute', () => {
     await held!.released(60_000);
     expect(await tpm.admit('k', 100, uncapped(5), 'balance')).toEqual({ outputCap: 95, headers: headers(100) });
   });
+
+  it('a wait for the minute ends when its signal aborts', async () => {
+    const tpm = rates();
+    await tpm.counted('k', settled(90, 0));
+    const held = heldByOtherCalls(await refusalOf(tpm.admit('k', 100, capped(5, 10), 'balance')))!;
+    const stop = new AbortController();
+    const waiting = held.released(60_000, stop.signal);
+    stop.abort(new Error('drained'));
+    await expect(waiting).rejects.toThrow('drained');
+  });
 });
