@@ -24,6 +24,7 @@ import * as m0018 from './0018-usage-tags.js';
 import * as m0019 from './0019-request-log.js';
 import * as m0020 from './0020-usage-key-spend.js';
 import * as m0023 from './0023-project-deletion.js';
+import * as m0025 from './0025-people-mapped-grants.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -47,4 +48,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0019-request-log': m0019,
   '0020-usage-key-spend': m0020,
   '0023-project-deletion': m0023,
+  '0025-people-mapped-grants': m0025,
 };
