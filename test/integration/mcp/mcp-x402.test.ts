@@ -66,6 +66,14 @@ describe('paying for a tool call over x402', () => {
     expect(Number(rows[1]!.amount_micros)).toBeLessThan(0);
     const [usage] = (await env.server.core.repositories.usage.listByProject(storefrontProjectId('sluice'), 10)).items;
     expect(usage).toMatchObject({ route: 'mcp/chat', payer: { kind: 'receipt', id: receiptHash(receipt) } });
+    // The quote and the paid call are one entry each of the request log, in the seller's project.
+    await env.server.features.requestLog.services.writer.flush();
+    const logged = await env.server.core.database.db.selectFrom('request_log').selectAll().where('project_id', '=', storefrontProjectId('sluice')).orderBy('status').execute();
+    expect(logged.map((e) => [e.route, e.wire, e.scope, e.status, e.error_code, Number(e.cost_micros)])).toEqual([
+      ['mcp/chat', 'mcp', 'mcp', 200, null, usage!.costMicros],
+      ['mcp/chat', 'mcp', 'mcp', 402, 'payment_required', 0],
+    ]);
+    expect(logged[0]!.id).toBe(usage!.requestId);
 
     const replay: any = await client.callTool({ name: 'chat', arguments: hello, _meta: { 'x402/payment': payment } });
     expect(replay.isError).toBe(true);

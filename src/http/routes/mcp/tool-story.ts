@@ -25,13 +25,18 @@ export function openToolStory(log: RequestLogSink, where: StoryRoute, request: F
   return openCallStory(log, where, { id: request.id, request, caller, body: args, stream: false });
 }
 
-/** Submits the story with the status of the tool's result: 200, or the refusal's (its structured content's `status`). */
+/**
+ * Submits the story with the status of the tool's result: 200, or the refusal's (its
+ * structured content's `status` and code, else, for an x402 quote, the error's that the
+ * story saw: 402 `payment_required`).
+ */
 export function submitToolStory(log: RequestLogSink, story: CallStory, result: CallToolResult): void {
   if (result.isError === true) {
     const content = result.structuredContent as { status?: unknown; error?: { code?: unknown } } | undefined;
-    const status = typeof content?.status === 'number' ? content.status : 500;
+    const status = typeof content?.status === 'number' ? content.status : (story.errorStatus ?? 500);
     const code = content?.error?.code;
-    story.failed(typeof code === 'string' ? code : null);
+    if (typeof code === 'string') story.failed(code);
+    else if (story.errorCode === null) story.failed(null);
     log.submit(story, status);
     return;
   }

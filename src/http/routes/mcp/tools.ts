@@ -107,8 +107,14 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
         // The call's story, opened once a caller runs the tool (a paid call's caller is the seller's, made as it is paid).
         const runAs = async (caller: Caller): Promise<unknown> => {
           if (where !== null) context.story = openToolStory(log.value, where, call.request, caller, args);
-          const value = await spec.run(services, caller, args, context);
-          return context.story ? storyAnswered(context.story, value) : value;
+          try {
+            const value = await spec.run(services, caller, args, context);
+            return context.story ? storyAnswered(context.story, value) : value;
+          } catch (err) {
+            // The status and code of a refusal whose result does not carry them (an x402 quote).
+            context.story?.failedWith(err);
+            throw err;
+          }
         };
         const result = await runTool(spec, call, offer.name, runAs, meta);
         if (context.story) submitToolStory(log.value, context.story, result);
