@@ -65,7 +65,7 @@ describe('sluice CLI', { timeout: 120_000 }, () => {
   it('keys list shows prefixes only', () => {
     const list = sluiceJson('keys', 'list', projectId);
     expect(list).toEqual([
-      { id: keyId, object: 'api_key', project_id: projectId, name: 'ci', prefix: key.slice(0, 16), active: true, created_at: expect.any(Number), revoked_at: null, ...NO_POLICY },
+      { id: keyId, object: 'api_key', project_id: projectId, name: 'ci', prefix: key.slice(0, 16), active: true, created_at: expect.any(Number), revoked_at: null, owner_user_id: null, ...NO_POLICY },
     ]);
     expect(JSON.stringify(list)).not.toContain(key.slice(16));
   });
