@@ -2,7 +2,8 @@
 import { runSluice } from '../helpers/cli.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/databases.js';
-import { call, startTestServer, type TestServer } from '../helpers/harness.js';
+import { userInfo } from 'node:os';
+import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../helpers/harness.js';
 import { PROBE, registerProbeRoutes } from '../helpers/probe-routes.js';
 
 /** A key object's policy fields when it sets none. */
@@ -94,5 +95,26 @@ describe('sluice CLI', { timeout: 120_000 }, () => {
     const usage = sluice('projects', 'create');
     expect(usage.status).not.toBe(0);
     expect(usage.stderr).toContain("missing required argument 'name'");
+  });
+
+  it('every change it makes is in the audit log, as the CLI run by the operating-system user from a local address', async () => {
+    const project = sluiceJson('projects', 'create', 'audited');
+    const created = sluiceJson('keys', 'create', project.id, '--name', 'batch', '--rpm', '60');
+    sluiceJson('keys', 'update', created.id, '--tpm', '5000');
+    sluiceJson('keys', 'rotate', created.id, '--grace-seconds', '30');
+    sluiceJson('keys', 'revoke', created.id);
+    sluiceJson('credits', 'grant', project.id, '1.25', '--reason', 'pilot');
+    const log = await call(server.baseUrl, 'GET', `/admin/v1/audit?project_id=${project.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(log.status).toBe(200);
+    const cli = { type: 'cli', id: userInfo().username, ip: 'local' };
+    const key = { type: 'api_key', id: created.id };
+    expect(log.body.data.map((e: { action: string; actor: unknown; target: unknown; detail: unknown }) => ({ action: e.action, actor: e.actor, target: e.target, detail: e.detail }))).toEqual([
+      { action: 'credit.grant', actor: cli, target: { type: 'project', id: project.id }, detail: { amount_usd: 1.25, reason: 'pilot', balance_usd: 3.25 } },
+      { action: 'key.revoke', actor: cli, target: key, detail: { name: 'batch', prefix: expect.any(String) } },
+      { action: 'key.rotate', actor: cli, target: key, detail: { name: 'batch', prefix: expect.any(String), grace_seconds: 30 } },
+      { action: 'key.update', actor: cli, target: key, detail: { name: 'batch', prefix: created.prefix, fields: ['tpm'] } },
+      { action: 'key.create', actor: cli, target: key, detail: { name: 'batch', prefix: created.prefix, policy: ['rpm'] } },
+      { action: 'project.create', actor: cli, target: { type: 'project', id: project.id }, detail: { name: 'audited' } },
+    ]);
   });
 });
