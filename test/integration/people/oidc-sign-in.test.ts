@@ -3,7 +3,8 @@
  * the authorization-code flow with PKCE, state and nonce; users provisioned and mapped to
  * roles from their groups; each role's exact reach through the console; and every
  * refusal (forged or expired ID token, wrong state, a replayed code or callback, an
- * unmapped person) sent back to the sign-in page with its reason, audited, and with no session.
+ * unmapped person, too many attempts from one address) sent back to the sign-in page with
+ * its reason, audited, and with no session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUuid } from '../../../src/domain/shared/ids.js';
@@ -18,7 +19,9 @@ const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 beforeAll(async () => {
   idp = await startIdentityProvider();
-  const yaml = `sign_in:
+  const yaml = `console:
+  sign_in_attempts_per_minute: 1000
+sign_in:
   oidc:
     provider_name: Test IdP
     issuer: ${idp.issuer}
@@ -166,6 +169,31 @@ describe('refusals', () => {
       const state = new URL(walked.callbackUrl).searchParams.get('state')!;
       return presentCallback(walked, `${server.baseUrl}/console/api/session/oidc/callback?error=access_denied&state=${state}&iss=${encodeURIComponent(idp.issuer)}`);
     });
+  });
+
+  it('counts the flow against the sign-in attempts per address: past the limit, start and callback send the browser back', async () => {
+    const limited = await startTestServer({
+      yaml: `console:\n  sign_in_attempts_per_minute: 3\nsign_in:\n  oidc:\n    issuer: ${idp.issuer}\n    client_id: ${idp.clientId}\n    scopes: [openid, email, profile, groups]\n    operators:\n      - { claim: groups, value: platform }\n`,
+      env: { SLUICE_OIDC_CLIENT_SECRET: idp.clientSecret },
+    });
+    try {
+      idp.register(`${limited.baseUrl}/console/api/session/oidc/callback`);
+      idp.person = { sub: 'quinn', email: 'quinn@example.com', email_verified: true, groups: ['platform'] };
+      idp.tokens = 'honest';
+      // Two attempts: the start, then the callback of a completed sign-in.
+      expect((await presentCallback(await walkToCallback(limited.baseUrl))).location).toBe('/console/');
+      const third = await fetch(`${limited.baseUrl}/console/api/session/oidc/start`, { redirect: 'manual' });
+      expect(new URL(third.headers.get('location')!).origin).toBe(idp.issuer);
+      const fourth = await fetch(`${limited.baseUrl}/console/api/session/oidc/start`, { redirect: 'manual' });
+      expect([fourth.status, fourth.headers.get('location'), fourth.headers.getSetCookie()]).toEqual([302, '/console/?sign_in_error=sign_in_rate_limited', []]);
+      const callback = await fetch(`${limited.baseUrl}/console/api/session/oidc/callback?code=x&state=y`, { redirect: 'manual', headers: { cookie: 'sluice_oidc_flow=z' } });
+      expect([callback.status, callback.headers.get('location')]).toEqual([302, '/console/?sign_in_error=sign_in_rate_limited']);
+      const audit = await call(limited.baseUrl, 'GET', '/admin/v1/audit?action=sign_in.failure&limit=1', { headers: admin });
+      expect(audit.body.data[0]).toMatchObject({ actor: { type: 'anonymous', ip: '127.0.0.1' }, detail: { method: 'oidc', reason: 'sign_in_rate_limited' } });
+    } finally {
+      idp.register(`${server.baseUrl}/console/api/session/oidc/callback`);
+      await limited.close();
+    }
   });
 
   it('refuses a person no rule maps, naming them in the audit log', async () => {
