@@ -4,14 +4,10 @@
  * the AsyncLocalStorage context manager and the W3C trace-context propagator, spans are
  * batched to an OTLP/HTTP collector, and outgoing undici requests made while a span is
  * active get a client span and a `traceparent` header (upstream-tracing.ts). When off,
- * nothing is registered and every span below is the API's no-op.
+ * nothing is registered and every span below is the API's no-op. The SDK and its exporter
+ * live in ./tracing-sdk.ts, loaded only when tracing is on.
  */
-import { context, propagation, trace, SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
-import type { TracingConfig } from '../config/schema.js';
-import { traceUndiciRequests } from './upstream-tracing.js';
+import { trace, SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'sluice';
 
@@ -22,26 +18,6 @@ export function tracer() {
 export interface Tracing {
   /** Flushes pending spans and unregisters the globals. */
   shutdown(): Promise<void>;
-}
-
-/** `processors` replaces the OTLP exporter (tests pass an in-memory one). */
-export function startTracing(config: TracingConfig, processors?: SpanProcessor[]): Tracing {
-  const spanProcessors = processors ?? [new BatchSpanProcessor(new OTLPTraceExporter({ url: config.endpoint ?? undefined }))];
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': config.serviceName }),
-    spanProcessors,
-  });
-  provider.register();
-  const stopUndici = traceUndiciRequests();
-  return {
-    async shutdown() {
-      stopUndici();
-      await provider.shutdown();
-      trace.disable();
-      context.disable();
-      propagation.disable();
-    },
-  };
 }
 
 /** Runs `work` in a child span of the active one; errors mark the span and are rethrown. */

@@ -108,6 +108,48 @@ describe('sign-in through the identity provider', () => {
   });
 });
 
+describe('claims applied at every sign-in', () => {
+  it('raises, lowers and takes back what the claims gave; what was given by hand stays', async () => {
+    const gale = { sub: 'gale', email: 'gale@example.com', email_verified: true, name: 'Gale' };
+    const first = await signInAs({ ...gale, groups: ['a-admins', 'platform'] });
+    const userId = first.session.user.id;
+    expect([first.session.user.operator, first.session.projects]).toEqual([true, [{ id: projectA, name: 'Project A', role: 'admin' }]]);
+    const byHand = await call(server.baseUrl, 'POST', `/admin/v1/projects/${projectB}/members`, { headers: admin, body: { user_id: userId, role: 'member' } });
+    expect(byHand.body).toMatchObject({ role: 'member', granted_by: 'admin' });
+
+    const lowered = await signInAs({ ...gale, groups: ['a-viewers'] });
+    expect([lowered.session.user.operator, lowered.session.projects]).toEqual([
+      false,
+      [
+        { id: projectA, name: 'Project A', role: 'viewer' },
+        { id: projectB, name: 'Project B', role: 'member' },
+      ],
+    ]);
+    const membersOfA = await call(server.baseUrl, 'GET', `/admin/v1/projects/${projectA}/members`, { headers: admin });
+    expect(membersOfA.body.data.find((m: any) => m.user_id === userId)).toMatchObject({ role: 'viewer', granted_by: 'mapping' });
+    // The first browser's session reads the lowered roles too.
+    expect((await call(server.baseUrl, 'GET', '/console/api/session', { headers: { cookie: first.cookie } })).body.projects[0]).toEqual({ id: projectA, name: 'Project A', role: 'viewer' });
+
+    idp.person = { ...gale, groups: ['unrelated'] };
+    const refused = await presentCallback(await walkToCallback(server.baseUrl));
+    expect(refused.location).toBe('/console/?sign_in_error=sign_in_not_mapped');
+    const after = await call(server.baseUrl, 'GET', `/admin/v1/users/${userId}`, { headers: admin });
+    expect(after.body.operator).toBe(false);
+    expect((await call(server.baseUrl, 'GET', `/admin/v1/projects/${projectA}/members`, { headers: admin })).body.data.some((m: any) => m.user_id === userId)).toBe(false);
+    const membersOfB = await call(server.baseUrl, 'GET', `/admin/v1/projects/${projectB}/members`, { headers: admin });
+    expect(membersOfB.body.data.filter((m: any) => m.user_id === userId)).toEqual([expect.objectContaining({ role: 'member', granted_by: 'admin' })]);
+  });
+
+  it('an operator made by hand stays one when the claims do not say so', async () => {
+    const hal = { sub: 'hal', email: 'hal@example.com', email_verified: true, name: 'Hal' };
+    const first = await signInAs({ ...hal, groups: ['a-members'] });
+    expect(first.session.user.operator).toBe(false);
+    await call(server.baseUrl, 'PATCH', `/admin/v1/users/${first.session.user.id}`, { headers: admin, body: { operator: true } });
+    const again = await signInAs({ ...hal, groups: ['a-members'] });
+    expect(again.session.user.operator).toBe(true);
+  });
+});
+
 describe('refusals', () => {
   async function refusedWith(code: string, walk: () => Promise<{ location: string; sessionCookie: string | undefined }>) {
     const { location, sessionCookie } = await walk();

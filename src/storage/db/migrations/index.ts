@@ -24,6 +24,8 @@ import * as m0018 from './0018-usage-tags.js';
 import * as m0019 from './0019-request-log.js';
 import * as m0020 from './0020-usage-key-spend.js';
 import * as m0021 from './0021-key-owner.js';
+import * as m0022 from './0022-usage-rollups.js';
+import * as m0025 from './0025-people-mapped-grants.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -47,4 +49,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0019-request-log': m0019,
   '0020-usage-key-spend': m0020,
   '0021-key-owner': m0021,
+  '0022-usage-rollups': m0022,
+  '0025-people-mapped-grants': m0025,
 };
