@@ -2,6 +2,7 @@
 import { runSluice, runSluiceAsync } from '../helpers/cli.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/databases.js';
+import { userInfo } from 'node:os';
 import { call, startTestServer, type TestServer } from '../helpers/harness.js';
 import { PROBE, registerProbeRoutes } from '../helpers/probe-routes.js';
 
@@ -67,7 +68,7 @@ describe('sluice CLI', { timeout: 120_000 }, () => {
   it('keys list shows prefixes only', () => {
     const list = sluiceJson('keys', 'list', projectId);
     expect(list).toEqual([
-      { id: keyId, object: 'api_key', project_id: projectId, name: 'ci', prefix: key.slice(0, 16), active: true, created_at: expect.any(Number), revoked_at: null, ...NO_POLICY },
+      { id: keyId, object: 'api_key', project_id: projectId, name: 'ci', prefix: key.slice(0, 16), active: true, created_at: expect.any(Number), revoked_at: null, owner_user_id: null, ...NO_POLICY },
     ]);
     expect(JSON.stringify(list)).not.toContain(key.slice(16));
   });
@@ -97,5 +98,25 @@ describe('sluice CLI', { timeout: 120_000 }, () => {
     expect(missing.stderr).toBe('error: Project not found: 00000000-0000-4000-8000-000000000000\n');
     expect(usage.status).not.toBe(0);
     expect(usage.stderr).toContain("missing required argument 'name'");
+  });
+
+  it('every change it makes is in the audit log, as the CLI run by the operating-system user from a local address', async () => {
+    const project = sluiceJson('projects', 'create', 'audited');
+    const created = sluiceJson('keys', 'create', project.id, '--name', 'batch', '--rpm', '60');
+    sluiceJson('keys', 'update', created.id, '--tpm', '5000');
+    sluiceJson('keys', 'rotate', created.id, '--grace-seconds', '30');
+    sluiceJson('keys', 'revoke', created.id);
+    sluiceJson('credits', 'grant', project.id, '1.25', '--reason', 'pilot');
+    // Read from the audit log the server's process shares (its table), not over HTTP: the CLI's runs leave the test's idle connection to time out.
+    const log = await server.core.audit.list({ projectId: project.id }, 20);
+    const cli = { type: 'cli', id: userInfo().username, ip: 'local' };
+    expect(log.items.map((e) => ({ action: e.action, actor: e.actor, target: [e.targetType, e.targetId], detail: e.detail }))).toEqual([
+      { action: 'credit.grant', actor: cli, target: ['project', project.id], detail: { amount_usd: 1.25, reason: 'pilot', balance_usd: 3.25 } },
+      { action: 'key.revoke', actor: cli, target: ['api_key', created.id], detail: { name: 'batch', prefix: expect.any(String) } },
+      { action: 'key.rotate', actor: cli, target: ['api_key', created.id], detail: { name: 'batch', prefix: expect.any(String), grace_seconds: 30 } },
+      { action: 'key.update', actor: cli, target: ['api_key', created.id], detail: { name: 'batch', prefix: created.prefix, fields: ['tpm'] } },
+      { action: 'key.create', actor: cli, target: ['api_key', created.id], detail: { name: 'batch', prefix: created.prefix, policy: ['rpm'] } },
+      { action: 'project.create', actor: cli, target: ['project', project.id], detail: { name: 'audited' } },
+    ]);
   });
 });

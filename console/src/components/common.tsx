@@ -24,9 +24,15 @@ export function ErrorBox({ error }: { error: unknown }) {
   if (!error) return null;
   const message = error instanceof Error ? error.message : String(error);
   const requestId = error instanceof ApiError ? error.requestId : null;
+  const param = error instanceof ApiError ? error.param : null;
   return (
     <div className="error" role="alert">
       <p>{message}</p>
+      {param && (
+        <p className="error-field">
+          Field: <code>{param}</code>
+        </p>
+      )}
       {requestId && (
         <p className="request-id">
           Request id: <code>{requestId}</code>

@@ -12,6 +12,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string | null,
     readonly requestId: string | null,
+    /** The request field the error names, when it names one (e.g. `budget.limit_usd`). */
+    readonly param: string | null = null,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -39,16 +41,18 @@ function readDetail(detail: unknown): { message: string; code: string | null } |
 export function errorFromAnswer(status: number, requestId: string | null, text: string): ApiError {
   let message = `The server answered ${status}`;
   let code: string | null = null;
+  let param: string | null = null;
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown; code?: unknown }; detail?: unknown };
+    const body = JSON.parse(text) as { error?: { message?: unknown; code?: unknown; param?: unknown }; detail?: unknown };
     if (typeof body.error?.message === 'string') message = body.error.message;
     if (typeof body.error?.code === 'string') code = body.error.code;
+    if (typeof body.error?.param === 'string') param = body.error.param;
     const detail = body.error ? null : readDetail(body.detail);
     if (detail) ({ message, code } = detail);
   } catch {
     if (text.trim() !== '' && text.length < 300) message = text.trim();
   }
-  return new ApiError(message, status, code, requestId);
+  return new ApiError(message, status, code, requestId, param);
 }
 
 interface ApiContext {
@@ -97,6 +101,7 @@ export async function api<T>(method: string, path: string, options: RequestOptio
 
 export const get = <T>(path: string, signal?: AbortSignal) => api<T>('GET', path, { signal });
 export const post = <T>(path: string, body?: unknown) => api<T>('POST', path, { body });
+export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, { body });
 export const del = <T>(path: string) => api<T>('DELETE', path);
 
 /** A query string from the defined values of `params`. */

@@ -38,7 +38,19 @@ export interface ApiKey {
   created_at: number;
   revoked_at: number | null;
   last_used_at?: number | null;
+  /** The user who made the key in the console; null: an operator, the admin token or the CLI. */
+  owner_user_id?: string | null;
+  models: string[] | null;
+  budget: { limit_usd: number; window: BudgetWindow } | null;
+  rpm: number | null;
+  tpm: number | null;
+  expires_at: number | null;
+  metadata: Record<string, string> | null;
+  tags: string[] | null;
+  previous_key_valid_until: number | null;
 }
+
+export type BudgetWindow = 'day' | 'week' | 'month' | 'total';
 
 export interface UsageResult {
   group: string | null;

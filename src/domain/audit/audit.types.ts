@@ -1,15 +1,14 @@
 /** The audit log's entries, its query, and the store the domain needs: append-only, it has no update or delete. */
 import type { Page } from '../shared/pagination.js';
 
-/** Who made a change: the admin token, an operator session opened with it, a user, an API key, or nobody known (a failed sign-in). */
-/** `cli`: the `sluice` command line, run by the operator on the server's database. */
-export type ActorType = 'admin_token' | 'operator_session' | 'user' | 'api_key' | 'anonymous' | 'cli';
+/** Who made a change: the admin token, an operator session opened with it, a user, an API key, the CLI on the server's machine, or nobody known (a failed sign-in). */
+export type ActorType = 'admin_token' | 'operator_session' | 'user' | 'api_key' | 'cli' | 'anonymous';
 
 export interface Actor {
   type: ActorType;
-  /** The user or key id; for a failed sign-in, what was presented to name the person (an email), when anything was; null otherwise. */
+  /** The user or key id; the CLI's operating-system user name; for a failed sign-in, what was presented to name the person (an email), when anything was; null otherwise. */
   id: string | null;
-  /** The client address of the request. */
+  /** The client address of the request; `local` for the CLI. */
   ip: string | null;
 }
 

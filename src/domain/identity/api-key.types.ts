@@ -14,6 +14,8 @@ export interface ApiKeyRecord {
   /** The secret a rotation replaced, still accepted until previousValidUntilMs; null when none is. */
   previousKeyHash: string | null;
   previousValidUntilMs: number | null;
+  /** The user who made the key (a member manages only their own); null or absent: an operator, the admin token or the CLI made it. */
+  ownerUserId?: string | null;
 }
 
 /** A rotation: the new secret's hash and prefix, and until when the replaced one stays valid (null: not at all). */
@@ -27,7 +29,8 @@ export interface ApiKeyStore {
   insert(key: ApiKeyRecord): Promise<void>;
   findByHash(keyHash: string): Promise<ApiKeyRecord | undefined>;
   findById(id: string): Promise<ApiKeyRecord | undefined>;
-  listByProject(projectId: string): Promise<ApiKeyRecord[]>;
+  /** The project's keys, newest first; only those `ownerUserId` owns when it is given. */
+  listByProject(projectId: string, ownerUserId?: string): Promise<ApiKeyRecord[]>;
   revoke(id: string, nowMs: number): Promise<ApiKeyRecord | undefined>;
   /** Replaces the key's name and policy; returns the record after (undefined: no such key). */
   update(id: string, changes: { name: string; policy: KeyPolicy | null }): Promise<ApiKeyRecord | undefined>;

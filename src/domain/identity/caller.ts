@@ -7,6 +7,7 @@
  */
 import type { Meter } from '../billing/meter.js';
 import type { KeyPolicy } from './key-policy.types.js';
+import type { ProjectRole } from '../people/people.types.js';
 import type { CallStory } from '../request-log/call-story.js';
 
 /**
@@ -64,6 +65,8 @@ export interface Principal {
   payer: Payer;
   /** The policy of the API key that made the call, when it has one (models, budget, rates, tags). */
   policy?: KeyPolicy;
+  /** On an admin route, the role in the route's project of the user (not an operator) whose session made the call; absent for everyone else. */
+  projectRole?: ProjectRole;
 }
 
 /**

@@ -66,8 +66,8 @@ export class ProjectsService {
     return page;
   }
 
-  /** Returns the record and the plaintext key, which is never available again. */
-  async createKey(projectId: string, name: unknown, policyInput: KeyPolicyInput = {}): Promise<{ record: ApiKeyRecord; key: string }> {
+  /** Returns the record and the plaintext key, which is never available again; `ownerUserId` is the user making it (null: an operator, the admin token or the CLI). */
+  async createKey(projectId: string, name: unknown, policyInput: KeyPolicyInput = {}, ownerUserId: string | null = null): Promise<{ record: ApiKeyRecord; key: string }> {
     const project = await this.getProject(projectId);
     const keyName = name === undefined ? 'default' : validName(name, 'Key');
     const policy = applyKeyPolicyPatch({}, readKeyPolicyPatch(policyInput, this.deps.clock.nowMs()));
@@ -83,6 +83,7 @@ export class ProjectsService {
       policy: hasPolicy(policy) ? policy : null,
       previousKeyHash: null,
       previousValidUntilMs: null,
+      ownerUserId,
     };
     await this.deps.keys.insert(record);
     this.deps.authenticator.forget(hash);
@@ -131,14 +132,15 @@ export class ProjectsService {
     if (record.previousKeyHash !== null) this.deps.authenticator.forget(record.previousKeyHash);
   }
 
-  async listKeys(projectId: string): Promise<ApiKeyRecord[]> {
+  /** The project's keys; only the ones `ownerUserId` owns when it is given. */
+  async listKeys(projectId: string, ownerUserId?: string): Promise<ApiKeyRecord[]> {
     await this.getProject(projectId);
-    return this.deps.keys.listByProject(projectId.toLowerCase());
+    return this.deps.keys.listByProject(projectId.toLowerCase(), ownerUserId);
   }
 
-  /** The project's keys, each with the time of its last usage record (null: never used). */
-  async listKeysWithLastUse(projectId: string): Promise<Array<{ record: ApiKeyRecord; lastUsedAtMs: number | null }>> {
-    const keys = await this.listKeys(projectId);
+  /** The project's keys (only `ownerUserId`'s when it is given), each with the time of its last usage record (null: never used). */
+  async listKeysWithLastUse(projectId: string, ownerUserId?: string): Promise<Array<{ record: ApiKeyRecord; lastUsedAtMs: number | null }>> {
+    const keys = await this.listKeys(projectId, ownerUserId);
     const lastUsed = await this.deps.reports.lastUsedByKey(projectId.toLowerCase());
     return keys.map((record) => ({ record, lastUsedAtMs: lastUsed.get(record.id) ?? null }));
   }

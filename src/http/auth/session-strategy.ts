@@ -20,7 +20,7 @@ import type { User } from '../../domain/people/people.types.js';
 import { leastRoleFor, roleAllows, type ProjectPermission, type ProjectRole } from '../../domain/people/roles.js';
 import { headerOf, type AuthStrategy } from './strategy.js';
 import { OPERATOR_SESSION_SUBJECT, userSubject } from './actor.js';
-import './project-access.js';
+import type { ProjectAccess } from './project-access.js';
 
 export const SESSION_COOKIE = 'sluice_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -100,18 +100,31 @@ export class SessionStrategy implements AuthStrategy {
     const access = request.routeOptions.config.projectAccess;
     const projectId = access && (await access.projectOf(request));
     if (!access || projectId === undefined) throw operatorRequired();
-    await this.#requireRole(projectId.toLowerCase(), user.id, access.need);
-    return { ...operatorPrincipal(), subject };
+    const role = await this.#roleIn(projectId.toLowerCase(), user.id);
+    if (!roleAllows(role, access.need) && !(await ownsWithRole(request, access, user.id, role))) throw roleRequired(access.need, role);
+    return { ...operatorPrincipal(), subject, projectRole: role };
   }
 
   /** 404 when the user is no member of the project (as for a project that does not exist); 403 when their role does not allow `need`. */
   async #requireRole(projectId: string, userId: string, need: ProjectPermission): Promise<void> {
+    const role = await this.#roleIn(projectId, userId);
+    if (!roleAllows(role, need)) throw roleRequired(need, role);
+  }
+
+  async #roleIn(projectId: string, userId: string): Promise<ProjectRole> {
     const role = await this.options.users.roleIn(projectId, userId);
     if (role === undefined) throw projectNotFound(projectId);
-    if (!roleAllows(role, need)) {
-      throw new AppError('permission', `This needs the ${leastRoleFor(need)} role in the project; you are ${role === 'admin' ? 'an' : 'a'} ${role}`, { code: 'role_required' });
-    }
+    return role;
   }
+}
+
+const roleRequired = (need: ProjectPermission, role: ProjectRole) =>
+  new AppError('permission', `This needs the ${leastRoleFor(need)} role in the project; you are ${role === 'admin' ? 'an' : 'a'} ${role}`, { code: 'role_required' });
+
+/** Whether the route lets the owner of its object act with a lesser permission, the user owns it, and their role holds that one. */
+async function ownsWithRole(request: FastifyRequest, access: ProjectAccess, userId: string, role: ProjectRole): Promise<boolean> {
+  if (!access.owned || !roleAllows(role, access.owned.need)) return false;
+  return (await access.owned.ownerOf(request)) === userId;
 }
 
 function chosenProject(request: FastifyRequest): string {

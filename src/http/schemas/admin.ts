@@ -46,6 +46,7 @@ const apiKeyFields = {
   active: Type.Boolean(),
   created_at: UnixSeconds,
   revoked_at: Nullable(UnixSeconds),
+  owner_user_id: Nullable(Type.String({ description: 'the user who made the key in the console (a member manages only their own); null: an operator, the admin token or the CLI' })),
   ...keyPolicyFields,
 };
 

@@ -72,7 +72,7 @@ export const AuditEntryObject = Type.Object({
   object: Type.Literal('audit_entry'),
   created_at: UnixSeconds,
   actor: Type.Object({
-    type: Type.String({ description: '`admin_token`, `operator_session`, `user`, `api_key`, `anonymous` or `cli` (the command line)' }),
+    type: Type.String({ description: '`admin_token`, `operator_session`, `user`, `api_key`, `cli` (its id the operating-system user, its ip `local`) or `anonymous`' }),
     id: Nullable(Type.String({ description: 'the user or key id; for a failed sign-in, the email presented, if any' })),
     ip: Nullable(Type.String({ description: 'the client address' })),
   }),

@@ -33,6 +33,8 @@ export interface ApiKeysTable {
   /** The secret a rotation replaced, valid until `previous_valid_until` (epoch ms). */
   previous_key_hash: string | null;
   previous_valid_until: number | null;
+  /** The user who made the key in the console (migration 0021); NULL: an operator, the admin token or the CLI. */
+  owner_user_id: string | null;
 }
 
 export interface UsageRecordsTable {

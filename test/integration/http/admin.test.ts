@@ -124,6 +124,7 @@ describe('admin API', () => {
         active: true,
         created_at: expect.any(Number),
         revoked_at: null,
+        owner_user_id: null,
         ...NO_POLICY,
       });
       expectRecent(record.created_at);
@@ -176,6 +177,7 @@ describe('admin API', () => {
         active: false,
         created_at: created.created_at,
         revoked_at: expect.any(Number),
+        owner_user_id: null,
         ...NO_POLICY,
       });
       expectRecent(res.body.revoked_at);

@@ -1,5 +1,6 @@
 /** `sluice projects delete`: the same deletion as the admin route, on the server's database, audited as the command line's. */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { userInfo } from 'node:os';
 import { runSluiceAsync } from '../../helpers/cli.js';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
@@ -37,7 +38,7 @@ describe('sluice projects delete', { timeout: 120_000 }, () => {
     const key = await server.core.database.db.selectFrom('api_keys').select('revoked_at').where('id', '=', tenant.keyId).executeTakeFirstOrThrow();
     expect(key.revoked_at).not.toBeNull();
     const audit = await admin(server, 'GET', `/audit?action=project.delete&project_id=${tenant.projectId}`);
-    expect(audit.body.data.map((e: any) => e.actor)).toEqual([{ type: 'cli', id: null, ip: null }]);
+    expect(audit.body.data.map((e: any) => e.actor)).toEqual([{ type: 'cli', id: userInfo().username, ip: 'local' }]);
 
     const again = await runSluiceAsync(['projects', 'delete', tenant.projectId], { cwd: server.dataDir, env });
     expect(again.status).toBe(1);

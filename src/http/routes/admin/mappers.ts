@@ -33,6 +33,7 @@ export const keyToWire = (k: ApiKeyRecord) => ({
   active: k.revokedAtMs === null,
   created_at: toUnixSeconds(k.createdAtMs),
   revoked_at: k.revokedAtMs === null ? null : toUnixSeconds(k.revokedAtMs),
+  owner_user_id: k.ownerUserId ?? null,
   ...keyPolicyToWire(k.policy),
   previous_key_valid_until: k.previousValidUntilMs === null ? null : toUnixSeconds(k.previousValidUntilMs),
 });

@@ -46,6 +46,7 @@ const toRecord = (row: ApiKeysTable): ApiKeyRecord => ({
   policy: policyOf(row),
   previousKeyHash: row.previous_key_hash,
   previousValidUntilMs: row.previous_valid_until === null ? null : Number(row.previous_valid_until),
+  ownerUserId: row.owner_user_id,
 });
 
 export class ApiKeysRepository implements ApiKeyStore {
@@ -65,6 +66,7 @@ export class ApiKeysRepository implements ApiKeyStore {
         ...policyColumns(key.policy),
         previous_key_hash: key.previousKeyHash,
         previous_valid_until: key.previousValidUntilMs,
+        owner_user_id: key.ownerUserId ?? null,
       })
       .execute();
   }
@@ -84,13 +86,10 @@ export class ApiKeysRepository implements ApiKeyStore {
     return row ? toRecord(row) : undefined;
   }
 
-  async listByProject(projectId: string): Promise<ApiKeyRecord[]> {
-    const rows = await this.database.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .where('project_id', '=', projectId)
-      .orderBy('id', 'desc')
-      .execute();
+  async listByProject(projectId: string, ownerUserId?: string): Promise<ApiKeyRecord[]> {
+    let query = this.database.db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId);
+    if (ownerUserId !== undefined) query = query.where('owner_user_id', '=', ownerUserId);
+    const rows = await query.orderBy('id', 'desc').execute();
     return rows.map(toRecord);
   }
 
