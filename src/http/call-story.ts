@@ -85,8 +85,10 @@ export function openCallStory(log: RequestLogSink, where: StoryRoute, { id, requ
     tags: principal.policy?.tags,
     createdAtMs: Date.now(),
   });
-  if (log.bodiesFor(principal.projectId) !== 'off') {
+  const bodyMode = log.bodiesFor(principal.projectId);
+  if (bodyMode !== 'off') {
     story.keepBodies = true;
+    story.bodyMode = bodyMode;
     story.requestBody = body;
     story.secrets = credentialsOf(request);
     if (stream) story.events = [];
