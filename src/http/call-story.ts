@@ -125,6 +125,15 @@ async function* tapped<E extends object>(story: CallStory, events: AsyncIterable
   }
 }
 
+/** What a call whose client left before its answer is logged with (nginx's "client closed request", as usage records have it). */
+const CLIENT_CLOSED = 499;
+
+/** The client left before a JSON answer was sent (no response, so no onResponse): the story goes to the log as 499. */
+export function submitAbandoned(log: RequestLogSink, story: CallStory): void {
+  if (story.errorCode === null) story.failed('client_closed');
+  log.submit(story, CLIENT_CLOSED);
+}
+
 /** The route's onResponse: the story goes to the log with the response's status. */
 export function submitStory(log: RequestLogSink) {
   return (request: FastifyRequest, reply: FastifyReply, done: () => void): void => {
