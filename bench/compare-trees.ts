@@ -6,6 +6,7 @@
  * the two (the order flips every round) at saturation, and each round gives req/s and the
  * server process's CPU per request (user + system, all its threads, from /proc), as ratios
  * after ÷ before of the same round. Prints one line per round and the medians.
+ * `BENCH_STREAM=1` sends streamed chat calls instead (`stream: true`, usage included).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -16,6 +17,9 @@ import { processCpuMicros } from './cpu-time.js';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const MODEL = process.env.BENCH_YAML ?? '{ backend: openai, base_url: "{upstream}/v1" }';
+const BODY = process.env.BENCH_STREAM === '1'
+  ? JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16, stream: true, stream_options: { include_usage: true } })
+  : undefined;
 
 /** Starts a test server of the checkout in `dir` in its own process; resolves with its URL, a key and its pid. */
 function serve(dir: string, upstreamUrl: string): Promise<{ url: string; key: string; pid: number; child: ChildProcess }> {
@@ -46,7 +50,7 @@ if (!beforeDir || !afterDir) throw new Error('usage: tsx bench/compare-trees.ts 
 const upstream = await startUpstream();
 const sides = { before: await serve(beforeDir, upstream.url), after: await serve(afterDir, upstream.url) };
 try {
-  for (const side of Object.values(sides)) await load(side.url, side.key, { seconds: 2 });
+  for (const side of Object.values(sides)) await load(side.url, side.key, { seconds: 2, body: BODY });
   const rps: number[] = [];
   const cpu: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -54,7 +58,7 @@ try {
     for (const name of i % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const)) {
       const side = sides[name];
       const cpuBefore = processCpuMicros(side.pid);
-      const result = await load(side.url, side.key, { seconds: PHASE_SECONDS });
+      const result = await load(side.url, side.key, { seconds: PHASE_SECONDS, body: BODY });
       got[name] = { rps: result.rps, cpu: (processCpuMicros(side.pid) - cpuBefore) / (result.rps * PHASE_SECONDS) };
     }
     rps.push(got.after!.rps / got.before!.rps);

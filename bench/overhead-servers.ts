@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { benchProcess, freePort, startScript, startSluice, type BenchProcess } from './processes.js';
 import { startBareProxy } from './proxy.bench.js';
 
@@ -85,12 +86,14 @@ export async function startBareUnderTest(engineUrl: string): Promise<ServerUnder
  * postinstall (patch-package) finds no patches in the published package, which ships
  * its build alone; the patches in its repository touch its error path and retries
  * (async-retry's third argument, an awaited response in @hono/node-server), which a
- * successful call does not reach.
+ * successful call does not reach. Its streamed calls fail on Node without
+ * `portkey-stream-fix.mjs`, preloaded here (see its header); docs/performance.md says so.
  */
 export async function startPortkeyUnderTest(engineUrl: string): Promise<ServerUnderTest> {
   const entry = path.join(path.dirname(createRequire(import.meta.url).resolve('@portkey-ai/gateway/package.json')), 'build/start-server.js');
   const port = await freePort();
-  const child = spawn(process.execPath, [entry, `--port=${port}`, '--headless'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const streamFix = fileURLToPath(new URL('portkey-stream-fix.mjs', import.meta.url));
+  const child = spawn(process.execPath, ['--import', streamFix, entry, `--port=${port}`, '--headless'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -25,7 +25,7 @@ import type { ScopeRateLimit } from '../http/scope-policy.js';
 import type { CoreInfrastructure, CorePart } from './core-infrastructure.js';
 import { createLineMeters, createOutbox, type Outbox } from './outbox.js';
 import { createKeyBudgets } from './budgets.js';
-import type { KeyBudgetMeter } from '../domain/billing/key-budget-meter.js';
+import type { TokenRateMeter } from '../domain/billing/token-rate-meter.js';
 
 export interface CoreBilling {
   /** Requests per minute per API key: the limit of /v1, the admin API and the console. */
@@ -36,8 +36,8 @@ export interface CoreBilling {
   billing: BillingService;
   /** The meter of calls paid from project credit (API keys, batch lines). */
   creditMeter: CreditMeter;
-  /** The meter of calls by API keys (and their batch lines): project credit, and the key's budget when it has one. */
-  keyMeter: KeyBudgetMeter;
+  /** The meter of calls by API keys (and their batch lines): project credit, and the key's tpm and budget when it has them. */
+  keyMeter: TokenRateMeter;
   /** Credit held by calls in flight, shared by every meter that draws on a balance. */
   reservations: ReservationBook;
   /** The meter of each batch line, by its batch's payer kind (features register theirs). */

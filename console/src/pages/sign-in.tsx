@@ -20,6 +20,7 @@ const REFUSALS: Record<string, string> = {
   sign_in_no_email: 'The identity provider sent no email address for your account.',
   sign_in_email_taken: 'Another user has your email address: ask an operator to link your account.',
   sign_in_provider_unreachable: 'The identity provider could not be reached. Try again later.',
+  sign_in_rate_limited: 'Too many sign-in attempts from this address. Try again in a minute.',
 };
 
 function refusalFromAddress(): string | null {

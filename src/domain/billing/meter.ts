@@ -83,8 +83,9 @@ export interface Meter {
 }
 
 /**
- * The cause of a refusal that lasts only while the payer's other calls are in flight:
- * the call fits the payer's balance, not what those calls hold. A caller that can wait
+ * The cause of a refusal that lasts only a while: while the payer's other calls are in
+ * flight (the call fits the payer's balance, not what those calls hold), or until the
+ * minute of a key's tokens per minute ends (key-token-rates.ts). A caller that can wait
  * awaits `released()` (a hold given back, or the timeout) and tries again; `timedOut`
  * is the refusal to give when it waited as long as it may.
  */

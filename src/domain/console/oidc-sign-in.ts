@@ -58,7 +58,10 @@ export class OidcSignIn {
     if (!flow) throw signInRefused('This sign-in has expired or was already used: start again', 'sign_in_flow_invalid');
     const claims = await this.deps.provider.complete(callbackUrl, flow);
     const grants = grantsOf(claims, this.deps.mapping);
-    if (grantsNothing(grants)) throw new UnmappedPerson(claims);
+    if (grantsNothing(grants)) {
+      await this.deps.people.withdrawMapped(claims.iss, claims.sub);
+      throw new UnmappedPerson(claims);
+    }
     if (typeof claims.email !== 'string') throw signInRefused('The identity provider sent no email for this account: the email scope is needed', 'sign_in_no_email');
     const identity = { issuer: claims.iss, subject: claims.sub, email: claims.email, emailVerified: claims.email_verified === true, name: claims.name };
     const user = await this.deps.people.provision(identity, grants).catch((err: unknown) => {

@@ -49,7 +49,8 @@ export class PeopleService {
   constructor(private readonly deps: PeopleServiceDeps) {}
 
   async createUser(input: { email: unknown; name?: unknown; operator?: boolean }): Promise<User> {
-    const user: User = { id: newId('user_'), email: readEmail(input.email), name: readName(input.name), operator: input.operator ?? false, oidc: null, createdAtMs: this.deps.clock.nowMs() };
+    const operator = input.operator ?? false;
+    const user: User = { id: newId('user_'), email: readEmail(input.email), name: readName(input.name), operator, operatorByHand: operator, oidc: null, createdAtMs: this.deps.clock.nowMs() };
     const stored = await this.deps.store.insertUser(user);
     if (!stored) throw new AppError('conflict', `A user with email ${user.email} exists`, { code: 'user_exists', param: 'email' });
     return stored;
@@ -92,7 +93,8 @@ export class PeopleService {
     if (mode === 'add' && existing) throw new AppError('conflict', `${userId} is a member already, as ${existing.role}: change their role instead`, { code: 'member_exists', param: 'user_id' });
     if (mode === 'change' && !existing) throw memberNotFound(userId);
     checkOwnerRule(acting, existing?.role, role);
-    const membership = await this.deps.store.putMembership({ projectId: project.id, userId, role, createdAtMs: existing?.createdAtMs ?? this.deps.clock.nowMs() });
+    // Given by hand, it is the admin's from now on: a sign-in's claims no longer change it.
+    const membership = await this.deps.store.putMembership({ projectId: project.id, userId, role, createdAtMs: existing?.createdAtMs ?? this.deps.clock.nowMs(), grantedBy: 'admin' });
     return { membership, before: existing?.role ?? null };
   }
 
@@ -116,7 +118,10 @@ export class PeopleService {
 
   /**
    * The user an OIDC sign-in names (found by issuer and subject, else by email, else
-   * created), with the operator flag and the project roles the claims map to applied.
+   * created), with what the claims map to applied as of this sign-in: the operator flag and
+   * the project roles the claims give are set, raised or lowered, and memberships an
+   * earlier sign-in's claims gave but these do not are taken back. What was given by hand
+   * (the admin API, the console) is left as it is.
    */
   async provision(identity: { issuer: string; subject: string; email: unknown; emailVerified: boolean; name: unknown }, grants: { operator: boolean; roles: ReadonlyMap<string, ProjectRole> }): Promise<User> {
     const { store } = this.deps;
@@ -124,11 +129,32 @@ export class PeopleService {
     // An existing user is taken by email only when the provider vouches for the address.
     let user = (await store.findByOidc(oidc.issuer, oidc.subject)) ?? (identity.emailVerified ? await store.findByEmail(readEmail(identity.email)) : undefined);
     if (!user) user = await this.createUser({ email: identity.email, name: identity.name });
-    user = (await store.updateUser(user.id, { oidc, operator: grants.operator || user.operator, ...(user.name === null && { name: readName(identity.name) }) }))!;
+    user = (await store.updateUser(user.id, { oidc, operatorMapped: grants.operator, ...(user.name === null && { name: readName(identity.name) }) }))!;
+    const held = await this.#takeBackUngranted(user.id, grants.roles);
     for (const [projectId, role] of grants.roles) {
-      const existing = await store.findMembership(projectId, user.id);
-      await store.putMembership({ projectId, userId: user.id, role, createdAtMs: existing?.createdAtMs ?? this.deps.clock.nowMs() });
+      const existing = held.get(projectId);
+      if (existing?.grantedBy === 'admin' || existing?.role === role) continue;
+      await store.putMembership({ projectId, userId: user.id, role, createdAtMs: existing?.createdAtMs ?? this.deps.clock.nowMs(), grantedBy: 'mapping' });
     }
     return user;
+  }
+
+  /** A person whose claims now map to nothing (refused at sign-in): what earlier claims gave them is taken back. */
+  async withdrawMapped(issuer: string, subject: string): Promise<void> {
+    const user = await this.deps.store.findByOidc(issuer, subject);
+    if (!user) return;
+    await this.deps.store.updateUser(user.id, { operatorMapped: false });
+    await this.#takeBackUngranted(user.id, new Map());
+  }
+
+  /** Deletes the user's memberships the claims gave that `roles` no longer names; the memberships held after. */
+  async #takeBackUngranted(userId: string, roles: ReadonlyMap<string, ProjectRole>): Promise<Map<string, Membership>> {
+    const held = new Map((await this.deps.store.membershipsOf(userId)).map((m) => [m.projectId, m]));
+    for (const membership of [...held.values()]) {
+      if (membership.grantedBy !== 'mapping' || roles.has(membership.projectId)) continue;
+      await this.deps.store.deleteMembership(membership.projectId, userId);
+      held.delete(membership.projectId);
+    }
+    return held;
   }
 }

@@ -46,7 +46,7 @@ const KIND_DESCRIPTIONS: Readonly<Record<ErrorKind, string>> = {
   payload_too_large: 'the request body is over its limit',
   unprocessable: 'the request is well-formed but cannot be processed',
   insufficient_quota: 'not enough credit for this call’s worst-case cost',
-  rate_limit: 'too many requests for this key (see `retry-after`), or the key’s budget is spent for its window (`budget_exceeded`, `x-sluice-budget-reset`)',
+  rate_limit: 'too many requests or tokens per minute for this key (see `retry-after`), or the key’s budget is spent for its window (`budget_exceeded`, `x-sluice-budget-reset`)',
   upstream: 'the model’s upstream failed, timed out or answered unexpectedly',
   unavailable: 'the model is not installed or not configured; the message names the fix (`x-should-retry: false`)',
   internal: 'an internal error (the server log has the details)',

@@ -44,6 +44,9 @@ export const MemberObject = Type.Object({
   email: Type.String(),
   name: Nullable(Type.String()),
   role: Type.String({ description: '`owner`, `admin`, `member` or `viewer`' }),
+  granted_by: Type.Union([Type.Literal('admin'), Type.Literal('mapping')], {
+    description: "`admin`: given by hand (kept as it is by sign-ins); `mapping`: given by the identity provider's claims, and changed or taken back at each sign-in as they change",
+  }),
   created_at: UnixSeconds,
 });
 export const MemberList = Type.Object({ object: Type.Literal('list'), data: Type.Array(MemberObject) });

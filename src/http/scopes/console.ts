@@ -65,7 +65,7 @@ export function consoleScope(deps: ConsoleScopeDeps, routes: ConsoleRoutes): Sco
         routes: [
           bindRoutes(registerConsoleAssets, { root: consoleBuildDir() }),
           bindRoutes(registerSessionRoutes, { sessions: deps.sessions, people: deps.people, audit: deps.audit, signInLimiter: deps.signInLimiter, mcpPath: deps.mcpPath }),
-          bindRoutes(registerOidcRoutes, { signIn: deps.oidc, audit: deps.audit }),
+          bindRoutes(registerOidcRoutes, { signIn: deps.oidc, audit: deps.audit, signInLimiter: deps.signInLimiter }),
         ],
         // The same routes are documented once, under /v1 and /admin/v1.
         policy: { documented: false, cookies: true, answerHeaders: CONSOLE_SECURITY_HEADERS },

@@ -338,6 +338,8 @@ export interface UsersTable {
   email: string;
   name: string | null;
   operator: number;
+  /** 1 while the last OIDC sign-in's claims made the user an operator (migration 0025). */
+  operator_mapped: Generated<number>;
   oidc_issuer: string | null;
   oidc_subject: string | null;
   created_at: number;
@@ -349,6 +351,8 @@ export interface ProjectMembersTable {
   user_id: string;
   role: string;
   created_at: number;
+  /** `admin` or `mapping` (migration 0025). */
+  granted_by: Generated<string>;
 }
 
 /** An OIDC sign-in between its start and its callback (migration 0017). */

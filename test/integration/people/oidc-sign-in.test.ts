@@ -3,7 +3,8 @@
  * the authorization-code flow with PKCE, state and nonce; users provisioned and mapped to
  * roles from their groups; each role's exact reach through the console; and every
  * refusal (forged or expired ID token, wrong state, a replayed code or callback, an
- * unmapped person) sent back to the sign-in page with its reason, audited, and with no session.
+ * unmapped person, too many attempts from one address) sent back to the sign-in page with
+ * its reason, audited, and with no session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUuid } from '../../../src/domain/shared/ids.js';
@@ -18,7 +19,9 @@ const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 beforeAll(async () => {
   idp = await startIdentityProvider();
-  const yaml = `sign_in:
+  const yaml = `console:
+  sign_in_attempts_per_minute: 1000
+sign_in:
   oidc:
     provider_name: Test IdP
     issuer: ${idp.issuer}
@@ -105,6 +108,48 @@ describe('sign-in through the identity provider', () => {
   });
 });
 
+describe('claims applied at every sign-in', () => {
+  it('raises, lowers and takes back what the claims gave; what was given by hand stays', async () => {
+    const gale = { sub: 'gale', email: 'gale@example.com', email_verified: true, name: 'Gale' };
+    const first = await signInAs({ ...gale, groups: ['a-admins', 'platform'] });
+    const userId = first.session.user.id;
+    expect([first.session.user.operator, first.session.projects]).toEqual([true, [{ id: projectA, name: 'Project A', role: 'admin' }]]);
+    const byHand = await call(server.baseUrl, 'POST', `/admin/v1/projects/${projectB}/members`, { headers: admin, body: { user_id: userId, role: 'member' } });
+    expect(byHand.body).toMatchObject({ role: 'member', granted_by: 'admin' });
+
+    const lowered = await signInAs({ ...gale, groups: ['a-viewers'] });
+    expect([lowered.session.user.operator, lowered.session.projects]).toEqual([
+      false,
+      [
+        { id: projectA, name: 'Project A', role: 'viewer' },
+        { id: projectB, name: 'Project B', role: 'member' },
+      ],
+    ]);
+    const membersOfA = await call(server.baseUrl, 'GET', `/admin/v1/projects/${projectA}/members`, { headers: admin });
+    expect(membersOfA.body.data.find((m: any) => m.user_id === userId)).toMatchObject({ role: 'viewer', granted_by: 'mapping' });
+    // The first browser's session reads the lowered roles too.
+    expect((await call(server.baseUrl, 'GET', '/console/api/session', { headers: { cookie: first.cookie } })).body.projects[0]).toEqual({ id: projectA, name: 'Project A', role: 'viewer' });
+
+    idp.person = { ...gale, groups: ['unrelated'] };
+    const refused = await presentCallback(await walkToCallback(server.baseUrl));
+    expect(refused.location).toBe('/console/?sign_in_error=sign_in_not_mapped');
+    const after = await call(server.baseUrl, 'GET', `/admin/v1/users/${userId}`, { headers: admin });
+    expect(after.body.operator).toBe(false);
+    expect((await call(server.baseUrl, 'GET', `/admin/v1/projects/${projectA}/members`, { headers: admin })).body.data.some((m: any) => m.user_id === userId)).toBe(false);
+    const membersOfB = await call(server.baseUrl, 'GET', `/admin/v1/projects/${projectB}/members`, { headers: admin });
+    expect(membersOfB.body.data.filter((m: any) => m.user_id === userId)).toEqual([expect.objectContaining({ role: 'member', granted_by: 'admin' })]);
+  });
+
+  it('an operator made by hand stays one when the claims do not say so', async () => {
+    const hal = { sub: 'hal', email: 'hal@example.com', email_verified: true, name: 'Hal' };
+    const first = await signInAs({ ...hal, groups: ['a-members'] });
+    expect(first.session.user.operator).toBe(false);
+    await call(server.baseUrl, 'PATCH', `/admin/v1/users/${first.session.user.id}`, { headers: admin, body: { operator: true } });
+    const again = await signInAs({ ...hal, groups: ['a-members'] });
+    expect(again.session.user.operator).toBe(true);
+  });
+});
+
 describe('refusals', () => {
   async function refusedWith(code: string, walk: () => Promise<{ location: string; sessionCookie: string | undefined }>) {
     const { location, sessionCookie } = await walk();
@@ -166,6 +211,31 @@ describe('refusals', () => {
       const state = new URL(walked.callbackUrl).searchParams.get('state')!;
       return presentCallback(walked, `${server.baseUrl}/console/api/session/oidc/callback?error=access_denied&state=${state}&iss=${encodeURIComponent(idp.issuer)}`);
     });
+  });
+
+  it('counts the flow against the sign-in attempts per address: past the limit, start and callback send the browser back', async () => {
+    const limited = await startTestServer({
+      yaml: `console:\n  sign_in_attempts_per_minute: 3\nsign_in:\n  oidc:\n    issuer: ${idp.issuer}\n    client_id: ${idp.clientId}\n    scopes: [openid, email, profile, groups]\n    operators:\n      - { claim: groups, value: platform }\n`,
+      env: { SLUICE_OIDC_CLIENT_SECRET: idp.clientSecret },
+    });
+    try {
+      idp.register(`${limited.baseUrl}/console/api/session/oidc/callback`);
+      idp.person = { sub: 'quinn', email: 'quinn@example.com', email_verified: true, groups: ['platform'] };
+      idp.tokens = 'honest';
+      // Two attempts: the start, then the callback of a completed sign-in.
+      expect((await presentCallback(await walkToCallback(limited.baseUrl))).location).toBe('/console/');
+      const third = await fetch(`${limited.baseUrl}/console/api/session/oidc/start`, { redirect: 'manual' });
+      expect(new URL(third.headers.get('location')!).origin).toBe(idp.issuer);
+      const fourth = await fetch(`${limited.baseUrl}/console/api/session/oidc/start`, { redirect: 'manual' });
+      expect([fourth.status, fourth.headers.get('location'), fourth.headers.getSetCookie()]).toEqual([302, '/console/?sign_in_error=sign_in_rate_limited', []]);
+      const callback = await fetch(`${limited.baseUrl}/console/api/session/oidc/callback?code=x&state=y`, { redirect: 'manual', headers: { cookie: 'sluice_oidc_flow=z' } });
+      expect([callback.status, callback.headers.get('location')]).toEqual([302, '/console/?sign_in_error=sign_in_rate_limited']);
+      const audit = await call(limited.baseUrl, 'GET', '/admin/v1/audit?action=sign_in.failure&limit=1', { headers: admin });
+      expect(audit.body.data[0]).toMatchObject({ actor: { type: 'anonymous', ip: '127.0.0.1' }, detail: { method: 'oidc', reason: 'sign_in_rate_limited' } });
+    } finally {
+      idp.register(`${server.baseUrl}/console/api/session/oidc/callback`);
+      await limited.close();
+    }
   });
 
   it('refuses a person no rule maps, naming them in the audit log', async () => {

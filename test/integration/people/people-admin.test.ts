@@ -50,7 +50,7 @@ describe('members', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toMatchObject({ message: 'role must be one of viewer, member, admin, owner, got "superuser"', param: 'role', code: 'invalid_role' });
     const added = await adminCall('POST', `/projects/${projectId}/members`, { user_id: user.id, role: 'viewer' });
-    expect(added.body).toEqual({ object: 'project_member', project_id: projectId, user_id: user.id, email: 'grace@example.com', name: null, role: 'viewer', created_at: expect.any(Number) });
+    expect(added.body).toEqual({ object: 'project_member', project_id: projectId, user_id: user.id, email: 'grace@example.com', name: null, role: 'viewer', granted_by: 'admin', created_at: expect.any(Number) });
     const again = await adminCall('POST', `/projects/${projectId}/members`, { user_id: user.id, role: 'admin' });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('member_exists');

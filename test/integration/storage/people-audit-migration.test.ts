@@ -37,14 +37,18 @@ describe.each(cases)('migration 0017 on $name', ({ open }) => {
       const projectId = newUuid();
       await database.db.insertInto('projects').values({ id: projectId, name: 'Alpha', balance_micros: 0, created_at: NOW }).execute();
       const people = new PeopleRepository(database);
-      const user = { id: newId('user_'), email: 'a@example.com', name: 'A', operator: false, oidc: { issuer: 'https://id', subject: 's1' }, createdAtMs: NOW };
+      const user = { id: newId('user_'), email: 'a@example.com', name: 'A', operator: false, operatorByHand: false, oidc: { issuer: 'https://id', subject: 's1' }, createdAtMs: NOW };
       expect(await people.insertUser(user)).toEqual(user);
       expect(await people.insertUser({ ...user, id: newId('user_'), oidc: null })).toBeUndefined();
       expect(await people.findByOidc('https://id', 's1')).toEqual(user);
-      expect(await people.updateUser(user.id, { operator: true, name: null })).toEqual({ ...user, operator: true, name: null });
-      await people.putMembership({ projectId, userId: user.id, role: 'viewer', createdAtMs: NOW });
-      await people.putMembership({ projectId, userId: user.id, role: 'owner', createdAtMs: NOW + 5 });
-      expect(await people.listMembers(projectId)).toEqual([{ projectId, userId: user.id, role: 'owner', createdAtMs: NOW }]);
+      expect(await people.updateUser(user.id, { operator: true, name: null })).toEqual({ ...user, operator: true, operatorByHand: true, name: null });
+      // The claims' operator flag (migration 0025) adds to the one set by hand and never clears it.
+      expect(await people.updateUser(user.id, { operator: false, operatorMapped: true })).toEqual({ ...user, operator: true, operatorByHand: false, name: null });
+      expect(await people.updateUser(user.id, { operatorMapped: false })).toEqual({ ...user, name: null });
+      await people.putMembership({ projectId, userId: user.id, role: 'viewer', createdAtMs: NOW, grantedBy: 'mapping' });
+      await people.putMembership({ projectId, userId: user.id, role: 'owner', createdAtMs: NOW + 5, grantedBy: 'admin' });
+      expect(await people.listMembers(projectId)).toEqual([{ projectId, userId: user.id, role: 'owner', createdAtMs: NOW, grantedBy: 'admin' }]);
+      expect(await people.membershipsOf(user.id)).toEqual(await people.listMembers(projectId));
       expect(await people.projectsOf(user.id)).toEqual([{ projectId, projectName: 'Alpha', role: 'owner' }]);
       await new ConsoleSessionsRepository(database).insert('h-user', { role: 'user', projectId: null, keyId: null, userId: user.id, expiresAtMs: NOW + 10 }, NOW);
       expect(await new ConsoleSessionsRepository(database).findLive('h-user', NOW)).toMatchObject({ role: 'user', userId: user.id });

@@ -33,6 +33,7 @@ const memberToWire = (m: Membership, u: User) => ({
   email: u.email,
   name: u.name,
   role: m.role,
+  granted_by: m.grantedBy,
   created_at: toUnixSeconds(m.createdAtMs),
 });
 

@@ -3,7 +3,9 @@
  * keeps the flow under a random id in an HttpOnly cookie and redirects to the provider;
  * `GET /console/api/session/oidc/callback` completes it, opens the session (the console's
  * usual cookie) and returns the browser to the console, or to its sign-in page with
- * `?sign_in_error=<code>` when refused. Every outcome is audited.
+ * `?sign_in_error=<code>` when refused. Every outcome is audited. Both count against the
+ * sign-in attempts allowed per client address (`console.sign_in_attempts_per_minute`), as a
+ * sign-in with a key does: past it, the browser is sent back with `sign_in_rate_limited`.
  * `GET /console/api/session/options` tells the sign-in page which ways to sign in there are.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -12,7 +14,8 @@ import { Type } from '@sinclair/typebox';
 import type { AuditRecorder } from '../../../domain/audit/audit-log.js';
 import { UnmappedPerson, type OidcSignIn } from '../../../domain/console/oidc-sign-in.js';
 import { AppError } from '../../../domain/shared/errors.js';
-import { setSessionCookie } from './session-routes.js';
+import type { RateLimiter } from '../../../domain/identity/rate-limiter.port.js';
+import { limitAttempts, setSessionCookie } from './session-routes.js';
 
 const FLOW_COOKIE = 'sluice_oidc_flow';
 const FLOW_PATH = '/console/api/session/oidc';
@@ -26,6 +29,8 @@ export interface OidcRouteDeps {
   /** Null when no identity provider is configured: the options say so and the flow's routes answer 404. */
   signIn: OidcSignIn | null;
   audit: AuditRecorder;
+  /** Sign-in attempts per client address per minute, shared with the other ways to sign in. */
+  signInLimiter: RateLimiter;
 }
 
 const notConfigured = () => new AppError('not_found', 'No identity provider is configured', { code: 'sign_in_not_configured' });
@@ -40,7 +45,7 @@ async function auditFailure(audit: AuditRecorder, request: FastifyRequest, err: 
   );
 }
 
-export function registerOidcRoutes(plain: FastifyInstance, { signIn, audit }: OidcRouteDeps): void {
+export function registerOidcRoutes(plain: FastifyInstance, { signIn, audit, signInLimiter }: OidcRouteDeps): void {
   const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['console'];
 
@@ -51,6 +56,12 @@ export function registerOidcRoutes(plain: FastifyInstance, { signIn, audit }: Oi
 
   scope.get(`${FLOW_PATH}/start`, { schema: { tags, summary: 'Sign in through the identity provider (a redirect)' } }, async (request, reply) => {
     if (!signIn) throw notConfigured();
+    try {
+      await limitAttempts(signInLimiter, request);
+    } catch (err) {
+      if (err instanceof AppError && err.kind === 'rate_limit') return refuseTo(reply, err);
+      throw err;
+    }
     const { flowId, authorizationUrl } = await signIn.begin(`${request.protocol}://${request.host}${FLOW_PATH}/callback`);
     // Lax: the provider's redirect back is a cross-site navigation, on which a Strict cookie is not sent.
     reply.setCookie(FLOW_COOKIE, flowId, { path: FLOW_PATH, httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https', maxAge: 600 });
@@ -62,12 +73,13 @@ export function registerOidcRoutes(plain: FastifyInstance, { signIn, audit }: Oi
     reply.clearCookie(FLOW_COOKIE, { path: FLOW_PATH });
     const callbackUrl = new URL(request.url, 'http://callback.invalid');
     try {
+      await limitAttempts(signInLimiter, request);
       const { signedIn, user } = await signIn.complete(request.cookies[FLOW_COOKIE] || undefined, callbackUrl);
       await audit.record({ type: 'user', id: user.id, ip: request.ip }, { action: 'sign_in.success', targetType: 'console_session', targetId: null, projectId: null, detail: { method: 'oidc', email: user.email } });
       setSessionCookie(request, reply, signedIn);
       return reply.redirect('/console/', 302);
     } catch (err) {
-      if (!(err instanceof AppError) || (err.kind !== 'authentication' && err.kind !== 'upstream')) throw err;
+      if (!(err instanceof AppError) || (err.kind !== 'authentication' && err.kind !== 'upstream' && err.kind !== 'rate_limit')) throw err;
       await auditFailure(audit, request, err);
       return refuseTo(reply, err);
     }

@@ -69,7 +69,8 @@ export interface SessionRouteDeps {
   mcpPath: string;
 }
 
-async function limitAttempts(signInLimiter: RateLimiter, request: FastifyRequest): Promise<void> {
+/** Counts a sign-in attempt from the request's address; throws 429 `sign_in_rate_limited` past the limit. */
+export async function limitAttempts(signInLimiter: RateLimiter, request: FastifyRequest): Promise<void> {
   const decision = await signInLimiter.consume(`ip:${request.ip}`);
   if (!decision.allowed) {
     throw new AppError('rate_limit', 'Too many sign-in attempts: try again in a minute', {

@@ -1,22 +1,26 @@
 /** Users and project memberships (migration 0017). */
 import type { Database, UsersTable } from '../database.js';
-import type { Membership, PeopleStore, ProjectRole, User, UserProject } from '../../../domain/people/people.types.js';
+import type { GrantedBy, Membership, PeopleStore, ProjectRole, User, UserProject } from '../../../domain/people/people.types.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 
-const toUser = (row: UsersTable): User => ({
+type UserRow = Omit<UsersTable, 'operator_mapped'> & { operator_mapped: number };
+
+const toUser = (row: UserRow): User => ({
   id: row.id,
   email: row.email,
   name: row.name,
-  operator: Number(row.operator) === 1,
+  operator: Number(row.operator) === 1 || Number(row.operator_mapped) === 1,
+  operatorByHand: Number(row.operator) === 1,
   oidc: row.oidc_issuer !== null && row.oidc_subject !== null ? { issuer: row.oidc_issuer, subject: row.oidc_subject } : null,
   createdAtMs: Number(row.created_at),
 });
 
-const toMembership = (row: { project_id: string; user_id: string; role: string; created_at: number }): Membership => ({
+const toMembership = (row: { project_id: string; user_id: string; role: string; created_at: number; granted_by: string }): Membership => ({
   projectId: row.project_id,
   userId: row.user_id,
   role: row.role as ProjectRole,
   createdAtMs: Number(row.created_at),
+  grantedBy: row.granted_by as GrantedBy,
 });
 
 export class PeopleRepository implements PeopleStore {
@@ -25,7 +29,7 @@ export class PeopleRepository implements PeopleStore {
   async insertUser(user: User): Promise<User | undefined> {
     const row = await this.database.db
       .insertInto('users')
-      .values({ id: user.id, email: user.email, name: user.name, operator: user.operator ? 1 : 0, oidc_issuer: user.oidc?.issuer ?? null, oidc_subject: user.oidc?.subject ?? null, created_at: user.createdAtMs })
+      .values({ id: user.id, email: user.email, name: user.name, operator: user.operatorByHand ? 1 : 0, oidc_issuer: user.oidc?.issuer ?? null, oidc_subject: user.oidc?.subject ?? null, created_at: user.createdAtMs })
       .onConflict((c) => c.column('email').doNothing())
       .returningAll()
       .executeTakeFirst();
@@ -57,10 +61,11 @@ export class PeopleRepository implements PeopleStore {
     return { items: rows.slice(0, limit).map(toUser), hasMore: rows.length > limit };
   }
 
-  async updateUser(id: string, change: { name?: string | null; operator?: boolean; oidc?: User['oidc'] }): Promise<User | undefined> {
-    const set: Partial<UsersTable> = {};
+  async updateUser(id: string, change: { name?: string | null; operator?: boolean; operatorMapped?: boolean; oidc?: User['oidc'] }): Promise<User | undefined> {
+    const set: Partial<UserRow> = {};
     if (change.name !== undefined) set.name = change.name;
     if (change.operator !== undefined) set.operator = change.operator ? 1 : 0;
+    if (change.operatorMapped !== undefined) set.operator_mapped = change.operatorMapped ? 1 : 0;
     if (change.oidc !== undefined) Object.assign(set, { oidc_issuer: change.oidc?.issuer ?? null, oidc_subject: change.oidc?.subject ?? null });
     if (Object.keys(set).length === 0) return this.findUser(id);
     const row = await this.database.db.updateTable('users').set(set).where('id', '=', id).returningAll().executeTakeFirst();
@@ -79,8 +84,8 @@ export class PeopleRepository implements PeopleStore {
   async putMembership(membership: Membership): Promise<Membership> {
     await this.database.db
       .insertInto('project_members')
-      .values({ project_id: membership.projectId, user_id: membership.userId, role: membership.role, created_at: membership.createdAtMs })
-      .onConflict((c) => c.columns(['project_id', 'user_id']).doUpdateSet({ role: membership.role }))
+      .values({ project_id: membership.projectId, user_id: membership.userId, role: membership.role, created_at: membership.createdAtMs, granted_by: membership.grantedBy })
+      .onConflict((c) => c.columns(['project_id', 'user_id']).doUpdateSet({ role: membership.role, granted_by: membership.grantedBy }))
       .execute();
     return membership;
   }
@@ -92,6 +97,11 @@ export class PeopleRepository implements PeopleStore {
 
   async listMembers(projectId: string): Promise<Membership[]> {
     const rows = await this.database.db.selectFrom('project_members').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('user_id').execute();
+    return rows.map(toMembership);
+  }
+
+  async membershipsOf(userId: string): Promise<Membership[]> {
+    const rows = await this.database.db.selectFrom('project_members').selectAll().where('user_id', '=', userId).orderBy('project_id').execute();
     return rows.map(toMembership);
   }
 
