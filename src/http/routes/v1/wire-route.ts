@@ -103,8 +103,9 @@ export function registerWireRoute(scope: FastifyInstance, { format, services, lo
     try {
       return storyAnswered(story, await format.run(services, caller, request.body, context));
     } finally {
-      // A client that left before the answer is sent gets no response, so onResponse never runs: the call is logged here.
+      // A client that leaves before the answer is sent gets no response, so onResponse never runs: the call is logged here.
       if (signal.aborted) submitAbandoned(log.value, story);
+      else reply.raw.once('close', () => reply.raw.writableFinished || submitAbandoned(log.value, story));
     }
   });
 }
