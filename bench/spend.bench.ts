@@ -2,10 +2,15 @@
  * The spend report at scale: a million usage records in one month of one project (plus a
  * second project's hundred thousand), with 100 keys, 20 models, 10,000 end users and up
  * to two of 50 tags per record (about a million tag rows), on SQLite and on PostgreSQL.
+ * The daily rollups are then made as the janitor makes them (src/domain/billing/spend-rollups.ts),
+ * passes of seven days, as of two days before the month's end, so that a report reads 29
+ * days of rollups and the last two days (today and yesterday, at worst, within the hour
+ * after midnight) from the records.
  * Times each group-by of the month (the project's, and every project's) read to its last
  * row as the report streams it (a page of rows at a time); the median of
  * three runs. Target: each within 1 s. The rows are made by the database itself (a
  * recursive CTE on SQLite, generate_series on PostgreSQL), not through the write path.
+ * `BENCH_SPEND_RECORDS` sets the first project's records (a million).
  */
 import { sql, type Kysely } from 'kysely';
 import type { BenchRow } from './run.js';
@@ -13,6 +18,8 @@ import { median } from './measure.js';
 import { openDatabase, type Database, type Tables } from '../src/storage/db/database.js';
 import { migrateToLatest } from '../src/storage/db/migrate.js';
 import { UsageReportsRepository } from '../src/storage/db/repositories/usage-reports.repository.js';
+import { UsageRollupsRepository } from '../src/storage/db/repositories/usage-rollups.repository.js';
+import { SPEND_ROLLUP_DEFAULTS, SpendRollups } from '../src/domain/billing/spend-rollups.js';
 import type { SpendGroup } from '../src/domain/billing/usage-reports.port.js';
 import { postgresReachable, postgresSchema, tempDir } from '../test/helpers/databases.js';
 import { rmSync } from 'node:fs';
@@ -24,6 +31,8 @@ const OTHER_RECORDS = Math.floor(RECORDS / 10);
 const MONTH_START = Date.UTC(2026, 2, 1);
 const MONTH_MS = 31 * 86_400_000;
 const GROUPS: readonly SpendGroup[] = ['key', 'model', 'tag', 'end_user', 'day'];
+/** The days the bench leaves to the records: the month's last two. */
+const UNROLLED_DAYS = 2;
 
 /** Record n's columns as SQL over the integer `n` (same expressions on both databases). */
 function recordColumns(project: string, spacingMs: number) {
@@ -75,12 +84,25 @@ async function timed(reports: UsageReportsRepository, projectId: string | null, 
   return { ms: median(runs), cpuMs: median(cpu), groups };
 }
 
+/** The janitor's passes until the days closed two days before the month's end are rolled up. */
+async function rollUp(label: string, database: Database): Promise<BenchRow> {
+  const nowMs = MONTH_START + MONTH_MS - UNROLLED_DAYS * 86_400_000 + SPEND_ROLLUP_DEFAULTS.marginMs;
+  const rollups = new SpendRollups(new UsageRollupsRepository(database), { nowMs: () => nowMs });
+  const started = performance.now();
+  let days = 0;
+  for (let rolled = await rollups.run(); rolled > 0; rolled = await rollups.run()) days += rolled;
+  await sql`analyze`.execute(database.db);
+  const { rows } = await sql<{ n: number | string }>`select count(*) as n from usage_rollups`.execute(database.db);
+  return { name: `${label}: roll up ${days} days (the janitor's passes)`, value: (performance.now() - started) / 1000, unit: 's', note: `${Number(rows[0]!.n)} rollup rows` };
+}
+
 async function measure(label: string, database: Database): Promise<BenchRow[]> {
   await migrateToLatest(database);
   const started = performance.now();
   await fill(database, 'proj_big', RECORDS);
   await fill(database, 'proj_other', OTHER_RECORDS);
   const rows: BenchRow[] = [{ name: `${label}: load ${RECORDS + OTHER_RECORDS} records and their tag rows`, value: (performance.now() - started) / 1000, unit: 's' }];
+  rows.push(await rollUp(label, database));
   const reports = new UsageReportsRepository(database);
   for (const [scope, projectId] of [['one project', 'proj_big'], ['every project', null]] as const) {
     for (const groupBy of GROUPS) {

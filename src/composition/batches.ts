@@ -7,6 +7,8 @@ import { BatchLineResultsRepository } from '../storage/db/repositories/batch-lin
 import { BatchShardsRepository } from '../storage/db/repositories/batch-shards.repository.js';
 import { BatchesRepository } from '../storage/db/repositories/batches.repository.js';
 import { FilesRepository } from '../storage/db/repositories/files.repository.js';
+import { UsageRollupsRepository } from '../storage/db/repositories/usage-rollups.repository.js';
+import { SpendRollups } from '../domain/billing/spend-rollups.js';
 import { BatchRunner } from '../worker/batch-runner.js';
 import { Janitor } from '../worker/janitor.js';
 import { bindRoutes } from '../http/route-module.js';
@@ -83,6 +85,8 @@ export function createBatchesFeature(core: CoreInfrastructure & CoreBilling & Co
     logger: core.logger.child({ component: 'janitor' }),
     intervalMs: janitorIntervalMs(config.batches.validationTimeoutSeconds),
   });
+  const spendRollups = new SpendRollups(new UsageRollupsRepository(database), clock);
+  janitor.addStep({ name: 'spend_rollups', done: 'rolled up days of usage for the spend report', run: () => spendRollups.run() });
   return {
     services: { files, batches, runner, janitor, batchable },
     routes: { api: [bindRoutes(registerFilesRoutes, { files }), bindRoutes(registerBatchesRoutes, { batches, batchable })] },

@@ -16,7 +16,7 @@ import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
 import { systemClock, type Clock } from '../domain/shared/clock.js';
 import { Metrics } from '../observability/metrics.js';
 import { probeSharedDependencies, warnIfRedisUnreachable } from '../observability/dependency-probes.js';
-import { startTracing, type Tracing } from '../observability/tracing.js';
+import type { Tracing } from '../observability/tracing.js';
 import { gatheringLogDestination } from '../observability/log-destination.js';
 import { TracingBlobStore } from '../observability/tracing-blob-store.js';
 
@@ -70,7 +70,7 @@ export async function createInfrastructure(config: Readonly<Config>, overrides: 
   const logger = overrides.logger ?? createLogger(config);
   const clock = overrides.clock ?? systemClock;
   const metrics = overrides.metrics ?? new Metrics();
-  const tracing: Tracing | null = config.tracing.enabled ? startTracing(config.tracing, overrides.spanProcessors) : null;
+  const tracing: Tracing | null = config.tracing.enabled ? (await import('../observability/tracing-sdk.js')).startTracing(config.tracing, overrides.spanProcessors) : null;
   const database = overrides.database ?? openDatabase(config.database);
   await migrateToLatest(database);
   const untracedBlobs = overrides.blobs ?? createBlobStore(config.blobs);

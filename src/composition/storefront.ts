@@ -25,8 +25,6 @@ import type { PaymentRail } from '../domain/storefront/payment-rail.port.js';
 import type { CardRail } from '../domain/storefront/card-rail.port.js';
 import type { ReservationBook } from '../domain/billing/reservations.js';
 import { CardPaymentRail } from '../domain/storefront/card-payment-rail.js';
-import { X402Rail } from '../adapters/payments/x402-rail.js';
-import { MppRail } from '../adapters/payments/mpp-rail.js';
 import { createRateLimiter } from '../storage/rate-limit/rate-limiter.js';
 import type { RateLimiter } from '../domain/identity/rate-limiter.port.js';
 import { FakeCardRail } from '../adapters/payments/card/fake-card-rail.js';
@@ -76,14 +74,24 @@ export interface StorefrontDeps {
   holdPolicy: StorefrontMeterDeps['policy'];
 }
 
-export function createStorefront(config: StorefrontConfig | null, deps: StorefrontDeps): Storefront | null {
+/**
+ * The crypto rails' libraries are loaded only when their rail is configured: mppx's server
+ * brings viem (well over a thousand modules), which every start of the server or the CLI
+ * would otherwise load.
+ */
+async function cryptoRails(config: StorefrontConfig): Promise<PaymentRail[]> {
+  const rails: PaymentRail[] = [];
+  if (config.x402) rails.push(new (await import('../adapters/payments/x402-rail.js')).X402Rail(config.x402));
+  if (config.mpp) rails.push(new (await import('../adapters/payments/mpp-rail.js')).MppRail(config.mpp));
+  return rails;
+}
+
+export async function createStorefront(config: StorefrontConfig | null, deps: StorefrontDeps): Promise<Storefront | null> {
   if (!config) return null;
   const store = new StorefrontRepository(deps.database);
   const fakeCard = config.card?.provider === 'fake' ? new FakeCardRail(deps.clock) : null;
   const card: CardRail | null = fakeCard ?? (config.card?.provider === 'stripe' ? new StripeCardRail(config.card.secretKey, config.card.webhookSecret) : null);
-  const rails: PaymentRail[] = [];
-  if (config.x402) rails.push(new X402Rail(config.x402));
-  if (config.mpp) rails.push(new MppRail(config.mpp));
+  const rails = await cryptoRails(config);
   if (card) rails.push(new CardPaymentRail(card, store, deps.clock));
   if (rails.length === 0) deps.logger.warn('storefront: no payment rail is configured; purchases answer payment_provider_unavailable');
   const meterDeps: StorefrontMeterDeps = { store, reservations: deps.reservations, priceOf: deps.priceOf, clock: deps.clock, usage: deps.usage, basePath: config.prefix, policy: deps.holdPolicy };
@@ -137,7 +145,7 @@ export function modelPrices(config: Readonly<Config>): ModelPrices {
 
 export async function createStorefrontFeature(core: CoreInfrastructure & CoreBilling & CoreInference): Promise<Feature<Storefront | null>> {
   const { config, database } = core;
-  const storefront = createStorefront(config.storefront, {
+  const storefront = await createStorefront(config.storefront, {
     database,
     clock: core.clock,
     logger: core.logger,

@@ -173,7 +173,7 @@ function resolveServer(file: ConfigFile, env: Env, problems: string[]): CoreConf
     port: envInteger(env, 'PORT', problems, 0, 65535) ?? file.server?.port ?? 8080,
     bodyLimitBytes: (file.server?.body_limit_mb ?? 10) * 1024 * 1024,
     trustProxy: file.server?.trust_proxy ?? false,
-    shutdownGraceMs: (envInteger(env, 'SHUTDOWN_GRACE_SECONDS', problems, 1, 3600) ?? file.server?.shutdown_grace_seconds ?? 30) * 1000,
+    shutdownGraceMs: Math.round((envNumber(env, 'SHUTDOWN_GRACE_SECONDS', problems, 0.1, 3600) ?? file.server?.shutdown_grace_seconds ?? 30) * 1000),
     timeouts: resolveTimeouts(file, problems),
   };
 }

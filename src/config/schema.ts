@@ -83,7 +83,7 @@ export const CoreFileSchema = Type.Object(
           body_limit_mb: Type.Optional(PositiveInt('JSON body limit in MB')),
           trust_proxy: Type.Optional(Type.Boolean()),
           shutdown_grace_seconds: Type.Optional(
-            Type.Integer({ minimum: 1, maximum: 3600, description: 'on SIGTERM, how long in-flight requests and streams may finish before the process exits' }),
+            Type.Number({ minimum: 0.1, maximum: 3600, description: 'on SIGTERM, how long in-flight requests and streams may finish before the process exits (fractions allowed)' }),
           ),
           headers_timeout_ms: Type.Optional(PositiveInt('time a client has to send the request line and headers (default 30000)')),
           body_idle_timeout_ms: Type.Optional(

@@ -5,9 +5,11 @@
  * 2. removes the blobs of deleted and expired files that nothing needs any more
  *    (FilesService; a blob an unfinished batch reads stays until that batch ends), and
  * 3. runs the retention sweeps other features add (`addSweep`: expired stored responses
- *    and their events).
- * Each step is a conditional UPDATE or an idempotent delete, so janitors on several
- * workers and replicas may run at the same time; none needs a lease.
+ *    and their events), and the other steps they add (`addStep`: the spend report's daily
+ *    rollups).
+ * Each step is a conditional UPDATE, an idempotent delete or a rewrite in one locking
+ * transaction, so janitors on several workers and replicas may run at the same time; none
+ * needs a lease.
  */
 import type { Logger } from 'pino';
 import type { BackgroundWorker } from './background-worker.js';
@@ -26,7 +28,7 @@ export interface JanitorReport {
   /** Batches ended as interrupted (failed, or cancelled when a cancel was pending). */
   validationsSwept: number;
   blobsPurged: number;
-  /** What each added sweep removed, by its name. */
+  /** What each added sweep removed (or step did), by its name. */
   swept: Record<string, number>;
 }
 
@@ -36,18 +38,30 @@ export interface RetentionSweep {
   sweep(): Promise<number>;
 }
 
+/** A step another feature adds: does its work and says how much (what it did, in `done`, is logged when it did any). */
+export interface JanitorStep {
+  readonly name: string;
+  readonly done: string;
+  run(): Promise<number>;
+}
+
 export class Janitor implements BackgroundWorker {
   readonly name = 'janitor';
   #timer: NodeJS.Timeout | undefined;
   #pass: Promise<unknown> | undefined;
   #stopped = false;
-  readonly #sweeps: RetentionSweep[] = [];
+  readonly #steps: JanitorStep[] = [];
 
   constructor(private readonly deps: JanitorDeps) {}
 
   /** Runs `sweep` on every pass, after the janitor's own steps. */
-  addSweep(sweep: RetentionSweep): void {
-    this.#sweeps.push(sweep);
+  addSweep({ name, sweep }: RetentionSweep): void {
+    this.#steps.push({ name, done: 'removed expired records', run: sweep });
+  }
+
+  /** Runs `step` on every pass, after the janitor's own steps. */
+  addStep(step: JanitorStep): void {
+    this.#steps.push(step);
   }
 
   start(): void {
@@ -80,12 +94,12 @@ export class Janitor implements BackgroundWorker {
     } catch (err) {
       this.deps.logger.error({ err }, 'file retention pass failed');
     }
-    for (const { name, sweep } of this.#sweeps) {
+    for (const { name, done, run } of this.#steps) {
       try {
-        report.swept[name] = await sweep();
-        if (report.swept[name] > 0) this.deps.logger.info({ [name]: report.swept[name] }, 'removed expired records');
+        report.swept[name] = await run();
+        if (report.swept[name] > 0) this.deps.logger.info({ [name]: report.swept[name] }, done);
       } catch (err) {
-        this.deps.logger.error({ err, sweep: name }, 'retention sweep failed');
+        this.deps.logger.error({ err, sweep: name }, `janitor step ${name} failed`);
       }
     }
     return report;

@@ -1,5 +1,5 @@
 /** The `sluice` CLI against the database directly: migrate, projects, keys, credits; keys work over HTTP. */
-import { runSluice } from '../helpers/cli.js';
+import { runSluice, runSluiceAsync } from '../helpers/cli.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/databases.js';
 import { call, startTestServer, type TestServer } from '../helpers/harness.js';
@@ -15,6 +15,8 @@ describe('sluice CLI', { timeout: 120_000 }, () => {
 
   const sluiceIn = (dir: string, ...args: string[]) => runSluice(args, { cwd: dir, env: { DATA_DIR: dir, FREE_CREDITS_USD: '2' } });
   const sluice = (...args: string[]) => sluiceIn(dataDir, ...args);
+  /** The same without blocking, for commands that do not depend on each other: they run at once. */
+  const sluiceAsync = (...args: string[]) => runSluiceAsync(args, { cwd: dataDir, env: { DATA_DIR: dataDir, FREE_CREDITS_USD: '2' } });
   function sluiceJson(...args: string[]): any {
     const result = sluice(...args);
     expect(result.stderr).toBe('');
@@ -70,10 +72,12 @@ describe('sluice CLI', { timeout: 120_000 }, () => {
     expect(JSON.stringify(list)).not.toContain(key.slice(16));
   });
 
-  it('credits grant adds and removes (negative amounts)', () => {
+  it('credits grant adds and removes (negative amounts)', async () => {
+    // The malformed amount is refused before the database is read: it runs beside the two grants.
+    const refused = sluiceAsync('credits', 'grant', projectId, 'lots');
     expect(sluiceJson('credits', 'grant', projectId, '3.5').balance_usd).toBe(5.5);
     expect(sluiceJson('credits', 'grant', projectId, '-6').balance_usd).toBe(-0.5);
-    const bad = sluice('credits', 'grant', projectId, 'lots');
+    const bad = await refused;
     expect(bad.status).toBe(1);
     expect(bad.stderr).toBe('error: amount-usd must be a number, got "lots"\n');
   });
@@ -87,11 +91,10 @@ describe('sluice CLI', { timeout: 120_000 }, () => {
     expect(res.body.error.message).toBe('Invalid credentials');
   });
 
-  it('reports unknown ids and usage errors with a non-zero exit code', () => {
-    const missing = sluice('keys', 'create', '00000000-0000-4000-8000-000000000000');
+  it('reports unknown ids and usage errors with a non-zero exit code', async () => {
+    const [missing, usage] = await Promise.all([sluiceAsync('keys', 'create', '00000000-0000-4000-8000-000000000000'), sluiceAsync('projects', 'create')]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toBe('error: Project not found: 00000000-0000-4000-8000-000000000000\n');
-    const usage = sluice('projects', 'create');
     expect(usage.status).not.toBe(0);
     expect(usage.stderr).toContain("missing required argument 'name'");
   });

@@ -89,6 +89,7 @@ describe('config validation', () => {
     [{ PORT: '65536' }, 'PORT: must be an integer between 0 and 65535, got "65536"'],
     [{ RATE_LIMIT_RPM: '0' }, 'RATE_LIMIT_RPM: must be an integer at least 1, got "0"'],
     [{ AUTH_CACHE_TTL_MS: '-1' }, 'AUTH_CACHE_TTL_MS: must be an integer between 0 and 60000, got "-1"'],
+    [{ SHUTDOWN_GRACE_SECONDS: '0' }, 'SHUTDOWN_GRACE_SECONDS: must be a number between 0.1 and 3600, got "0"'],
     [{ FREE_CREDITS_USD: 'lots' }, 'FREE_CREDITS_USD: must be a number at least 0, got "lots"'],
     [{ DATABASE_URL: 'mysql://db/sluice' }, 'DATABASE_URL: must start with postgres://, postgresql:// or sqlite:'],
     [{ REDIS_URL: 'http://127.0.0.1:6379' }, 'REDIS_URL: must start with redis:// or rediss://'],
@@ -143,6 +144,14 @@ describe('config defaults and overrides', () => {
     expect(overridden.billing.freeCreditsMicros).toBe(500_000);
     expect(overridden.rateLimit.requestsPerMinute).toBe(20);
     expect(overridden.workers.inProcess).toBe(false);
+  });
+
+  it('the shutdown grace takes fractions of a second, from the file or the environment', () => {
+    const dir = tempDir('sluice-config-');
+    writeFileSync(path.join(dir, 'sluice.yaml'), 'server:\n  shutdown_grace_seconds: 1.5\n');
+    expect(loadConfig({}, dir).server.shutdownGraceMs).toBe(1_500);
+    expect(loadConfig({ SHUTDOWN_GRACE_SECONDS: '0.25' }, dir).server.shutdownGraceMs).toBe(250);
+    expect(problemsOf('server:\n  shutdown_grace_seconds: 0.05\n', {})).toHaveLength(1);
   });
 
   it('billing: lowering the output cap from the file, and its environment twin', () => {

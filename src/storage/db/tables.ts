@@ -74,6 +74,27 @@ export interface UsageTagsTable {
   cost_micros: number;
 }
 
+/** A day's sums of one project's usage per key, model, tag or end user (migration 0022): the spend report's rollups. */
+export interface UsageRollupsTable {
+  dimension: string;
+  project_id: string;
+  day: number;
+  /** The key id, model, tag or end user; '' for calls made with no key or naming no end user. */
+  label: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  cache_write_tokens: number;
+  cost_micros: number;
+}
+
+/** One row (id 1): the start of the first UTC day not rolled up yet (migration 0022). */
+export interface UsageRollupStateTable {
+  id: number;
+  rolled_until: number;
+}
+
 /** Uploads and batch outputs (migration 0002). `deleted_at` is the soft delete. */
 export interface FilesTable {
   id: string;
@@ -384,6 +405,8 @@ export interface Tables {
   api_keys: ApiKeysTable;
   usage_records: UsageRecordsTable;
   usage_tags: UsageTagsTable;
+  usage_rollups: UsageRollupsTable;
+  usage_rollup_state: UsageRollupStateTable;
   files: FilesTable;
   batches: BatchesTable;
   batch_shards: BatchShardsTable;

@@ -1,13 +1,15 @@
 /**
  * The spend report (`GET /admin/v1/spend`, `GET /v1/spend`): exact sums per key, model,
  * tag, end user and day over a range; CSV and NDJSON exports; a project sees only its own
- * spend; `sluice spend` prints the same. Runs on SQLite, and on PostgreSQL under
+ * spend; `sluice spend` prints the same; the same once the janitor has rolled the days up.
+ * Runs on SQLite, and on PostgreSQL under
  * `npm run test:postgres`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyPrincipal } from '../../../src/domain/identity/caller.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
 import { runSluice } from '../../helpers/cli.js';
+import { janitorOf } from '../batches/support/test-clock.js';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const MARCH = Date.UTC(2026, 2, 1);
@@ -86,6 +88,20 @@ describe('GET /admin/v1/spend', () => {
     expect(await by('tag')).toEqual([row('prod', 2, 40, 4, 400), row('team-a', 2, 30, 3, 2_100)]);
     expect(await by('end_user')).toEqual([row(null, 1, 30, 3, 300), row('alice', 2, 50, 5, 4_100), row('bob', 1, 20, 2, 2_000)]);
     expect(await by('day')).toEqual([row('2026-03-01', 2, 30, 3, 2_100), row('2026-03-02', 1, 30, 3, 300), row('2026-03-03', 1, 40, 4, 4_000)]);
+  });
+
+  it('answers the same once the janitor has rolled the days up (the rollups read for them)', async () => {
+    const groups = ['key', 'model', 'tag', 'end_user', 'day'];
+    const report = () => Promise.all(groups.flatMap((g) => [adminSpend(`group_by=${g}&${range}`), adminSpend(`group_by=${g}&${range}&project_id=${a.projectId}`)]));
+    const before = (await report()).map((res) => res.body.data);
+    // Seven days per pass: six passes reach past the range's end (March 1 to April 1).
+    for (let pass = 0; pass < 6; pass++) await janitorOf(server.assembly).runOnce();
+    const state = await server.core.database.db.selectFrom('usage_rollup_state').select('rolled_until').executeTakeFirstOrThrow();
+    expect(Number(state.rolled_until)).toBeGreaterThanOrEqual(MARCH + 31 * DAY);
+    const rolled = await server.core.database.db.selectFrom('usage_rollups').select(['label', 'requests']).where('dimension', '=', 'tag').where('project_id', '=', a.projectId).where('label', '=', 'team-a').orderBy('day').execute();
+    expect(rolled.map((r) => Number(r.requests))).toEqual([2, 1]);
+    const after = (await report()).map((res) => res.body.data);
+    expect(after).toEqual(before);
   });
 
   it('without project_id, sums every project', async () => {

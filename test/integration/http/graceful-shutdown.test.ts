@@ -2,16 +2,16 @@
  * SIGTERM from a load balancer's point of view: the listener closes at once (a new
  * connection is refused, which every balancer retries on another replica), the request in
  * flight still gets its whole answer, and SHUTDOWN_GRACE_SECONDS bounds how long a request
- * that never ends can hold the process.
+ * that never ends can hold the process. The server is the built one (test/fixtures/slow-server.mjs
+ * runs serve() from dist/src/main.js with two test routes).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtEntry, REPO } from '../../helpers/built.js';
 import { call } from '../../helpers/harness.js';
 import { tempDir } from '../../helpers/databases.js';
-
-const REPO = path.resolve(import.meta.dirname, '../../..');
 
 interface ServerProcess {
   child: ChildProcess;
@@ -24,7 +24,7 @@ interface ServerProcess {
 
 async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
   const dataDir = tempDir();
-  const child = spawn(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'test/fixtures/slow-server.ts')], {
+  const child = spawn(process.execPath, [path.join(REPO, 'test/fixtures/slow-server.mjs'), builtEntry('src/main.ts')], {
     cwd: dataDir,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', SLUICE_WORKERS: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -61,10 +61,13 @@ describe('graceful shutdown for a load balancer', () => {
   it('after SIGTERM new connections are refused (retryable elsewhere) while the in-flight request completes; exit 0', async () => {
     const server = await startServerProcess();
     try {
+      // A connection kept alive by an earlier call: one that held close() open would end in
+      // the 30 s grace's timeout (exit 1).
+      expect((await call(server.baseUrl, 'GET', '/healthz')).status).toBe(200);
       const inFlight = call(server.baseUrl, 'GET', '/_test/slow');
       await server.waitForLog('slow request started');
       server.child.kill('SIGTERM');
-      await server.waitForLog('shutting down');
+      expect((await server.waitForLog('shutting down')).signal).toBe('SIGTERM');
       // Refused once the listener is closed; a connection that raced in before that gets
       // Fastify's 503 with `connection: close`, or, if it was still in the kernel's accept
       // backlog when the listener closed, a reset before any answer. A balancer retries each
@@ -82,13 +85,13 @@ describe('graceful shutdown for a load balancer', () => {
   }, 60_000);
 
   it('a request that outlives SHUTDOWN_GRACE_SECONDS is cut and the process exits 1 at the deadline', async () => {
-    const server = await startServerProcess({ SHUTDOWN_GRACE_SECONDS: '1' });
+    const server = await startServerProcess({ SHUTDOWN_GRACE_SECONDS: '0.25' });
     try {
       const stalled = call(server.baseUrl, 'GET', '/_test/stall').catch((err: Error) => err);
       await server.waitForLog('stalled request started');
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(1);
-      await server.waitForLog('killed by timeout (1000ms)');
+      await server.waitForLog('killed by timeout (250ms)');
       expect(await stalled).toBeInstanceOf(TypeError);
     } finally {
       if (server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -96,36 +99,32 @@ describe('graceful shutdown for a load balancer', () => {
   }, 60_000);
 });
 
+// One server for both: the first test leaves it running, quiet again; the second ends it.
 describe('the log on stdout', () => {
-  const requestLines = (server: ServerProcess, id: string) => server.logs.filter((l) => l.msg === 'request completed' && l.reqId === id);
+  let server: ServerProcess;
+  beforeAll(async () => {
+    server = await startServerProcess();
+  });
+  afterAll(() => {
+    if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+  });
+  const requestLines = (id: string) => server.logs.filter((l) => l.msg === 'request completed' && l.reqId === id);
 
   it('a quiet server writes a request line without waiting for more lines to gather', async () => {
-    const server = await startServerProcess();
-    try {
-      const res = await call(server.baseUrl, 'GET', '/healthz');
-      const id = res.headers.get('x-request-id')!;
-      // Lines are written in batches, and at least every 100 ms: nothing else is logged here, so only the flush writes it.
-      const deadline = Date.now() + 5_000;
-      while (requestLines(server, id).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(requestLines(server, id)).toEqual([expect.objectContaining({ level: 30, method: 'GET', url: '/healthz', status: 200 })]);
-    } finally {
-      // SIGTERM, which tsx passes on: a SIGKILL would end tsx alone and leave the server running.
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
+    const res = await call(server.baseUrl, 'GET', '/healthz');
+    const id = res.headers.get('x-request-id')!;
+    // Lines are written in batches, and at least every 100 ms: nothing else is logged here, so only the flush writes it.
+    const deadline = Date.now() + 5_000;
+    while (requestLines(id).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(requestLines(id)).toEqual([expect.objectContaining({ level: 30, method: 'GET', url: '/healthz', status: 200 })]);
   }, 60_000);
 
   it('lines still gathered when SIGTERM arrives are written before the process exits', async () => {
-    const server = await startServerProcess();
-    try {
-      const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await call(server.baseUrl, 'GET', '/healthz')).headers.get('x-request-id')!);
-      server.child.kill('SIGTERM');
-      expect(await server.exited).toBe(0);
-      for (const id of ids) expect(requestLines(server, id)).toHaveLength(1);
-      expect(server.logs.filter((l) => l.msg === 'shutting down')).toHaveLength(1);
-    } finally {
-      if (server.child.exitCode === null) server.child.kill('SIGKILL');
-    }
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await call(server.baseUrl, 'GET', '/healthz')).headers.get('x-request-id')!);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    for (const id of ids) expect(requestLines(id)).toHaveLength(1);
+    expect(server.logs.filter((l) => l.msg === 'shutting down')).toHaveLength(1);
   }, 60_000);
 });

@@ -1,13 +1,7 @@
-/** /healthz, /readyz, /metrics, /v1/openapi.json, and graceful shutdown of the real server process. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
+/** /healthz, /readyz, /metrics and /v1/openapi.json (graceful shutdown of the real server process: graceful-shutdown.test.ts). */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from '../../helpers/harness.js';
-import { tempDir } from '../../helpers/databases.js';
-
-const REPO = path.resolve(import.meta.dirname, '../../..');
 
 describe('operations routes', () => {
   let server: TestServer;
@@ -95,67 +89,4 @@ describe('readiness failures', () => {
       await server.close();
     }
   });
-});
-
-interface ServerProcess {
-  child: ChildProcess;
-  logs: Record<string, any>[];
-  baseUrl: string;
-  waitForLog(predicate: (line: Record<string, any>) => boolean): Promise<Record<string, any>>;
-  exited: Promise<number | null>;
-}
-
-/** Starts test/fixtures/slow-server.ts (src/main.ts's serve() plus a slow route) on a free port. */
-async function startServerProcess(): Promise<ServerProcess> {
-  const dataDir = tempDir();
-  const child = spawn(path.join(REPO, 'node_modules/.bin/tsx'), [path.join(REPO, 'test/fixtures/slow-server.ts')], {
-    cwd: dataDir,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', SLUICE_WORKERS: 'off' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const logs: Record<string, any>[] = [];
-  const watchers: { predicate: (line: Record<string, any>) => boolean; resolve: (line: Record<string, any>) => void }[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  createInterface({ input: child.stdout! }).on('line', (text) => {
-    let line: Record<string, any>;
-    try {
-      line = JSON.parse(text);
-    } catch {
-      return;
-    }
-    logs.push(line);
-    for (const w of watchers.filter((w) => w.predicate(line))) w.resolve(line);
-  });
-  const waitForLog = (predicate: (line: Record<string, any>) => boolean) => {
-    const seen = logs.find(predicate);
-    if (seen) return Promise.resolve(seen);
-    return new Promise<Record<string, any>>((resolve, reject) => {
-      watchers.push({ predicate, resolve });
-      void exited.then((code) => reject(new Error(`server exited (${code}) before the expected log line; stderr: ${stderr}`)));
-    });
-  };
-  const listening = await waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at http://127.0.0.1:'));
-  const baseUrl = /(http:\/\/127\.0\.0\.1:\d+)/.exec(listening.msg)![1]!;
-  return { child, logs, baseUrl, waitForLog, exited };
-}
-
-describe('graceful shutdown', () => {
-  it('SIGTERM lets the in-flight request finish, then the process exits 0', async () => {
-    const server = await startServerProcess();
-    try {
-      expect((await call(server.baseUrl, 'GET', '/healthz')).status).toBe(200);
-      const inFlight = call(server.baseUrl, 'GET', '/_test/slow');
-      await server.waitForLog((l) => l.msg === 'slow request started');
-      server.child.kill('SIGTERM');
-      const res = await inFlight;
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual({ object: 'slow', done: true });
-      expect(await server.exited).toBe(0);
-      expect(server.logs.some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM')).toBe(true);
-    } finally {
-      if (server.child.exitCode === null) server.child.kill('SIGKILL');
-    }
-  }, 60_000); // a keep-alive connection that held close() open would end in close-with-grace's 30 s timeout (exit 1)
 });

@@ -22,7 +22,7 @@ const reachable = await postgresReachable();
 const SLUICE_TABLES = [
   'api_keys', 'audit_log', 'batch_line_results', 'batch_shards', 'batches', 'console_sessions', 'credit_grants', 'files', 'outbox',
   'project_members', 'projects', 'request_log', 'request_log_bodies', 'request_log_settings', 'response_events', 'responses',
-  'sign_in_flows', 'storefront_accounts', 'storefront_checkouts', 'storefront_ledger', 'usage_records', 'usage_tags', 'users',
+  'sign_in_flows', 'storefront_accounts', 'storefront_checkouts', 'storefront_ledger', 'usage_records', 'usage_rollup_state', 'usage_rollups', 'usage_tags', 'users',
 ];
 
 /**

@@ -104,7 +104,7 @@ export function toolDefinitions(offers: readonly ToolOffer[], services: McpToolS
           if (!call.payments || !PAYABLE_TOOLS.has(offer.name)) return refused(credentialRequired());
           const { paid, challenge } = await paidCall(call.payments, offer.name, (caller) => spec.run(services, caller, args, context), meta);
           if (!paid) return challenge;
-          return { ...answered(spec, paid.value), _meta: settlementMeta(paid.headers, paid.receipt, meta) };
+          return { ...answered(spec, paid.value), _meta: await settlementMeta(paid.headers, paid.receipt, meta) };
         } catch (err) {
           if (isAppError(err)) {
             if (statusOfKind(err.kind) >= 500) call.onFault(err);
@@ -126,9 +126,9 @@ async function paidCall(
   meta?: Readonly<Record<string, unknown>>,
 ): Promise<{ paid: PaidCall<unknown>; challenge?: never } | { paid?: never; challenge: CallToolResult }> {
   try {
-    return { paid: await payments.run(tool, run, paymentAttemptOf(meta)) };
+    return { paid: await payments.run(tool, run, await paymentAttemptOf(meta)) };
   } catch (err) {
-    const challenge = isAppError(err) && err.code === 'payment_required' ? paymentRequiredResult(err, refused(err)) : null;
+    const challenge = isAppError(err) && err.code === 'payment_required' ? await paymentRequiredResult(err, refused(err)) : null;
     if (challenge) return { challenge };
     throw err;
   }

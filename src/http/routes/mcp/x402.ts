@@ -19,11 +19,11 @@ export const PAYMENT_RESPONSE_META = 'x402/payment-response';
 export const RECEIPT_META = 'sluice/receipt';
 
 /** The payment a call's `_meta` presents (x402 or MPP), as the rails read a retried purchase. */
-export function paymentAttemptOf(meta: Readonly<Record<string, unknown>> | undefined): PaymentAttempt {
+export async function paymentAttemptOf(meta: Readonly<Record<string, unknown>> | undefined): Promise<PaymentAttempt> {
   const payment = meta && Object.hasOwn(meta, PAYMENT_META) ? meta[PAYMENT_META] : undefined;
   // The rail checks the payload's shape; anything present is handed to it as a header would be.
   const header = payment === undefined ? undefined : encodePaymentSignatureHeader(payment as PaymentPayload);
-  const authorization = mppAuthorization(meta)?.header;
+  const authorization = (await mppAuthorization(meta))?.header;
   return {
     header: (name) => (name === 'payment-signature' ? header : name === 'authorization' ? authorization : undefined),
     paymentReference: undefined,
@@ -37,9 +37,9 @@ export function paymentAttemptOf(meta: Readonly<Record<string, unknown>> | undef
  * structured content (or `otherwise`, the refusal, when x402 is not offered), the MPP
  * challenges in `_meta`; null when neither rail is offered.
  */
-export function paymentRequiredResult(quote: AppError, otherwise: CallToolResult): CallToolResult | null {
+export async function paymentRequiredResult(quote: AppError, otherwise: CallToolResult): Promise<CallToolResult | null> {
   const header = quote.challenge?.headers?.['payment-required'];
-  const mpp = mppChallengeMeta(quote.challenge?.headers);
+  const mpp = await mppChallengeMeta(quote.challenge?.headers);
   if (header === undefined && mpp === null) return null;
   const required = header === undefined ? null : decodePaymentRequiredHeader(header);
   const result: CallToolResult = required
@@ -49,12 +49,16 @@ export function paymentRequiredResult(quote: AppError, otherwise: CallToolResult
 }
 
 /** What a settled payment adds to the answer's `_meta`: the rail's settlement, and the receipt left for further calls. */
-export function settlementMeta(headers: Readonly<Record<string, string>>, receipt: string, meta: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+export async function settlementMeta(
+  headers: Readonly<Record<string, string>>,
+  receipt: string,
+  meta: Readonly<Record<string, unknown>> | undefined,
+): Promise<Record<string, unknown>> {
   const response = headers['payment-response'];
-  const mpp = mppAuthorization(meta);
+  const mpp = await mppAuthorization(meta);
   return {
     ...(response === undefined ? {} : { [PAYMENT_RESPONSE_META]: decodePaymentResponseHeader(response) }),
-    ...(mpp ? mppReceiptMeta(headers, mpp.challengeId) : {}),
+    ...(mpp ? await mppReceiptMeta(headers, mpp.challengeId) : {}),
     [RECEIPT_META]: receipt,
   };
 }

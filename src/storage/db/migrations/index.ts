@@ -23,6 +23,7 @@ import * as m0017 from './0017-people-audit.js';
 import * as m0018 from './0018-usage-tags.js';
 import * as m0019 from './0019-request-log.js';
 import * as m0020 from './0020-usage-key-spend.js';
+import * as m0022 from './0022-usage-rollups.js';
 import * as m0025 from './0025-people-mapped-grants.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -46,5 +47,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0018-usage-tags': m0018,
   '0019-request-log': m0019,
   '0020-usage-key-spend': m0020,
+  '0022-usage-rollups': m0022,
   '0025-people-mapped-grants': m0025,
 };

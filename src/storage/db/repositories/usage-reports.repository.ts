@@ -2,16 +2,16 @@
  * Aggregations over usage records (the usage report and the spend report), kept apart
  * from the hot write path. Reports by tag read `usage_tags` (a row per record and tag,
  * migration 0018); the others read `usage_records`. Both are scanned by (project, time)
- * or, for every project, by time.
+ * or, for every project, by time. The spend report reads the daily rollups (migration
+ * 0022) for the whole days they cover (spend-query.ts).
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Database } from '../database.js';
 import { resultPages } from '../result-stream.js';
 import type { SpendGroup, SpendQuery, SpendRow, UsageBucketRow, UsageGroup, UsageReportQuery, UsageReports } from '../../../domain/billing/usage-reports.port.js';
+import { RECORD_SUMS, rangeFilter, spendAggregate, type SumsRow } from './spend-query.js';
 
-const DAY_MS = 86_400_000;
-
-const GROUP_COLUMNS: Record<Exclude<UsageGroup | SpendGroup, 'day'>, string> = {
+const GROUP_COLUMNS: Record<UsageGroup, string> = {
   model: 'model',
   key: 'key_id',
   project: 'project_id',
@@ -20,23 +20,7 @@ const GROUP_COLUMNS: Record<Exclude<UsageGroup | SpendGroup, 'day'>, string> = {
 };
 
 /** Reports by tag read the tag rows; every other grouping reads the records. */
-const tableOf = (group: UsageGroup | SpendGroup | null) => sql.table(group === 'tag' ? 'usage_tags' : 'usage_records');
-
-const SUMS = sql`count(*) as requests,
-  cast(sum(input_tokens) as bigint) as input_tokens,
-  cast(sum(output_tokens) as bigint) as output_tokens,
-  cast(sum(cached_input_tokens) as bigint) as cached_input_tokens,
-  cast(sum(cache_write_tokens) as bigint) as cache_write_tokens,
-  cast(sum(cost_micros) as bigint) as cost_micros`;
-
-interface SumsRow {
-  requests: number | string;
-  input_tokens: number | string;
-  output_tokens: number | string;
-  cached_input_tokens: number | string;
-  cache_write_tokens: number | string;
-  cost_micros: number | string;
-}
+const tableOf = (group: UsageGroup | null) => sql.table(group === 'tag' ? 'usage_tags' : 'usage_records');
 
 const sumsOf = (row: SumsRow) => ({
   requests: Number(row.requests),
@@ -47,18 +31,7 @@ const sumsOf = (row: SumsRow) => ({
   costMicros: Number(row.cost_micros),
 });
 
-function rangeFilter(projectId: string | null, startMs: number, endMs: number): RawBuilder<unknown> {
-  const range = sql`created_at >= ${startMs} and created_at < ${endMs}`;
-  return projectId === null ? range : sql`project_id = ${projectId} and ${range}`;
-}
-
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/** The spend report's group expression. A null group (no key, no end user) reads as '' so that it sorts first on both databases. */
-function spendGroup(groupBy: SpendGroup): RawBuilder<unknown> {
-  if (groupBy === 'day') return sql`(created_at / ${sql.lit(DAY_MS)}) * ${sql.lit(DAY_MS)}`;
-  return sql`coalesce(${sql.ref(GROUP_COLUMNS[groupBy])}, '')`;
-}
 
 /** Rows read per page while a spend report streams. */
 const SPEND_PAGE_ROWS = 1_000;
@@ -71,7 +44,7 @@ export class UsageReportsRepository implements UsageReports {
     const bucket = sql`(created_at / ${sql.lit(query.bucketMs)}) * ${sql.lit(query.bucketMs)}`;
     const group = query.groupBy === null ? sql`null` : sql.ref(GROUP_COLUMNS[query.groupBy]);
     const { rows } = await sql<SumsRow & { bucket_start: number | string; grp: string | null }>`
-      select ${bucket} as bucket_start, ${group} as grp, ${SUMS}
+      select ${bucket} as bucket_start, ${group} as grp, ${RECORD_SUMS}
       from ${tableOf(query.groupBy)}
       where ${rangeFilter(query.projectId, query.startMs, query.endMs)}
       group by bucket_start, grp
@@ -79,13 +52,10 @@ export class UsageReportsRepository implements UsageReports {
     return rows.map((row) => ({ bucketStartMs: Number(row.bucket_start), group: row.grp, ...sumsOf(row) }));
   }
 
+  /** Rollups for the whole days rolled up, records for the rest (spend-query.ts). */
   async *spend(query: SpendQuery): AsyncGenerator<SpendRow> {
-    const aggregate = sql<SumsRow & { grp: string | number }>`
-      select ${spendGroup(query.groupBy)} as grp, ${SUMS}
-      from ${tableOf(query.groupBy)}
-      where ${rangeFilter(query.projectId, query.sinceMs, query.untilMs)}
-      group by grp
-      order by grp`.compile(this.database.db);
+    const state = await this.database.db.selectFrom('usage_rollup_state').select('rolled_until').executeTakeFirst();
+    const aggregate = spendAggregate(query, state ? Number(state.rolled_until) : null).compile(this.database.db);
     for await (const page of resultPages(this.database, aggregate, SPEND_PAGE_ROWS)) {
       for (const row of page) yield { group: spendGroupName(query.groupBy, row.grp), ...sumsOf(row) };
     }
