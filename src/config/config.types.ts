@@ -23,11 +23,19 @@ export interface S3BlobConfig {
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
 }
 
+/** The OTLP over HTTP encodings Sluice exports in (gRPC is not supported). */
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
 /** OpenTelemetry tracing (src/config/tracing-config.ts); null endpoint: the exporter's default. */
 export interface TracingConfig {
   enabled: boolean;
   endpoint: string | null;
   serviceName: string;
+  /**
+   * How spans are encoded to the collector: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else
+   * OTEL_EXPORTER_OTLP_PROTOCOL, else `http/protobuf` (the OTLP exporter specification's default).
+   */
+  protocol: OtlpProtocol;
   /**
    * OTEL_SEMCONV_STABILITY_OPT_IN names `gen_ai_latest_experimental`: model calls are traced
    * in OpenTelemetry's GenAI conventions (src/observability/genai-tracing.ts), one span per

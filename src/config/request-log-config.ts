@@ -1,5 +1,6 @@
 /**
- * The request log's configuration section, `request_log:`: what a project keeps of its
+ * The request log's configuration section, `request_log:`: whether calls are logged at
+ * all (`enabled`, default true), what a project keeps of its
  * calls' bodies and for how long unless it says otherwise (each project may set its own
  * through the admin API), and how the background writer batches (its queue is bounded:
  * past `max_queue` waiting entries, new ones are dropped and counted).
@@ -9,6 +10,8 @@ import { BODY_MODES, type LoggingSettings } from '../domain/request-log/request-
 import { configSection } from './section.js';
 
 export interface RequestLogConfig {
+  /** false: no call is logged (nothing queued or written; the routes read an empty log). */
+  enabled: boolean;
   defaults: LoggingSettings;
   batchSize: number;
   flushIntervalMs: number;
@@ -19,6 +22,7 @@ export interface RequestLogConfig {
 
 const RequestLogFileSchema = Type.Object(
   {
+    enabled: Type.Optional(Type.Boolean({ description: 'false: no call is logged at all, whatever the projects say (default true)' })),
     bodies: Type.Optional(Type.Union(BODY_MODES.map((m) => Type.Literal(m)), { description: 'what a project keeps of request and answer bodies unless it sets its own: off, redacted or full (default off)' })),
     retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'days a call stays in the log unless its project sets its own (default 30)' })),
     batch_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, description: 'entries written per insert (default 200)' })),
@@ -34,6 +38,7 @@ export const requestLogSection = configSection({
   key: 'request_log',
   schema: RequestLogFileSchema,
   resolve: ({ file }): RequestLogConfig => ({
+    enabled: file?.enabled ?? true,
     defaults: { bodies: file?.bodies ?? 'off', retentionDays: file?.retention_days ?? 30 },
     batchSize: file?.batch_size ?? 200,
     flushIntervalMs: file?.flush_interval_ms ?? 500,

@@ -86,8 +86,10 @@ export function openCallStory(log: RequestLogSink, where: StoryRoute, { id, requ
     tags: principal.policy?.tags,
     createdAtMs: Date.now(),
   });
-  if (log.bodiesFor(principal.projectId) !== 'off') {
+  const bodyMode = log.bodiesFor(principal.projectId);
+  if (bodyMode !== 'off') {
     story.keepBodies = true;
+    story.bodyMode = bodyMode;
     story.requestBody = body;
     story.secrets = credentialsOf(request);
     if (stream) story.events = [];
@@ -140,6 +142,15 @@ async function* tapped<E extends object>(story: CallStory, events: AsyncIterable
     story.events?.push(event);
     yield event;
   }
+}
+
+/** What a call whose client left before its answer is logged with (nginx's "client closed request", as usage records have it). */
+const CLIENT_CLOSED = 499;
+
+/** The client left before a JSON answer was sent (no response, so no onResponse): the story goes to the log as 499. */
+export function submitAbandoned(log: RequestLogSink, story: CallStory): void {
+  if (story.errorCode === null) story.failed('client_closed');
+  log.submit(story, CLIENT_CLOSED);
 }
 
 /** The route's onResponse: the story goes to the log with the response's status. */

@@ -7,7 +7,9 @@
  * served), the tokens, and for a stream the time to its first chunk. Under it, one span per
  * attempt the router made on a deployment (`attempt {deployment id}`), so a retried or
  * fallen-back call shows each deployment it tried and how each ended; an attempt's HTTP
- * client span is its child. Never a key, a URL or a body.
+ * client span is its child. Never a key or a URL; the input and output only when the
+ * call's project logs bodies, in the span's `gen_ai.client.inference.operation.details`
+ * event (genai-content.ts), redacted as its request log is.
  *
  * The attempts tell their call which provider and model answered through the call's
  * context (a context key), so neither the router nor the adapters know about tracing.
@@ -16,6 +18,7 @@ import { context, createContextKey, SpanKind, trace, type Attributes, type Span 
 import type { CallContext, ChatStreamEvent, TokenUsage } from '../domain/models/inference-backend.port.js';
 import type { Deployment, ModelSpec } from '../domain/models/model-spec.types.js';
 import { AppError } from '../domain/shared/errors.js';
+import { contentCapture, inputMessages, OutputMessages, recordContent, type ContentCapture } from './genai-content.js';
 import { withMethods } from './method-proxy.js';
 import { failSpan, tracer } from './tracing.js';
 
@@ -70,7 +73,14 @@ function startCall(operation: GenAiOperation, call: ModelCall, stream: boolean) 
   const span = tracer().startSpan(`${operation} ${model.id}`, { kind, attributes });
   const state: CallState = { operation, requestedModel: model.id, attempts: 0, provider: null, servedModel: null };
   const scope = trace.setSpan(context.active(), span).setValue(CALL_STATE, state);
-  return { span, scope, state };
+  // Embeddings carry no content in the conventions.
+  const capture = operation === 'embeddings' ? null : contentCapture(call);
+  return { span, scope, state, capture };
+}
+
+/** The call's content event, when its project logs bodies: what it got, and what it gave (nothing, when it failed). */
+function recordCallContent(span: Span, capture: ContentCapture | null, call: ModelCall, output: OutputMessages | null): void {
+  if (capture) recordContent(span, capture, inputMessages(call), output?.messages() ?? []);
 }
 
 function endCall(span: Span, state: CallState, usage: TokenUsage | null, finishReasons: string[]): void {
@@ -105,14 +115,20 @@ function failGenAiSpan(span: Span, err: unknown): void {
 
 /** A call answered at once (chat, text completion, embeddings) in its GenAI span. */
 export async function genAiCall<R extends { usage: TokenUsage }>(operation: GenAiOperation, call: ModelCall, work: () => Promise<R>): Promise<R> {
-  const { span, scope, state } = startCall(operation, call, false);
+  const { span, scope, state, capture } = startCall(operation, call, false);
   let output: R;
   try {
     output = await context.with(scope, work);
   } catch (err) {
     failGenAiSpan(span, err);
+    recordCallContent(span, capture, call, null);
     span.end();
     throw err;
+  }
+  if (capture) {
+    const answer = new OutputMessages();
+    answer.addAnswer(output);
+    recordCallContent(span, capture, call, answer);
   }
   const finishReason = (output as { finishReason?: unknown }).finishReason;
   endCall(span, state, output.usage, typeof finishReason === 'string' ? [finishReason] : []);
@@ -124,7 +140,8 @@ export async function genAiCall<R extends { usage: TokenUsage }>(operation: GenA
  * runs in the span's context: the router's attempts happen inside the first one.
  */
 export async function* genAiStream(operation: GenAiOperation, call: ModelCall, open: () => AsyncIterable<ChatStreamEvent>): AsyncGenerator<ChatStreamEvent> {
-  const { span, scope, state } = startCall(operation, call, true);
+  const { span, scope, state, capture } = startCall(operation, call, true);
+  const answer = capture ? new OutputMessages() : null;
   const startedMs = performance.now();
   let usage: TokenUsage | null = null;
   const finishReasons: string[] = [];
@@ -139,13 +156,16 @@ export async function* genAiStream(operation: GenAiOperation, call: ModelCall, o
       if (first) span.setAttribute('gen_ai.response.time_to_first_chunk', (performance.now() - startedMs) / 1000);
       if (event.type === 'usage') usage = event.usage;
       else finishReasonsOf(event, finishReasons);
+      answer?.add(event);
       yield event;
     }
     done = true;
+    recordCallContent(span, capture, call, answer);
     endCall(span, state, usage, finishReasons);
   } catch (err) {
     done = true;
     failGenAiSpan(span, err);
+    recordCallContent(span, capture, call, answer);
     span.end();
     throw err;
   } finally {
@@ -153,6 +173,7 @@ export async function* genAiStream(operation: GenAiOperation, call: ModelCall, o
     if (!done) {
       await context.with(scope, () => events?.return?.());
       span.setAttribute('error.type', 'cancelled');
+      recordCallContent(span, capture, call, answer);
       endCall(span, state, usage, finishReasons);
     }
   }

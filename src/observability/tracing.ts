@@ -2,7 +2,8 @@
  * OpenTelemetry tracing, off unless the standard OTEL_* variables ask for it (see
  * src/config/tracing-config.ts). When on, a NodeTracerProvider is registered globally with
  * the AsyncLocalStorage context manager and the W3C trace-context propagator, spans are
- * batched to an OTLP/HTTP collector, and outgoing undici requests made while a span is
+ * batched to an OTLP/HTTP collector (protobuf, the specification's default, or JSON, as
+ * OTEL_EXPORTER_OTLP_PROTOCOL asks), and outgoing undici requests made while a span is
  * active get a client span and a `traceparent` header (upstream-tracing.ts). When off,
  * nothing is registered and every span below is the API's no-op. The SDK and its exporter
  * live in ./tracing-sdk.ts, loaded only when tracing is on.

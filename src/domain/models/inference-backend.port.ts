@@ -99,6 +99,13 @@ export interface AttemptRecorder {
   /** A try that began at `startedAt` (a performance.now() reading) and ended now: its status (null: no answer) and error code. */
   attempt(deployment: string, provider: string | null, status: number | null, errorCode: string | null, startedAt: number): void;
   served(model: string, deployment: string, provider: string | null, fallback: boolean): void;
+  /**
+   * What the call's project keeps of its bodies (the request log's `logging.bodies`; absent:
+   * `off`): a traced call's input and output go into its span only when they are kept.
+   */
+  readonly bodyMode?: 'off' | 'redacted' | 'full';
+  /** The caller's own credentials as sent, which a redacted body never keeps. */
+  readonly secrets?: readonly string[];
 }
 
 export interface CallContext {

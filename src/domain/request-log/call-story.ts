@@ -13,7 +13,7 @@ import { statusOfError } from './error-status.js';
 import type { Principal } from '../identity/caller.js';
 import type { AttemptRecorder } from '../models/inference-backend.port.js';
 import type { ToolNameSink } from './tool-names.js';
-import type { AttemptEntry, CallScope, RequestLogEntry } from './request-log.types.js';
+import type { AttemptEntry, BodyMode, CallScope, RequestLogEntry } from './request-log.types.js';
 
 export interface StoryOpening {
   id: string;
@@ -50,6 +50,8 @@ export class CallStory implements AttemptRecorder, ToolNameSink {
   errorCode: string | null = null;
   /** The project logs bodies: the request and answer are kept below. */
   keepBodies = false;
+  /** What the project keeps of bodies (`off` unless it logs them): a traced call's span carries them the same way. */
+  bodyMode: BodyMode = 'off';
   /** The request and answer as the client sent and got them (referenced, not copied); read only when the project logs bodies. */
   requestBody: unknown = null;
   responseBody: unknown = null;

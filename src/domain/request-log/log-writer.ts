@@ -15,6 +15,8 @@ import type { RequestLogSink, RequestLogStore, StoredBody } from './request-log.
 import type { BodyMode, LoggingSettings, RequestLogEntry } from './request-log.types.js';
 
 export interface LogWriterSettings {
+  /** false: the log is switched off; nothing is queued and every project's bodies are `off`. */
+  enabled: boolean;
   batchSize: number;
   flushIntervalMs: number;
   maxQueue: number;
@@ -71,10 +73,11 @@ export class RequestLogWriter implements RequestLogSink {
   }
 
   bodiesFor(projectId: string): BodyMode {
-    return this.settingsOf(projectId).bodies;
+    return this.deps.settings.enabled ? this.settingsOf(projectId).bodies : 'off';
   }
 
   submit(story: CallStory, status: number): void {
+    if (!this.deps.settings.enabled) return;
     const projectId = story.opening.principal.projectId;
     const mode = this.bodiesFor(projectId);
     const entry = story.close(status, mode !== 'off');

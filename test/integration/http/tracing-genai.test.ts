@@ -4,14 +4,14 @@
  * one `chat <model>` span per call on chat completions, Responses (streamed) and Messages,
  * with the conventions' attributes exactly; one `attempt <deployment>` span per attempt of
  * a call that was retried, then fell back, then streamed; and, without the opt-in, the
- * spans as before with no gen_ai attribute. Each call carries its own traceparent, so the
+ * spans as before with no gen_ai attribute. Exported in protobuf (OTLP's default) with the
+ * opt-in, in JSON without (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json). Each call carries its own traceparent, so the
  * spans of each are found by trace id once the server has flushed them on shutdown.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer } from '../../helpers/harness.js';
 import { fail, startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.js';
+import { startOtlpCollector, type CollectedSpan, type OtlpCollector } from '../../helpers/otlp-collector.js';
 
 const PROVIDER_KEY = 'sk-provider-secret-0123456789abcdef';
 const PROMPT = 'a prompt that stays out of spans';
@@ -30,50 +30,7 @@ const PLAIN_CALL = {
   'gen_ai.usage.cache_read.input_tokens': 2,
 };
 
-interface ExportedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  startTimeUnixNano: string | number;
-  attributes: Record<string, unknown>;
-  status: { code?: number };
-}
-
-/** An OTLP/HTTP collector (JSON, as the exporter sends it) that keeps every span it receives, attributes flattened. */
-async function startCollector() {
-  const spans: ExportedSpan[] = [];
-  const bodies: string[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString();
-      bodies.push(text);
-      for (const resource of JSON.parse(text).resourceSpans) {
-        for (const scope of resource.scopeSpans) for (const span of scope.spans) spans.push({ ...span, attributes: flatten(span.attributes ?? []) });
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, spans, bodies, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-function valueOf(value: Record<string, any>): unknown {
-  if ('stringValue' in value) return value.stringValue;
-  if ('boolValue' in value) return value.boolValue;
-  if ('intValue' in value) return Number(value.intValue);
-  if ('doubleValue' in value) return value.doubleValue;
-  if ('arrayValue' in value) return (value.arrayValue.values ?? []).map(valueOf);
-  throw new Error(`unexpected attribute value ${JSON.stringify(value)}`);
-}
-
-function flatten(attributes: { key: string; value: Record<string, any> }[]): Record<string, unknown> {
-  return Object.fromEntries(attributes.map((a) => [a.key, valueOf(a.value)]));
-}
+type ExportedSpan = CollectedSpan;
 
 function yaml(plain: string, failing: string): string {
   const d = (id: string, baseUrl: string) => `      - { id: ${id}, base_url: ${baseUrl}, upstream_model: ${id}, api_key_env: PROVIDER_KEY }\n`;
@@ -125,12 +82,12 @@ afterAll(async () => {
 describe('with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental', () => {
   const traces = { chat: newTrace(), responses: newTrace(), messages: newTrace(), story: newTrace() };
   const statuses: Record<string, number> = {};
-  let collector: Awaited<ReturnType<typeof startCollector>>;
+  let collector: OtlpCollector;
   let tenantKey: string;
   let plainPort: number;
 
   beforeAll(async () => {
-    collector = await startCollector();
+    collector = await startOtlpCollector();
     plainPort = Number(new URL(plain.baseUrl).port);
     const server = await startTestServer({
       yaml: yaml(plain.baseUrl, failing.baseUrl),
@@ -230,6 +187,11 @@ describe('with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental', () => 
     expect(attempts[2]!.attributes).not.toHaveProperty('error.type');
   });
 
+  it('exported in OTLP\'s default encoding, protobuf, and decoded to the attributes above', () => {
+    expect(collector.contentTypes.length).toBeGreaterThan(0);
+    expect(new Set(collector.contentTypes)).toEqual(new Set(['application/x-protobuf']));
+  });
+
   it('no key, provider key or prompt in anything exported', () => {
     const everything = collector.bodies.join('\n');
     expect(everything).toContain('chat plain-llm');
@@ -240,10 +202,13 @@ describe('with OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental', () => 
 });
 
 describe('without the opt-in', () => {
-  it('tracing is as before: inference.chat spans, no attempt spans, no gen_ai attribute', async () => {
-    const collector = await startCollector();
+  it('tracing is as before: inference.chat spans, no attempt spans, no gen_ai attribute (here in JSON, as OTEL_EXPORTER_OTLP_TRACES_PROTOCOL asks)', async () => {
+    const collector = await startOtlpCollector();
     const trace = newTrace();
-    const server = await startTestServer({ yaml: yaml(plain.baseUrl, failing.baseUrl), env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, PROVIDER_KEY } });
+    const server = await startTestServer({
+      yaml: yaml(plain.baseUrl, failing.baseUrl),
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', PROVIDER_KEY },
+    });
     try {
       const { key } = await server.newTenant({ balanceUsd: 10 });
       const res = await call(server.baseUrl, 'POST', '/v1/chat/completions', {
@@ -256,6 +221,7 @@ describe('without the opt-in', () => {
       await server.close();
       await collector.close();
     }
+    expect(new Set(collector.contentTypes)).toEqual(new Set(['application/json']));
     const spans = inTrace(collector.spans, trace.traceId);
     const inference = one(spans, 'inference.chat');
     expect(inference.attributes).toEqual({ 'sluice.model': 'plain-llm', 'sluice.runtime': 'openai' });

@@ -173,7 +173,7 @@ describe('tracing with an in-memory exporter', () => {
 });
 
 describe('tracing to an OTLP/HTTP collector', () => {
-  it('exports the spans of a request, with the service name, when the server shuts down', async () => {
+  it('exports the spans of a request, with the service name, when the server shuts down (in JSON, as OTEL_EXPORTER_OTLP_PROTOCOL asks)', async () => {
     const received: any[] = [];
     const collector = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -185,7 +185,7 @@ describe('tracing to an OTLP/HTTP collector', () => {
     });
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     const { port } = collector.address() as AddressInfo;
-    const server = await startTestServer({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_SERVICE_NAME: 'sluice-test' } });
+    const server = await startTestServer({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'sluice-test' } });
     try {
       expect((await call(server.baseUrl, 'GET', '/healthz')).status).toBe(200);
     } finally {

@@ -73,7 +73,7 @@ describe.skipIf(!reachable)('the PostgreSQL dialect', () => {
       expect(withMigrations.map((t) => t.name).sort()).toEqual([...SLUICE_TABLES, 'kysely_migration', 'kysely_migration_lock'].sort());
       expect(new Set(withMigrations.map((t) => t.schema))).toEqual(new Set([current!.schema]));
       const projects = withMigrations.find((t) => t.name === 'projects')!;
-      expect(projects.columns.map((c) => [c.name, c.isNullable])).toEqual([['id', false], ['name', false], ['balance_micros', false], ['created_at', false]]);
+      expect(projects.columns.map((c) => [c.name, c.isNullable])).toEqual([['id', false], ['name', false], ['balance_micros', false], ['created_at', false], ['deleted_at', true]]);
     } finally {
       await churn.stop();
       await database.close();

@@ -17,7 +17,7 @@ import { bindRoutes, type BoundRoutes } from '../../route-module.js';
 import { STREAM_DESCRIPTION, STREAM_EVENT } from '../../openapi-document.js';
 import { serializeAsBefore } from '../../schemas/document-only.js';
 import { clientAbortSignal, sendSse } from '../../sse.js';
-import { openCallStory, scopeOfPrefix, storyAnswered, storyFailedOrRefused, submitStory, tapStory, wireNameOf } from '../../call-story.js';
+import { openCallStory, scopeOfPrefix, storyAnswered, storyFailedOrRefused, submitAbandoned, submitStory, tapStory, wireNameOf } from '../../call-story.js';
 import type { RequestLogSink } from '../../../domain/request-log/request-log.port.js';
 
 export interface WireRouteDeps {
@@ -97,7 +97,13 @@ export function registerWireRoute(scope: FastifyInstance, { format, services, lo
     const betas = betasOf(request.headers['anthropic-beta']);
     if (betas.length > 0) context.betas = betas;
     if (streams) return sendSse(reply, tapStory(story, stream!.open(services, caller, request.body, context)), signal, { named });
-    return storyAnswered(story, await format.run(services, caller, request.body, context));
+    try {
+      return storyAnswered(story, await format.run(services, caller, request.body, context));
+    } finally {
+      // A client that leaves before the answer is sent gets no response, so onResponse never runs: the call is logged here.
+      if (signal.aborted) submitAbandoned(log.value, story);
+      else reply.raw.once('close', () => reply.raw.writableFinished || submitAbandoned(log.value, story));
+    }
   });
 }
 
