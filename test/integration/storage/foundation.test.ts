@@ -81,6 +81,7 @@ describe.each(cases)('foundation storage on $name', ({ open }) => {
         policy: null,
         previousKeyHash: null,
         previousValidUntilMs: null,
+        ownerUserId: null,
       });
       const k1 = make(1);
       const k2 = make(2);
