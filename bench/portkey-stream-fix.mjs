@@ -12,5 +12,5 @@ const upstreamFetch = globalThis.fetch;
 globalThis.fetch = async function fetchWithMutableStreamHeaders(...args) {
   const response = await upstreamFetch.apply(this, args);
   if (!response.headers.get('content-type')?.includes('text/event-stream')) return response;
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers: new Headers(response.headers) });
+  return new globalThis.Response(response.body, { status: response.status, statusText: response.statusText, headers: new globalThis.Headers(response.headers) });
 };
