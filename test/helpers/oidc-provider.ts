@@ -171,3 +171,24 @@ export async function presentCallback(walked: WalkedSignIn, callbackUrl = walked
   walked.sluiceCookies.take(answer);
   return { location: answer.headers.get('location')!, sessionCookie: walked.sluiceCookies.get('sluice_session') };
 }
+
+/** A browser signed in to the console through the provider: its session cookie, CSRF token and the session as `GET /console/api/session` shows it. */
+export interface SignedInBrowser {
+  /** Where the callback sent the browser. */
+  location: string;
+  cookie: string;
+  csrf: string;
+  session: any;
+}
+
+/** Signs `person` in through the provider with an honest ID token, the whole flow, and reads the session it opened. */
+export async function signInThrough(idp: TestIdentityProvider, sluiceBaseUrl: string, person: Person): Promise<SignedInBrowser> {
+  idp.person = person;
+  idp.tokens = 'honest';
+  const { location, sessionCookie } = await presentCallback(await walkToCallback(sluiceBaseUrl));
+  const cookie = `sluice_session=${sessionCookie}`;
+  const answer = await fetch(`${sluiceBaseUrl}/console/api/session`, { headers: { cookie } });
+  if (answer.status !== 200) throw new Error(`the session answered ${answer.status}: ${await answer.text()}`);
+  const session = (await answer.json()) as any;
+  return { location, cookie, csrf: session.csrf_token, session };
+}

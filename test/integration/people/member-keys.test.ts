@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUuid } from '../../../src/domain/shared/ids.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
-import { presentCallback, startIdentityProvider, walkToCallback, type Person, type TestIdentityProvider } from '../../helpers/oidc-provider.js';
+import { signInThrough, startIdentityProvider, type Person, type TestIdentityProvider } from '../../helpers/oidc-provider.js';
 
 let server: TestServer;
 let idp: TestIdentityProvider;
@@ -45,13 +45,8 @@ interface UserBrowser {
 }
 
 async function signInAs(person: Person): Promise<UserBrowser> {
-  idp.person = person;
-  idp.tokens = 'honest';
-  const { sessionCookie } = await presentCallback(await walkToCallback(server.baseUrl));
-  const cookie = `sluice_session=${sessionCookie}`;
-  const session = await call(server.baseUrl, 'GET', '/console/api/session', { headers: { cookie } });
-  expect(session.status).toBe(200);
-  return { cookie, csrf: session.body.csrf_token, userId: session.body.user.id };
+  const { cookie, csrf, session } = await signInThrough(idp, server.baseUrl, person);
+  return { cookie, csrf, userId: session.user.id };
 }
 
 const as = (browser: UserBrowser, method: string, path: string, body?: unknown) =>

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUuid } from '../../../src/domain/shared/ids.js';
 import { ADMIN_TOKEN, call, startTestServer, type TestServer } from '../../helpers/harness.js';
-import { presentCallback, startIdentityProvider, walkToCallback, type Person, type TestIdentityProvider } from '../../helpers/oidc-provider.js';
+import { presentCallback, signInThrough, startIdentityProvider, walkToCallback, type Person, type SignedInBrowser, type TestIdentityProvider } from '../../helpers/oidc-provider.js';
 
 let server: TestServer;
 let idp: TestIdentityProvider;
@@ -46,22 +46,12 @@ afterAll(async () => {
   await idp?.close();
 });
 
-interface UserBrowser {
-  cookie: string;
-  csrf: string;
-  session: any;
-}
+type UserBrowser = SignedInBrowser;
 
 async function signInAs(person: Person): Promise<UserBrowser> {
-  idp.person = person;
-  idp.tokens = 'honest';
-  const walked = await walkToCallback(server.baseUrl);
-  const { location, sessionCookie } = await presentCallback(walked);
-  expect(location).toBe('/console/');
-  const cookie = `sluice_session=${sessionCookie}`;
-  const session = await call(server.baseUrl, 'GET', '/console/api/session', { headers: { cookie } });
-  expect(session.status).toBe(200);
-  return { cookie, csrf: session.body.csrf_token, session: session.body };
+  const browser = await signInThrough(idp, server.baseUrl, person);
+  expect(browser.location).toBe('/console/');
+  return browser;
 }
 
 const as = (browser: UserBrowser, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
