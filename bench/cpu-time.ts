@@ -3,7 +3,7 @@
  * the thousands of requests a bench phase sends), for the benches' CPU-per-request figures,
  * and a main thread's context switches, which say why that CPU per request differs.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** utime + stime in a /proc stat file, in µs; null where it cannot be read (not Linux, the process gone). */
 function statCpuMicros(file: string): number | null {
@@ -21,6 +21,43 @@ export const processCpuMicros = (pid: number): number => statCpuMicros(`/proc/${
 
 /** CPU time (user + system) of process `pid`'s main thread (the event loop), in µs; 0 where /proc is missing. */
 export const mainThreadCpuMicrosOf = (pid: number): number => statCpuMicros(`/proc/${pid}/task/${pid}/stat`) ?? 0;
+
+/**
+ * CPU time (µs) each process named `postgres` on this machine has used (the server's
+ * backends, its writers and its autovacuum), by pid; empty where /proc is missing.
+ */
+export function postgresCpuByPid(): Map<number, number> {
+  const byPid = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return byPid;
+  }
+  for (const pid of entries) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    const cpu = statCpuMicros(`/proc/${pid}/stat`);
+    if (cpu !== null) byPid.set(Number(pid), cpu);
+  }
+  return byPid;
+}
+
+/**
+ * What PostgreSQL's processes used between two readings of postgresCpuByPid, in µs: a bench
+ * that loads one server at a time on a local PostgreSQL gives the database's share of each
+ * call from it. A backend started in between counts from zero; one that exited in between
+ * takes its time with it (pools close idle connections, so such a backend was mostly idle).
+ */
+export function postgresCpuSince(before: Map<number, number>): number {
+  let used = 0;
+  for (const [pid, cpu] of postgresCpuByPid()) used += cpu - (before.get(pid) ?? 0);
+  return used;
+}
 
 /**
  * CPU time (µs) of this process's main thread, which carries only the server under test

@@ -25,6 +25,7 @@
  */
 import pg from 'pg';
 import { postgresReachable, postgresSchema } from '../test/helpers/databases.js';
+import { postgresCpuByPid, postgresCpuSince } from './cpu-time.js';
 import { median, runWorker } from './measure.js';
 import { startSluice, startZeroEngine, type SluiceProcess } from './processes.js';
 import { AUTOCANNON_PATH, AUTOCANNON_WORKER_SOURCE, BODY, CONNECTIONS } from './proxy-load.js';
@@ -56,10 +57,14 @@ interface Replica {
 interface Phase {
   rps: number;
   failed: number;
+  /** CPU per call served in the phase, µs: the Sluice process's (all threads), and PostgreSQL's (every postgres process). */
+  sluiceCpu: number;
+  postgresCpu: number;
 }
 
 /** Autocannon at saturation for `seconds`; the failures are counted, not thrown (the stalled replica's are a figure). */
 async function saturate(replica: Replica, seconds: number): Promise<Phase> {
+  const [sluiceBefore, postgresBefore] = [replica.server.cpuMicros(), postgresCpuByPid()];
   const result = await runWorker<{ error?: string; rps: number; non2xx: number; errors: number }>(AUTOCANNON_WORKER_SOURCE, {
     autocannonPath: AUTOCANNON_PATH,
     options: {
@@ -72,7 +77,13 @@ async function saturate(replica: Replica, seconds: number): Promise<Phase> {
     },
   });
   if (result.error) throw new Error(result.error);
-  return { rps: result.rps, failed: result.non2xx + result.errors };
+  const calls = Math.max(1, result.rps * seconds);
+  return {
+    rps: result.rps,
+    failed: result.non2xx + result.errors,
+    sluiceCpu: (replica.server.cpuMicros() - sluiceBefore) / calls,
+    postgresCpu: postgresCpuSince(postgresBefore) / calls,
+  };
 }
 
 async function startReplica(mode: Mode, engineUrl: string, drops: Array<() => Promise<void>>): Promise<Replica> {
@@ -179,7 +190,8 @@ export default async function requestLogCostBench(): Promise<BenchRow[]> {
     const lost = (mode: Mode) => phases[mode].map((p, i) => percentLost(p.rps, phases.off[i]!.rps));
     const failed = (mode: Mode) => phases[mode].reduce((n, p) => n + p.failed, 0);
     const [metadataLost, fullLost, stalledLost] = [lost('metadata'), lost('full'), lost('stalled')];
-    const note = (mode: Mode) => `${CONNECTIONS} connections, ${ROUNDS} × ${PHASE_SECONDS} s; ${failed(mode)} failed`;
+    const cpu = (mode: Mode) => `Sluice ${median(phases[mode].map((p) => p.sluiceCpu)).toFixed(0)} µs, PostgreSQL ${median(phases[mode].map((p) => p.postgresCpu)).toFixed(0)} µs CPU per call`;
+    const note = (mode: Mode) => `${CONNECTIONS} connections, ${ROUNDS} × ${PHASE_SECONDS} s; ${failed(mode)} failed; ${cpu(mode)}`;
     return [
       { name: 'request log off at saturation', value: rps('off'), unit: 'req/s', note: note('off') },
       { name: 'request log, metadata, at saturation', value: rps('metadata'), unit: 'req/s', note: note('metadata') },

@@ -27,6 +27,7 @@ import * as m0021 from './0021-key-owner.js';
 import * as m0022 from './0022-usage-rollups.js';
 import * as m0023 from './0023-project-deletion.js';
 import * as m0025 from './0025-people-mapped-grants.js';
+import * as m0026 from './0026-request-log-lean-indexes.js';
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -53,4 +54,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0022-usage-rollups': m0022,
   '0023-project-deletion': m0023,
   '0025-people-mapped-grants': m0025,
+  '0026-request-log-lean-indexes': m0026,
 };

@@ -1,9 +1,10 @@
 /**
- * The request log's rows: written a batch per statement by the log writer, read newest
+ * The request log's rows: written a batch per statement by the log writer (on PostgreSQL as
+ * one JSON parameter, see insertAsJson), read newest
  * first by (created_at, id) with the filters the routes take, and swept by retention.
  */
 import { sql, type ExpressionBuilder, type Insertable, type Selectable } from 'kysely';
-import type { Database, RequestLogTable, Tables } from '../database.js';
+import type { Database, RequestLogBodiesTable, RequestLogTable, Tables } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 import type { RequestLogStore, StoredBody } from '../../../domain/request-log/request-log.port.js';
 import type { AttemptEntry, BodyMode, CallScope, LoggingSettings, RequestLogEntry, RequestLogFilter, RequestSession } from '../../../domain/request-log/request-log.types.js';
@@ -87,6 +88,30 @@ function toRow(e: RequestLogEntry): Insertable<RequestLogTable> {
   };
 }
 
+function bodyRow(entry: RequestLogEntry, body: StoredBody): Insertable<RequestLogBodiesTable> {
+  return {
+    id: entry.id,
+    project_id: entry.projectId,
+    mode: body.mode,
+    request: body.request,
+    response: body.response,
+    truncated: body.truncated ? 1 : 0,
+    blob_key: body.blobKey,
+  };
+}
+
+/**
+ * A batch of rows as one statement with one parameter on PostgreSQL: the rows as a JSON
+ * array, expanded by `json_populate_recordset` into the table's own row type. A multi-row
+ * insert of 200 entries would bind 6,400 parameters, each built into Kysely's query tree,
+ * compiled and sent one by one on the server's event loop; JSON.stringify does it natively.
+ * Keys are the columns' names (a missing one is null); an id already written is skipped.
+ */
+async function insertAsJson(database: Database, table: 'request_log' | 'request_log_bodies', rows: readonly object[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`insert into ${sql.table(table)} select * from json_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}) on conflict (id) do nothing`.execute(database.db);
+}
+
 /** A LIKE pattern matching `tag` as one element of the tags' JSON array (`_` and `%` taken literally). */
 const tagPattern = (tag: string): string => `%${JSON.stringify(tag).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -112,25 +137,17 @@ export class RequestLogRepository implements RequestLogStore {
 
   async writeMany(writes: readonly { entry: RequestLogEntry; body: StoredBody | null }[]): Promise<void> {
     if (writes.length === 0) return;
+    const rows = writes.map((w) => toRow(w.entry));
+    const bodies = writes.filter((w) => w.body !== null).map(({ entry, body }) => bodyRow(entry, body!));
+    if (this.database.flavor === 'postgres') {
+      await insertAsJson(this.database, 'request_log', rows);
+      await insertAsJson(this.database, 'request_log_bodies', bodies);
+      return;
+    }
     const { db } = this.database;
-    await db.insertInto('request_log').values(writes.map((w) => toRow(w.entry))).onConflict((oc) => oc.column('id').doNothing()).execute();
-    const bodies = writes.filter((w) => w.body !== null);
+    await db.insertInto('request_log').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute();
     if (bodies.length === 0) return;
-    await db
-      .insertInto('request_log_bodies')
-      .values(
-        bodies.map(({ entry, body }) => ({
-          id: entry.id,
-          project_id: entry.projectId,
-          mode: body!.mode,
-          request: body!.request,
-          response: body!.response,
-          truncated: body!.truncated ? 1 : 0,
-          blob_key: body!.blobKey,
-        })),
-      )
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
+    await db.insertInto('request_log_bodies').values(bodies).onConflict((oc) => oc.column('id').doNothing()).execute();
   }
 
   async list(filter: RequestLogFilter, limit: number, after: string | null): Promise<Page<RequestLogEntry> | null> {
