@@ -7,6 +7,8 @@
  * server process's CPU per request (user + system, all its threads, from /proc), as ratios
  * after ÷ before of the same round. Prints one line per round and the medians.
  * `BENCH_STREAM=1` sends streamed chat calls instead (`stream: true`, usage included).
+ * `BENCH_RATE=<req/s>` paces the calls at that constant rate instead of saturating, and each
+ * round also gives both sides' p50 and p99 (ms), and after − before of each.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -16,6 +18,7 @@ import { processCpuMicros } from './cpu-time.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PHASE_SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const MODEL = process.env.BENCH_YAML ?? '{ backend: openai, base_url: "{upstream}/v1" }';
 const BODY = process.env.BENCH_STREAM === '1'
   ? JSON.stringify({ model: 'gpt-oss-120b', messages: [{ role: 'user', content: 'Say hello in five words.' }], max_tokens: 16, stream: true, stream_options: { include_usage: true } })
@@ -53,23 +56,31 @@ try {
   for (const side of Object.values(sides)) await load(side.url, side.key, { seconds: 2, body: BODY });
   const rps: number[] = [];
   const cpu: number[] = [];
+  const p50Added: number[] = [];
+  const p99Added: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const got: Record<string, { rps: number; cpu: number }> = {};
+    const got: Record<string, { rps: number; cpu: number; p50: number; p99: number }> = {};
     for (const name of i % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const)) {
       const side = sides[name];
       const cpuBefore = processCpuMicros(side.pid);
-      const result = await load(side.url, side.key, { seconds: PHASE_SECONDS, body: BODY });
-      got[name] = { rps: result.rps, cpu: (processCpuMicros(side.pid) - cpuBefore) / (result.rps * PHASE_SECONDS) };
+      const result = await load(side.url, side.key, { seconds: PHASE_SECONDS, body: BODY, ...(RATE ? { rate: RATE, paced: true } : {}) });
+      got[name] = { rps: result.rps, cpu: (processCpuMicros(side.pid) - cpuBefore) / (result.rps * PHASE_SECONDS), p50: result.p50, p99: result.p99 };
     }
     rps.push(got.after!.rps / got.before!.rps);
     cpu.push(got.after!.cpu / got.before!.cpu);
+    p50Added.push(got.after!.p50 - got.before!.p50);
+    p99Added.push(got.after!.p99 - got.before!.p99);
+    const latency = RATE
+      ? `; p50 ${got.before!.p50.toFixed(2)} → ${got.after!.p50.toFixed(2)} ms, p99 ${got.before!.p99.toFixed(2)} → ${got.after!.p99.toFixed(2)} ms`
+      : '';
     const loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     console.log(
       `round ${i + 1}: before ${got.before!.rps.toFixed(0)} req/s ${got.before!.cpu.toFixed(1)} µs/req, after ${got.after!.rps.toFixed(0)} req/s ${got.after!.cpu.toFixed(1)} µs/req; ` +
-        `after ÷ before: req/s ${rps.at(-1)!.toFixed(3)}, CPU per request ${cpu.at(-1)!.toFixed(3)} (load ${loadavg})`,
+        `after ÷ before: req/s ${rps.at(-1)!.toFixed(3)}, CPU per request ${cpu.at(-1)!.toFixed(3)}${latency} (load ${loadavg})`,
     );
   }
   console.log(`median after ÷ before: req/s ${median(rps).toFixed(3)}, CPU per request ${median(cpu).toFixed(3)} over ${ROUNDS} rounds`);
+  if (RATE) console.log(`median after − before at ${RATE} req/s: p50 ${median(p50Added).toFixed(3)} ms, p99 ${median(p99Added).toFixed(3)} ms`);
 } finally {
   for (const side of Object.values(sides)) side.child.kill('SIGTERM');
   await upstream.close();

@@ -15,7 +15,7 @@ export type Step = (typeof STEPS)[number];
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber?: number };
   children?: number[];
 }
 
@@ -46,14 +46,10 @@ function stepOfFrame(fn: string, url: string): Step | null {
   return null;
 }
 
-/** Microseconds of samples per step (idle and the profiler's own work left out). */
-export function stepsOfProfile(profile: CpuProfile): Map<Step, number> {
+/** The step of a profile node's samples: its innermost frame that belongs to one (null: idle or the profiler's own work). */
+function stepResolver(profile: CpuProfile): (node: ProfileNode) => Step | null {
   const parent = new Map<number, ProfileNode>();
-  const byId = new Map<number, ProfileNode>();
-  for (const node of profile.nodes) {
-    byId.set(node.id, node);
-    for (const child of node.children ?? []) parent.set(child, node);
-  }
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node);
   const stepOfNode = new Map<number, Step | null>();
   const resolve = (node: ProfileNode): Step | null => {
     const known = stepOfNode.get(node.id);
@@ -70,6 +66,13 @@ export function stepsOfProfile(profile: CpuProfile): Map<Step, number> {
     stepOfNode.set(node.id, step);
     return step;
   };
+  return resolve;
+}
+
+/** Microseconds of samples per step (idle and the profiler's own work left out). */
+export function stepsOfProfile(profile: CpuProfile): Map<Step, number> {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const resolve = stepResolver(profile);
   const micros = new Map<Step, number>(STEPS.map((s) => [s, 0]));
   for (let i = 0; i < profile.samples.length; i++) {
     const step = resolve(byId.get(profile.samples[i]!)!);
@@ -125,8 +128,38 @@ export function stepRows(label: string, servers: Array<{ name: string; profile: 
   }));
 }
 
-/** For a profile written to disk: `tsx bench/cpu-steps.ts <file.cpuprofile> [cpu µs per request]`. */
+/** The frames whose own samples fell in `step`, the heaviest first: function, file and line, and their share of the step's time. */
+export function framesOfStep(profile: CpuProfile, step: Step, count = 25): Array<{ frame: string; share: number }> {
+  const stepOf = stepResolver(profile);
+  const byFrame = new Map<string, number>();
+  let total = 0;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  profile.samples.forEach((id, i) => {
+    const node = byId.get(id)!;
+    if (stepOf(node) !== step) return;
+    const { functionName, url } = node.callFrame;
+    const frame = `${functionName || '(anonymous)'} ${url.replace(/^.*\/node_modules\//, '').replace(/^.*\/dist\//, '')}:${node.callFrame.lineNumber ?? 0}`;
+    byFrame.set(frame, (byFrame.get(frame) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    total += profile.timeDeltas[i] ?? 0;
+  });
+  return [...byFrame].sort((a, b) => b[1] - a[1]).slice(0, count).map(([frame, micros]) => ({ frame, share: micros / (total || 1) }));
+}
+
+/**
+ * For a profile written to disk: `tsx bench/cpu-steps.ts <file.cpuprofile> [cpu µs per request]
+ * [--last <seconds>] [--frames <step>]`; `--last` keeps the samples of the profile's last
+ * seconds (a measured phase that ended the process's life, without its start and warm-up).
+ */
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const profile = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as CpuProfile;
+  const whole = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as CpuProfile;
+  const lastAt = process.argv.indexOf('--last');
+  const end = whole.startTime + whole.timeDeltas.reduce((a, b) => a + b, 0);
+  const profile = lastAt > 0 ? samplesBetween(whole, end - Number(process.argv[lastAt + 1]) * 1e6, end) : whole;
   for (const row of stepTable(profile, Number(process.argv[3] ?? 100))) console.log(`${row.step.padEnd(28)} ${(row.share * 100).toFixed(1).padStart(5)}%  ${row.micros.toFixed(1)} µs`);
+  const framesOf = process.argv.indexOf('--frames');
+  if (framesOf > 0) {
+    const step = process.argv[framesOf + 1] as Step;
+    console.log(`\nframes of ${step}:`);
+    for (const { frame, share } of framesOfStep(profile, step)) console.log(`${(share * 100).toFixed(1).padStart(5)}%  ${frame}`);
+  }
 }

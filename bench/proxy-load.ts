@@ -35,6 +35,7 @@ export const TOOLS_BODY = JSON.stringify({
 export interface LoadResult {
   rps: number;
   p50: number;
+  p99: number;
   cpuPerRequest: number;
 }
 
@@ -167,5 +168,6 @@ export async function load(
   await worker.stop();
   if (result.error) throw new Error(result.error);
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.rps, p50: median(result.latencies), cpuPerRequest: cpuSpent / result.count };
+  const sorted = result.latencies.toSorted((a, b) => a - b);
+  return { rps: result.rps, p50: median(result.latencies), p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? NaN, cpuPerRequest: cpuSpent / result.count };
 }

@@ -27,7 +27,8 @@
  * upstream and the load generators run in worker threads of the bench's process; latencies
  * use per-response timings (sub-millisecond), not autocannon's whole-millisecond histogram.
  */
-import { rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { BenchRow } from './run.js';
@@ -162,7 +163,10 @@ export async function startSluiceProxy(upstreamUrl: string, profileDir?: string)
  * after a warm-up at saturation (a sample every 100 µs, over the thousands of requests of the run).
  */
 async function stepProfile(start: (profileDir: string) => Promise<{ server: BenchProcess; key: string | null }>, rate: number): Promise<CpuProfile> {
-  const dir = tempDir('sluice-bench-profile-');
+  // With BENCH_PROFILE_DIR, the profiles stay there (for `tsx bench/cpu-steps.ts <file> <µs> --other`).
+  const kept = process.env.BENCH_PROFILE_DIR;
+  if (kept) mkdirSync(kept, { recursive: true });
+  const dir = kept ? mkdtempSync(path.join(kept, 'proxy-steps-')) : tempDir('sluice-bench-profile-');
   try {
     const { server, key } = await start(dir);
     let from: number, to: number;
@@ -176,7 +180,7 @@ async function stepProfile(start: (profileDir: string) => Promise<{ server: Benc
     }
     return samplesBetween(mainThreadProfile(dir), from, to);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!kept) rmSync(dir, { recursive: true, force: true });
   }
 }
 

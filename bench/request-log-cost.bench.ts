@@ -13,6 +13,9 @@
  *    every call served (a usage record) has its entry or is counted in
  *    `sluice_request_log_dropped_total`: the gap is all in the metric. The same is checked
  *    of the metadata and full replicas.
+ * Each mode also reports its CPU per call: the Sluice process's (all its threads) and
+ * PostgreSQL's (every postgres process on the machine, by pid), which says whether a loss is
+ * the server's work or the database's on the cores they share.
  * Autocannon (32 connections, in a worker thread) loads one replica at a time; rounds take
  * the four in turn, the order reversed every other round, and each ratio is taken within
  * its round (median of the rounds), so drifting load from elsewhere weighs on both sides.

@@ -1,10 +1,11 @@
 /**
- * The request log's rows: written a batch per statement by the log writer (on PostgreSQL as
- * one JSON parameter, see insertAsJson), read newest
+ * The request log's rows: written a batch at a time by the log writer (on PostgreSQL one
+ * statement with one JSON parameter, see insertAsJson; on embedded SQLite one prepared
+ * insert run per row in one transaction), read newest
  * first by (created_at, id) with the filters the routes take, and swept by retention.
  */
 import { sql, type ExpressionBuilder, type Insertable, type Selectable } from 'kysely';
-import type { Database, RequestLogBodiesTable, RequestLogTable, Tables } from '../database.js';
+import { CompiledQueries, type Database, type RequestLogBodiesTable, type RequestLogTable, type SqlStatement, type Tables } from '../database.js';
 import type { Page } from '../../../domain/shared/pagination.js';
 import type { RequestLogStore, StoredBody } from '../../../domain/request-log/request-log.port.js';
 import type { AttemptEntry, BodyMode, CallScope, LoggingSettings, RequestLogEntry, RequestLogFilter, RequestSession } from '../../../domain/request-log/request-log.types.js';
@@ -133,6 +134,8 @@ function matching(eb: Where, filter: RequestLogFilter) {
 }
 
 export class RequestLogRepository implements RequestLogStore {
+  readonly #compiled = new CompiledQueries();
+
   constructor(private readonly database: Database) {}
 
   async writeMany(writes: readonly { entry: RequestLogEntry; body: StoredBody | null }[]): Promise<void> {
@@ -144,10 +147,26 @@ export class RequestLogRepository implements RequestLogStore {
       await insertAsJson(this.database, 'request_log_bodies', bodies);
       return;
     }
+    const sync = this.database.sync;
+    if (sync?.idle) {
+      sync.transaction([...rows.map((row) => this.#oneRow('request_log', row)), ...bodies.map((row) => this.#oneRow('request_log_bodies', row))]);
+      return;
+    }
     const { db } = this.database;
     await db.insertInto('request_log').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute();
     if (bodies.length === 0) return;
     await db.insertInto('request_log_bodies').values(bodies).onConflict((oc) => oc.column('id').doNothing()).execute();
+  }
+
+  /**
+   * Embedded SQLite: one row's insert, compiled once and prepared once (the statement cache),
+   * run for each row of the batch in one transaction. A multi-row insert would be compiled
+   * and prepared anew for every batch, on the server's event loop, for more than the rows cost.
+   */
+  #oneRow(table: 'request_log' | 'request_log_bodies', row: object): SqlStatement {
+    const values = Object.values(row);
+    const insert = () => this.database.db.insertInto(table).values(row as never).onConflict((oc) => oc.column('id').doNothing());
+    return this.#compiled.statement(`insert:${table}`, insert, values);
   }
 
   async list(filter: RequestLogFilter, limit: number, after: string | null): Promise<Page<RequestLogEntry> | null> {
