@@ -117,17 +117,27 @@ export class ResponsesService {
   }
 
   async *#whole(run: ResponseRunWriter, answered: Answered<ChatResult>, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+    let settled = false;
     try {
       yield* run.start(answered);
       const read = { finishReason: answered.result.finishReason, usage: null };
       readInto(run, readResult(answered.result), read);
-      yield* run.finish(read.finishReason, answered.result.usage, this.#now());
-    } finally {
+      const finished = run.finish(read.finishReason, answered.result.usage, this.#now());
+      settled = true;
       await this.#settled(run, context);
+      yield* finished;
+    } finally {
+      if (!settled) await this.#settled(run, context);
     }
   }
 
+  /**
+   * The terminal events (`response.completed`, `response.incomplete`) go out only once the
+   * call is settled and the response stored: a client that continues from it at once (the
+   * next `response.create` on a WebSocket, a `previous_response_id`) finds both done.
+   */
   async *#streamed(run: ResponseRunWriter, opened: OpenedChat, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+    let settled = false;
     try {
       yield* run.start(opened);
       const read: { finishReason: string; usage: TokenUsage | null } = { finishReason: 'stop', usage: null };
@@ -135,14 +145,25 @@ export class ResponsesService {
         readInto(run, readStreamEvent(event), read);
         yield* run.drain();
       }
-      yield* run.finish(read.finishReason, read.usage!, this.#now());
+      const finished = run.finish(read.finishReason, read.usage!, this.#now());
+      settled = true;
+      try {
+        await opened.close();
+      } finally {
+        await this.#settled(run, context);
+      }
+      yield* finished;
     } catch (err) {
+      // A settlement that failed after the answer ended is the transport's error to report.
+      if (settled) throw err;
       // A client that left hears nothing more; otherwise the stream ends with its failure.
       if (context.signal.aborted) return;
       yield* run.fail(err, await opened.close());
     } finally {
-      await opened.close();
-      await this.#settled(run, context);
+      if (!settled) {
+        await opened.close();
+        await this.#settled(run, context);
+      }
     }
   }
 
@@ -151,11 +172,15 @@ export class ResponsesService {
    * and nothing is generated or billed; it completes at once with no output.
    */
   async *#warmedUp(run: ResponseRunWriter, model: string, context: ResponsesContext): AsyncGenerator<ResponseStreamEvent> {
+    let settled = false;
     try {
       yield* run.start({ model });
-      yield* run.warmedUp(this.#now());
-    } finally {
+      const finished = run.warmedUp(this.#now());
+      settled = true;
       await this.#settled(run, context);
+      yield* finished;
+    } finally {
+      if (!settled) await this.#settled(run, context);
     }
   }
 

@@ -8,7 +8,8 @@ describe('sluice keys with a policy', { timeout: 120_000 }, () => {
   const dataDir = tempDir('sluice-keys-cli-');
   let server: TestServer;
   let projectId: string;
-  const sluice = (...args: string[]) => runSluice(args, { cwd: dataDir, env: { DATA_DIR: dataDir } });
+  // The server's own database (its DATA_DIR, or its schema under SLUICE_TEST_HTTP_ON_POSTGRES=1).
+  const sluice = (...args: string[]) => runSluice(args, { cwd: dataDir, env: { ...server.dataEnv, DATA_DIR: dataDir } });
   function sluiceJson(...args: string[]): any {
     const result = sluice(...args);
     expect(result.stderr).toBe('');
@@ -17,9 +18,9 @@ describe('sluice keys with a policy', { timeout: 120_000 }, () => {
   }
 
   beforeAll(async () => {
+    server = await startTestServer({ env: { DATA_DIR: dataDir } });
     expect(sluice('migrate').status).toBe(0);
     projectId = sluiceJson('projects', 'create', 'cli-governed').id;
-    server = await startTestServer({ env: { DATA_DIR: dataDir } });
   });
   afterAll(async () => server?.close());
 
