@@ -2,7 +2,8 @@
  * Migration 0026 and the request log's write path on SQLite and PostgreSQL: the model
  * index is gone and the session index holds only calls with a session; a batch written by
  * the repository (on PostgreSQL one JSON parameter expanded into the table's rows) reads
- * back exactly, bodies included, an id already written is skipped, and the session and
+ * back exactly, bodies included, an id already written is skipped, a caller's NUL does not
+ * fail the batch on PostgreSQL (it is stored as U+FFFD), and the session and
  * model filters still find their calls; the migration reverts to the indexes before.
  */
 import { sql } from 'kysely';
@@ -115,6 +116,20 @@ describe.each(cases)('migration 0026 and the request log write path on $name', (
       expect(await log.get('req_2', 'proj_a')).toEqual(unusual);
       expect(await log.body('req_2', 'proj_a')).toEqual(body);
       expect(await log.body('req_1', 'proj_a')).toBeNull();
+
+      // A caller's NUL (PostgreSQL text cannot hold it) does not fail the batch: on PostgreSQL it
+      // becomes U+FFFD; a body's escaped \u0000 (JSON text) is kept as it was.
+      const nulBody: StoredBody = { mode: 'full', request: '{"content":"a\\u0000b \\\\u0000"}', response: '{}', truncated: false, blobKey: null };
+      await log.writeMany([
+        { entry: entry(3, { endUser: 'ana\u0000bel', sessionId: 'sess\u0000' }), body: nulBody },
+        { entry: entry(4), body: null },
+      ]);
+      const replaced = database.flavor === 'postgres' ? '\ufffd' : '\u0000';
+      expect(await log.get('req_3', 'proj_a')).toEqual(entry(3, { endUser: `ana${replaced}bel`, sessionId: `sess${replaced}` }));
+      expect(await log.get('req_4', 'proj_a')).toEqual(entry(4));
+      expect(await log.body('req_3', 'proj_a')).toEqual(nulBody);
+      await database.db.deleteFrom('request_log_bodies').where('id', 'in', ['req_3']).execute();
+      await database.db.deleteFrom('request_log').where('id', 'in', ['req_3', 'req_4']).execute();
 
       const ids = async (filter: Record<string, unknown>) => (await log.list({ projectId: 'proj_a', ...filter }, 10, null))!.items.map((e) => e.id);
       expect(await ids({})).toEqual(['req_2', 'req_1']);

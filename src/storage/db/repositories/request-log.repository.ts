@@ -110,7 +110,20 @@ function bodyRow(entry: RequestLogEntry, body: StoredBody): Insertable<RequestLo
  */
 async function insertAsJson(database: Database, table: 'request_log' | 'request_log_bodies', rows: readonly object[]): Promise<void> {
   if (rows.length === 0) return;
-  await sql`insert into ${sql.table(table)} select * from json_populate_recordset(null::${sql.table(table)}, ${JSON.stringify(rows)}) on conflict (id) do nothing`.execute(database.db);
+  const json = storableJson(JSON.stringify(rows));
+  await sql`insert into ${sql.table(table)} select * from json_populate_recordset(null::${sql.table(table)}, ${json}) on conflict (id) do nothing`.execute(database.db);
+}
+
+/** A JSON escape of NUL (`\u0000`), not itself escaped (an even run of backslashes before it). */
+const NUL_ESCAPE = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/**
+ * PostgreSQL text cannot hold NUL, and one NUL in a caller's text (an end user, a session
+ * id) would fail the whole batch, other projects' entries with it: in the log, a NUL
+ * becomes U+FFFD, the replacement character.
+ */
+function storableJson(json: string): string {
+  return json.includes('\\u0000') ? json.replace(NUL_ESCAPE, '$1\\ufffd') : json;
 }
 
 /** A LIKE pattern matching `tag` as one element of the tags' JSON array (`_` and `%` taken literally). */
