@@ -88,7 +88,6 @@ export function openCallStory(log: RequestLogSink, where: StoryRoute, { id, requ
   });
   const bodyMode = log.bodiesFor(principal.projectId);
   if (bodyMode !== 'off') {
-    story.keepBodies = true;
     story.bodyMode = bodyMode;
     story.requestBody = body;
     story.secrets = credentialsOf(request);

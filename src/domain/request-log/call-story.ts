@@ -48,10 +48,12 @@ export class CallStory implements AttemptRecorder, ToolNameSink {
   holdMicros: number | null = null;
   usage: UsageRecord | null = null;
   errorCode: string | null = null;
-  /** The project logs bodies: the request and answer are kept below. */
-  keepBodies = false;
   /** What the project keeps of bodies (`off` unless it logs them): a traced call's span carries them the same way. */
   bodyMode: BodyMode = 'off';
+  /** The project logs bodies: the request and answer are kept below. */
+  get keepBodies(): boolean {
+    return this.bodyMode !== 'off';
+  }
   /** The request and answer as the client sent and got them (referenced, not copied); read only when the project logs bodies. */
   requestBody: unknown = null;
   responseBody: unknown = null;
